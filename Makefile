@@ -1,0 +1,54 @@
+# pdpx: two commands on a fresh machine, `make demo` and `make test`.
+# Each runs `setup` first; `setup` is idempotent and quick when nothing changed.
+
+SHELL := /bin/bash
+VENV  := $(CURDIR)/.venv
+PY    := $(VENV)/bin/python
+STAMP := $(VENV)/.pdpx-installed
+APT_PACKAGES := r-base-core r-base-dev r-cran-randomforest r-cran-reticulate r-cran-testthat r-cran-ggplot2
+export PDPX_PYTHON := $(PY)
+export OMP_NUM_THREADS ?= 2
+
+.PHONY: setup system-packages demo test test-python test-r bench gallery clean
+
+setup: system-packages $(STAMP)
+
+# Debian packages (R and the R packages the R side uses). Skipped when present.
+system-packages:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then SUDO=sudo; else SUDO=; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+$(VENV)/bin/python:
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+
+# Reinstalled when pyproject.toml changes. rpy2 is pinned to 3.5.17 (3.6 fails with R 4.2.2).
+$(STAMP): pyproject.toml $(VENV)/bin/python
+	$(VENV)/bin/pip install -q -e ".[all,test,r]"
+	touch $(STAMP)
+
+demo: setup
+	$(PY) -m pdpx.demo
+
+test: setup test-python test-r
+
+test-python:
+	$(PY) -m pytest -q -p no:cacheprovider
+
+test-r:
+	cd r/pdpx && PDPX_PYTHON=$(PY) Rscript -e 'testthat::test_local(".", reporter = "summary", stop_on_failure = TRUE)'
+
+bench: setup
+	$(PY) benchmarks/run.py
+
+gallery: setup
+	$(PY) -m pdpx.plugins.gallery docs/gallery
+
+clean:
+	rm -rf $(VENV) demo-output .pytest_cache

@@ -1,0 +1,38 @@
+"""pdpx: partial dependence, ICE and centered ICE for any fitted model.
+
+>>> import pdpx
+>>> res = pdpx.partial_dependence(model, X, ["age"])          # doctest: +SKIP
+>>> res.to_frame()                                           # doctest: +SKIP
+"""
+
+from .core.compute import partial_dependence, partial_dependence_many
+from .core.config import config_context, get_config, set_config
+from .core.errors import NotFittedError, PdpxError, PdpxWarning
+from .core.hookspecs import hookimpl
+from .core.plugins import get_plugin_manager
+from .core.result import PartialDependenceCollection, PartialDependenceResult
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "partial_dependence",
+    "partial_dependence_many",
+    "PartialDependenceResult",
+    "PartialDependenceCollection",
+    "PdpxError",
+    "PdpxWarning",
+    "NotFittedError",
+    "get_plugin_manager",
+    "hookimpl",
+    "set_config",
+    "get_config",
+    "config_context",
+]
+
+
+def __getattr__(name):  # lazy: plotting and reports need plotnine
+    if name == "report":
+        from .plugins.report import report
+
+        return report
+    raise AttributeError(f"module 'pdpx' has no attribute {name!r}")

@@ -1,0 +1,1 @@
+"""Adapters: one module per model library, each a pdpx plugin."""

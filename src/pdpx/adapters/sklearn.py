@@ -1,0 +1,136 @@
+"""scikit-learn estimators and pipelines.
+
+Prediction goes through the estimator's own methods. Tree extraction (for
+``exact`` and ``recursion``) lives in :mod:`pdpx.adapters.sklearn_trees`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..core.adapter import Adapter, as_2d
+from ..core.errors import NotFittedError, PdpxError
+from ..core.hookspecs import hookimpl
+
+
+def is_sklearn_estimator(model) -> bool:
+    """True for instances of scikit-learn estimators, without importing scikit-learn."""
+    if isinstance(model, type):
+        return False
+    return any(getattr(k, "__module__", "").startswith("sklearn.") for k in type(model).__mro__)
+
+
+class SklearnAdapter(Adapter):
+    library = "scikit-learn"
+
+    def check_fitted(self):
+        from sklearn.exceptions import NotFittedError as SkNotFitted
+        from sklearn.utils.validation import check_is_fitted
+
+        try:
+            check_is_fitted(self.model)
+        except SkNotFitted as exc:
+            raise NotFittedError(
+                f"this {type(self.model).__name__} is not fitted yet: call .fit(X, y) before "
+                "computing partial dependence"
+            ) from exc
+        if self.is_classifier():
+            classes = getattr(self.model, "classes_", None)
+            if classes is not None and isinstance(classes, list):
+                raise PdpxError(
+                    f"{type(self.model).__name__} is a multi-output classifier; pdpx supports "
+                    "single-output classifiers and multi-output regressors. Compute each output's "
+                    "model separately."
+                )
+
+    def feature_names(self):
+        names = getattr(self.model, "feature_names_in_", None)
+        return [str(n) for n in names] if names is not None else None
+
+    def n_features(self) -> int | None:
+        return getattr(self.model, "n_features_in_", None)
+
+    def validate_columns(self, X):
+        X = super().validate_columns(X)
+        n = self.n_features()
+        if n is not None and X.shape[1] != n:
+            raise PdpxError(
+                f"X has {X.shape[1]} columns but {type(self.model).__name__} was fitted on {n}; "
+                f"pass X with the {n} columns used for fitting, in the same order"
+            )
+        return X
+
+    def is_classifier(self):
+        from sklearn.base import is_classifier
+
+        return bool(is_classifier(self.model))
+
+    def classes(self):
+        classes = getattr(self.model, "classes_", None)
+        return list(classes) if classes is not None else None
+
+    def responses(self):
+        if self.is_classifier():
+            return [r for r in ("predict_proba", "decision_function") if hasattr(self.model, r)]
+        return ["predict"] + [r for r in ("decision_function",) if hasattr(self.model, r)]
+
+    def _n_targets(self) -> int:
+        n = getattr(self.model, "n_outputs_", None)
+        if n is None:
+            coef = getattr(self.model, "coef_", None)
+            n = coef.shape[0] if coef is not None and np.ndim(coef) == 2 else 1
+        return int(n)
+
+    def output_names(self, response):
+        if self.is_classifier():
+            classes = [str(c) for c in self.classes()]
+            if response == "decision_function" and len(classes) == 2:
+                return [classes[1]]
+            return classes
+        n = self._n_outputs.get(response) if hasattr(self, "_n_outputs") else None
+        n = n or self._n_targets()
+        return ["prediction"] if n == 1 else [f"target {i}" for i in range(n)]
+
+    def probe(self, X: pd.DataFrame, response: str) -> None:
+        """Learn the number of outputs of a regressor from one prediction."""
+        if not self.is_classifier():
+            if not hasattr(self, "_n_outputs"):
+                self._n_outputs = {}
+            self._n_outputs[response] = self.predict(X.iloc[:1], response).shape[1]
+
+    def _model_input(self, X: pd.DataFrame):
+        if self.feature_names() is None:
+            # fitted on an array: pass an array (a DataFrame would make scikit-learn warn)
+            if all(pd.api.types.is_numeric_dtype(t) for t in X.dtypes):
+                return X.to_numpy()
+            return X.to_numpy(dtype=object)
+        return X
+
+    def predict(self, X, response):
+        fn = getattr(self.model, response, None)
+        if fn is None:
+            raise PdpxError(f"{type(self.model).__name__} has no {response} method")
+        return as_2d(fn(self._model_input(X)))
+
+    # tree structure: filled in by pdpx.adapters.sklearn_trees when available
+    def tree_model(self, response):
+        try:
+            from . import sklearn_trees
+        except ImportError:  # pragma: no cover - module ships with pdpx
+            return None
+        return sklearn_trees.tree_model(self, response)
+
+    def tree_model_unavailable(self, response):
+        try:
+            from . import sklearn_trees
+        except ImportError:  # pragma: no cover
+            return super().tree_model_unavailable(response)
+        return sklearn_trees.unavailable_reason(self, response)
+
+
+@hookimpl
+def pdpx_adapt_model(model):
+    if is_sklearn_estimator(model):
+        return SklearnAdapter(model)
+    return None

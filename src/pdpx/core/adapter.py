@@ -1,0 +1,153 @@
+"""The adapter interface: how pdpx talks to one fitted model.
+
+An adapter wraps a model object of one library. It must be able to predict; it
+may also hand over the model's trees in the common representation
+(:class:`pdpx.core.ir.TreeEnsemble`), which lets the ``exact`` and
+``recursion`` methods run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import PdpxError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .ir import TreeModel
+
+#: Responses pdpx knows by name. ``raw`` is the model's margin (log-odds, ...)
+#: for models that have one distinct from ``decision_function``.
+RESPONSES = ("predict", "predict_proba", "decision_function", "raw")
+
+RESPONSE_LABELS = {
+    "predict": "prediction",
+    "predict_proba": "probability",
+    "decision_function": "decision function",
+    "raw": "raw margin",
+}
+
+
+class Adapter:
+    """Base class for adapters. Subclasses override what their library needs.
+
+    Attributes
+    ----------
+    model : object
+        The wrapped, fitted model.
+    library : str
+        Short name of the model library, shown in errors and reports.
+    """
+
+    library = "generic"
+
+    def __init__(self, model: Any):
+        self.model = model
+
+    # ------------------------------------------------------------------ facts
+    def check_fitted(self) -> None:
+        """Raise :class:`pdpx.core.errors.NotFittedError` if the model is not fitted."""
+
+    def feature_names(self) -> list[str] | None:
+        """Names of the columns the model was fitted on, in order, or None if unknown."""
+        return None
+
+    def is_classifier(self) -> bool:
+        return False
+
+    def classes(self) -> list | None:
+        """Class labels of a classifier, in the order of ``predict_proba`` columns."""
+        return None
+
+    def responses(self) -> list[str]:
+        """Responses this model supports, the first being what ``response="auto"`` picks."""
+        return ["predict"]
+
+    def output_names(self, response: str) -> list[str]:
+        """One label per column returned by :meth:`predict` for ``response``."""
+        return [RESPONSE_LABELS.get(response, response)]
+
+    def default_outputs(self, response: str) -> list[int]:
+        """Columns reported when the user gives no ``target``.
+
+        All of them, except the positive class only for binary probabilities.
+        """
+        names = self.output_names(response)
+        if response == "predict_proba" and len(names) == 2:
+            return [1]
+        return list(range(len(names)))
+
+    def response_label(self, response: str) -> str:
+        return RESPONSE_LABELS.get(response, response)
+
+    # ------------------------------------------------------------ prediction
+    def validate_columns(self, X: pd.DataFrame) -> pd.DataFrame:
+        """Check ``X`` has the columns the model was fitted on; return it in model order."""
+        names = self.feature_names()
+        if names is None:
+            return X
+        cols = [str(c) for c in X.columns]
+        if cols == list(names):
+            return X
+        missing = [c for c in names if c not in cols]
+        extra = [c for c in cols if c not in names]
+        if missing or extra:
+            parts = []
+            if missing:
+                parts.append(f"missing {_short(missing)}")
+            if extra:
+                parts.append(f"not seen at fit time {_short(extra)}")
+            raise PdpxError(
+                "X does not have the columns the model was fitted on: "
+                + "; ".join(parts)
+                + f". Pass X with exactly these columns: {_short(list(names))}."
+            )
+        return X[list(names)]
+
+    def predict(self, X: pd.DataFrame, response: str) -> np.ndarray:
+        """Predict ``response`` for the rows of ``X``.
+
+        Parameters
+        ----------
+        X : DataFrame of shape (n_rows, n_features)
+            Columns in the model's order, dtypes as the user passed them.
+        response : str
+            One of :meth:`responses`.
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_outputs), float64
+        """
+        raise NotImplementedError
+
+    # ----------------------------------------------------------- tree access
+    def tree_model(self, response: str) -> "TreeModel | None":
+        """The model's trees in the common representation, for ``response``.
+
+        Return None when the model has no trees, or when the response cannot be
+        computed from them exactly; :meth:`tree_model_unavailable` then says why.
+        """
+        return None
+
+    def tree_model_unavailable(self, response: str) -> str:
+        return f"{type(self.model).__name__} does not expose tree structure to pdpx"
+
+
+def _short(items: Sequence, limit: int = 8) -> str:
+    items = list(items)
+    shown = ", ".join(repr(i) for i in items[:limit])
+    if len(items) > limit:
+        shown += f", ... ({len(items)} in all)"
+    return "[" + shown + "]"
+
+
+def as_2d(pred: Any) -> np.ndarray:
+    """Prediction as float64 (n_rows, n_outputs)."""
+    arr = np.asarray(pred, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    elif arr.ndim != 2:
+        raise PdpxError(f"the model returned predictions of shape {arr.shape}; expected 1-D or 2-D")
+    return arr

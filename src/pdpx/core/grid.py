@@ -1,0 +1,165 @@
+"""Grids of values for the target features."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .errors import PdpxError
+
+
+def is_categorical_dtype(series: pd.Series) -> bool:
+    """pandas ``category``, ``bool``, object and string columns are categorical."""
+    dtype = series.dtype
+    return (
+        isinstance(dtype, pd.CategoricalDtype)
+        or pd.api.types.is_bool_dtype(dtype)
+        or pd.api.types.is_object_dtype(dtype)
+        or pd.api.types.is_string_dtype(dtype)
+    )
+
+
+def mquantiles(values: np.ndarray, probs) -> np.ndarray:
+    """Sample quantiles with plotting positions alpha = beta = 0.4.
+
+    The same estimator as ``scipy.stats.mstats.mquantiles`` (its default), which
+    scikit-learn uses for its grids, so both produce the same grid.
+    """
+    x = np.sort(values)
+    n = x.size
+    p = np.asarray(probs, dtype=float)
+    alphap = betap = 0.4
+    m = alphap + p * (1.0 - alphap - betap)
+    aleph = n * p + m
+    k = np.floor(np.clip(aleph, 1, n - 1)).astype(int)
+    gamma = np.clip(aleph - k, 0, 1)
+    return (1.0 - gamma) * x[k - 1] + gamma * x[k]
+
+
+def check_percentiles(percentiles) -> tuple[float, float]:
+    try:
+        lo, hi = (float(p) for p in percentiles)
+    except (TypeError, ValueError):
+        raise PdpxError(f"percentiles must be a pair (low, high) such as (0.05, 0.95), got {percentiles!r}") from None
+    if not (0 <= lo <= 1 and 0 <= hi <= 1):
+        raise PdpxError(f"percentiles must lie in [0, 1], got {percentiles!r}; e.g. (0.05, 0.95)")
+    if lo >= hi:
+        raise PdpxError(
+            f"percentiles must be in increasing order (low < high), got {percentiles!r}; "
+            f"did you mean {(hi, lo)!r}?"
+        )
+    return lo, hi
+
+
+def feature_grid(
+    column: pd.Series,
+    *,
+    categorical: bool,
+    grid_resolution: int,
+    percentiles: tuple[float, float],
+    custom=None,
+) -> np.ndarray:
+    """The grid for one feature.
+
+    Numeric features: ``grid_resolution`` equally spaced values between the given
+    percentiles of the data, or the unique values when there are fewer; integer
+    columns get whole numbers. Categorical features: the categories that occur,
+    in the column's category order (sorted for object / string columns).
+    ``NaN`` never enters a grid. ``custom`` replaces all of this.
+
+    Returns
+    -------
+    ndarray of shape (n_values,)
+    """
+    name = column.name
+    if custom is not None:
+        return _custom_grid(column, custom, categorical)
+
+    if categorical:
+        present = column.dropna()
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            seen = set(present.unique())
+            values = np.array([c for c in column.cat.categories if c in seen], dtype=object)
+        else:
+            try:
+                values = np.array(sorted(present.unique()), dtype=object)
+            except TypeError:
+                raise PdpxError(
+                    f"feature {name!r} mixes types that cannot be sorted (e.g. strings and numbers); "
+                    "convert it to one type, or to a pandas 'category' column"
+                ) from None
+            if pd.api.types.is_bool_dtype(column.dtype):
+                values = values.astype(bool)
+        if values.size == 0:
+            raise PdpxError(f"feature {name!r} has only missing values; it has no grid")
+        if values.size == 1:
+            raise _constant(name, values[0])
+        return values
+
+    try:
+        data = column.to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError):
+        raise PdpxError(
+            f"feature {name!r} is not numeric; mark it categorical with categorical_features=[{name!r}]"
+        ) from None
+    data = data[~np.isnan(data)]
+    if data.size == 0:
+        raise PdpxError(f"feature {name!r} has only missing values; it has no grid")
+    uniques = np.unique(data)
+    if uniques.size == 1:
+        raise _constant(name, uniques[0])
+    integer = pd.api.types.is_integer_dtype(column.dtype)
+    if uniques.size < grid_resolution:
+        values = uniques
+    else:
+        lo, hi = mquantiles(data, percentiles)
+        if np.allclose(lo, hi):
+            raise PdpxError(
+                f"the percentiles {percentiles} of feature {name!r} are equal ({lo:g}): most of its values "
+                "are the same. Widen percentiles (e.g. (0, 1)) or pass custom_values for it"
+            )
+        values = np.linspace(lo, hi, num=grid_resolution, endpoint=True)
+        if integer:
+            values = np.unique(np.round(values))
+    if integer:
+        return values.astype(column.dtype.numpy_dtype if hasattr(column.dtype, "numpy_dtype") else column.dtype)
+    return values.astype(np.float64)
+
+
+def _constant(name, value) -> PdpxError:
+    return PdpxError(
+        f"feature {name!r} is constant (every non-missing value is {value!r}), so its partial dependence "
+        "is a single point. Drop it from features, or pass custom_values={" + repr(name) + ": [...]} "
+        "to evaluate the model at values of your choice"
+    )
+
+
+def _custom_grid(column: pd.Series, custom, categorical: bool) -> np.ndarray:
+    name = column.name
+    if isinstance(custom, (str, bytes)) or np.ndim(custom) != 1:
+        raise PdpxError(f"custom_values for {name!r} must be a 1-D list of values, got {custom!r}")
+    values = list(custom)
+    if len(values) == 0:
+        raise PdpxError(f"custom_values for {name!r} is empty; give at least one value")
+    if categorical:
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            unknown = [v for v in values if v not in set(column.cat.categories)]
+            if unknown:
+                raise PdpxError(
+                    f"custom_values for {name!r} has values that are not categories of the column: "
+                    f"{unknown!r}; its categories are {list(column.cat.categories)!r}"
+                )
+        if len(set(values)) != len(values):
+            raise PdpxError(f"custom_values for {name!r} has repeated values; give each value once")
+        return np.array(values, dtype=object)
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PdpxError(f"custom_values for numeric feature {name!r} must be numbers, got {custom!r}") from None
+    if np.isnan(arr).any():
+        raise PdpxError(f"custom_values for {name!r} contains NaN; a grid holds values, not missing ones")
+    if np.unique(arr).size != arr.size:
+        raise PdpxError(f"custom_values for {name!r} has repeated values; give each value once")
+    if pd.api.types.is_integer_dtype(column.dtype) and np.all(arr == np.round(arr)):
+        return arr.astype(np.int64)
+    return arr

@@ -1,0 +1,26 @@
+"""Hook specifications: the whole plugin interface of pdpx.
+
+Every built-in adapter and method is registered through these same hooks. A
+third-party package declares an entry point in group ``pdpx`` that points to a
+module (or object) implementing one or more of them. ``docs/plugins.md``
+documents each hook; a test fails when one is undocumented.
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+PROJECT = "pdpx"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec(firstresult=True)
+def pdpx_adapt_model(model):
+    """Return an :class:`~pdpx.core.adapter.Adapter` for ``model``, or None if this plugin does not recognise it."""
+
+
+@hookspec
+def pdpx_register_methods(register):
+    """Register methods that compute partial dependence: call ``register(method)`` with each :class:`~pdpx.core.method.Method`."""

@@ -1,0 +1,108 @@
+"""The method interface and the request a method receives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .adapter import Adapter
+
+
+@dataclass
+class Request:
+    """Everything a method needs to compute one partial dependence.
+
+    Attributes
+    ----------
+    X : DataFrame of shape (n_rows, n_features)
+        Background rows, columns in the model's order.
+    features : list of int
+        Positions in ``X.columns`` of the target features (the joint grid).
+    grid_values : list of ndarray
+        One 1-D array per target feature, the values to set the feature to.
+    categorical : list of bool
+        Whether each target feature is categorical.
+    response : str
+        The response to compute (``predict``, ``predict_proba``, ...).
+    outputs : list of int
+        Columns of the adapter's prediction to report.
+    kind : str
+        ``average``, ``individual`` or ``both``.
+    sample_weight : ndarray of shape (n_rows,) or None
+    memory_budget : int
+        Bytes a method may use for intermediate arrays.
+    n_jobs : int or None
+    progress : bool or None
+        True: show a bar; False: never; None: only for long runs in a terminal.
+    options : dict
+        Method-specific options (``method_options=`` of the public call).
+    """
+
+    X: pd.DataFrame
+    features: list[int]
+    grid_values: list[np.ndarray]
+    categorical: list[bool]
+    response: str
+    outputs: list[int]
+    kind: str
+    sample_weight: np.ndarray | None
+    memory_budget: int
+    n_jobs: int | None = None
+    progress: bool | None = None
+    options: dict = field(default_factory=dict)
+
+    @property
+    def grid_shape(self) -> tuple[int, ...]:
+        return tuple(len(g) for g in self.grid_values)
+
+    @property
+    def n_grid(self) -> int:
+        return int(np.prod(self.grid_shape))
+
+    @property
+    def needs_individual(self) -> bool:
+        return self.kind in ("individual", "both")
+
+
+@dataclass
+class MethodResult:
+    """What a method returns.
+
+    average : ndarray of shape (n_outputs, *grid_shape)
+    individual : ndarray of shape (n_outputs, n_rows, *grid_shape) or None
+    notes : list of str, shown to the user with the result (e.g. which weights were used)
+    """
+
+    average: np.ndarray
+    individual: np.ndarray | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class Method:
+    """Base class for methods.
+
+    Attributes
+    ----------
+    name : str
+        What users pass as ``method=``.
+    equals_brute : bool
+        True if the method always returns what ``brute`` returns on the given rows.
+        Only such methods may be chosen by ``method="auto"``.
+    cost_rank : int
+        Among methods ``auto`` may choose, the lowest rank that is available runs.
+    """
+
+    name: str = ""
+    equals_brute: bool = False
+    cost_rank: int = 100
+
+    def unavailable(self, adapter: "Adapter", request: Request) -> str | None:
+        """Return None if the method can compute ``request``, else the reason it cannot."""
+        return None
+
+    def compute(self, adapter: "Adapter", request: Request) -> MethodResult:
+        raise NotImplementedError

@@ -1,0 +1,110 @@
+"""The plugin manager: hook specs, built-in plugins, entry points of group ``pdpx``."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import pluggy
+
+from . import hookspecs
+from .errors import PdpxError
+
+#: Built-in plugins, registered through the same hooks third parties use.
+#: Modules are imported when the manager is built; they import their model
+#: library only when they meet a model of it.
+DEFAULT_PLUGINS = (
+    "pdpx.adapters.sklearn",
+    "pdpx.adapters.xgboost",
+    "pdpx.adapters.lightgbm",
+    "pdpx.adapters.rpy2",
+    "pdpx.adapters.generic",
+    "pdpx.plugins.brute",
+    "pdpx.plugins.exact",
+    "pdpx.plugins.recursion",
+)
+
+_pm: pluggy.PluginManager | None = None
+
+
+def get_plugin_manager(*, load_entry_points: bool | None = None) -> pluggy.PluginManager:
+    """Build a fresh plugin manager: specs, built-in plugins, then installed plugins.
+
+    Parameters
+    ----------
+    load_entry_points : bool, optional
+        Load plugins declared by installed distributions under entry-point group
+        ``pdpx``. Default: yes, unless the environment variable
+        ``PDPX_DISABLE_PLUGINS=1`` is set (the test suite sets it).
+    """
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    for name in DEFAULT_PLUGINS:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:  # a built-in not written yet is fine; a broken import is not
+            if exc.name == name:
+                continue
+            raise
+        pm.register(module, name=name)
+    if load_entry_points is None:
+        load_entry_points = os.environ.get("PDPX_DISABLE_PLUGINS", "") not in ("1", "true", "yes")
+    if load_entry_points:
+        pm.load_setuptools_entrypoints(hookspecs.PROJECT)
+    if os.environ.get("PDPX_TRACE_HOOKS"):
+        pm.trace.root.setwriter(sys.stderr.write)
+        pm.enable_tracing()
+    return pm
+
+
+def plugin_manager() -> pluggy.PluginManager:
+    """The process-wide plugin manager (built on first use)."""
+    global _pm
+    if _pm is None:
+        _pm = get_plugin_manager()
+    return _pm
+
+
+def reset_plugin_manager() -> None:
+    """Forget the process-wide manager so the next call rebuilds it (after installing a plugin)."""
+    global _pm
+    _pm = None
+
+
+def get_methods(pm: pluggy.PluginManager | None = None) -> dict:
+    """All registered methods by name. Two plugins registering the same name is an error."""
+    pm = pm or plugin_manager()
+    methods: dict = {}
+
+    def register(method):
+        from .method import Method
+
+        if not isinstance(method, Method) or not method.name:
+            raise PdpxError(f"pdpx_register_methods: {method!r} is not a named pdpx.core.method.Method")
+        if method.name in methods and type(methods[method.name]) is not type(method):
+            raise PdpxError(
+                f"two plugins register a method named {method.name!r}: "
+                f"{type(methods[method.name]).__module__} and {type(method).__module__}"
+            )
+        methods[method.name] = method
+
+    pm.hook.pdpx_register_methods(register=register)
+    return methods
+
+
+def adapt(model, pm: pluggy.PluginManager | None = None):
+    """The adapter of the first plugin that recognises ``model``."""
+    from .adapter import Adapter
+
+    pm = pm or plugin_manager()
+    if isinstance(model, Adapter):
+        return model
+    adapter = pm.hook.pdpx_adapt_model(model=model)
+    if adapter is None:
+        raise PdpxError(
+            f"pdpx does not know how to use a {type(model).__module__}.{type(model).__name__}: "
+            "it has no predict method. Pass a fitted model with predict / predict_proba, "
+            "a plain function f(X) -> predictions, or install a pdpx plugin for its library."
+        )
+    return adapter

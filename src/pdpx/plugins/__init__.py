@@ -1,0 +1,1 @@
+"""Built-in methods and outputs, registered through the public hooks."""

@@ -1,0 +1,100 @@
+"""``brute``: set the target features to each grid point, predict, average.
+
+Works for any model. Many grid points are stacked into each predict call (fewer,
+larger calls), as many as the memory budget allows; when even one grid point
+over all rows would exceed it, the rows are split too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..core.hookspecs import hookimpl
+from ..core.method import Method, MethodResult, Request
+from ..core.progress import effective_jobs, progress_bar, run_tasks
+
+#: Prediction code typically holds a few copies of its input: budget for that.
+_COPIES = 4
+
+
+def grid_points(req: Request) -> list[np.ndarray]:
+    """For each target feature, its value at every grid point (C order over the grid)."""
+    mesh = np.indices(req.grid_shape).reshape(len(req.grid_shape), -1)
+    return [np.asarray(g, dtype=object if g.dtype == object else g.dtype)[m] for g, m in zip(req.grid_values, mesh)]
+
+
+def stacked_frame(base: pd.DataFrame, features: list[int], values: list[np.ndarray]) -> pd.DataFrame:
+    """``len(values[0])`` copies of ``base``, copy ``b`` with feature ``features[j]`` set to ``values[j][b]``."""
+    n, B = len(base), len(values[0])
+    out = base.take(np.tile(np.arange(n), B))
+    out.index = pd.RangeIndex(n * B)
+    for pos, vals in zip(features, values):
+        col = np.repeat(vals, n)
+        dtype = base.dtypes.iloc[pos]
+        try:
+            col = pd.array(col, dtype=dtype)
+        except (TypeError, ValueError):
+            pass  # e.g. 2.5 in an integer column: keep the values, let the column widen
+        out.isetitem(pos, col)
+    return out
+
+
+def plan_chunks(n_rows: int, n_points: int, bytes_per_row: float, budget: int, jobs: int):
+    """(point_start, point_stop, row_start, row_stop) tasks whose stacked frames fit the budget."""
+    rows_per_call = max(1, int(budget // max(1, jobs) // (bytes_per_row * _COPIES)))
+    if rows_per_call >= n_rows:
+        per_call = max(1, min(n_points, rows_per_call // n_rows))
+        if jobs > 1:  # give every thread work
+            per_call = max(1, min(per_call, -(-n_points // jobs)))
+        return [(p, min(p + per_call, n_points), 0, n_rows) for p in range(0, n_points, per_call)]
+    return [
+        (p, p + 1, r, min(r + rows_per_call, n_rows))
+        for p in range(n_points)
+        for r in range(0, n_rows, rows_per_call)
+    ]
+
+
+class Brute(Method):
+    name = "brute"
+    equals_brute = True
+    cost_rank = 1000
+
+    def compute(self, adapter, req: Request) -> MethodResult:
+        X, n = req.X, len(req.X)
+        points = grid_points(req)
+        P = req.n_grid
+        outputs = np.asarray(req.outputs)
+        K = outputs.size
+        w = req.sample_weight
+        bytes_per_row = max(8.0, X.memory_usage(index=False, deep=False).sum() / max(n, 1)) + 8 * (K + 8)
+        jobs = effective_jobs(req.n_jobs)
+        tasks = plan_chunks(n, P, bytes_per_row, req.memory_budget, jobs)
+
+        sums = np.zeros((P, K))
+        ice = np.empty((K, n, P)) if req.needs_individual else None
+
+        def run(task):
+            p0, p1, r0, r1 = task
+            base = X.iloc[r0:r1]
+            frame = stacked_frame(base, req.features, [v[p0:p1] for v in points])
+            pred = adapter.predict(frame, req.response)[:, outputs]  # (B * nr, K)
+            return task, pred.reshape(p1 - p0, r1 - r0, K)
+
+        with progress_bar(len(tasks), progress=req.progress, desc="pdpx brute") as bar:
+            for (p0, p1, r0, r1), pred in run_tasks(run, tasks, n_jobs=req.n_jobs, bar=bar):
+                if w is None:
+                    sums[p0:p1] += pred.sum(axis=1)
+                else:
+                    sums[p0:p1] += np.einsum("r,prk->pk", w[r0:r1], pred)
+                if ice is not None:
+                    ice[:, r0:r1, p0:p1] = pred.transpose(2, 1, 0)
+        total = n if w is None else w.sum()
+        average = (sums / total).T.reshape((K,) + req.grid_shape)
+        individual = ice.reshape((K, n) + req.grid_shape) if ice is not None else None
+        return MethodResult(average=average, individual=individual)
+
+
+@hookimpl
+def pdpx_register_methods(register):
+    register(Brute())
