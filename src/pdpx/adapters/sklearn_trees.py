@@ -1,0 +1,320 @@
+"""Reading scikit-learn tree models into the common representation.
+
+Covers DecisionTree*/ExtraTree*, RandomForest*/ExtraTrees*, GradientBoosting*
+(constant ``init`` only) and HistGradientBoosting* (numeric, categorical, missing
+values): regression, binary, multiclass and multi-output. See
+``shared/docs/backends.md`` (scikit-learn) for the facts relied on; each is
+pinned by a fidelity test against the estimator's own prediction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.errors import PdpxError
+from ..core.ir import TreeEnsemble, TreeModel, model_cache, numeric_encoder, numeric_values
+
+_TREE_FAMILY = ("DecisionTree", "ExtraTree")
+_FOREST_FAMILY = ("RandomForest", "ExtraTrees")
+
+
+def _kind(model) -> str | None:
+    from sklearn.ensemble import (
+        ExtraTreesClassifier,
+        ExtraTreesRegressor,
+        GradientBoostingClassifier,
+        GradientBoostingRegressor,
+        HistGradientBoostingClassifier,
+        HistGradientBoostingRegressor,
+        RandomForestClassifier,
+        RandomForestRegressor,
+    )
+    from sklearn.tree import BaseDecisionTree
+
+    if isinstance(model, BaseDecisionTree):
+        return "tree"
+    if isinstance(model, (RandomForestClassifier, RandomForestRegressor, ExtraTreesClassifier, ExtraTreesRegressor)):
+        return "forest"
+    if isinstance(model, (GradientBoostingClassifier, GradientBoostingRegressor)):
+        return "gb"
+    if isinstance(model, (HistGradientBoostingClassifier, HistGradientBoostingRegressor)):
+        return "hgb"
+    return None
+
+
+def unavailable_reason(adapter, response: str) -> str:
+    model = adapter.model
+    kind = _kind(model)
+    name = type(model).__name__
+    if kind is None:
+        return f"{name} is not a tree model pdpx can read (use method='brute')"
+    if kind == "gb":
+        init = getattr(model, "init_", None)
+        if not _constant_init(init):
+            return (
+                f"{name} was fitted with a non-constant init estimator ({type(init).__name__}); "
+                "only constant inits (the default, a Dummy estimator, or 'zero') can be read as trees. "
+                "Use method='brute'"
+            )
+    return f"{name}: response {response!r} cannot be computed from the trees (use method='brute')"
+
+
+def _constant_init(init) -> bool:
+    if isinstance(init, str):
+        return init == "zero"
+    from sklearn.dummy import DummyClassifier, DummyRegressor
+
+    return isinstance(init, (DummyClassifier, DummyRegressor))
+
+
+def tree_model(adapter, response: str) -> TreeModel | None:
+    model = adapter.model
+    kind = _kind(model)
+    if kind is None:
+        return None
+    if kind == "gb" and not _constant_init(getattr(model, "init_", None)):
+        return None
+    if kind in ("tree", "forest"):
+        if response not in ("predict", "predict_proba"):
+            return None
+        if adapter.is_classifier() and response != "predict_proba":
+            return None
+        trees = [model] if kind == "tree" else list(model.estimators_)
+        key = tuple(t.tree_ for t in trees)
+        return model_cache.get(model, response, key, lambda: _forest_model(model, trees, kind, adapter))
+    if kind == "gb":
+        key = tuple(model.estimators_.ravel())
+        return model_cache.get(model, response, key, lambda: _gb_model(model, response, adapter))
+    if kind == "hgb":
+        key = tuple(p for it in model._predictors for p in it)
+        return model_cache.get(model, response, key, lambda: _hgb_model(model, response, adapter))
+    return None  # pragma: no cover
+
+
+# ------------------------------------------------------------------ trees
+def _concat_trees(parts):
+    """Concatenate per-tree node dicts (local child indices) into global arrays."""
+    starts = np.cumsum([0] + [len(p["left"]) for p in parts])
+    out = {}
+    for key in parts[0]:
+        if key in ("left", "right"):
+            out[key] = np.concatenate(
+                [np.where(p[key] >= 0, p[key] + s, -1) for p, s in zip(parts, starts[:-1])]
+            )
+        else:
+            out[key] = np.concatenate([p[key] for p in parts])
+    out["tree_start"] = starts
+    return out
+
+
+def _sk_tree_nodes(tree_, classifier: bool, scale: float = 1.0):
+    value = tree_.value  # (nodes, n_outputs, n_classes)
+    if classifier:
+        v = value[:, 0, :].astype(np.float64)
+        s = v.sum(axis=1, keepdims=True)
+        v = np.divide(v, s, out=np.zeros_like(v), where=s > 0)  # counts (old) or fractions (new)
+    else:
+        v = value[:, :, 0].astype(np.float64) * scale
+    left = tree_.children_left.astype(np.int64)
+    missing = getattr(tree_, "missing_go_to_left", None)
+    if missing is None:
+        missing = np.zeros(len(left), dtype=bool)
+    return {
+        "left": left,
+        "right": tree_.children_right.astype(np.int64),
+        "feature": np.where(left >= 0, tree_.feature, -1).astype(np.int64),
+        "threshold": np.where(left >= 0, tree_.threshold, 0.0),
+        "missing_left": np.asarray(missing, dtype=bool),
+        "value": v,
+        "node_weight": tree_.weighted_n_node_samples.astype(np.float64),
+    }
+
+
+def _forest_model(model, trees, kind, adapter) -> TreeModel:
+    classifier = adapter.is_classifier()
+    parts = [_sk_tree_nodes(t.tree_, classifier) for t in trees]
+    arrays = _concat_trees(parts)
+    n_values = arrays["value"].shape[1]
+    vector = classifier or n_values > 1
+    ens = TreeEnsemble(
+        **arrays,
+        tree_group=np.full(len(trees), -1 if vector else 0),
+        n_features=model.n_features_in_,
+        n_margins=n_values,
+        comparison="<=",
+        float32_input=True,
+        aggregation="mean",
+        link="identity",
+        description=type(model).__name__,
+    )
+    return TreeModel(
+        ensemble=ens,
+        encode=numeric_encoder,
+        encode_values=numeric_values,
+        recursion_weights="weighted training row counts per node (weighted_n_node_samples; "
+        "bootstrap multiplicity included for forests)",
+    )
+
+
+# ------------------------------------------------------- gradient boosting
+def _gb_model(model, response, adapter) -> TreeModel | None:
+    classifier = adapter.is_classifier()
+    stages = model.estimators_  # (n_stages, K)
+    n_stages, K = stages.shape
+    lr = float(model.learning_rate)
+    parts, groups = [], []
+    for i in range(n_stages):
+        for k in range(K):
+            parts.append(_sk_tree_nodes(stages[i, k].tree_, classifier=False, scale=lr))
+            groups.append(k)
+    arrays = _concat_trees(parts)
+    loss = type(getattr(model, "_loss", None)).__name__
+    link = "identity"
+    scale = 1.0
+    if classifier:
+        if response == "decision_function":
+            link = "identity"
+        elif response == "predict_proba":
+            if K == 1:
+                link = "binary_logistic"
+                scale = 2.0 if loss == "ExponentialLoss" else 1.0
+            else:
+                link = "softmax"
+        else:
+            return None
+    elif response != "predict":
+        return None
+    ens = TreeEnsemble(
+        **arrays, tree_group=np.array(groups), n_features=model.n_features_in_, n_margins=K,
+        comparison="<=", float32_input=True, link=link, link_scale=scale, description=type(model).__name__,
+    )
+    # the init constant, version-proof: raw prediction minus the trees, on one row
+    x0 = np.zeros((1, model.n_features_in_), dtype=np.float32)
+    raw = np.asarray(model._raw_predict(x0), dtype=np.float64).reshape(1, K)
+    ens.base_score = (raw - ens.predict_raw(x0))[0]
+    return TreeModel(
+        ensemble=ens, encode=numeric_encoder, encode_values=numeric_values,
+        recursion_weights="weighted training row counts per node (weighted_n_node_samples)",
+    )
+
+
+def _hgb_model(model, response, adapter) -> TreeModel | None:
+    classifier = adapter.is_classifier()
+    K = model.n_trees_per_iteration_
+    link_name = type(model._loss.link).__name__
+    if classifier:
+        if response == "decision_function":
+            link = "identity"
+        elif response == "predict_proba":
+            link = "binary_logistic" if K == 1 else "softmax"
+        else:
+            return None
+    else:
+        if response != "predict":
+            return None
+        link = {"IdentityLink": "identity", "LogLink": "exp"}.get(link_name)
+        if link is None:
+            return None
+    n_features = model.n_features_in_
+    is_cat = np.asarray(model.is_categorical_ if model.is_categorical_ is not None else np.zeros(n_features, bool))
+    pre = getattr(model, "_preprocessor", None)
+    if pre is not None:
+        orig_of_pre = np.concatenate([np.flatnonzero(is_cat), np.flatnonzero(~is_cat)])
+    else:
+        orig_of_pre = np.arange(n_features)
+
+    parts, groups, words_all = [], [], []
+    n_words = 0
+    for it in model._predictors:
+        for k, pred in enumerate(it):
+            nodes = pred.nodes
+            leaf = nodes["is_leaf"].astype(bool)
+            catn = nodes["is_categorical"].astype(bool) & ~leaf
+            bits = pred.raw_left_cat_bitsets  # (n_bitsets, 8) uint32
+            offset = np.full(len(nodes), -1, dtype=np.int64)
+            if catn.any():
+                offset[catn] = n_words + nodes["bitset_idx"][catn].astype(np.int64) * bits.shape[1]
+                words_all.append(bits.reshape(-1))
+                n_words += bits.size
+            parts.append({
+                "left": np.where(leaf, -1, nodes["left"].astype(np.int64)),
+                "right": np.where(leaf, -1, nodes["right"].astype(np.int64)),
+                "feature": np.where(leaf, -1, orig_of_pre[nodes["feature_idx"]]),
+                "threshold": np.where(leaf | catn, 0.0, nodes["num_threshold"]),
+                "missing_left": nodes["missing_go_to_left"].astype(bool),
+                "value": nodes["value"].astype(np.float64),
+                "node_weight": nodes["count"].astype(np.float64),
+                "cat_offset": offset,
+                "cat_nwords": np.where(catn, bits.shape[1] if bits.size else 0, 0),
+            })
+            groups.append(k)
+    arrays = _concat_trees(parts)
+    cat_words = np.concatenate(words_all) if words_all else np.zeros(0, np.uint32)
+    base = np.asarray(model._baseline_prediction, dtype=np.float64).reshape(-1)
+    ens = TreeEnsemble(
+        **arrays, cat_words=cat_words, tree_group=np.array(groups), n_features=n_features, n_margins=K,
+        base_score=base, comparison="<=", float32_input=False, categories_go_left=True, link=link,
+        description=type(model).__name__,
+    )
+    encode, encode_values = _hgb_encoders(model, is_cat, pre, orig_of_pre)
+    weighted = getattr(model, "_pdpx_fitted_with_weights", None)
+    notes = []
+    return TreeModel(
+        ensemble=ens, encode=encode, encode_values=encode_values, notes=notes,
+        recursion_weights="unweighted training row counts per node (HistGradientBoosting's `count`; "
+        "sample weights, if the model was fitted with them, are not reflected)",
+    )
+
+
+def _hgb_encoders(model, is_cat, pre, orig_of_pre):
+    """HGB's input space: numeric columns as floats, categories as the codes it bins."""
+    n_features = len(is_cat)
+    known_bits, f_idx_map = model._bin_mapper.make_known_categories_bitsets()
+
+    def known_codes(j_pre: int, codes: np.ndarray) -> np.ndarray:
+        """Codes HGB did not see in training are treated as missing (NaN)."""
+        out = codes.astype(np.float64).copy()
+        ok = ~np.isnan(out) & (out >= 0)
+        c = np.where(ok, out, 0).astype(np.int64)
+        row = known_bits[f_idx_map[j_pre]]
+        inside = ok & (c < 32 * row.shape[0])
+        word = row[np.minimum(c // 32, row.shape[0] - 1)]
+        bit = inside & (((word >> (c % 32).astype(np.uint32)) & 1) == 1)
+        out[ok & ~bit] = np.nan
+        return out
+
+    cat_pre = {int(orig_of_pre[k]): k for k in range(n_features) if is_cat[orig_of_pre[k]]}
+
+    if pre is None:
+        def encode(X):
+            arr = numeric_encoder(X)
+            for j, k in cat_pre.items():
+                arr[:, j] = known_codes(k, arr[:, j])
+            return arr
+
+        def encode_values(j, values):
+            v = np.asarray(values, dtype=np.float64)
+            return known_codes(cat_pre[j], v) if j in cat_pre else v
+
+        return encode, encode_values
+
+    encoder = pre.named_transformers_["encoder"]
+    cat_cols = list(np.flatnonzero(is_cat))
+    categories = {j: list(encoder.categories_[i]) for i, j in enumerate(cat_cols)}
+
+    def encode(X):
+        transformed = np.asarray(pre.transform(X), dtype=np.float64)
+        out = np.empty_like(transformed)
+        out[:, orig_of_pre] = transformed
+        for j, k in cat_pre.items():
+            out[:, j] = known_codes(k, out[:, j])
+        return np.ascontiguousarray(out)
+
+    def encode_values(j, values):
+        if j not in categories:
+            return np.asarray(values, dtype=np.float64)
+        lookup = {c: i for i, c in enumerate(categories[j])}
+        codes = np.array([lookup.get(v, np.nan) for v in values], dtype=np.float64)
+        return known_codes(cat_pre[j], codes)
+
+    return encode, encode_values

@@ -1,0 +1,119 @@
+"""Shared preparation for the tree methods: target nodes, leaf boxes, thread count."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.ir import NAN_AS_ZERO, ZERO_OR_NAN_MISSING, TreeEnsemble, TreeModel
+from ..core.method import Request
+
+
+def numba_missing() -> str | None:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return "numba is not installed (pip install 'pdpx[fast]')"
+    return None
+
+
+@dataclass
+class Prepared:
+    ens: TreeEnsemble
+    tgt: np.ndarray
+    reach: np.ndarray
+    box_ptr: np.ndarray
+    box_lo: np.ndarray
+    box_hi: np.ndarray
+    strides: np.ndarray
+    grid_shape: tuple
+    n_cells: int
+    max_tree_nodes: int
+
+    @property
+    def diff_shape(self) -> tuple:
+        return tuple(g + 1 for g in self.grid_shape)
+
+
+def grid_left_matrix(ens: TreeEnsemble, nodes: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """(len(nodes), len(x)) bool: where grid values ``x`` of one feature go at ``nodes``."""
+    out = np.empty((len(nodes), len(x)), dtype=bool)
+    if len(nodes) == 0:
+        return out
+    xf = np.asarray(x, dtype=np.float64)
+    if ens.float32_input:
+        xf = xf.astype(np.float32).astype(np.float64)
+    cat = ens.cat_offset[nodes] >= 0
+    num = np.flatnonzero(~cat)
+    if num.size:
+        nd = nodes[num]
+        thr = ens.threshold[nd][:, None]
+        mode = ens.nan_mode[nd][:, None]
+        xx = np.where(np.isnan(xf)[None, :] & (mode == NAN_AS_ZERO), 0.0, xf[None, :])
+        with np.errstate(invalid="ignore"):
+            left = (xx <= thr) if ens.comparison == "<=" else (xx < thr)
+        missing = np.isnan(xx) | ((mode == ZERO_OR_NAN_MISSING) & (np.abs(xx) <= 1e-35))
+        out[num] = np.where(missing, ens.missing_left[nd][:, None], left)
+    for i in np.flatnonzero(cat):
+        out[i] = ens.goes_left(int(nodes[i]), x)
+    return out
+
+
+def prepare(tm: TreeModel, req: Request) -> Prepared:
+    from ._treekernels import leaf_regions
+
+    ens = tm.ensemble
+    d = len(req.features)
+    grid_codes = [np.asarray(tm.encode_values(j, g), dtype=np.float64) for j, g in zip(req.features, req.grid_values)]
+    sizes = np.array([len(g) for g in grid_codes], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    total = int(sizes.sum())
+    internal = ens.left >= 0
+    tgt = np.full(ens.n_nodes, -1, dtype=np.int64)
+    for k, j in enumerate(req.features):
+        tgt[internal & (ens.feature == j)] = k
+    target_nodes = np.flatnonzero(tgt >= 0)
+    left_grid = np.zeros((max(1, len(target_nodes)), total), dtype=bool)
+    row_of = np.full(ens.n_nodes, -1, dtype=np.int64)
+    row_of[target_nodes] = np.arange(len(target_nodes))
+    for k in range(d):
+        nodes = target_nodes[tgt[target_nodes] == k]
+        if nodes.size:
+            left_grid[row_of[nodes], offsets[k]: offsets[k] + sizes[k]] = grid_left_matrix(ens, nodes, grid_codes[k])
+    max_tree_nodes = int(np.max(np.diff(ens.tree_start)))
+    reach, box_ptr, box_lo, box_hi = leaf_regions(
+        ens.tree_start, ens.left, ens.right, tgt, left_grid, row_of, offsets, sizes, max_tree_nodes,
+    )
+    diff_shape = tuple(int(s) + 1 for s in sizes)
+    strides = np.array([int(np.prod(diff_shape[k + 1:])) for k in range(d)], dtype=np.int64)
+    return Prepared(
+        ens=ens, tgt=tgt, reach=reach, box_ptr=box_ptr, box_lo=box_lo, box_hi=box_hi, strides=strides,
+        grid_shape=tuple(int(s) for s in sizes), n_cells=int(np.prod(diff_shape)), max_tree_nodes=max_tree_nodes,
+    )
+
+
+def integrate(D: np.ndarray, prep: Prepared) -> np.ndarray:
+    """Difference arrays (..., n_cells) -> values on the grid (..., *grid_shape)."""
+    lead = D.shape[:-1]
+    arr = D.reshape(lead + prep.diff_shape)
+    for axis in range(len(lead), arr.ndim):
+        arr = np.cumsum(arr, axis=axis)
+    return arr[(Ellipsis,) + tuple(slice(0, g) for g in prep.grid_shape)]
+
+
+def set_threads(n_jobs: int | None) -> int:
+    """Threads for numba kernels: n_jobs, or every core when None."""
+    import numba
+
+    cores = numba.config.NUMBA_NUM_THREADS
+    if n_jobs is None:
+        jobs = cores
+    elif n_jobs < 0:
+        jobs = max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+    else:
+        jobs = max(1, int(n_jobs))
+    jobs = min(jobs, cores)
+    numba.set_num_threads(jobs)
+    return jobs

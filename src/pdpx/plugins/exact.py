@@ -1,0 +1,99 @@
+"""``exact``: brute's answer computed from the tree structure, at tree speed.
+
+For each background row and tree, one walk that follows the row at splits on
+other features and both ways at splits on the target features; each reached leaf
+adds its value to the grid cells that reach it (difference arrays, see
+:mod:`pdpx.plugins._treekernels`). Cost grows with rows x nodes visited, not
+rows x grid points.
+
+* A response linear in the trees (regression, forest probabilities, margins):
+  weighted leaf contributions are summed over rows directly.
+* A non-linear link (probabilities of boosted classifiers, exp of Poisson
+  models) or ICE: per-row difference arrays (the ICE matrix on the margin scale),
+  then the link per cell, then the weighted average; rows are processed in chunks
+  that fit the memory budget.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.hookspecs import hookimpl
+from ..core.ir import apply_link
+from ..core.method import Method, MethodResult, Request
+from ..core.progress import progress_bar
+from ._treeprep import integrate, numba_missing, prepare, set_threads
+
+
+def kernel_args(prep):
+    ens = prep.ens
+    return (
+        ens.tree_start, ens.tree_group, ens.effective_tree_weight(), ens.left, ens.right, ens.feature,
+        ens.threshold, ens.missing_left, ens.nan_mode, ens.cat_offset, ens.cat_nwords, ens.cat_words,
+        ens.value, ens.comparison == "<=", ens.float32_input, ens.categories_go_left,
+        prep.tgt, prep.reach, prep.box_ptr, prep.box_lo, prep.box_hi, prep.strides,
+        ens.n_margins, prep.n_cells, prep.max_tree_nodes,
+    )
+
+
+class Exact(Method):
+    name = "exact"
+    equals_brute = True
+    cost_rank = 10
+
+    def unavailable(self, adapter, request):
+        missing = numba_missing()
+        if missing:
+            return missing
+        if adapter.tree_model(request.response) is None:
+            return adapter.tree_model_unavailable(request.response)
+        return None
+
+    def compute(self, adapter, req: Request) -> MethodResult:
+        from ._treekernels import accumulate_rows
+
+        tm = adapter.tree_model(req.response)
+        ens = tm.ensemble
+        threads = set_threads(req.n_jobs)
+        X = tm.encode(req.X)
+        n = X.shape[0]
+        prep = prepare(tm, req)
+        outputs = np.asarray(req.outputs)
+        K = outputs.size
+        M = ens.n_margins
+        w = req.sample_weight
+        total_w = float(n) if w is None else float(w.sum())
+        row_w = np.ones(n) if w is None else w
+        args = kernel_args(prep)
+
+        if ens.is_linear and not req.needs_individual:
+            D = accumulate_rows(X, row_w, False, threads, *args).sum(axis=0)  # (M, cells)
+            avg = integrate(D, prep) / total_w + ens.base_score.reshape((M,) + (1,) * len(prep.grid_shape))
+            return MethodResult(average=avg[outputs], notes=list(tm.notes))
+
+        # per-row difference arrays: chunk rows under the memory budget
+        per_row_bytes = 8 * prep.n_cells * (M + ens.n_outputs + K) * 2
+        chunk = int(max(1, min(n, req.memory_budget // max(per_row_bytes, 1))))
+        sums = np.zeros((K,) + prep.grid_shape)
+        ice = np.empty((K, n) + prep.grid_shape) if req.needs_individual else None
+        starts = list(range(0, n, chunk))
+        base = ens.base_score.reshape((1, M) + (1,) * len(prep.grid_shape))
+        with progress_bar(len(starts), progress=req.progress, desc="pdpx exact") as bar:
+            for r0 in starts:
+                r1 = min(n, r0 + chunk)
+                D = accumulate_rows(X[r0:r1], row_w[r0:r1], True, threads, *args)  # (nr, M, cells)
+                margins = integrate(D, prep) + base
+                resp = apply_link(ens.link, margins, ens.link_scale, axis=1)[:, outputs]  # (nr, K, *grid)
+                if w is None:
+                    sums += resp.sum(axis=0)
+                else:
+                    sums += np.tensordot(w[r0:r1], resp, axes=(0, 0))
+                if ice is not None:
+                    ice[:, r0:r1] = np.moveaxis(resp, 0, 1)
+                bar.update(1)
+        return MethodResult(average=sums / total_w, individual=ice, notes=list(tm.notes))
+
+
+@hookimpl
+def pdpx_register_methods(register):
+    register(Exact())

@@ -1,0 +1,70 @@
+"""``recursion``: Friedman's weighted tree traversal.
+
+At a split on a non-target feature both children are followed, weighted by the
+share of the parent's *training* node weight that went each way; no data is
+passed. This is a conditional expectation under the training distribution of
+the node weights, not the average over the rows you pass: on correlated data it
+differs from ``brute``/``exact``. ``auto`` never picks it.
+
+Only a response linear in the trees can be computed this way exactly (margins,
+regression values, forest probabilities). For probabilities of a boosted
+classifier use ``method="exact"``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.hookspecs import hookimpl
+from ..core.method import Method, MethodResult, Request
+from ._treeprep import integrate, numba_missing, prepare
+
+
+class Recursion(Method):
+    name = "recursion"
+    equals_brute = False
+    cost_rank = 5
+
+    def unavailable(self, adapter, request):
+        missing = numba_missing()
+        if missing:
+            return missing
+        if request.needs_individual:
+            return "recursion computes no ICE curves (no data pass); use kind='average', or method='exact' for ICE"
+        tm = adapter.tree_model(request.response)
+        if tm is None:
+            return adapter.tree_model_unavailable(request.response)
+        ens = tm.ensemble
+        if not ens.is_linear:
+            return (
+                f"the {request.response} response applies a non-linear link ({ens.link}) to the trees' sum, "
+                "so a weighted traversal cannot give it exactly. Use method='exact' (brute's answer at tree "
+                "speed), or response='decision_function' / 'raw' for recursion on the margin scale"
+            )
+        if not ens.has_node_weights:
+            return (
+                "this model stores no node weights (training counts) for recursion; "
+                "use method='exact', or supply them through the adapter"
+            )
+        return None
+
+    def compute(self, adapter, req: Request) -> MethodResult:
+        from ._treekernels import recursion_pass
+
+        tm = adapter.tree_model(req.response)
+        ens = tm.ensemble
+        prep = prepare(tm, req)
+        D = recursion_pass(
+            ens.tree_start, ens.tree_group, ens.effective_tree_weight(), ens.left, ens.right, ens.node_weight,
+            ens.value, prep.tgt, prep.reach, prep.box_ptr, prep.box_lo, prep.box_hi, prep.strides,
+            ens.n_margins, prep.n_cells, prep.max_tree_nodes,
+        )
+        M = ens.n_margins
+        avg = integrate(D, prep) + ens.base_score.reshape((M,) + (1,) * len(prep.grid_shape))
+        notes = list(tm.notes) + [f"recursion weights: {tm.recursion_weights}"]
+        return MethodResult(average=avg[np.asarray(req.outputs)], notes=notes)
+
+
+@hookimpl
+def pdpx_register_methods(register):
+    register(Recursion())
