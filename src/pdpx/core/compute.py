@@ -418,6 +418,11 @@ def _as_frame(X, adapter: Adapter) -> pd.DataFrame:
         names = adapter.feature_names()
         if names is not None and len(names) == arr.shape[1]:
             columns = names
+        elif names is not None:
+            raise PdpxError(
+                f"X has {arr.shape[1]} columns but {type(adapter.model).__name__} was fitted on {len(names)}: "
+                f"{_short(names)}. Pass a DataFrame with these columns"
+            )
         else:
             columns = [f"x{i}" for i in range(arr.shape[1])]
         frame = pd.DataFrame(arr, columns=columns)
