@@ -1,0 +1,877 @@
+"""R randomForest forests as plain data, and the bridge the R package calls.
+
+Nothing here imports rpy2 or reticulate. The forest arrives as plain data (numpy
+arrays, Python lists, or raw little-endian float64 bytes), exactly as R stores
+it in ``model$forest``:
+
+* ``ndbigtree`` (nodes per tree), ``nrnodes`` (rows of the padded matrices);
+* ``nodestatus``: -1 at leaves, 1 (classification) or -3 (regression) inside;
+* ``treemap`` (nrnodes x 2 x ntree, classification) or ``leftDaughter`` /
+  ``rightDaughter`` (nrnodes x ntree, regression): 1-based child rows, 0 at leaves;
+* ``bestvar`` (1-based split variable), ``xbestsplit`` (threshold, or the
+  integer bitmask of an unordered factor: bit j-1 set means level j goes left),
+  ``nodepred`` (leaf mean, or 1-based class index);
+* ``ncat`` (1 for numeric and ordered predictors, the number of levels for
+  unordered factors) and ``xlevels`` (the factor levels).
+
+Node arrays may come padded (``nrnodes * ntree`` values in R's column-major
+order, or shaped (nrnodes, ntree)) or compact (each tree's first ``ndbigtree``
+nodes, trees one after another).
+
+The translation to the common representation (:mod:`pdpx.core.ir`):
+
+* numeric splits go left when ``x <= xbestsplit``, no float32 cast;
+* factor splits become bitset words (one per 32 levels, so two for factors of 33
+  to 53 levels), category code = level - 1, the set goes left: bit j-1 of the
+  integer ``xbestsplit`` set means level j goes left (checked against R's
+  ``predict`` with a 40-level factor);
+* regression: mean of the trees' leaf values (``corr.bias`` forests: the
+  stored ``coefs`` intercept and slope become ``base_score`` and tree weights);
+* classification: each tree's leaf is a one-hot vector over the classes
+  (``tree_group == -1``), averaged: the vote fractions of ``predict(type = "prob")``.
+
+randomForest stores no node counts, so ``recursion`` needs training rows routed
+through the trees (:func:`route_counts`, the ``training_data`` argument of the
+adapters); ``exact`` needs none of that.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import threading
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..core.adapter import Adapter, as_2d
+from ..core.errors import PdpxError
+from ..core.ir import MalformedTreeError, TreeEnsemble, TreeModel
+
+#: Serialises every call into R made by pdpx adapters: R must be called from one thread.
+R_LOCK = threading.RLock()
+
+NO_NODE_WEIGHTS = (
+    "none: randomForest stores no node counts. Pass the training rows "
+    "(training_data=X_train) so pdpx can count them by routing the rows through the trees"
+)
+
+
+# ---------------------------------------------------------------------------
+# plain-data helpers
+# ---------------------------------------------------------------------------
+def as_array(x: Any, dtype=np.float64) -> np.ndarray:
+    """A numeric array from numpy, a list/scalar, or raw little-endian float64 bytes."""
+    if isinstance(x, (bytes, bytearray, memoryview)):
+        arr = np.frombuffer(bytes(x) if isinstance(x, memoryview) else x, dtype="<f8")
+        return arr.astype(dtype)
+    if x is None:
+        return np.zeros(0, dtype=dtype)
+    arr = np.asarray(x)
+    if arr.dtype == object:
+        arr = np.asarray([np.nan if v is None else v for v in arr.ravel()], dtype=np.float64).reshape(arr.shape)
+    return np.array(arr, dtype=dtype)  # a copy: never a view of someone else's memory
+
+
+def as_list(x: Any) -> list | None:
+    """R vectors of length one arrive as scalars through reticulate: make a list."""
+    if x is None:
+        return None
+    if isinstance(x, (str, bytes, numbers.Number)):
+        return [x]
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, Mapping):
+        return list(x.values())
+    return list(x)
+
+
+def _levels(v: Any) -> list[str] | None:
+    """One entry of ``xlevels``: a list of level names, or None (numeric predictor)."""
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, numbers.Number):
+        return None
+    items = as_list(v)
+    if not items or not all(isinstance(i, str) for i in items):
+        return None
+    return [str(i) for i in items]
+
+
+# ---------------------------------------------------------------------------
+# the forest
+# ---------------------------------------------------------------------------
+@dataclass
+class ForestData:
+    """A randomForest forest, normalised: compact node arrays, 0-based, global indices.
+
+    Attributes
+    ----------
+    left, right : int64 (n_nodes,)
+        Global child indices, -1 at leaves.
+    feature : int64 (n_nodes,)
+        0-based split variable, -1 at leaves.
+    split : float64 (n_nodes,)
+        ``xbestsplit``: threshold, or factor bitmask.
+    pred : float64 (n_nodes,)
+        ``nodepred``: leaf mean (regression) or 1-based class (classification).
+    tree_start : int64 (n_trees + 1,)
+    ncat : int64 (n_features,)
+    xlevels : list of (list of str or None)
+    feature_names : list of str
+    classes : list of str or None
+        Class labels of a classification forest, in R's order (``model$classes``).
+    coefs : float64 (2,) or None
+        Bias correction of regression forests fitted with ``corr.bias = TRUE``.
+    """
+
+    left: np.ndarray
+    right: np.ndarray
+    feature: np.ndarray
+    split: np.ndarray
+    pred: np.ndarray
+    tree_start: np.ndarray
+    ncat: np.ndarray
+    xlevels: list
+    feature_names: list
+    classes: list | None = None
+    coefs: np.ndarray | None = None
+
+    @property
+    def is_classification(self) -> bool:
+        return self.classes is not None
+
+    @property
+    def n_trees(self) -> int:
+        return len(self.tree_start) - 1
+
+    @property
+    def n_features(self) -> int:
+        return len(self.ncat)
+
+    def is_factor(self, j: int) -> bool:
+        return bool(self.ncat[j] > 1)
+
+
+def read_forest(
+    forest: Mapping,
+    *,
+    feature_names: Sequence[str] | None = None,
+    classes: Sequence | None = None,
+    coefs: Sequence[float] | None = None,
+) -> ForestData:
+    """Normalise the arrays of ``model$forest`` (see the module docstring).
+
+    Parameters
+    ----------
+    forest : mapping
+        R's names: ``ndbigtree``, ``nodestatus``, ``bestvar``, ``xbestsplit``,
+        ``nodepred``, ``ncat``, ``xlevels``, ``treemap`` or
+        ``leftDaughter``/``rightDaughter``, and ``nrnodes`` for padded arrays.
+    feature_names : list of str, optional
+        Predictor names in model order (default: the names of ``xlevels`` when it
+        is a dict).
+    classes : list, optional
+        Class labels: given for classification forests, None for regression.
+    coefs : (intercept, slope), optional
+        ``model$coefs`` of a bias-corrected regression forest.
+    """
+    def get(name, required=True):
+        if name in forest and forest[name] is not None:
+            return forest[name]
+        if required:
+            raise PdpxError(f"the randomForest forest has no {name!r} component; was it fitted with keep.forest = TRUE?")
+        return None
+
+    ndbig = as_array(get("ndbigtree"), np.int64).ravel()
+    if ndbig.size == 0 or np.any(ndbig <= 0):
+        raise PdpxError("the randomForest forest has no trees (ndbigtree is empty or zero)")
+    ntree = ndbig.size
+    total = int(ndbig.sum())
+    nrnodes = forest.get("nrnodes")
+    nrnodes = int(as_array(nrnodes).ravel()[0]) if nrnodes is not None else None
+
+    def nodes(x, dtype):
+        a = np.asarray(x) if isinstance(x, np.ndarray) else as_array(x)
+        if a.ndim == 2:  # (nrnodes, ntree)
+            a = np.ascontiguousarray(a.T)
+        elif a.size == total:
+            return as_array(a, dtype)
+        else:
+            if nrnodes is None or a.size != nrnodes * ntree:
+                raise PdpxError(
+                    f"a forest node array has {a.size} values; expected {total} (compact) or "
+                    f"nrnodes x ntree{'' if nrnodes is None else f' = {nrnodes * ntree}'} (padded)"
+                )
+            a = a.reshape(ntree, nrnodes)
+        if a.shape[1] < ndbig.max():
+            raise PdpxError("forest node arrays are shorter than ndbigtree says")
+        mask = np.arange(a.shape[1])[None, :] < ndbig[:, None]
+        return as_array(a[mask], dtype)
+
+    treemap = forest.get("treemap")
+    if treemap is not None:
+        tm = np.asarray(treemap) if isinstance(treemap, np.ndarray) else as_array(treemap)
+        if tm.ndim == 3:  # (nrnodes, 2, ntree)
+            ld, rd = tm[:, 0, :], tm[:, 1, :]
+        else:
+            if nrnodes is None or tm.size != 2 * nrnodes * ntree:
+                raise PdpxError("treemap must be nrnodes x 2 x ntree")
+            tm = tm.reshape(ntree, 2, nrnodes)
+            ld, rd = tm[:, 0, :].T, tm[:, 1, :].T
+        ld, rd = nodes(ld, np.int64), nodes(rd, np.int64)
+    else:
+        ld, rd = nodes(get("leftDaughter"), np.int64), nodes(get("rightDaughter"), np.int64)
+    status = nodes(get("nodestatus"), np.int64)
+    bestvar = nodes(get("bestvar"), np.int64)
+    split = nodes(get("xbestsplit"), np.float64)
+    pred = nodes(get("nodepred"), np.float64)
+
+    ncat = as_array(get("ncat"), np.int64).ravel()
+    raw_levels = forest.get("xlevels")
+    if isinstance(raw_levels, Mapping):
+        level_names = [str(k) for k in raw_levels.keys()]
+        xlevels = [_levels(v) for v in raw_levels.values()]
+    elif raw_levels is None:
+        level_names, xlevels = None, [None] * len(ncat)
+    else:
+        level_names, xlevels = None, [_levels(v) for v in as_list(raw_levels)]
+    if len(xlevels) != len(ncat):
+        raise PdpxError(f"xlevels has {len(xlevels)} entries but ncat has {len(ncat)}")
+    for j, (k, lv) in enumerate(zip(ncat, xlevels)):
+        if k > 1 and (lv is None or len(lv) != k):
+            raise PdpxError(f"predictor {j + 1} is a factor with {k} levels but xlevels gives {lv!r}")
+    names = as_list(feature_names) if feature_names is not None else level_names
+    if names is None:
+        names = [f"X{j + 1}" for j in range(len(ncat))]
+    names = [str(n) for n in names]
+    if len(names) != len(ncat):
+        raise PdpxError(f"{len(names)} feature names for a forest of {len(ncat)} predictors")
+
+    start = np.concatenate([[0], np.cumsum(ndbig)]).astype(np.int64)
+    tree_of = np.repeat(np.arange(ntree), ndbig)
+    leaf = status == -1
+    left = np.where(leaf, -1, start[tree_of] + ld - 1)
+    right = np.where(leaf, -1, start[tree_of] + rd - 1)
+    feature = np.where(leaf, -1, bestvar - 1)
+
+    class_list = [str(c) for c in as_list(classes)] if classes is not None else None
+    if class_list is not None:
+        bad = leaf & ((pred < 1) | (pred > len(class_list)) | (pred != np.round(pred)))
+        if np.any(bad):
+            node = int(np.flatnonzero(bad)[0])
+            t = int(tree_of[node])
+            raise MalformedTreeError(
+                f"tree {t}, node {node - start[t]}: leaf prediction {pred[node]!r} is not a class index "
+                f"1..{len(class_list)}"
+            )
+    coef_arr = None
+    if coefs is not None:
+        coef_arr = as_array(coefs).ravel()
+        if coef_arr.size == 0:
+            coef_arr = None
+        elif coef_arr.size != 2 or not np.all(np.isfinite(coef_arr)):
+            raise PdpxError(f"coefs must be (intercept, slope), got {coef_arr!r}")
+    return ForestData(
+        left=left, right=right, feature=feature, split=split, pred=pred, tree_start=start, ncat=ncat,
+        xlevels=xlevels, feature_names=names, classes=class_list, coefs=coef_arr,
+    )
+
+
+def forest_ensemble(fd: ForestData, node_weight: np.ndarray | None = None) -> TreeEnsemble:
+    """The forest in the common representation (see the module docstring)."""
+    n = len(fd.left)
+    internal = fd.left >= 0
+    feat = np.where(internal, fd.feature, 0)
+    if np.any(internal & ((fd.feature < 0) | (fd.feature >= fd.n_features))):
+        feat = np.clip(feat, 0, fd.n_features - 1)  # let validation below name the node
+    is_cat = internal & (fd.ncat[feat] > 1)
+    nw = max(1, -(-int(fd.ncat.max()) // 32))  # words per factor split (ncat <= 53: at most 2)
+    cat_offset = np.full(n, -1, dtype=np.int64)
+    cat_nodes = np.flatnonzero(is_cat)
+    cat_offset[cat_nodes] = nw * np.arange(cat_nodes.size)
+    cat_nwords = np.where(is_cat, nw, 0)
+    masks = fd.split[cat_nodes]
+    if np.any(~np.isfinite(masks)) or np.any(masks < 0) or np.any(masks != np.round(masks)) or np.any(masks >= 2.0**53):
+        raise MalformedTreeError("a factor split's bitmask is not an integer between 0 and 2^53")
+    m64 = masks.astype(np.uint64)
+    cat_words = np.stack(
+        [((m64 >> np.uint64(32 * k)) & np.uint64(0xFFFFFFFF)).astype(np.uint32) for k in range(nw)], axis=1
+    ).ravel()
+    threshold = np.where(internal & ~is_cat, fd.split, 0.0)
+
+    if fd.is_classification:
+        K = len(fd.classes)
+        value = np.zeros((n, K))
+        leaves = np.flatnonzero(~internal)
+        value[leaves, fd.pred[leaves].astype(np.int64) - 1] = 1.0
+        tree_group = np.full(fd.n_trees, -1)
+        n_margins = K
+        tree_weight = None
+        base = None
+        what = f"classification, {K} classes"
+    else:
+        value = np.where(internal, 0.0, fd.pred)
+        tree_group = np.zeros(fd.n_trees, dtype=np.int64)
+        n_margins = 1
+        tree_weight = None if fd.coefs is None else np.full(fd.n_trees, fd.coefs[1])
+        base = None if fd.coefs is None else np.array([fd.coefs[0]])
+        what = "regression" + (", bias-corrected" if fd.coefs is not None else "")
+    return TreeEnsemble(
+        left=fd.left, right=fd.right, feature=fd.feature, threshold=threshold,
+        missing_left=np.zeros(n, dtype=bool), value=value, tree_start=fd.tree_start, tree_group=tree_group,
+        n_features=fd.n_features, n_margins=n_margins, node_weight=node_weight,
+        cat_offset=cat_offset, cat_nwords=cat_nwords, cat_words=cat_words, tree_weight=tree_weight,
+        base_score=base, comparison="<=", float32_input=False, categories_go_left=True,
+        aggregation="mean", link="identity", description=f"randomForest ({what}, {fd.n_trees} trees)",
+    )
+
+
+# ---------------------------------------------------------------------------
+# input encoding (DataFrame -> the forest's numeric input space)
+# ---------------------------------------------------------------------------
+class ForestEncoder:
+    """Maps DataFrame columns to what R's ``data.matrix`` gives randomForest.
+
+    * unordered factors (``ncat > 1``): 0-based level index in the model's levels
+      (the IR's category code; R sees index + 1). Values are matched by label, so
+      a pandas Categorical may list its categories in any order; a value that is
+      not a level is an error.
+    * numeric predictors: the numbers; ``bool`` as 0/1; an (ordered) pandas
+      Categorical as its 1-based category position, as R codes an ordered factor.
+    * missing values are an error: randomForest cannot predict them.
+    """
+
+    def __init__(self, fd: ForestData):
+        self.fd = fd
+        self._index = [
+            {lv: i for i, lv in enumerate(levels)} if fd.is_factor(j) else None
+            for j, levels in enumerate(fd.xlevels)
+        ]
+        #: categories of categorical columns given for numeric predictors (ordered factors)
+        self.ordered_categories: dict[int, list] = {}
+
+    def _name(self, j):
+        return self.fd.feature_names[j]
+
+    def factor_codes(self, j: int, values, *, what: str = "column") -> np.ndarray:
+        """0-based level indices of ``values`` (labels) for factor predictor ``j``."""
+        index = self._index[j]
+        s = pd.Series(values)
+        if s.isna().any():
+            raise PdpxError(
+                f"{what} {self._name(j)!r} has {int(s.isna().sum())} missing value(s); randomForest cannot "
+                "predict rows with missing values: drop or impute them first (e.g. X.dropna())"
+            )
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            cats = [str(c) for c in s.cat.categories]
+            lookup = np.array([index.get(c, -1) for c in cats], dtype=np.int64)
+            codes = lookup[s.cat.codes.to_numpy()]
+        elif pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+            raise PdpxError(
+                f"{what} {self._name(j)!r} is a factor in the randomForest model but holds numbers; pass it as "
+                f"a pandas Categorical with the model's levels, e.g. "
+                f"pd.Categorical(values, categories={self.fd.xlevels[j][:6]!r}{'...' if len(self.fd.xlevels[j]) > 6 else ''})"
+            )
+        else:
+            uniq, inv = np.unique(s.astype(str).to_numpy(), return_inverse=True)
+            lookup = np.array([index.get(u, -1) for u in uniq], dtype=np.int64)
+            codes = lookup[inv]
+        if np.any(codes < 0):
+            bad = sorted({str(v) for v, c in zip(s.to_numpy(), codes) if c < 0})
+            raise PdpxError(
+                f"{what} {self._name(j)!r} has values that are not levels of the factor in the randomForest "
+                f"model: {bad[:8]!r}; its levels are {self.fd.xlevels[j]!r}"
+            )
+        return codes.astype(np.int64)
+
+    def numeric(self, j: int, values, *, what: str = "column") -> np.ndarray:
+        s = values if isinstance(values, pd.Series) else pd.Series(values)
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            if not s.cat.ordered:
+                raise PdpxError(
+                    f"{what} {self._name(j)!r} is categorical but the randomForest model treats it as numeric "
+                    "(a number or an ordered factor); pass numbers, or an ordered Categorical for an ordered factor"
+                )
+            # R codes an ordered factor by its position in the levels
+            self.ordered_categories[j] = list(s.cat.categories)
+            codes = s.cat.codes.to_numpy().astype(np.float64)
+            out = np.where(codes < 0, np.nan, codes + 1.0)
+        elif pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
+            out = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            raise PdpxError(
+                f"{what} {self._name(j)!r} is numeric in the randomForest model but holds {s.dtype} values; "
+                "pass numbers"
+            )
+        if np.isnan(out).any():
+            raise PdpxError(
+                f"{what} {self._name(j)!r} has {int(np.isnan(out).sum())} missing value(s); randomForest cannot "
+                "predict rows with missing values: drop or impute them first (e.g. X.dropna())"
+            )
+        return out
+
+    def column(self, j: int, values, *, what: str = "column") -> np.ndarray:
+        if self.fd.is_factor(j):
+            return self.factor_codes(j, values, what=what).astype(np.float64)
+        return self.numeric(j, values, what=what)
+
+    def encode(self, X: pd.DataFrame) -> np.ndarray:
+        """(n_rows, n_features) float64, columns in model order."""
+        if X.shape[1] != self.fd.n_features:
+            raise PdpxError(f"X has {X.shape[1]} columns; the forest has {self.fd.n_features} predictors")
+        out = np.empty((len(X), self.fd.n_features))
+        for j in range(self.fd.n_features):
+            out[:, j] = self.column(j, X.iloc[:, j])
+        return out
+
+    def encode_values(self, position: int, values) -> np.ndarray:
+        """Grid values of column ``position`` in the forest's input space."""
+        j = position
+        if self.fd.is_factor(j):
+            return self.factor_codes(j, np.asarray(values, dtype=object), what="grid of").astype(np.float64)
+        if j in self.ordered_categories:  # grid of an ordered factor: its categories
+            index = {c: i + 1.0 for i, c in enumerate(self.ordered_categories[j])}
+            out = np.array([index.get(v, np.nan) for v in np.asarray(values, dtype=object)], dtype=np.float64)
+            if np.isnan(out).any():
+                raise PdpxError(f"grid values of {self._name(j)!r} are not among its categories")
+            return out
+        return self.numeric(j, values, what="grid of")
+
+
+# ---------------------------------------------------------------------------
+# node counts for `recursion`
+# ---------------------------------------------------------------------------
+def route_counts(ensemble: TreeEnsemble, X: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+    """Node weights from routing rows through every tree: how many rows (or how much weight) reach each node.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+    X : ndarray of shape (n_rows, n_features)
+        Rows already encoded in the ensemble's input space (``TreeModel.encode``).
+    sample_weight : ndarray of shape (n_rows,), optional
+
+    Returns
+    -------
+    ndarray of shape (n_nodes,), float64
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] != ensemble.n_features:
+        raise PdpxError(f"rows to route must be (n_rows, {ensemble.n_features}); got shape {X.shape}")
+    w = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != (len(X),):
+        raise PdpxError("sample_weight needs one weight per routed row")
+    counts = np.zeros(ensemble.n_nodes)
+    left, right, feature = ensemble.left, ensemble.right, ensemble.feature
+    for t in range(ensemble.n_trees):
+        root = int(ensemble.tree_start[t])
+        node = np.full(len(X), root, dtype=np.int64)
+        counts[root] += w.sum()
+        active = np.flatnonzero(left[node] >= 0)
+        while active.size:
+            cur = node[active]
+            nxt = np.empty_like(cur)
+            for nd in np.unique(cur):
+                sel = cur == nd
+                go = ensemble.goes_left(int(nd), X[active[sel], feature[nd]])
+                nxt[sel] = np.where(go, left[nd], right[nd])
+            node[active] = nxt
+            np.add.at(counts, nxt, w[active])
+            active = active[left[nxt] >= 0]
+    return counts
+
+
+def with_node_weights(tree_model: TreeModel, node_weight: np.ndarray, source: str) -> TreeModel:
+    """A copy of ``tree_model`` whose ensemble carries ``node_weight``."""
+    ens = replace(tree_model.ensemble, node_weight=np.asarray(node_weight, dtype=np.float64), _effective_weight=None)
+    return replace(tree_model, ensemble=ens, recursion_weights=source)
+
+
+# ---------------------------------------------------------------------------
+# adapters
+# ---------------------------------------------------------------------------
+def decode_prediction(out: Any, n_rows: int) -> np.ndarray:
+    """Predictions returned by an R function, as (n_rows, n_outputs) float64.
+
+    Accepts raw float64 bytes (R: ``writeBin(as.double(p), raw())``, matrices in
+    column-major order), a dict or list of columns (R: a data.frame or list of
+    vectors), a flat list, or anything numpy reads.
+    """
+    if isinstance(out, (bytes, bytearray, memoryview)):
+        arr = np.frombuffer(bytes(out), dtype="<f8")
+        if n_rows == 0 or arr.size % n_rows:
+            raise PdpxError(f"the R predict function returned {arr.size} values for {n_rows} rows")
+        return np.ascontiguousarray(arr.reshape(arr.size // n_rows, n_rows).T)
+    if isinstance(out, Mapping):
+        out = list(out.values())
+    if isinstance(out, (list, tuple)) and out and isinstance(out[0], (list, tuple, np.ndarray)):
+        return np.column_stack([as_array(c) for c in out])
+    if isinstance(out, (list, tuple)):
+        return as_2d(as_array(out))
+    return as_2d(out)
+
+
+class _SingleThreaded:
+    #: R may be called from one thread only: methods must not call :meth:`predict` from threads.
+    thread_safe = False
+
+
+class RandomForestAdapter(_SingleThreaded, Adapter):
+    """A randomForest model given as plain data plus a predict function.
+
+    Parameters
+    ----------
+    forest : ForestData or mapping
+        The forest (a mapping is read with :func:`read_forest`).
+    predict : callable, optional
+        ``predict(X) -> predictions`` for a DataFrame ``X`` with the model's
+        columns (brute); for classification it must return the class
+        probabilities (R's ``type = "prob"``), one column per class.
+    predict_input : {"frame", "columns"}
+        ``columns``: ``predict`` gets :func:`frame_columns` of X (what R
+        functions called through reticulate can read) instead of the DataFrame.
+    feature_names, classes, coefs
+        As in :func:`read_forest` (ignored when ``forest`` is a ForestData).
+    training_data : DataFrame, optional
+        The training rows; routed through the trees to give ``recursion`` its
+        node counts (randomForest stores none).
+    training_weight : array, optional
+        Weights of the training rows for those counts.
+    model : object, optional
+        The original model object (shown in results).
+    """
+
+    library = "randomForest"
+
+    def __init__(
+        self,
+        forest,
+        predict: Callable | None = None,
+        *,
+        predict_input: str = "frame",
+        feature_names=None,
+        classes=None,
+        coefs=None,
+        training_data: pd.DataFrame | None = None,
+        training_weight=None,
+        model: Any = None,
+    ):
+        super().__init__(model if model is not None else self)
+        self.forest = forest if isinstance(forest, ForestData) else read_forest(
+            forest, feature_names=feature_names, classes=classes, coefs=coefs
+        )
+        if predict_input not in ("frame", "columns"):
+            raise PdpxError("predict_input must be 'frame' or 'columns'")
+        self._predict_fn = predict
+        self._predict_input = predict_input
+        self.encoder = ForestEncoder(self.forest)
+        self.training_data = training_data
+        self.training_weight = training_weight
+        self._tree_models: dict = {}
+
+    def __repr__(self):
+        kind = "classification" if self.forest.is_classification else "regression"
+        return f"<{type(self).__name__}: randomForest {kind}, {self.forest.n_trees} trees>"
+
+    # facts
+    def feature_names(self):
+        return list(self.forest.feature_names)
+
+    def is_classifier(self):
+        return self.forest.is_classification
+
+    def classes(self):
+        return list(self.forest.classes) if self.forest.is_classification else None
+
+    def responses(self):
+        return ["predict_proba"] if self.forest.is_classification else ["predict"]
+
+    def output_names(self, response):
+        if self.forest.is_classification:
+            return list(self.forest.classes)
+        return ["prediction"]
+
+    # prediction
+    def validate_columns(self, X):
+        X = super().validate_columns(X)
+        for j in range(self.forest.n_features):  # clear errors before any R call
+            self.encoder.column(j, X.iloc[:, j])
+        return X
+
+    def model_frame(self, X: pd.DataFrame) -> pd.DataFrame:
+        """X with factor columns as pandas Categoricals in the model's levels (validated)."""
+        out = {}
+        for j, name in enumerate(self.forest.feature_names):
+            col = X.iloc[:, j]
+            if self.forest.is_factor(j):
+                codes = self.encoder.factor_codes(j, col)
+                out[name] = pd.Categorical.from_codes(codes, categories=self.forest.xlevels[j])
+            else:
+                self.encoder.numeric(j, col)  # validates (missing values, types)
+                out[name] = col.values  # an ordered Categorical stays one: R codes it itself
+        return pd.DataFrame(out, index=X.index)
+
+    def predict(self, X, response):
+        if self._predict_fn is None:
+            raise PdpxError("this randomForest adapter has no predict function; only exact / recursion can run")
+        X = X[self.feature_names()] if list(map(str, X.columns)) != self.feature_names() else X
+        frame = self.model_frame(X)
+        arg = frame_columns(frame) if self._predict_input == "columns" else frame
+        with R_LOCK:
+            out = self._predict_fn(arg)
+        pred = decode_prediction(out, len(frame))
+        return self._check_prediction(pred, len(frame))
+
+    def _check_prediction(self, pred: np.ndarray, n: int) -> np.ndarray:
+        k = len(self.forest.classes) if self.forest.is_classification else 1
+        if pred.shape != (n, k):
+            raise PdpxError(f"the randomForest predict function returned shape {pred.shape}; expected ({n}, {k})")
+        if np.isnan(pred).any():
+            raise PdpxError(
+                "randomForest returned missing predictions (NA); its predictors must not have missing values"
+            )
+        return pred
+
+    # trees
+    def _base_tree_model(self) -> TreeModel:
+        if "base" not in self._tree_models:
+            ens = forest_ensemble(self.forest)
+            self._tree_models["base"] = TreeModel(
+                ensemble=ens, encode=self.encoder.encode, encode_values=self.encoder.encode_values,
+                notes=[], recursion_weights=NO_NODE_WEIGHTS,
+            )
+        return self._tree_models["base"]
+
+    def tree_model(self, response):
+        if response not in self.responses():
+            return None
+        if self.training_data is None:
+            return self._base_tree_model()
+        if "routed" not in self._tree_models:
+            self._tree_models["routed"] = route_training_rows(
+                self._base_tree_model(), self, self.training_data, self.training_weight
+            )
+        return self._tree_models["routed"]
+
+    def tree_model_unavailable(self, response):
+        return f"a randomForest model has no response {response!r}; use {self.responses()[0]!r}"
+
+
+def route_training_rows(tm: TreeModel, adapter: Adapter, data: pd.DataFrame, weight=None) -> TreeModel:
+    """``tm`` with node counts from routing the training rows ``data`` (for ``recursion``)."""
+    if not isinstance(data, pd.DataFrame):
+        raise PdpxError("training_data must be a pandas DataFrame with the model's predictor columns")
+    data = adapter.validate_columns(data)
+    w = None if weight is None else as_array(weight)
+    counts = route_counts(tm.ensemble, tm.encode(data), w)
+    src = f"counts of the {len(data):,} training rows given, routed through the trees (randomForest stores none)"
+    return with_node_weights(tm, counts, src)
+
+
+class RFunctionAdapter(_SingleThreaded, Adapter):
+    """Any model whose predictions come from a function, typically an R closure via reticulate.
+
+    Parameters
+    ----------
+    predict : callable
+        ``predict(columns) -> predictions``, ``columns`` being :func:`frame_columns`
+        of the rows (or the DataFrame itself with ``predict_input="frame"``).
+    output_names : list of str, optional
+        One name per prediction column (class labels for probabilities).
+    classes : list, optional
+        Class labels when the outputs are class probabilities.
+    feature_names : list of str, optional
+        Columns the model needs, in order.
+    model_name : str
+        Shown in results (e.g. the R class).
+    """
+
+    library = "R"
+
+    def __init__(self, predict: Callable, *, output_names=None, classes=None, feature_names=None,
+                 model_name: str = "R model", predict_input: str = "columns"):
+        super().__init__(predict)
+        self._predict_fn = predict
+        self._predict_input = predict_input
+        self._classes = [str(c) for c in as_list(classes)] if classes is not None else None
+        names = as_list(output_names)
+        self._outputs = [str(o) for o in names] if names else (self._classes or ["prediction"])
+        self._features = [str(f) for f in as_list(feature_names)] if feature_names is not None else None
+        self.model_name = model_name
+
+    def feature_names(self):
+        return self._features
+
+    def is_classifier(self):
+        return self._classes is not None
+
+    def classes(self):
+        return self._classes
+
+    def responses(self):
+        return ["predict_proba"] if self._classes is not None else ["predict"]
+
+    def output_names(self, response):
+        return list(self._outputs)
+
+    def predict(self, X, response):
+        arg = frame_columns(X) if self._predict_input == "columns" else X
+        with R_LOCK:
+            out = self._predict_fn(arg)
+        pred = decode_prediction(out, len(X))
+        if pred.shape != (len(X), len(self._outputs)):
+            raise PdpxError(
+                f"the predict function returned shape {pred.shape} for {len(X)} rows; expected "
+                f"({len(X)}, {len(self._outputs)}) (one column per output: {self._outputs!r})"
+            )
+        return pred
+
+
+# ---------------------------------------------------------------------------
+# data across the language boundary (reticulate 1.28 cannot convert NumPy arrays)
+# ---------------------------------------------------------------------------
+def frame_columns(X: pd.DataFrame) -> dict:
+    """A DataFrame as plain data an R function can read through reticulate.
+
+    ``{"n": n_rows, "names": [...], "columns": {name: value}}`` where each value is
+    raw little-endian float64 bytes (a ``bytearray``, R ``raw``; read it with
+    ``readBin(x, "double", n)``): the numbers of numeric and bool columns, and the
+    1-based codes of categorical columns (NaN for missing). Other columns (text)
+    are lists of str, None for missing.
+    """
+    cols = {}
+    for name in X.columns:
+        s = X[name]
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            codes = s.cat.codes.to_numpy().astype(np.float64)
+            arr = np.where(codes < 0, np.nan, codes + 1.0)
+        elif pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
+            arr = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            cols[str(name)] = [None if _missing(v) else str(v) for v in s.to_numpy(dtype=object)]
+            continue
+        cols[str(name)] = bytearray(np.ascontiguousarray(arr, dtype="<f8").tobytes())
+    return {"n": int(len(X)), "names": [str(c) for c in X.columns], "columns": cols}
+
+
+def _missing(v) -> bool:
+    try:
+        return v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
+    except TypeError:  # pragma: no cover
+        return False
+
+
+def frame_for_r(df: pd.DataFrame, *, one_based: Sequence[str] = ()) -> dict:
+    """A DataFrame as plain data for R: numbers as raw float64 bytes, text as levels + codes.
+
+    Returns ``{"n": n, "names": [...], "columns": {name: {"type": ..., ...}}}`` with
+    ``type`` "double" (``data``: bytes, NaN for missing), "integer" (same, R
+    converts), or "character" (``levels``: list of str, ``codes``: float64 bytes of
+    1-based codes, NaN for missing). Columns named in ``one_based`` get 1 added
+    (positions become R's 1-based ones).
+    """
+    out = {}
+    for name in df.columns:
+        s = df[name]
+        if pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
+            arr = s.to_numpy(dtype=np.float64, na_value=np.nan)
+            if name in one_based:
+                arr = arr + 1.0
+            kind = "integer" if pd.api.types.is_integer_dtype(s.dtype) else "double"
+            out[str(name)] = {"type": kind, "data": bytearray(np.ascontiguousarray(arr, dtype="<f8").tobytes())}
+        else:
+            codes, uniques = pd.factorize(s, use_na_sentinel=True)
+            c = np.where(codes < 0, np.nan, codes + 1.0)
+            out[str(name)] = {
+                "type": "character",
+                "levels": [str(u) for u in uniques],
+                "codes": bytearray(np.ascontiguousarray(c, dtype="<f8").tobytes()),
+            }
+    return {"n": int(len(df)), "names": [str(c) for c in df.columns], "columns": out}
+
+
+# ---------------------------------------------------------------------------
+# the entry point of the R package
+# ---------------------------------------------------------------------------
+def r_adapter(spec: Mapping) -> Adapter:
+    """Build the adapter the R package describes in ``spec`` (a named R list).
+
+    ``spec$type`` is "randomForest" (``forest``: the forest arrays, ``feature_names``,
+    ``classes``, ``coefs``, ``predict``: an R closure reading :func:`frame_columns`,
+    optional ``training_data``) or "function" (``predict``, ``output_names``,
+    ``classes``, ``feature_names``, ``model_name``).
+    """
+    kind = spec.get("type")
+    if kind == "randomForest":
+        return RandomForestAdapter(
+            spec["forest"], spec.get("predict"), predict_input="columns",
+            feature_names=spec.get("feature_names"), classes=spec.get("classes"), coefs=spec.get("coefs"),
+            training_data=spec.get("training_data"), training_weight=spec.get("training_weight"),
+        )
+    if kind == "function":
+        return RFunctionAdapter(
+            spec["predict"], output_names=spec.get("output_names"), classes=spec.get("classes"),
+            feature_names=spec.get("feature_names"), model_name=str(spec.get("model_name") or "R model"),
+        )
+    raise PdpxError(f"unknown R model spec type {kind!r}")
+
+
+_R_OPTIONS = {
+    "kind", "method", "response", "target", "grid_resolution", "percentiles", "custom_values",
+    "categorical_features", "sample_weight", "centered", "n_jobs", "progress", "memory_budget", "method_options",
+}
+
+
+def r_partial_dependence(adapter: Adapter, X: pd.DataFrame, features, options: Mapping | None = None) -> dict:
+    """Compute a partial dependence for the R package; everything returned is plain data.
+
+    Returns ``{"frame": frame_for_r(result.to_frame()), "meta": {...}}``; in the
+    frame, ``row`` and the ``x_j`` of categorical features are 1-based (R positions).
+    """
+    from ..core.compute import partial_dependence
+
+    opts = dict(options or {})
+    unknown = sorted(set(opts) - _R_OPTIONS)
+    if unknown:
+        raise PdpxError(f"unknown option(s) {unknown}; known: {sorted(_R_OPTIONS)}")
+    if "percentiles" in opts and opts["percentiles"] is not None:
+        opts["percentiles"] = tuple(as_list(opts["percentiles"]))
+    if opts.get("custom_values") is not None:
+        opts["custom_values"] = {str(k): as_list(v) for k, v in dict(opts["custom_values"]).items()}
+    for key in ("categorical_features", "target"):
+        if opts.get(key) is not None and not isinstance(opts[key], (list, tuple)):
+            opts[key] = as_list(opts[key])
+    if opts.get("sample_weight") is not None:
+        opts["sample_weight"] = as_array(opts["sample_weight"])
+    for key in ("grid_resolution", "n_jobs"):
+        if isinstance(opts.get(key), float) and float(opts[key]).is_integer():
+            opts[key] = int(opts[key])
+    opts = {k: v for k, v in opts.items() if v is not None}
+    feats = as_list(features)
+    res = partial_dependence(adapter, X, feats if len(feats) > 1 else feats[0], **opts)
+    df = res.to_frame()
+    one_based = ["row"] + [f"x_{j + 1}" for j, c in enumerate(res.categorical) if c]
+    grid = [
+        [str(v) for v in g] if c else np.asarray(g, dtype=np.float64).tolist()
+        for g, c in zip(res.grid_values, res.categorical)
+    ]
+    meta = {
+        "features": list(res.features),
+        "categorical": [bool(c) for c in res.categorical],
+        "grid_values": grid,
+        "outputs": list(res.outputs),
+        "response": res.response,
+        "response_label": res.response_label,
+        "method": res.method,
+        "kind": res.kind,
+        "centered": bool(res.centered),
+        "n_rows": int(res.n_rows),
+        "elapsed": float(res.elapsed),
+        "notes": list(res.notes),
+    }
+    return {"frame": frame_for_r(df, one_based=one_based), "meta": meta}
