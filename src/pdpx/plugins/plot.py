@@ -383,8 +383,12 @@ def _oneway_plot(results: list["PartialDependenceResult"], opts: _Options, ncol:
     if len(ice):
         n_curves = ice.groupby(["feature_set", "output"], observed=True)["row"].nunique().max()
         alpha = opts.ice_alpha or float(np.clip(3 / math.sqrt(max(n_curves, 1)), 0.1, 0.5))
-        ice = ice.assign(curve=ice["feature_set"].astype(str) + "|" + ice["output"].astype(str) + "|"
-                         + ice["row"].astype("int64").astype(str))
+        # one integer per (feature set, output, row), increasing with the row number
+        n_out = len(ice["output"].cat.categories)
+        stride = int(ice["row"].max()) + 1
+        ice = ice.assign(curve=(ice["feature_set"].cat.codes.astype(np.int64) * n_out
+                                + ice["output"].cat.codes.astype(np.int64)) * stride
+                         + ice["row"].astype(np.int64))
         layers.append(geom_line(ice, aes("x", "yhat", group="curve"), color=ICE_COLOR, alpha=alpha, size=0.35))
         names.append("ice")
         if len(cat_ice):
