@@ -42,6 +42,9 @@ class Adapter:
     """
 
     library = "generic"
+    #: False when ``predict`` must not be called from several threads at once
+    #: (e.g. R through rpy2); methods then run its predictions one at a time.
+    thread_safe = True
 
     def __init__(self, model: Any):
         self.model = model

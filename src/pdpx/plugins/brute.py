@@ -68,7 +68,8 @@ class Brute(Method):
         K = outputs.size
         w = req.sample_weight
         bytes_per_row = max(8.0, X.memory_usage(index=False, deep=False).sum() / max(n, 1)) + 8 * (K + 8)
-        jobs = effective_jobs(req.n_jobs)
+        n_jobs = req.n_jobs if getattr(adapter, "thread_safe", True) else 1
+        jobs = effective_jobs(n_jobs)
         tasks = plan_chunks(n, P, bytes_per_row, req.memory_budget, jobs)
 
         sums = np.zeros((P, K))
@@ -82,7 +83,7 @@ class Brute(Method):
             return task, pred.reshape(p1 - p0, r1 - r0, K)
 
         with progress_bar(len(tasks), progress=req.progress, desc="pdpx brute") as bar:
-            for (p0, p1, r0, r1), pred in run_tasks(run, tasks, n_jobs=req.n_jobs, bar=bar):
+            for (p0, p1, r0, r1), pred in run_tasks(run, tasks, n_jobs=n_jobs, bar=bar):
                 if w is None:
                     sums[p0:p1] += pred.sum(axis=1)
                 else:
