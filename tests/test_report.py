@@ -1,0 +1,236 @@
+"""``pdpx.report``: the HTML's structure, embedded figures, ranking, interactions, progress."""
+
+import base64
+import re
+from html.parser import HTMLParser
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("plotnine")
+pytest.importorskip("sklearn")
+
+import pdpx  # noqa: E402
+from pdpx.core.errors import PdpxError  # noqa: E402
+from pdpx.plugins.report import feature_importance, interaction_strength, report  # noqa: E402
+
+FAST = dict(method="brute", grid_resolution=8, pair_grid_resolution=6, n_ice=10, dpi=30, progress=False)
+
+
+class Page(HTMLParser):
+    """Collects elements as (tag, attrs, ancestors) and the text of headings and cells."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.elements, self.stack, self.text = [], [], {}
+        self._capture = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.elements.append((tag, a, [t for t, _ in self.stack]))
+        if tag not in ("img", "meta", "br", "path", "use", "stop", "rect", "circle", "line", "polyline", "polygon"):
+            self.stack.append((tag, a))
+        if tag in ("h1", "h2", "h3", "title", "td"):
+            self._capture = (tag, [])
+
+    def handle_startendtag(self, tag, attrs):
+        self.elements.append((tag, dict(attrs), [t for t, _ in self.stack]))
+
+    def handle_endtag(self, tag):
+        for i in range(len(self.stack) - 1, -1, -1):
+            if self.stack[i][0] == tag:
+                del self.stack[i:]
+                break
+        if self._capture and self._capture[0] == tag:
+            self.text.setdefault(tag, []).append("".join(self._capture[1]).strip())
+            self._capture = None
+
+    def handle_data(self, data):
+        if self._capture:
+            self._capture[1].append(data)
+
+    def find(self, tag, **attrs):
+        return [(a, anc) for t, a, anc in self.elements
+                if t == tag and all(a.get(k.rstrip("_")) == v for k, v in attrs.items())]
+
+    def sections(self):
+        return [a["id"] for a, _ in self.find("section")]
+
+
+@pytest.fixture(scope="module")
+def diabetes():
+    from sklearn.datasets import load_diabetes
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    X, y = X.iloc[:120, :5], y.iloc[:120]
+    return GradientBoostingRegressor(n_estimators=20, max_depth=2, random_state=0).fit(X, y), X
+
+
+@pytest.fixture(scope="module")
+def diabetes_report(diabetes, tmp_path_factory):
+    model, X = diabetes
+    path = tmp_path_factory.mktemp("report") / "sub" / "report.html"
+    out = report(model, X, path, interactions=2, title="Diabetes <test>", **FAST)
+    return out, Page(out.read_text(encoding="utf-8"))
+
+
+def test_report_is_one_html_file_with_every_section(diabetes_report):
+    path, page = diabetes_report
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>")
+    assert page.sections() == ["summary", "ranking", "features", "interactions", "method"]
+    assert page.text["title"] == ["Diabetes <test>"]  # escaped in the file, intact once parsed
+    assert "Diabetes &lt;test&gt;" in text
+    assert len(page.find("html")) == 1 and len(page.find("body")) == 1 and len(page.find("main")) == 1
+    # the table of contents links resolve
+    ids = {a.get("id") for _, a, _ in page.elements if a.get("id")}
+    for a, _ in page.find("a"):
+        assert a["href"].startswith("#") and a["href"][1:] in ids
+
+
+def test_report_has_no_external_assets(diabetes_report):
+    path, page = diabetes_report
+    assert not page.find("link") and not page.find("script")
+    for tag, a, _ in page.elements:
+        for key in ("src", "href"):
+            if key in a:
+                assert a[key].startswith(("#", "data:")), (tag, a[key][:40])
+    assert "http://" not in path.read_text() and "https://" not in path.read_text()
+
+
+def test_report_embeds_one_png_per_feature_and_pair(diabetes, diabetes_report):
+    _, page = diabetes_report
+    model, X = diabetes
+    features = [a for a, anc in page.find("figure") if a.get("class") == "feature"]
+    pairs = [a for a, anc in page.find("figure") if a.get("class") == "interaction"]
+    assert len(features) == X.shape[1] and len(pairs) == 2
+    imgs = page.find("img")
+    assert len(imgs) == X.shape[1] + 2
+    for a, ancestors in imgs:
+        assert "figure" in ancestors
+        assert a["src"].startswith("data:image/png;base64,")
+        png = base64.b64decode(a["src"].split(",", 1)[1])
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 500
+
+
+def test_report_ranks_features_by_pd_spread(diabetes, diabetes_report):
+    model, X = diabetes
+    _, page = diabetes_report
+    rows = [(a, anc) for a, anc in page.find("tr") if "table" in anc]
+    ranking_links = [a["href"][len("#feature-"):] for a, anc in page.find("a") if "section" in anc
+                     and a["href"].startswith("#feature-")]
+    expected = sorted(
+        X.columns,
+        key=lambda f: -feature_importance(pdpx.partial_dependence(model, X, f, method="brute", grid_resolution=8)),
+    )
+    assert ranking_links[: len(expected)] == [f.lower() for f in expected]
+    # the figures come in the same order
+    figure_ids = [a["id"] for a, _ in page.find("figure") if a.get("class") == "feature"]
+    assert figure_ids == [f"feature-{f.lower()}" for f in expected]
+    assert rows
+
+
+def test_report_interactions_are_the_strongest_pairs_among_top_features(diabetes, diabetes_report):
+    model, X = diabetes
+    _, page = diabetes_report
+    shown = [h for h in page.text["h3"] if " × " in h]
+    assert len(shown) == 2
+    top = [a["id"][len("feature-"):] for a, _ in page.find("figure") if a.get("class") == "feature"][:4]
+    strengths = {}
+    for i in range(4):
+        for j in range(i + 1, 4):
+            r = pdpx.partial_dependence(model, X, [top[i], top[j]], method="brute", grid_resolution=6)
+            strengths[f"{top[i]} × {top[j]}"] = interaction_strength(r)
+    best = sorted(strengths, key=lambda k: -strengths[k])[:2]
+    assert shown == best
+
+
+def test_report_summary_and_method(diabetes_report):
+    path, page = diabetes_report
+    text = path.read_text()
+    assert "GradientBoostingRegressor" in text
+    assert "Rows averaged over" in text and ">120<" in text
+    cells = page.text["td"]
+    assert "brute" in " ".join(cells)
+    # every feature set has a timing row: 5 features + 2 pairs
+    timing = re.search(r'<table class="timing">(.*?)</table>', text, re.S).group(1)
+    assert timing.count("<tr>") == 1 + 5 + 2
+    assert re.search(r"Computing took [0-9.]+ s", text)
+
+
+def test_report_with_given_pairs_svg_and_categorical_features(tmp_path):
+    palmerpenguins = pytest.importorskip("palmerpenguins")
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    df = palmerpenguins.load_penguins().dropna().reset_index(drop=True).iloc[::4]
+    X = df[["island", "sex", "bill_length_mm"]].astype({"island": "category", "sex": "category"})
+    model = HistGradientBoostingClassifier(max_iter=10, categorical_features="from_dtype", random_state=0)
+    model.fit(X, df["species"])
+    out = report(model, X, tmp_path / "p.html", interactions=[("island", "bill_length_mm")],
+                 image_format="svg", **FAST)
+    page = Page(out.read_text())
+    assert not page.find("img")
+    assert len(page.find("svg")) == X.shape[1] + 1
+    assert [h for h in page.text["h3"] if " × " in h] == ["island × bill_length_mm"]
+    assert "The pairs asked for" in out.read_text()
+    cols = out.read_text()
+    assert "3 levels" in cols and "categorical" in cols
+    assert "Adelie, Chinstrap, Gentoo" in cols  # outputs shown
+
+
+def test_report_without_interactions_and_with_row_sample(diabetes, tmp_path):
+    model, X = diabetes
+    out = report(model, X, tmp_path / "r.html", features=["bmi", "bp"], interactions=None, max_rows=50, **FAST)
+    page = Page(out.read_text())
+    assert page.sections() == ["summary", "ranking", "features", "method"]
+    assert len(page.find("img")) == 2
+    assert "a random sample of the 120 rows given" in out.read_text()
+
+
+def test_report_skips_constant_columns_when_choosing_features(diabetes, tmp_path):
+    model, X = diabetes
+    f = lambda d: d["a"] * 2 + d["b"]  # noqa: E731
+    Xc = pd.DataFrame({"a": np.linspace(0, 1, 30), "b": np.linspace(1, 0, 30) ** 2, "c": np.ones(30)})
+    out = report(f, Xc, tmp_path / "c.html", interactions=0, **FAST)
+    text = out.read_text()
+    assert "Left out:" in text and "<code>c</code>" in text
+    assert len(Page(text).find("img")) == 2
+
+
+def test_report_errors(diabetes, tmp_path):
+    model, X = diabetes
+    with pytest.raises(PdpxError, match="image_format"):
+        report(model, X, tmp_path / "x.html", image_format="gif", **{k: v for k, v in FAST.items()})
+    with pytest.raises(PdpxError, match="pair"):
+        report(model, X, tmp_path / "x.html", interactions=[("bmi",)], **FAST)
+    with pytest.raises(PdpxError, match="unknown feature"):
+        report(model, X, tmp_path / "x.html", features=["nope"], **FAST)
+
+
+def test_progress_bar(diabetes, tmp_path, capsys):
+    pytest.importorskip("tqdm")
+    model, X = diabetes
+    opts = dict(FAST, progress=True)
+    report(model, X, tmp_path / "x.html", features=["bmi"], interactions=None, **opts)
+    assert "pdpx report" in capsys.readouterr().err
+
+
+def test_pdpx_report_is_the_report_function():
+    assert pdpx.report is report
+
+
+def test_importance_and_interaction_measures():
+    X = pd.DataFrame({"a": np.linspace(-1, 1, 21), "b": np.linspace(0, 2, 21)})
+    additive = pdpx.partial_dependence(lambda d: d["a"] * 3 + d["b"] ** 2, X, ["a", "b"], grid_resolution=7)
+    assert interaction_strength(additive) == pytest.approx(0, abs=1e-12)
+    product = pdpx.partial_dependence(lambda d: d["a"] * d["b"], X, ["a", "b"], grid_resolution=7)
+    assert interaction_strength(product) > 0.1
+    flat = pdpx.partial_dependence(lambda d: d["b"], X, "a", grid_resolution=7)
+    steep = pdpx.partial_dependence(lambda d: 5 * d["a"], X, "a", grid_resolution=7)
+    assert feature_importance(flat) == pytest.approx(0, abs=1e-12)
+    assert feature_importance(steep) == pytest.approx(np.std(5 * steep.grid_values[0]))
+    with pytest.raises(PdpxError, match="2-way"):
+        interaction_strength(steep)
