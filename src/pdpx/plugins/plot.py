@@ -563,7 +563,7 @@ def _rug_frame(results, seed: int) -> pd.DataFrame:
 
 def _rug_alpha(rug: pd.DataFrame) -> float:
     per_panel = rug.groupby("feature_set", observed=True).size().max()
-    return float(np.clip(15 / math.sqrt(max(per_panel, 1)), 0.15, 0.8))
+    return float(np.clip(8 / math.sqrt(max(per_panel, 1)), 0.1, 0.6))
 
 
 def _figure_size(nrow: int, ncol: int) -> tuple[float, float]:
