@@ -151,3 +151,25 @@ def test_config_context_sets_the_default_budget(fitted):
         with pytest.raises(pdpx.PdpxError, match="memory budget of 1.0 MiB"):
             pdpx.partial_dependence(model, X, ["a", "b"], kind="both", grid_resolution=60)
     assert pdpx.get_config()["memory_budget"] == 256 * 2**20
+
+
+def test_ice_sample_keeps_the_full_average(fitted):
+    X, model = fitted
+    full = pdpx.partial_dependence(model, X, ["a"], kind="both", grid_resolution=5)
+    for method in ("brute", "exact"):
+        sub = pdpx.partial_dependence(model, X, ["a"], kind="both", grid_resolution=5, ice_sample=20, method=method)
+        assert sub.individual.shape == (1, 20, 5)
+        assert len(sub.ice_rows) == 20 and np.all(np.diff(sub.ice_rows) > 0)
+        np.testing.assert_allclose(sub.average, full.average, atol=1e-9)
+        np.testing.assert_allclose(sub.individual[0], full.individual[0][sub.ice_rows], atol=1e-9)
+        df = sub.to_frame()
+        assert set(df.loc[df.kind == "individual", "row"]) == set(sub.ice_rows)
+
+
+def test_oversized_ice_is_refused_with_ice_sample_as_the_way(fitted):
+    X, model = fitted
+    with pytest.raises(pdpx.PdpxError, match="ice_sample=1000"):
+        pdpx.partial_dependence(model, X, ["a", "b"], kind="both", grid_resolution=50, memory_budget="2MB")
+    res = pdpx.partial_dependence(model, X, ["a", "b"], kind="both", grid_resolution=50, memory_budget="2MB",
+                                  ice_sample=10)
+    assert res.individual.shape == (1, 10, 50, 50)

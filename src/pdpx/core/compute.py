@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import numbers
 import time
+from dataclasses import replace
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -14,7 +15,8 @@ from . import config as _config
 from .adapter import RESPONSES, Adapter
 from .errors import PdpxError
 from .grid import check_percentiles, feature_grid, is_categorical_dtype
-from .method import Request
+from . import cluster
+from .method import MethodResult, Request
 from .plugins import adapt, get_methods, plugin_manager
 from .result import PartialDependenceCollection, PartialDependenceResult
 
@@ -39,6 +41,8 @@ def partial_dependence(
     n_jobs: int | None = None,
     progress: bool | None = None,
     memory_budget: int | str | None = None,
+    ice_sample: int | None = None,
+    random_state: int | None = 0,
     method_options: dict | None = None,
 ) -> PartialDependenceResult:
     """Partial dependence of ``model`` on one set of features (one joint grid).
@@ -87,6 +91,12 @@ def partial_dependence(
         an interactive terminal.
     memory_budget : int or str, optional
         Bytes intermediate arrays may use (default from :func:`pdpx.set_config`, 256 MiB).
+    ice_sample : int, optional
+        Compute ICE curves for this many randomly chosen rows only (seeded by
+        ``random_state``); the PD curve still averages over every row.
+        ``res.ice_rows`` holds the chosen row positions.
+    random_state : int, optional
+        Seed for ``ice_sample``.
     method_options : dict, optional
         Options for the chosen method.
 
@@ -100,7 +110,8 @@ def partial_dependence(
         model, X, kind=kind, method=method, response=response, target=target,
         grid_resolution=grid_resolution, percentiles=percentiles, custom_values=custom_values,
         categorical_features=categorical_features, sample_weight=sample_weight, centered=centered,
-        n_jobs=n_jobs, progress=progress, memory_budget=memory_budget, method_options=method_options,
+        n_jobs=n_jobs, progress=progress, memory_budget=memory_budget, ice_sample=ice_sample,
+        random_state=random_state, method_options=method_options,
     )
     return session.compute(session.resolve_features(features))
 
@@ -163,7 +174,7 @@ class Session:
         self, model, X, *, kind="average", method="auto", response="auto", target=None,
         grid_resolution=100, percentiles=(0.05, 0.95), custom_values=None,
         categorical_features=None, sample_weight=None, centered=False, n_jobs=None,
-        progress=None, memory_budget=None, method_options=None,
+        progress=None, memory_budget=None, ice_sample=None, random_state=0, method_options=None,
     ):
         if kind not in KINDS:
             raise PdpxError(f"kind must be one of {KINDS}, got {kind!r}")
@@ -181,13 +192,24 @@ class Session:
         )
 
         self.pm = plugin_manager()
+        self.model = model
         self.adapter: Adapter = adapt(model, self.pm)
         self.adapter.check_fitted()
-        self.X = self.adapter.validate_columns(_as_frame(X, self.adapter))
+        self.dask = None
+        if cluster.is_dask_collection(X):
+            self.dask = cluster.DaskData(X, self.adapter.feature_names())
+            self.X = self.adapter.validate_columns(_as_frame(self.dask.head, self.adapter))
+            self.n_rows = self.dask.n_rows
+            if sample_weight is not None and hasattr(sample_weight, "compute"):
+                sample_weight = sample_weight.compute()
+        else:
+            self.X = self.adapter.validate_columns(_as_frame(X, self.adapter))
+            self.n_rows = len(self.X)
         self.names = [str(c) for c in self.X.columns]
         self.response = self._resolve_response(response)
         self.outputs = self._resolve_target(target)
-        self.sample_weight = _check_weights(sample_weight, len(self.X))
+        self.sample_weight = _check_weights(sample_weight, self.n_rows)
+        self.ice_rows = self._resolve_ice_sample(ice_sample, random_state)
         self.categorical = self._resolve_categorical(categorical_features)
         self.custom_values = self._resolve_custom(custom_values)
         self.methods = get_methods(self.pm)
@@ -259,6 +281,21 @@ class Session:
             out.append(idx)
         return out
 
+    def _resolve_ice_sample(self, ice_sample, random_state) -> np.ndarray | None:
+        if ice_sample is None:
+            return None
+        if self.kind == "average":
+            raise PdpxError("ice_sample chooses rows for ICE curves; use it with kind='individual' or 'both'")
+        if self.dask is not None:
+            raise PdpxError("ice_sample is not supported for Dask input; pass X.sample(frac=...).compute() "
+                            "for ICE curves and the full Dask X for the average")
+        if not isinstance(ice_sample, numbers.Integral) or isinstance(ice_sample, bool) or ice_sample < 1:
+            raise PdpxError(f"ice_sample must be a positive number of rows, got {ice_sample!r}")
+        if ice_sample >= self.n_rows:
+            return None
+        rng = np.random.default_rng(random_state)
+        return np.sort(rng.choice(self.n_rows, size=int(ice_sample), replace=False))
+
     def _column_index(self, f, what: str = "feature") -> int:
         if isinstance(f, (numbers.Integral, np.integer)) and not isinstance(f, bool):
             if not 0 <= f < len(self.names):
@@ -315,8 +352,9 @@ class Session:
 
     def grid_for(self, j: int) -> np.ndarray:
         if j not in self._grids:
+            column = self.X.iloc[:, j] if self.dask is None else self.dask.column(self.X.columns[j])
             self._grids[j] = feature_grid(
-                self.X.iloc[:, j], categorical=self.categorical[j], grid_resolution=self.grid_resolution,
+                column, categorical=self.categorical[j], grid_resolution=self.grid_resolution,
                 percentiles=self.percentiles, custom=self.custom_values.get(j),
             )
         return self._grids[j]
@@ -334,14 +372,15 @@ class Session:
         return req
 
     def _check_result_size(self, req: Request) -> None:
-        K, n, G = len(req.outputs), len(self.X), req.n_grid
+        n = self.n_rows if self.ice_rows is None else len(self.ice_rows)
+        K, G = len(req.outputs), req.n_grid
         need = K * G * 8 * (n if req.needs_individual else 1)
         if need > req.memory_budget:
             what = "ICE curves" if req.needs_individual else "the partial dependence grid"
             shape = " x ".join(str(s) for s in req.grid_shape)
             advice = (
-                "use kind='average', subsample the rows (e.g. X.sample(1000, random_state=0)), "
-                if req.needs_individual else ""
+                "use kind='average', ICE for a sample of rows (ice_sample=1000: the average still uses "
+                "every row), " if req.needs_individual else ""
             )
             raise PdpxError(
                 f"{what} for {n:,} rows, a {shape} grid and {K} output(s) would take "
@@ -362,11 +401,27 @@ class Session:
                 return m
         raise PdpxError("no method can compute this request")  # pragma: no cover - brute always can
 
+    def _run(self, method, req: Request):
+        if self.dask is not None:
+            return cluster.run(self.model, self.dask, req, method, self.sample_weight,
+                               progress=self.progress, columns=list(self.X.columns))
+        if self.ice_rows is None or not req.needs_individual:
+            return method.compute(self.adapter, req)
+        # PD over every row, ICE over the sample
+        full = method.compute(self.adapter, replace(req, kind="average"))
+        rows = self.ice_rows
+        sub = replace(req, X=self.X.iloc[rows], kind="individual",
+                      sample_weight=None if req.sample_weight is None else req.sample_weight[rows])
+        if sub.sample_weight is not None and sub.sample_weight.sum() <= 0:
+            sub = replace(sub, sample_weight=None)
+        part = method.compute(self.adapter, sub)
+        return MethodResult(average=full.average, individual=part.individual, notes=full.notes)
+
     def compute(self, features: list[int]) -> PartialDependenceResult:
         req = self.request(features)
         method = self.choose_method(req)
         t0 = time.perf_counter()
-        out = method.compute(self.adapter, req)
+        out = self._run(method, req)
         elapsed = time.perf_counter() - t0
         average, individual = out.average, out.individual
         if not req.needs_individual:
@@ -391,12 +446,19 @@ class Session:
             method=method.name,
             kind=self.kind,
             centered=self.centered,
-            n_rows=len(self.X),
+            n_rows=self.n_rows,
+            ice_rows=self.ice_rows if individual is not None else None,
             elapsed=elapsed,
             notes=list(out.notes),
-            feature_data={self.names[j]: self.X.iloc[:, j].to_numpy() for j in features},
+            feature_data={self.names[j]: self._feature_data(j) for j in features},
             model_name=type(self.adapter.model).__name__,
         )
+
+
+    def _feature_data(self, j: int) -> np.ndarray:
+        if self.dask is not None:
+            return self.dask.column(self.X.columns[j]).to_numpy()
+        return self.X.iloc[:, j].to_numpy()
 
 
 def _short(items: Sequence, limit: int = 10) -> str:

@@ -73,6 +73,9 @@ class PartialDependenceResult:
         What the method wants the user to know (e.g. which node weights it used).
     feature_data : dict
         The target features' values in X (for rugs and histograms in plots).
+    ice_rows : ndarray or None
+        Row positions in X of the ICE curves when ``ice_sample`` chose a subset;
+        None when every row has its curve.
     """
 
     features: list[str]
@@ -91,6 +94,7 @@ class PartialDependenceResult:
     notes: list[str] = field(default_factory=list)
     feature_data: dict = field(default_factory=dict, repr=False)
     model_name: str = ""
+    ice_rows: np.ndarray | None = None
 
     @property
     def feature_set(self) -> str:
@@ -102,7 +106,7 @@ class PartialDependenceResult:
 
     def __repr__(self) -> str:
         shape = " x ".join(str(s) for s in self.grid_shape)
-        ice = "" if self.individual is None else f", ICE for {self.n_rows} rows"
+        ice = "" if self.individual is None else f", ICE for {self.individual.shape[1]} rows"
         return (
             f"<PartialDependenceResult features={self.features} grid={shape} outputs={self.outputs} "
             f"response={self.response!r} method={self.method!r}{ice}>"
@@ -130,7 +134,8 @@ class PartialDependenceResult:
             parts.append(("average", None, self.average.reshape(K, 1, n_grid)))
         if self.individual is not None:
             n = self.individual.shape[1]
-            parts.append(("individual", np.arange(n), self.individual.reshape(K, n, n_grid)))
+            rows = np.arange(n) if self.ice_rows is None else np.asarray(self.ice_rows)
+            parts.append(("individual", rows, self.individual.reshape(K, n, n_grid)))
 
         frames = []
         for kind, rows, values in parts:

@@ -55,8 +55,7 @@ class Exact(Method):
         tm = adapter.tree_model(req.response)
         ens = tm.ensemble
         threads = set_threads(req.n_jobs)
-        X = tm.encode(req.X)
-        n = X.shape[0]
+        n = len(req.X)
         prep = prepare(tm, req)
         outputs = np.asarray(req.outputs)
         K = outputs.size
@@ -65,24 +64,30 @@ class Exact(Method):
         total_w = float(n) if w is None else float(w.sum())
         row_w = np.ones(n) if w is None else w
         args = kernel_args(prep)
+        linear = ens.is_linear and not req.needs_individual
+        d = len(prep.grid_shape)
 
-        if ens.is_linear and not req.needs_individual:
-            D = accumulate_rows(X, row_w, False, threads, *args).sum(axis=0)  # (M, cells)
-            avg = integrate(D, prep) / total_w + ens.base_score.reshape((M,) + (1,) * len(prep.grid_shape))
-            return MethodResult(average=avg[outputs], notes=list(tm.notes))
+        # rows are encoded and walked in chunks, so memory stays within the budget
+        enc_bytes = 8 * req.X.shape[1] * 3
+        per_row = enc_bytes + (0 if linear else 8 * prep.n_cells * (M + ens.n_outputs + K) * 2)
+        chunk = int(max(1, min(n, req.memory_budget // per_row)))
+        starts = list(range(0, n, chunk))
 
-        # per-row difference arrays: chunk rows under the memory budget
-        per_row_bytes = 8 * prep.n_cells * (M + ens.n_outputs + K) * 2
-        chunk = int(max(1, min(n, req.memory_budget // max(per_row_bytes, 1))))
+        D_sum = np.zeros((M, prep.n_cells)) if linear else None
         sums = np.zeros((K,) + prep.grid_shape)
         ice = np.empty((K, n) + prep.grid_shape) if req.needs_individual else None
-        starts = list(range(0, n, chunk))
-        base = ens.base_score.reshape((1, M) + (1,) * len(prep.grid_shape))
+        base = ens.base_score.reshape((1, M) + (1,) * d)
         with progress_bar(len(starts), progress=req.progress, desc="pdpx exact") as bar:
             for r0 in starts:
                 r1 = min(n, r0 + chunk)
-                D = accumulate_rows(X[r0:r1], row_w[r0:r1], True, threads, *args)  # (nr, M, cells)
+                Xc = np.ascontiguousarray(tm.encode(req.X.iloc[r0:r1]), dtype=np.float64)
+                if linear:
+                    D_sum += accumulate_rows(Xc, row_w[r0:r1], False, threads, *args).sum(axis=0)
+                    bar.update(1)
+                    continue
+                D = accumulate_rows(Xc, row_w[r0:r1], True, threads, *args)  # (nr, M, cells)
                 margins = integrate(D, prep) + base
+                del D
                 resp = apply_link(ens.link, margins, ens.link_scale, axis=1)[:, outputs]  # (nr, K, *grid)
                 if w is None:
                     sums += resp.sum(axis=0)
@@ -91,6 +96,9 @@ class Exact(Method):
                 if ice is not None:
                     ice[:, r0:r1] = np.moveaxis(resp, 0, 1)
                 bar.update(1)
+        if linear:
+            avg = integrate(D_sum, prep) / total_w + ens.base_score.reshape((M,) + (1,) * d)
+            return MethodResult(average=avg[outputs], notes=list(tm.notes))
         return MethodResult(average=sums / total_w, individual=ice, notes=list(tm.notes))
 
 

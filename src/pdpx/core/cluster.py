@@ -1,0 +1,149 @@
+"""Data beyond one machine: Dask DataFrames and arrays as ``X``.
+
+The method runs once per partition (on the workers of the active
+``dask.distributed`` client, or partition by partition in this process when there
+is none) and the partial results combine exactly: each partition returns its
+weighted sum of curves and its total weight, and the average is the sum of sums over
+the sum of weights. The model is scattered to every worker once
+(``broadcast=True``), not shipped with each task; tree extraction then happens once
+per worker, cached with the model there.
+
+Grids need the target features' values over all rows: only those columns are
+computed and brought back (a million rows of one column is 8 MB).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from .errors import PdpxError
+from .method import MethodResult, Request
+
+
+def is_dask_collection(X) -> bool:
+    """True for Dask DataFrames and arrays, without importing dask."""
+    return any(k.__module__.startswith(("dask.", "dask_expr")) for k in type(X).__mro__) and hasattr(X, "npartitions") or (
+        type(X).__module__.startswith("dask.array") and hasattr(X, "chunks")
+    )
+
+
+class DaskData:
+    """A Dask DataFrame (arrays are converted), its partition sizes and a small local sample."""
+
+    def __init__(self, X, feature_names: list[str] | None):
+        import dask.array as da
+        import dask.dataframe as dd
+
+        if isinstance(X, da.Array):
+            if X.ndim != 2:
+                raise PdpxError(f"X must be 2-D (rows x features), got a dask array of shape {X.shape}")
+            names = feature_names if feature_names and len(feature_names) == X.shape[1] else [
+                f"x{i}" for i in range(X.shape[1])]
+            X = X.rechunk({1: X.shape[1]})
+            X = dd.from_dask_array(X, columns=list(names))
+        self.frame = X
+        self.sizes = np.asarray(X.map_partitions(len).compute(), dtype=np.int64)
+        self.n_rows = int(self.sizes.sum())
+        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)])
+        if self.n_rows == 0:
+            raise PdpxError("X has no rows; partial dependence averages over rows, so pass at least one")
+        self.head = X.head(min(1000, int(self.sizes[0])) or 1, npartitions=-1)
+
+    def column(self, name) -> pd.Series:
+        return self.frame[name].compute()
+
+    def partition(self, i: int) -> pd.DataFrame:
+        return self.frame.get_partition(i).compute()
+
+
+def split_weights(sample_weight, data: DaskData):
+    """Per-partition weights (list of arrays or None) from a numpy / pandas / dask 1-D input."""
+    if sample_weight is None:
+        return None
+    if hasattr(sample_weight, "compute"):
+        sample_weight = sample_weight.compute()
+    w = np.asarray(sample_weight, dtype=np.float64)
+    return w
+
+
+def _partition_task(model, part: pd.DataFrame, weights, request: Request, method_name: str, columns):
+    """Run one method on one partition; returns (weighted sum of curves, weight, ICE or None)."""
+    from .plugins import adapt, get_methods
+
+    adapter = adapt(model)
+    part = part[columns] if list(part.columns) != list(columns) else part
+    req = replace(request, X=part, sample_weight=weights)
+    out = get_methods()[method_name].compute(adapter, req)
+    W = float(len(part)) if weights is None else float(np.sum(weights))
+    return out.average * W, W, out.individual
+
+
+def run(model, data: DaskData, request: Request, method, weights: np.ndarray | None, *,
+        progress: bool | None, columns) -> MethodResult:
+    """The method over every partition, combined exactly."""
+    parts_w = None
+    if weights is not None:
+        parts_w = [weights[data.offsets[i]: data.offsets[i + 1]] for i in range(len(data.sizes))]
+    # tasks use one thread each: the cluster provides the parallelism
+    request = replace(request, X=data.head, n_jobs=1 if request.n_jobs is None else request.n_jobs,
+                      progress=False)
+    try:
+        from distributed import get_client
+
+        client = get_client()
+    except (ImportError, ValueError):
+        client = None
+    if client is None:
+        results = _run_local(model, data, request, method.name, parts_w, progress, columns)
+    else:
+        results = _run_cluster(client, model, data, request, method.name, parts_w, progress, columns)
+    total_sum = sum(r[0] for r in results)
+    total_w = sum(r[1] for r in results)
+    if total_w <= 0:
+        raise PdpxError("sample_weight is zero for every row; at least one row needs a positive weight")
+    individual = None
+    if request.needs_individual:
+        individual = np.concatenate([r[2] for r in results], axis=1)
+    return MethodResult(average=total_sum / total_w, individual=individual,
+                        notes=[f"computed over {len(data.sizes)} Dask partitions"])
+
+
+def _run_local(model, data, request, method_name, parts_w, progress, columns):
+    from .progress import progress_bar
+
+    out = []
+    with progress_bar(len(data.sizes), progress=progress, desc="pdpx partitions") as bar:
+        for i in range(len(data.sizes)):
+            w = None if parts_w is None else parts_w[i]
+            if data.sizes[i] == 0:
+                continue
+            out.append(_partition_task(model, data.partition(i), w, request, method_name, columns))
+            bar.update(1)
+    return out
+
+
+def _run_cluster(client, model, data, request, method_name, parts_w, progress, columns):
+    model_future = client.scatter(model, broadcast=True, hash=False)
+    parts = data.frame.to_delayed()
+    part_futures = client.compute(parts)
+    futures = []
+    for i, pf in enumerate(part_futures):
+        if data.sizes[i] == 0:
+            continue
+        w = None if parts_w is None else parts_w[i]
+        futures.append(client.submit(_partition_task, model_future, pf, w, request, method_name, columns,
+                                     pure=False))
+    try:
+        if progress:
+            from distributed import progress as dask_progress
+
+            dask_progress(futures)
+        return client.gather(futures)
+    except KeyboardInterrupt:
+        client.cancel(futures + list(part_futures) + [model_future])
+        raise
+    finally:
+        client.cancel(list(part_futures))

@@ -1,0 +1,143 @@
+"""Dask input: per-partition computation, exact combination, model shipped once per worker."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dd = pytest.importorskip("dask.dataframe", reason="dask[dataframe] is not installed")
+da = pytest.importorskip("dask.array", reason="dask is not installed")
+distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
+psutil = pytest.importorskip("psutil", reason="psutil is not installed")
+
+import pdpx  # noqa: E402
+from _dask_models import CountingForest  # noqa: E402
+from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: E402
+
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(3000, 4)), columns=list("abcd"))
+    X["g"] = pd.Categorical(rng.choice(["u", "v", "w"], len(X)))
+    y = (X.a + X.b * (X.g == "v") > 0).astype(int)
+    clf = HistGradientBoostingClassifier(max_iter=15, random_state=0).fit(X, y)
+    w = rng.uniform(0, 2, len(X))
+    return X, clf, w
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=40)
+    c = distributed.Client(cluster)
+    try:
+        yield c
+    finally:
+        c.close()
+        cluster.close()
+
+
+def assert_same(a, b):
+    np.testing.assert_allclose(a.average, b.average, rtol=0, atol=1e-9)
+    if b.individual is not None:
+        np.testing.assert_allclose(a.individual, b.individual, rtol=0, atol=1e-9)
+    for g1, g2 in zip(a.grid_values, b.grid_values):
+        assert list(g1) == list(g2)
+
+
+@pytest.mark.parametrize("method", ["exact", "brute"])
+def test_cluster_equals_single_machine(data, client, method):
+    X, clf, w = data
+    ddf = dd.from_pandas(X, npartitions=5)
+    for feats in (["a"], ["a", "g"]):
+        kw = dict(kind="both", method=method, grid_resolution=8, sample_weight=w)
+        assert_same(pdpx.partial_dependence(clf, ddf, feats, **kw), pdpx.partial_dependence(clf, X, feats, **kw))
+
+
+def test_without_a_client_partitions_run_here(data):
+    X, clf, w = data
+    ddf = dd.from_pandas(X, npartitions=3)
+    res = pdpx.partial_dependence(clf, ddf, ["b"], grid_resolution=6, sample_weight=w)
+    assert res.method == "exact"
+    assert "3 Dask partitions" in res.notes[0]
+    assert_same(res, pdpx.partial_dependence(clf, X, ["b"], grid_resolution=6, sample_weight=w))
+
+
+def test_dask_array_input(data, client):
+    X, clf, _ = data
+    num = X[["a", "b", "c", "d"]]
+    model = CountingForest(n_estimators=5, max_depth=4, random_state=0).fit(num.to_numpy(), num.a.to_numpy())
+    arr = da.from_array(num.to_numpy(), chunks=(700, 4))
+    res = pdpx.partial_dependence(model, arr, [0, 1], kind="both", grid_resolution=5)
+    assert_same(res, pdpx.partial_dependence(model, num.to_numpy(), [0, 1], kind="both", grid_resolution=5))
+
+
+def test_model_is_shipped_once_per_worker(data, client):
+    X, _, _ = data
+    num = X[["a", "b", "c", "d"]]
+    model = CountingForest(n_estimators=5, max_depth=4, random_state=0).fit(num, num.a)
+    before = client.run(lambda: __import__("_dask_models").unpickled())
+    ddf = dd.from_pandas(num, npartitions=8)
+    pdpx.partial_dependence(model, ddf, ["a"], grid_resolution=5)
+    after = client.run(lambda: __import__("_dask_models").unpickled())
+    assert len(after) == 2
+    for worker in after:
+        assert after[worker] - before.get(worker, 0) == 1, (before, after)
+
+
+def test_ice_sample_and_dask_are_explained(data):
+    X, clf, _ = data
+    with pytest.raises(pdpx.PdpxError, match="ice_sample is not supported for Dask input"):
+        pdpx.partial_dependence(clf, dd.from_pandas(X, npartitions=2), ["a"], kind="both", ice_sample=10)
+
+
+CTRL_C = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {tests!r})
+    import numpy as np, pandas as pd, dask.dataframe as dd
+    from distributed import Client, LocalCluster
+    import pdpx
+    from _dask_models import SlowModel
+
+    if __name__ == "__main__":
+        X = pd.DataFrame({{"a": np.arange(400.0), "b": np.ones(400)}})
+        with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None, silence_logs=50) as lc, \\
+                Client(lc):
+            print("started", flush=True)
+            try:
+                pdpx.partial_dependence(SlowModel(), dd.from_pandas(X, npartitions=40), ["a"], method="brute")
+            except KeyboardInterrupt:
+                print("interrupted", flush=True)
+                raise
+""")
+
+
+def test_ctrl_c_cancels_and_leaves_no_worker_processes(tmp_path):
+    script = tmp_path / "run.py"
+    script.write_text(CTRL_C.format(tests=str(TESTS)))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "started"
+        time.sleep(4)
+        children = psutil.Process(proc.pid).children(recursive=True)
+        assert children, "the cluster should have started worker processes"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "interrupted" in out, err[-2000:]
+    assert "KeyboardInterrupt" in err
+    time.sleep(1)
+    alive = [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+    assert not alive, f"worker processes left behind: {alive}"
