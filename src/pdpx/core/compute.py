@@ -372,10 +372,12 @@ class Session:
         return req
 
     def _check_result_size(self, req: Request) -> None:
+        """Refuse results over the budget; leave methods the budget minus the result's size."""
         n = self.n_rows if self.ice_rows is None else len(self.ice_rows)
         K, G = len(req.outputs), req.n_grid
         need = K * G * 8 * (n if req.needs_individual else 1)
-        if need > req.memory_budget:
+        req.memory_budget = max(req.memory_budget - need, req.memory_budget // 8)
+        if need > self.memory_budget:
             what = "ICE curves" if req.needs_individual else "the partial dependence grid"
             shape = " x ".join(str(s) for s in req.grid_shape)
             advice = (
@@ -384,7 +386,7 @@ class Session:
             )
             raise PdpxError(
                 f"{what} for {n:,} rows, a {shape} grid and {K} output(s) would take "
-                f"{_config.format_bytes(need)}, over the memory budget of {_config.format_bytes(req.memory_budget)}. "
+                f"{_config.format_bytes(need)}, over the memory budget of {_config.format_bytes(self.memory_budget)}. "
                 f"To fit: {advice}lower grid_resolution, or raise memory_budget (e.g. memory_budget='4GB')."
             )
 

@@ -1,0 +1,163 @@
+"""Scale (issue 7): time and peak memory against rows, and Dask against one process.
+
+Rows of 20 features (make_friedman1 + noise columns); a HistGradientBoostingRegressor
+(100 iterations) fitted on 20,000 of them. Peak memory is the highest resident set
+size sampled every 2 ms during the call, minus the resident size just before it
+(so the input, already in memory, is excluded).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import psutil
+from sklearn.datasets import make_friedman1
+from sklearn.ensemble import HistGradientBoostingRegressor
+
+import pdpx
+
+try:
+    from .common import row
+except ImportError:  # run as a script
+    from common import row
+
+HERE = Path(__file__).resolve().parent
+SIZES = [10_000, 100_000, 300_000, 1_000_000]
+BUDGET = 256 * 2**20
+_table: list[dict] = []
+
+
+def make_rows(n: int, seed: int = 0) -> pd.DataFrame:
+    X, _ = make_friedman1(n_samples=n, n_features=20, random_state=seed)
+    return pd.DataFrame(X, columns=[f"x{i}" for i in range(20)])
+
+
+def measure(fn):
+    """(seconds, peak extra bytes) of fn()."""
+    gc.collect()
+    proc = psutil.Process()
+    base = proc.memory_info().rss
+    peak = [base]
+    stop = threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            peak[0] = max(peak[0], proc.memory_info().rss)
+            time.sleep(0.002)
+
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    t0 = time.perf_counter()
+    fn()
+    elapsed = time.perf_counter() - t0
+    stop.set()
+    t.join()
+    peak[0] = max(peak[0], proc.memory_info().rss)
+    return elapsed, peak[0] - base
+
+
+def run() -> list[dict]:
+    Xfit = make_rows(20_000, seed=1)
+    y = make_friedman1(n_samples=20_000, n_features=20, random_state=1)[1]
+    model = HistGradientBoostingRegressor(max_iter=100, early_stopping=False, random_state=0).fit(Xfit, y)
+    pdpx.partial_dependence(model, Xfit.head(100), ["x0", "x1"], grid_resolution=5)  # warm the JIT cache
+    rows = []
+    grid2 = dict(custom_values={"x0": np.linspace(0.05, 0.95, 50), "x1": np.linspace(0.05, 0.95, 50)})
+    small2 = dict(custom_values={"x0": np.linspace(0.05, 0.95, 5), "x1": np.linspace(0.05, 0.95, 5)})
+    for n in SIZES:
+        X = make_rows(n)
+        input_mb = X.memory_usage(index=False).sum() / 2**20
+        t_e, m_e = measure(lambda: pdpx.partial_dependence(model, X, ["x0", "x1"], method="exact", **grid2))
+        t_b, m_b = measure(lambda: pdpx.partial_dependence(model, X, ["x0", "x1"], method="brute", **small2))
+        entry = {"rows": n, "input_mb": input_mb, "exact_s": t_e, "exact_peak_mb": m_e / 2**20,
+                 "brute_s": t_b, "brute_peak_mb": m_b / 2**20}
+        if n == SIZES[-1]:
+            t_i, m_i = measure(lambda: pdpx.partial_dependence(
+                model, X, ["x0", "x1"], method="exact", kind="both", ice_sample=10_000, **grid2))
+            entry.update(ice_s=t_i, ice_peak_mb=m_i / 2**20)
+        _table.append(entry)
+        print(f"    {n:>9,} rows: exact 50x50 {t_e:.2f} s peak +{m_e / 2**20:.0f} MiB; "
+              f"brute 5x5 {t_b:.2f} s peak +{m_b / 2**20:.0f} MiB (input {input_mb:.0f} MiB)", flush=True)
+        rows.append(row("memory (issue 7)", f"exact 2-way 50 x 50, {n:,} rows x 20", t_e,
+                        "peak MiB over input (budget 256)", m_e / 2**20, "peak <= budget",
+                        m_e <= BUDGET, ratio=BUDGET / max(m_e, 1)))
+        rows.append(row("memory (issue 7)", f"brute 2-way 5 x 5, {n:,} rows x 20", t_b,
+                        "peak MiB over input (budget 256)", m_b / 2**20, "peak <= budget",
+                        m_b <= BUDGET, ratio=BUDGET / max(m_b, 1)))
+        if n == SIZES[-1]:
+            rows.append(row("memory (issue 7)", "exact 2-way 50 x 50 PD + ICE of 10,000 sampled rows, 1,000,000 rows",
+                            entry["ice_s"], "peak MiB over input (budget 256)", entry["ice_peak_mb"],
+                            "peak <= budget", entry["ice_peak_mb"] * 2**20 <= BUDGET,
+                            ratio=BUDGET / max(entry["ice_peak_mb"] * 2**20, 1)))
+        del X
+    first, last = _table[0], _table[-1]
+    growth = last["rows"] / first["rows"]
+    for key, label in (("exact_s", "exact"), ("brute_s", "brute")):
+        per_row_small = first[key] / first["rows"]
+        per_row_big = last[key] / last["rows"]
+        rows.append(row("linear growth (issue 7)", f"{label}: time per row at 10^6 vs 10^4 rows ({growth:.0f}x rows)",
+                        last[key], f"time at 10^4 rows x {growth:.0f}", first[key] * growth,
+                        "per-row cost no worse than 1.5x", per_row_big <= 1.5 * per_row_small))
+    rows.extend(dask_vs_single(model))
+    plot()
+    return rows
+
+
+def dask_vs_single(model) -> list[dict]:
+    import dask.dataframe as dd
+    from distributed import Client, LocalCluster
+
+    X = make_rows(SIZES[-1])
+    grid2 = dict(custom_values={"x0": np.linspace(0.05, 0.95, 50), "x1": np.linspace(0.05, 0.95, 50)})
+    t_single, _ = measure(lambda: pdpx.partial_dependence(model, X, ["x0", "x1"], method="exact", **grid2))
+    ddf = dd.from_pandas(X, npartitions=8)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=50) as lc, Client(lc):
+        pdpx.partial_dependence(model, ddf.partitions[:2], ["x0"], method="exact", grid_resolution=5)  # warm workers
+        t_dask, _ = measure(lambda: pdpx.partial_dependence(model, ddf, ["x0", "x1"], method="exact", **grid2))
+    return [row("dask (issue 7)", "exact 2-way 50 x 50, 1,000,000 rows: LocalCluster (2 workers x 1 thread, 8 "
+                "partitions) vs one process (2 threads)", t_dask, "one process", t_single,
+                "report (same 2 cores)", True)]
+
+
+def plot():
+    from plotnine import aes, facet_wrap, geom_line, geom_point, ggplot, labs, scale_x_log10, scale_y_log10, theme_bw
+
+    df = pd.DataFrame(_table)
+    long = pd.concat([
+        pd.DataFrame({"rows": df.rows, "method": "exact (50 x 50)", "measure": "time (s)", "value": df.exact_s}),
+        pd.DataFrame({"rows": df.rows, "method": "brute (5 x 5)", "measure": "time (s)", "value": df.brute_s}),
+        pd.DataFrame({"rows": df.rows, "method": "exact (50 x 50)", "measure": "peak memory over input (MiB)",
+                      "value": df.exact_peak_mb.clip(lower=1)}),
+        pd.DataFrame({"rows": df.rows, "method": "brute (5 x 5)", "measure": "peak memory over input (MiB)",
+                      "value": df.brute_peak_mb.clip(lower=1)}),
+    ])
+    p = (ggplot(long, aes("rows", "value", color="method")) + geom_line() + geom_point()
+         + facet_wrap("measure", scales="free_y") + scale_x_log10() + scale_y_log10()
+         + labs(x="rows (20 features)", y="", color="", title="pdpx: time and memory against rows")
+         + theme_bw())
+    p.save(HERE / "scale.png", width=8, height=3.5, dpi=110, verbose=False)
+
+
+def markdown() -> str:
+    lines = ["## Scale: time and peak memory against rows", "",
+             "HistGradientBoostingRegressor (100 iterations), 20 features, memory budget 256 MiB.", "",
+             "| rows | input | exact 50 x 50 | exact peak over input | brute 5 x 5 | brute peak over input |",
+             "|---|---|---|---|---|---|"]
+    for e in _table:
+        lines.append(f"| {e['rows']:,} | {e['input_mb']:.0f} MiB | {e['exact_s']:.2f} s | {e['exact_peak_mb']:.0f} MiB "
+                     f"| {e['brute_s']:.2f} s | {e['brute_peak_mb']:.0f} MiB |")
+    lines += ["", "![time and memory against rows](scale.png)"]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    for r in run():
+        print(r)
+    print(markdown())
