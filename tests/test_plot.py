@@ -402,3 +402,24 @@ def test_plotnine_is_imported_lazily():
         "assert 'matplotlib' not in sys.modules, 'matplotlib imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_numeric_values_treated_as_categories_keep_their_labels(diabetes):
+    model, X = diabetes
+    opts = dict(OPTS, categorical_features=["sex"])
+    res = pdpx.partial_dependence(model, X, "sex", **opts)
+    labels = list(res.to_frame()["label_1"])
+    assert panel_x(res.plot())[1] == labels
+    two = pdpx.partial_dependence(model, X, ["sex", "bmi"], **opts)
+    lines = P.layer_data(two.plot(), "lines")
+    assert lines["group"].nunique() == 2 and lines["y"].notna().all()
+
+
+def test_many_categories_in_a_small_facet_are_upright_and_thinned():
+    X = pd.DataFrame({"a": np.linspace(0, 1, 60), "c": pd.Categorical([f"level {i % 30:02d}" for i in range(60)])})
+    f = lambda d: d["a"] + d["c"].cat.codes.to_numpy()  # noqa: E731
+    coll = pdpx.partial_dependence_many(f, X, ["a", "c"], grid_resolution=5)
+    p = coll.plot(ncol=2)
+    assert p.theme.getp(("axis_text_x", "rotation")) == 90
+    breaks, labels = panel_x(p, 1)
+    assert 5 <= len(labels) < 30 and labels[0] == "level 00"

@@ -419,9 +419,6 @@ def _oneway_plot(results: list["PartialDependenceResult"], opts: _Options, ncol:
     p = ggplot()
     for layer in layers:
         p = p + layer
-    if axis.any_categorical:
-        p = p + scale_x_continuous(breaks=axis.breaks, labels=axis.labels)
-
     many_outputs = len(results[0].outputs) > 1
     n_sets = len(results)
     free = "free_x" if opts.share_y else "free"
@@ -448,10 +445,13 @@ def _oneway_plot(results: list["PartialDependenceResult"], opts: _Options, ncol:
         from plotnine import element_blank
 
         p = p + theme(axis_title_x=element_blank())
-    if axis.crowded(panel_width=(size[0] - 1.3) / ncol_, font_size=0.8 * opts.base_size):
+    angle = axis.label_rotation(panel_width=(size[0] - 1.3) / ncol_, font_size=0.8 * opts.base_size)
+    if angle:
         from plotnine import element_text
 
-        p = p + theme(axis_text_x=element_text(rotation=35, ha="right", va="top"))
+        p = p + theme(axis_text_x=element_text(rotation=angle, ha="right" if angle < 90 else "center", va="top"))
+    if axis.any_categorical:  # after label_rotation: the scale keeps a copy of the axis
+        p = p + scale_x_continuous(breaks=axis.breaks, labels=axis.labels)
     p._pdpx_layers = names
     return p
 
@@ -471,6 +471,8 @@ class _CategoricalAxis:
         self.codes: dict[float, str] = {}
         self.sizes: dict[str, int] = {}
         self.order = [r.feature_set for r in results]
+        self.index: dict[float, tuple[str, int]] = {}
+        self.steps: dict[str, int] = {}
         if not self.any_categorical:
             return
         numeric_extent = max(
@@ -487,21 +489,30 @@ class _CategoricalAxis:
             offset = 0.0 if len(results) == 1 else base * (m + 1)
             self.offsets[r.feature_set] = offset
             self.sizes[r.feature_set] = len(r.grid_values[0])
-            for i, v in enumerate(r.grid_values[0]):
-                self.codes[offset + i] = str(v)
-        self.longest_label = max(len(s) for s in self.codes.values())
+            for i, v in enumerate(_grid_labels(r, 0)):
+                self.codes[offset + i] = v
+                self.index[offset + i] = (r.feature_set, i)
 
-    def crowded(self, panel_width: float, font_size: float) -> bool:
-        """Whether category labels (at ``font_size`` points) overlap in a panel this wide (inches)."""
-        if not self.sizes:
-            return False
-        char = 0.6 * font_size / 72  # inches per character, roughly
+    def label_rotation(self, panel_width: float, font_size: float) -> int:
+        """Angle for the x labels so category names do not overlap in a panel this wide (inches).
+
+        0 when they fit flat, 35 when slanted labels fit, else 90; when even upright labels
+        are too close, only every k-th category is labelled in that facet.
+        """
+        char = 0.6 * font_size / 72  # width of a character, inches (roughly)
+        line = 1.4 * font_size / 72  # height of a line of text
+        angle = 0
         for fs, n in self.sizes.items():
             off = self.offsets[fs]
-            widest = max(len(self.codes[off + i]) for i in range(n))
-            if widest * char > 0.9 * panel_width / n:
-                return True
-        return False
+            slot = 0.9 * panel_width / n
+            if max(len(self.codes[off + i]) for i in range(n)) * char <= slot:
+                continue
+            angle = max(angle, 35)
+            if line / math.sin(math.radians(35)) > slot:
+                angle = 90
+                if line > slot:
+                    self.steps[fs] = math.ceil(line / slot)
+        return angle
 
     def positions(self, df: pd.DataFrame) -> np.ndarray:
         x = df["x_1"].to_numpy(dtype=float).copy()
@@ -525,7 +536,8 @@ class _CategoricalAxis:
         from mizani.breaks import breaks_extended
 
         lo, hi = limits
-        inside = [c for c in self.codes if lo - 1e-9 <= c <= hi + 1e-9]
+        inside = [c for c in self.codes if lo - 1e-9 <= c <= hi + 1e-9
+                  and self.index[c][1] % self.steps.get(self.index[c][0], 1) == 0]
         if inside:
             return inside
         return breaks_extended()(limits)
@@ -537,6 +549,13 @@ class _CategoricalAxis:
         numeric = [b for b in breaks if b not in self.codes]
         formatted = dict(zip(numeric, label_number()(numeric))) if numeric else {}
         return [self.codes.get(b, formatted.get(b, "")) for b in breaks]
+
+
+def _grid_labels(res, j: int) -> list[str]:
+    """Feature j's grid values as text, exactly as ``to_frame()`` writes them in ``label_j``."""
+    from ..core.result import _label
+
+    return [_label(v) for v in res.grid_values[j]]
 
 
 def _rug_frame(results, seed: int) -> pd.DataFrame:
@@ -644,7 +663,9 @@ def _tiles_numeric(res, df, opts, centered):
     if opts.contours:
         lines = _contour_lines(res, df)
         if len(lines):
-            layers.append(geom_path(lines, aes("x", "y", group="piece"), color="white", alpha=0.75, size=0.45))
+            ink = "#333333" if centered else "white"  # the diverging scale is light around 0
+            layers.append(geom_path(lines, aes("x", "y", group="piece"), color=ink, alpha=0.6 if centered else 0.75,
+                                    size=0.45))
             names.append("contours")
     if opts.rug:
         pts = _joint_rug(res, g1, g2, opts.seed)
@@ -725,8 +746,7 @@ def _tiles_categorical(res, df, opts, centered):
         scale_y_discrete
 
     f1, f2 = res.features
-    levels1 = [str(v) for v in res.grid_values[0]]
-    levels2 = [str(v) for v in res.grid_values[1]]
+    levels1, levels2 = _grid_labels(res, 0), _grid_labels(res, 1)
     t = df.assign(
         a=pd.Categorical(df["label_1"].astype(str), categories=levels1),
         b=pd.Categorical(df["label_2"].astype(str), categories=levels2),
@@ -758,7 +778,7 @@ def _lines_by_category(res, df, opts, centered):
     num = 0 if not res.categorical[0] else 1
     cat = 1 - num
     fn, fc = res.features[num], res.features[cat]
-    levels = [str(v) for v in res.grid_values[cat]]
+    levels = _grid_labels(res, cat)
     t = df.assign(
         x=df[f"x_{num + 1}"].to_numpy(dtype=float),
         category=pd.Categorical(df[f"label_{cat + 1}"].astype(str), categories=levels),
