@@ -516,4 +516,4 @@ def _check_weights(sample_weight, n: int) -> np.ndarray | None:
         )
     if w.sum() <= 0:
         raise PdpxError("sample_weight is zero for every row; at least one row needs a positive weight")
-    return w
+    return np.ascontiguousarray(w)

@@ -117,3 +117,40 @@ def set_threads(n_jobs: int | None) -> int:
     jobs = min(jobs, cores)
     numba.set_num_threads(jobs)
     return jobs
+
+
+def warm_up() -> float:
+    """Compile (or load from numba's on-disk cache) every tree kernel; returns seconds taken.
+
+    ``make setup`` runs this once, so the first partial dependence call of a session
+    only loads compiled code.
+    """
+    import time
+
+    import pandas as pd
+
+    from ..core.adapter import Adapter
+    from ..core.ir import TreeEnsemble, numeric_encoder
+    from .exact import Exact
+    from .recursion import Recursion
+
+    t0 = time.perf_counter()
+    ens = TreeEnsemble(
+        left=np.array([1, -1, -1]), right=np.array([2, -1, -1]), feature=np.array([0, -1, -1]),
+        threshold=np.array([0.5, 0.0, 0.0]), missing_left=np.array([True, False, False]),
+        value=np.array([0.0, 1.0, 2.0]), node_weight=np.array([2.0, 1.0, 1.0]),
+        tree_start=np.array([0, 3]), tree_group=np.array([0]), n_features=2,
+    )
+    tm = TreeModel(ens, numeric_encoder, lambda j, v: np.asarray(v, dtype=np.float64))
+
+    class _Tiny(Adapter):
+        def tree_model(self, response):
+            return tm
+
+    X = pd.DataFrame({"a": [0.0, 1.0], "b": [0.0, 1.0]})
+    for kind in ("average", "both"):
+        req = Request(X=X, features=[0], grid_values=[np.array([0.0, 1.0])], categorical=[False],
+                      response="predict", outputs=[0], kind=kind, sample_weight=None, memory_budget=2**24)
+        Exact().compute(_Tiny(None), req)
+    Recursion().compute(_Tiny(None), req)
+    return time.perf_counter() - t0

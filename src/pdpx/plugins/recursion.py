@@ -57,7 +57,7 @@ class Recursion(Method):
         D = recursion_pass(
             ens.tree_start, ens.tree_group, ens.effective_tree_weight(), ens.left, ens.right, ens.node_weight,
             ens.value, prep.tgt, prep.reach, prep.box_ptr, prep.box_lo, prep.box_hi, prep.strides,
-            ens.n_margins, prep.n_cells, prep.max_tree_nodes,
+            int(ens.n_margins), int(prep.n_cells), int(prep.max_tree_nodes),
         )
         M = ens.n_margins
         avg = integrate(D, prep) + ens.base_score.reshape((M,) + (1,) * len(prep.grid_shape))
