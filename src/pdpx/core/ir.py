@@ -404,7 +404,9 @@ class ModelCache:
         key = (response, tuple(id(o) for o in key_objects))
         try:
             entries = self._store.setdefault(model, {})
-        except TypeError:  # model not weak-referenceable: cache by id with the model held
+        except TypeError:  # model not weak-referenceable: cache by id with the model held (a few only)
+            if id(model) not in self._by_id and len(self._by_id) >= 8:
+                self._by_id.pop(next(iter(self._by_id)))
             entries = self._by_id.setdefault(id(model), {"__model__": model})
         hit = entries.get(key)
         if hit is not None:
