@@ -200,7 +200,39 @@ class XGBoostAdapter(Adapter):
             return X.to_numpy(dtype=np.float64, na_value=np.nan)
         return X
 
+    def stored_categories(self) -> dict[int, list]:
+        """Categories saved with the model (XGBoost >= 3.1), by feature position."""
+        booster = self.booster()
+        key = (id(booster), booster.num_boosted_rounds())
+        if getattr(self, "_stored_key", None) != key:
+            self._stored = model_categories(self.learner())
+            self._stored_key = key
+        return self._stored
+
+    def _check_categories(self, X: pd.DataFrame) -> None:
+        """Refuse categories the model has not seen (xgboost 3.2 may silently re-code them
+        to a neighbouring category, dmlc/xgboost#12189; the intended behaviour is an error)."""
+        cat_cols = [j for j in range(X.shape[1]) if isinstance(X.dtypes.iloc[j], pd.CategoricalDtype)]
+        if not cat_cols:
+            return
+        stored = self.stored_categories()
+        for j in cat_cols:
+            if j not in stored:
+                continue
+            col = X.iloc[:, j]
+            codes = np.unique(col.cat.codes.to_numpy())
+            labels = col.cat.categories[codes[codes >= 0]]
+            idx = pd.Index(stored[j]).get_indexer(pd.Index(list(labels), dtype=object))
+            if np.any(idx < 0):
+                unseen = sorted(map(str, labels[idx < 0]))[:10]
+                raise PdpxError(
+                    f"column {X.columns[j]!r} has categories the XGBoost model was not trained on: {unseen}. "
+                    "XGBoost cannot score them (it raises, or in xgboost 3.2 may silently use another "
+                    f"category, dmlc/xgboost#12189). Known categories: {list(stored[j])[:20]}"
+                )
+
     def predict(self, X, response):
+        self._check_categories(X)
         data = self._model_input(X)
         if not self._raw:
             m = self.model
@@ -617,7 +649,7 @@ def extract_trees(learner: dict, rounds: int) -> dict:
         cond = np.asarray(tree["split_conditions"], dtype=np.float32)
         default_left = np.asarray(tree["default_left"], dtype=bool)
         stype = np.asarray(tree.get("split_type", np.zeros(len(left))), dtype=np.int64)
-        sum_h = np.asarray(tree["sum_hessian"], dtype=np.float64)
+        sum_h = np.asarray(tree["sum_hessian"], dtype=np.float32).astype(np.float64)
         leaf_size = int(tree["tree_param"].get("size_leaf_vector", "1") or 1)
         if leaf_size > 1:
             vector = True
