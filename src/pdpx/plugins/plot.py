@@ -165,13 +165,13 @@ def plot_collection(coll: "PartialDependenceCollection", **kwargs):
         raise PdpxError(f"cannot plot feature sets of more than 2 features: {too_wide}; drop them from the collection")
     one = [r for r in results if len(r.features) == 1]
     two = [r for r in results if len(r.features) == 2]
-    plots = []
-    if one:
-        plots.append(_oneway_plot(one, opts, ncol=ncol))
-    plots.extend(_twoway_plot(r, opts) for r in two)
-    if len(plots) == 1:
-        return plots[0]
-    return _compose(plots)
+    oneway = _oneway_plot(one, opts, ncol=ncol) if one else None
+    twoway = [_twoway_plot(r, opts) for r in two]
+    if not twoway:
+        return oneway
+    if oneway is None and len(twoway) == 1:
+        return twoway[0]
+    return _compose(oneway, twoway, wide=[len(r.outputs) > 1 for r in two])
 
 
 def save(
@@ -194,7 +194,7 @@ def save(
         Ending in ``.png``, ``.svg`` or ``.pdf``. Missing folders are created.
     width, height : float, optional
         Size in ``units``; give both or neither. Default: the size the plot was
-        made with (about 6 x 4 inches for one panel, up to 9 inches wide for
+        made with (6 x 4 inches for one panel, up to 11 inches wide for
         facets; text sizes fit a report page).
     dpi : int, default 200
         Resolution of PNGs (vector formats ignore it).
@@ -631,7 +631,7 @@ def _edges(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def _fill_scale(values: np.ndarray, centered: bool, name: str):
+def _fill_scale(centered: bool, name: str):
     from plotnine import guide_colorbar, scale_fill_cmap, scale_fill_gradient2
 
     guide = guide_colorbar()
@@ -678,7 +678,7 @@ def _tiles_numeric(res, df, opts, centered):
         p = p + layer
     zero = (0.0, 0.0)
     p = (p + scale_x_continuous(expand=zero) + scale_y_continuous(expand=zero)
-         + _fill_scale(df["yhat"].to_numpy(), centered, _legend_name(res, centered)) + labs(x=f1, y=f2))
+         + _fill_scale(centered, _legend_name(res, centered)) + labs(x=f1, y=f2))
     return p, names
 
 
@@ -766,7 +766,7 @@ def _tiles_categorical(res, df, opts, centered):
         + scale_color_identity()
         + scale_x_discrete(expand=(0, 0))
         + scale_y_discrete(expand=(0, 0))
-        + _fill_scale(z, centered, _legend_name(res, centered))
+        + _fill_scale(centered, _legend_name(res, centered))
         + labs(x=f1, y=f2)
     )
     return p, ["tiles", "values"]
@@ -804,29 +804,37 @@ def _lines_by_category(res, df, opts, centered):
 
 
 # ================================================================ composition
-def _compose(plots):
-    """Stack the 1-way facets over the 2-way panels (two per row)."""
+def _compose(oneway, twoway: list, wide: list[bool]):
+    """Stack the 1-way facets (if any) over the 2-way figures.
+
+    Single-output 2-way figures go two to a row; faceted ones (``wide``) get a row each.
+    """
     from plotnine import theme
 
-    first, rest = plots[0], plots[1:]
-    rows = []
-    oneway = getattr(first, "_pdpx_layers", None) and "tiles" not in first._pdpx_layers \
-        and "lines" not in first._pdpx_layers
-    if not oneway:
-        rest = plots
-        first = None
-    for i in range(0, len(rest), 2):
-        pair = rest[i:i + 2]
-        rows.append(pair[0] if len(pair) == 1 else (pair[0] | pair[1]))
-    parts = ([first] if first is not None else []) + rows
+    rows, pending = [], []
+    for p, is_wide in zip(twoway, wide):
+        if is_wide:
+            rows.append(p)
+            continue
+        pending.append(p)
+        if len(pending) == 2:
+            rows.append(pending[0] | pending[1])
+            pending = []
+    if pending:  # an odd one out keeps the width of its neighbours above
+        narrow = sum(not w for w in wide)
+        if narrow > 1:
+            from plotnine.composition import plot_spacer
+
+            rows.append(pending[0] | plot_spacer())
+        else:
+            rows.append(pending[0])
+    parts = ([oneway] if oneway is not None else []) + rows
     out = parts[0]
     for part in parts[1:]:
         out = out / part
-    heights = []
-    if first is not None:
-        heights.append(first.theme.getp("figure_size")[1])
+    heights = [oneway.theme.getp("figure_size")[1]] if oneway is not None else []
     heights += [4.5] * len(rows)
-    width = 9.0 if len(rest) > 1 else 7.0
-    if first is not None:
-        width = max(width, first.theme.getp("figure_size")[0])
+    width = 9.0 if len(twoway) > 1 or any(wide) else 7.0
+    if oneway is not None:
+        width = max(width, oneway.theme.getp("figure_size")[0])
     return out & theme(figure_size=(width, min(24.0, sum(heights))))

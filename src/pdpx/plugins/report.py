@@ -23,9 +23,9 @@ import io
 import itertools
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -377,7 +377,6 @@ class _Page:
     options: dict
     n_ice: int
     elapsed: float
-    parts: list = field(default_factory=list)
 
     def render(self) -> str:
         import pdpx
