@@ -9,6 +9,8 @@ bitsets; see ``docs/xgboost_lightgbm.md``.
 Semantics carried into the IR (``pdpx.core.ir``):
 
 * ``x <= t`` goes left, no cast (LightGBM compares doubles);
+* LightGBM's predictor reads any |x| <= 1e-35f as exactly 0.0 (it keeps only
+  values above its zero threshold); ``encode`` does the same;
 * numeric missing values by ``missing_type``: None reads NaN as 0.0; Zero sends
   zero (|x| <= 1e-35) and NaN to the default side; NaN sends NaN there;
 * categorical splits: codes in the set go *left*; NaN, negative codes and codes
@@ -391,6 +393,7 @@ class _Encoder:
                 out[:, j] = vals
             else:
                 out[:, j] = _as_float(col, X.columns[j])
+        _lightgbm_zeros(out)
         for j in self.cat_features:
             if j < p:
                 out[:, j] = np.trunc(out[:, j])
@@ -401,14 +404,26 @@ class _Encoder:
             out = self._codes(self.frame[pos], values)
         else:
             out = _as_float(pd.Series(np.asarray(values)), f"feature {pos}")
+        _lightgbm_zeros(out)
         if pos in self.cat_features:
             out = np.trunc(out)
         return out
 
 
+#: LightGBM's kZeroThreshold, 1e-35f, as a double. Its predictor keeps only values
+#: with |x| > kZeroThreshold (or NaN) and reads every other value as exactly 0.0.
+ZERO_THRESHOLD = float(np.float32(1e-35))
+
+
+def _lightgbm_zeros(arr: np.ndarray) -> None:
+    """In place: |x| <= 1e-35f becomes 0.0, as LightGBM's predictor does for every feature."""
+    with np.errstate(invalid="ignore"):
+        arr[np.abs(arr) <= ZERO_THRESHOLD] = 0.0
+
+
 def _as_float(col, name) -> np.ndarray:
     try:
-        return col.to_numpy(dtype=np.float64, na_value=np.nan)
+        return np.array(col.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
     except (TypeError, ValueError):
         raise PdpxError(
             f"column {name!r} is not numeric; LightGBM takes numbers, booleans or pandas 'category' columns"

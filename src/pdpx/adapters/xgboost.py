@@ -88,6 +88,13 @@ class XGBoostAdapter(Adapter):
         self._frame_categories: dict[int, list] = {}
         self._reasons: dict[str, str] = {}
 
+    @property
+    def thread_safe(self) -> bool:  # XGBoost's predict is thread safe for gbtree and dart only
+        try:
+            return self._booster_name() != "gblinear"
+        except Exception:
+            return False
+
     # --------------------------------------------------------------- facts
     def booster(self):
         if self._raw:
