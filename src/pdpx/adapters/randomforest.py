@@ -127,6 +127,9 @@ class ForestData:
         Class labels of a classification forest, in R's order (``model$classes``).
     coefs : float64 (2,) or None
         Bias correction of regression forests fitted with ``corr.bias = TRUE``.
+    unused : frozenset of int
+        Input columns no tree splits on (variables a formula needs that are not
+        predictors, e.g. ``x2`` of ``y ~ . - x2``): numeric placeholders in the IR.
     """
 
     left: np.ndarray
@@ -140,6 +143,7 @@ class ForestData:
     feature_names: list
     classes: list | None = None
     coefs: np.ndarray | None = None
+    unused: frozenset = frozenset()
 
     @property
     def is_classification(self) -> bool:
@@ -163,6 +167,7 @@ def read_forest(
     feature_names: Sequence[str] | None = None,
     classes: Sequence | None = None,
     coefs: Sequence[float] | None = None,
+    input_names: Sequence[str] | None = None,
 ) -> ForestData:
     """Normalise the arrays of ``model$forest`` (see the module docstring).
 
@@ -179,6 +184,10 @@ def read_forest(
         Class labels: given for classification forests, None for regression.
     coefs : (intercept, slope), optional
         ``model$coefs`` of a bias-corrected regression forest.
+    input_names : list of str, optional
+        The columns the model's ``predict`` needs, when they are more than the
+        predictors (a formula's variables): the IR's inputs are then these
+        columns, in this order, and the others are unused by the trees.
     """
     def get(name, required=True):
         if name in forest and forest[name] is not None:
@@ -258,6 +267,22 @@ def read_forest(
     left = np.where(leaf, -1, start[tree_of] + ld - 1)
     right = np.where(leaf, -1, start[tree_of] + rd - 1)
     feature = np.where(leaf, -1, bestvar - 1)
+    unused: frozenset = frozenset()
+    if input_names is not None:
+        inputs = [str(n) for n in as_list(input_names)]
+        absent = [n for n in names if n not in inputs]
+        if absent:
+            raise PdpxError(f"input_names lacks the forest's predictors {absent}")
+        pos = np.array([inputs.index(n) for n in names], dtype=np.int64)
+        bad = ~leaf & ((feature < 0) | (feature >= len(names)))
+        feature = np.where(leaf | bad, feature, pos[np.clip(feature, 0, len(names) - 1)])
+        new_ncat = np.ones(len(inputs), dtype=np.int64)
+        new_levels: list = [None] * len(inputs)
+        for j, p in enumerate(pos):
+            new_ncat[p] = ncat[j]
+            new_levels[p] = xlevels[j]
+        unused = frozenset(set(range(len(inputs))) - set(pos.tolist()))
+        ncat, xlevels, names = new_ncat, new_levels, inputs
 
     class_list = [str(c) for c in as_list(classes)] if classes is not None else None
     if class_list is not None:
@@ -278,7 +303,7 @@ def read_forest(
             raise PdpxError(f"coefs must be (intercept, slope), got {coef_arr!r}")
     return ForestData(
         left=left, right=right, feature=feature, split=split, pred=pred, tree_start=start, ncat=ncat,
-        xlevels=xlevels, feature_names=names, classes=class_list, coefs=coef_arr,
+        xlevels=xlevels, feature_names=names, classes=class_list, coefs=coef_arr, unused=unused,
     )
 
 
@@ -416,6 +441,8 @@ class ForestEncoder:
         return out
 
     def column(self, j: int, values, *, what: str = "column") -> np.ndarray:
+        if j in self.fd.unused:  # no tree reads it (R's predict still gets the column)
+            return np.zeros(len(values))
         if self.fd.is_factor(j):
             return self.factor_codes(j, values, what=what).astype(np.float64)
         return self.numeric(j, values, what=what)
@@ -432,6 +459,8 @@ class ForestEncoder:
     def encode_values(self, position: int, values) -> np.ndarray:
         """Grid values of column ``position`` in the forest's input space."""
         j = position
+        if j in self.fd.unused:
+            return np.zeros(len(values))
         if self.fd.is_factor(j):
             return self.factor_codes(j, np.asarray(values, dtype=object), what="grid of").astype(np.float64)
         if j in self.ordered_categories:  # grid of an ordered factor: its categories
@@ -608,7 +637,9 @@ class RandomForestAdapter(_SingleThreaded, Adapter):
         out = {}
         for j, name in enumerate(self.forest.feature_names):
             col = X.iloc[:, j]
-            if self.forest.is_factor(j):
+            if j in self.forest.unused:
+                out[name] = col.values
+            elif self.forest.is_factor(j):
                 codes = self.encoder.factor_codes(j, col)
                 out[name] = pd.Categorical.from_codes(codes, categories=self.forest.xlevels[j])
             else:
@@ -803,14 +834,15 @@ def r_adapter(spec: Mapping) -> Adapter:
 
     ``spec$type`` is "randomForest" (``forest``: the forest arrays, ``feature_names``,
     ``classes``, ``coefs``, ``predict``: an R closure reading :func:`frame_columns`,
-    optional ``training_data``) or "function" (``predict``, ``output_names``,
+    optional ``input_names`` and ``training_data``) or "function" (``predict``, ``output_names``,
     ``classes``, ``feature_names``, ``model_name``).
     """
     kind = spec.get("type")
     if kind == "randomForest":
+        fd = read_forest(spec["forest"], feature_names=spec.get("feature_names"), classes=spec.get("classes"),
+                         coefs=spec.get("coefs"), input_names=spec.get("input_names"))
         return RandomForestAdapter(
-            spec["forest"], spec.get("predict"), predict_input="columns",
-            feature_names=spec.get("feature_names"), classes=spec.get("classes"), coefs=spec.get("coefs"),
+            fd, spec.get("predict"), predict_input="columns",
             training_data=spec.get("training_data"), training_weight=spec.get("training_weight"),
         )
     if kind == "function":

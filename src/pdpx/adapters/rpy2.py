@@ -89,10 +89,6 @@ class _R:
                         "n <- if (is.null(dim(m$importance))) names(m$importance) else rownames(m$importance); "
                         "if (is.null(n)) paste0('X', seq_along(m$forest$ncat)) else n }"
                     ),
-                    "ordered": ro.r(
-                        "function(m) { dc <- attr(m$terms, 'dataClasses'); "
-                        "if (is.null(dc)) character(0) else names(dc)[dc == 'ordered'] }"
-                    ),
                 }
         return cls._fns
 
@@ -148,7 +144,6 @@ class RandomForestRpy2Adapter(RandomForestAdapter):
                 )
             names = [str(n) for n in fns["names"](model)]
             formula_vars = [str(v) for v in fns["vars"](model)]
-            ordered = set(str(v) for v in fns["ordered"](model))
             data = {}
             fnames = list(forest.names)
             for part in _FOREST_PARTS:
@@ -164,14 +159,15 @@ class RandomForestRpy2Adapter(RandomForestAdapter):
             class_labels = [str(c) for c in cls_el] if kind == "classification" and cls_el is not None else None
             coefs_el = _element(model, "coefs")
             coefs = _np(coefs_el) if coefs_el is not None and not _is_null(coefs_el) else None
-        fd = read_forest(data, feature_names=names, classes=class_labels, coefs=coefs)
+        # a formula's predict needs all its variables (y ~ . - x2 needs x2); when every
+        # predictor is one of them the trees read those columns directly. Otherwise the
+        # trees split on transformed terms (offset(x), ...): brute only.
+        self._transformed = bool(formula_vars) and not set(names) <= set(formula_vars)
+        inputs = formula_vars if formula_vars and not self._transformed else None
+        fd = read_forest(data, feature_names=names, classes=class_labels, coefs=coefs, input_names=inputs)
         super().__init__(fd, None, training_data=None, model=model)
         self._r_type = kind
-        self._ordered = ordered
-        # a formula with transformed terms (y ~ log(x)) predicts from the raw variables,
-        # which are not the forest's inputs: brute only
-        self._transformed = bool(formula_vars) and sorted(formula_vars) != sorted(names)
-        self._input_names = formula_vars if self._transformed else names
+        self._input_names = formula_vars if self._transformed else fd.feature_names
         self.training_data = training_data
         self.training_weight = training_weight
 
@@ -230,8 +226,8 @@ class RandomForestRpy2Adapter(RandomForestAdapter):
 
     def tree_model_unavailable(self, response):
         if self._transformed:
-            return ("the randomForest formula transforms its variables (e.g. log(x)); the trees split on the "
-                    "transformed terms, so only brute (R's predict) can run")
+            return ("the randomForest formula transforms its variables (e.g. offset(x)); the trees split on "
+                    "the transformed terms, so only brute (R's predict) can run")
         return super().tree_model_unavailable(response)
 
 
