@@ -185,10 +185,19 @@ class PartialDependenceResult:
 
     # --------------------------------------------------------------- plots
     def plot(self, **kwargs):
-        """An undrawn plotnine ``ggplot`` of this result (see :func:`pdpx.plot`)."""
+        """An undrawn plotnine ``ggplot`` of this result (see :func:`pdpx.plugins.plot.plot_result`)."""
         from ..plugins import plot as _plot  # lazy: plotnine is optional
 
         return _plot.plot_result(self, **kwargs)
+
+    def save(self, path, *, width=None, height=None, dpi=200, **plot_options):
+        """Draw :meth:`plot` (with ``plot_options``) and write it to PNG, SVG or PDF (by the extension).
+
+        Returns the path written; see :func:`pdpx.plugins.plot.save`.
+        """
+        from ..plugins import plot as _plot
+
+        return _plot.save(self.plot(**plot_options), path, width=width, height=height, dpi=dpi)
 
 
 class PartialDependenceCollection(Sequence):
@@ -234,7 +243,13 @@ class PartialDependenceCollection(Sequence):
         return pd.concat([r.to_frame(n_features=width) for r in self.results], ignore_index=True)
 
     def plot(self, **kwargs):
-        """An undrawn plotnine ``ggplot`` with one facet per feature set."""
+        """An undrawn plotnine figure, one facet per feature set (see :func:`pdpx.plugins.plot.plot_collection`)."""
         from ..plugins import plot as _plot
 
         return _plot.plot_collection(self, **kwargs)
+
+    def save(self, path, *, width=None, height=None, dpi=200, **plot_options):
+        """Draw :meth:`plot` (with ``plot_options``) and write it to PNG, SVG or PDF (by the extension)."""
+        from ..plugins import plot as _plot
+
+        return _plot.save(self.plot(**plot_options), path, width=width, height=height, dpi=dpi)
