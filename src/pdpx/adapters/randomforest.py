@@ -888,10 +888,15 @@ def r_partial_dependence(adapter: Adapter, X: pd.DataFrame, features, options: M
     res = partial_dependence(adapter, X, feats if len(feats) > 1 else feats[0], **opts)
     df = res.to_frame()
     one_based = ["row"] + [f"x_{j + 1}" for j, c in enumerate(res.categorical) if c]
-    grid = [
-        [str(v) for v in g] if c else np.asarray(g, dtype=np.float64).tolist()
-        for g, c in zip(res.grid_values, res.categorical)
-    ]
+    grid = []
+    for j, (g, c) in enumerate(zip(res.grid_values, res.categorical)):
+        if not c:
+            grid.append(np.asarray(g, dtype=np.float64).tolist())
+        elif np.asarray(g).dtype == bool:  # R spells logicals TRUE / FALSE
+            grid.append(["TRUE" if v else "FALSE" for v in g])
+            df[f"label_{j + 1}"] = df[f"label_{j + 1}"].map({"True": "TRUE", "False": "FALSE"}).astype("string")
+        else:
+            grid.append([str(v) for v in g])
     meta = {
         "features": list(res.features),
         "categorical": [bool(c) for c in res.categorical],

@@ -1,0 +1,239 @@
+#' Partial dependence, ICE and centered ICE of a fitted model
+#'
+#' Computes the partial dependence (PD) of `object`'s predictions on one or more
+#' features, averaged over the rows of `data`, and optionally the individual
+#' conditional expectation (ICE) curves of every row. The computation runs in the
+#' pdpx Python library (through reticulate).
+#'
+#' * **randomForest** models are read in R (the `model$forest` arrays) and handed
+#'   to Python as plain data; `method = "auto"` then runs `exact`, which returns
+#'   exactly what brute force (R's `predict` on modified copies of `data`,
+#'   averaged) returns, at tree speed. Regression forests give the predicted
+#'   value, classification forests the class probabilities of
+#'   `predict(type = "prob")` (vote fractions).
+#' * **Any other model** with a `predict` method (or a `pred_fun`) runs through
+#'   `brute`: pdpx stacks the grid into large batches and calls R's predict once
+#'   per batch.
+#'
+#' @param object A fitted model: a `randomForest`, or any model with a
+#'   `predict(object, newdata)` method (then see `pred_fun`).
+#' @param data A data.frame of background rows to average over, with the columns
+#'   the model needs (extra columns are ignored for randomForest models). Rows
+#'   with missing values in a randomForest's predictors are an error.
+#' @param features Character vector: the feature(s) of one joint grid; two
+#'   features give a 2-way partial dependence.
+#' @param kind `"average"` (the PD curve), `"individual"` (ICE curves) or
+#'   `"both"`.
+#' @param ice `TRUE` for ICE curves, as in the pdp package (sets `kind =
+#'   "individual"` unless `kind` is given).
+#' @param center `TRUE` to center each curve at its value at the first grid
+#'   point (centered ICE / centered PD), as pdp's `center`.
+#' @param method `"auto"` (the fastest method equal to brute force: `exact` for
+#'   randomForest, `brute` otherwise), `"brute"`, `"exact"` or `"recursion"`
+#'   (randomForest only, with `training_data`; Friedman's weighted traversal, which
+#'   differs from brute force on correlated data).
+#' @param grid_resolution Number of grid points per numeric feature (fewer when
+#'   the feature has fewer distinct values).
+#' @param percentiles The grid of a numeric feature spans these quantiles of its
+#'   values.
+#' @param custom_values Named list `list(feature = values)`: the grid to use for
+#'   that feature.
+#' @param target Which outputs to report: class labels of a classifier. Default:
+#'   every class, except only the second (positive) class of a binary one.
+#' @param pred_fun For models other than randomForest: `function(object,
+#'   newdata)` returning a numeric vector, or a matrix / data.frame with one
+#'   column per output (class probabilities: the columns named by class; rows
+#'   summing to one make pdpx treat the outputs as classes). Default:
+#'   `predict(object, newdata)`. Giving `pred_fun` for a randomForest uses it
+#'   (and `brute`) instead of the trees.
+#' @param training_data For `method = "recursion"` with randomForest: the
+#'   training rows, routed through the trees to count the rows reaching each node
+#'   (randomForest stores no counts).
+#' @param sample_weight Weights of the rows of `data` in the average (ICE curves
+#'   are not weighted).
+#' @param categorical_features Columns to treat as categorical besides factors,
+#'   characters and logicals.
+#' @param response `"auto"`, or the Python response name (`"predict"`,
+#'   `"predict_proba"`).
+#' @param n_jobs Threads for the tree methods.
+#' @param memory_budget Bytes intermediate arrays may use, e.g. `"1GB"`.
+#' @param ... Not used; misspelt or pdp-style argument names (`pred.var`,
+#'   `grid.resolution`, `which.class`) are reported with the pdpx name to use.
+#'
+#' @return A data.frame of class `pdpx_pd` in pdpx's tidy schema, one row per
+#'   output x curve x grid point: `feature_set`, `output`, `kind`
+#'   (`"average"`/`"individual"`), `row` (the row of `data` of an ICE curve, 1-based;
+#'   `NA` for the average), then per feature j: `feature_j`, `type_j`
+#'   (`"numeric"`/`"categorical"`), `x_j` (the grid value, or the 1-based position
+#'   of the category), `label_j` (the value as text), and `yhat`. Attributes hold
+#'   the method that ran, the response, the grid and the features' values (for
+#'   rugs); [autoplot()] and [plot()] draw it.
+#'
+#' @examples
+#' \dontrun{
+#' library(randomForest)
+#' rf <- randomForest(mpg ~ ., data = mtcars, ntree = 100)
+#' pd <- partial_dependence(rf, mtcars, "wt")
+#' plot(pd)
+#' ice <- partial_dependence(rf, mtcars, "wt", ice = TRUE, center = TRUE)
+#' pd2 <- partial_dependence(rf, mtcars, c("wt", "hp"), grid_resolution = 20)
+#'
+#' fit <- lm(mpg ~ wt * hp, data = mtcars)
+#' partial_dependence(fit, mtcars, "wt")
+#' }
+#' @export
+partial_dependence <- function(object, data, features, kind = c("average", "individual", "both"),
+                               ice = FALSE, center = FALSE, method = "auto", grid_resolution = 100L,
+                               percentiles = c(0.05, 0.95), custom_values = NULL, target = NULL,
+                               pred_fun = NULL, training_data = NULL, sample_weight = NULL,
+                               categorical_features = NULL, response = "auto", n_jobs = NULL,
+                               memory_budget = NULL, ...) {
+  .check_dots(list(...))
+  kind_given <- !missing(kind)
+  kind <- match.arg(kind)
+  if (isTRUE(ice) && !kind_given) kind <- "individual"
+  if (!is.data.frame(data)) {
+    stop("data must be a data.frame of background rows (e.g. the training data)", call. = FALSE)
+  }
+  if (nrow(data) == 0) stop("data has no rows", call. = FALSE)
+  if (!is.character(features) || length(features) == 0) {
+    stop("features must be a character vector of column names of data, e.g. \"wt\" or c(\"wt\", \"hp\")",
+         call. = FALSE)
+  }
+  missing_cols <- setdiff(features, names(data))
+  if (length(missing_cols)) {
+    stop("features not among the columns of data: ", paste(missing_cols, collapse = ", "), call. = FALSE)
+  }
+  if (!is.null(pred_fun) && !is.function(pred_fun)) {
+    stop("pred_fun must be a function(object, newdata)", call. = FALSE)
+  }
+
+  py <- .pdpx_py()
+  prepared <- .prepare_model(object, data, pred_fun, training_data)
+  X <- prepared$data
+  options <- list(
+    kind = kind, method = method, response = response,
+    target = if (is.null(target)) NULL else as.list(as.character(target)),
+    grid_resolution = as.integer(grid_resolution),
+    percentiles = as.list(as.double(percentiles)),
+    custom_values = if (is.null(custom_values)) NULL else lapply(custom_values, as.list),
+    categorical_features = if (is.null(categorical_features)) NULL else as.list(categorical_features),
+    sample_weight = if (is.null(sample_weight)) NULL else .raw64(sample_weight),
+    centered = isTRUE(center),
+    n_jobs = if (is.null(n_jobs)) NULL else as.integer(n_jobs),
+    memory_budget = memory_budget
+  )
+  out <- .py_call(py$bridge$r_partial_dependence(prepared$adapter, X, as.list(features), options))
+  .new_pd(out, data, features)
+}
+
+.check_dots <- function(dots) {
+  if (!length(dots)) return(invisible())
+  nms <- names(dots)
+  if (is.null(nms) || any(!nzchar(nms))) {
+    stop("partial_dependence() takes object, data, features, then named options", call. = FALSE)
+  }
+  known <- c(pred.var = "features", grid.resolution = "grid_resolution", which.class = "target",
+             pred.fun = "pred_fun", train = "data", quantiles = "percentiles", probs = "percentiles",
+             pred.grid = "custom_values")
+  hints <- vapply(nms, function(n) {
+    if (n %in% names(known)) sprintf("%s (use %s)", n, known[[n]]) else n
+  }, "")
+  stop("unknown argument(s): ", paste(hints, collapse = ", "), call. = FALSE)
+}
+
+# The Python adapter for `object` and the data.frame to send.
+.prepare_model <- function(object, data, pred_fun, training_data) {
+  if (.is_randomforest(object) && is.null(pred_fun)) {
+    .rf_check(object)
+    if (.rf_plain_inputs(object)) {
+      predictors <- .rf_inputs(object)
+      absent <- setdiff(predictors, names(data))
+      if (length(absent)) {
+        stop("data lacks the randomForest's predictors: ", paste(absent, collapse = ", "), call. = FALSE)
+      }
+      X <- data[, predictors, drop = FALSE]
+      train <- NULL
+      if (!is.null(training_data)) {
+        absent <- setdiff(predictors, names(training_data))
+        if (length(absent)) {
+          stop("training_data lacks the randomForest's predictors: ", paste(absent, collapse = ", "),
+               call. = FALSE)
+        }
+        train <- training_data[, predictors, drop = FALSE]
+      }
+      return(list(adapter = .rf_adapter(object, X, train), data = X))
+    }
+    # a formula with transformed terms (y ~ log(x)): R's predict on the raw variables, brute
+    vars <- all.vars(stats::delete.response(object$terms))
+    type <- if (identical(object$type, "classification")) "prob" else "response"
+    pred_fun <- function(object, newdata) stats::predict(object, newdata, type = type)
+    data <- data[, intersect(vars, names(data)), drop = FALSE]
+  }
+  if (!is.null(training_data)) {
+    stop("training_data is used by method = \"recursion\" for randomForest models only", call. = FALSE)
+  }
+  list(adapter = .function_adapter(object, data, pred_fun), data = data)
+}
+
+.function_adapter <- function(object, data, pred_fun) {
+  f <- if (is.null(pred_fun)) function(object, newdata) stats::predict(object, newdata) else pred_fun
+  probe <- .as_pred_matrix(f(object, data[seq_len(min(2L, nrow(data))), , drop = FALSE]))
+  k <- ncol(probe)
+  outputs <- colnames(probe)
+  if (is.null(outputs)) outputs <- if (k == 1) "prediction" else paste("prediction", seq_len(k))
+  is_prob <- k >= 2 && !is.null(colnames(probe)) && all(probe >= 0 & probe <= 1) &&
+    all(abs(rowSums(probe) - 1) < 1e-8)
+  template <- data[0, , drop = FALSE]
+  closure <- function(payload) {
+    nd <- .rebuild_frame(payload, template)
+    .raw64(.as_pred_matrix(f(object, nd), nrow(nd)))
+  }
+  py <- .pdpx_py()
+  spec <- list(
+    type = "function", predict = closure, output_names = as.list(outputs),
+    classes = if (is_prob) as.list(outputs) else NULL,
+    feature_names = as.list(names(data)), model_name = class(object)[1]
+  )
+  .py_call(py$bridge$r_adapter(spec))
+}
+
+.new_pd <- function(out, data, features) {
+  df <- .decode_frame(out$frame)
+  meta <- out$meta
+  meta$features <- .as_chr(meta$features)
+  meta$outputs <- .as_chr(meta$outputs)
+  meta$notes <- .as_chr(meta$notes)
+  meta$categorical <- as.logical(unlist(meta$categorical))
+  meta$grid_values <- lapply(seq_along(meta$features), function(j) {
+    g <- meta$grid_values[[j]]
+    if (meta$categorical[j]) .as_chr(g) else as.double(unlist(g))
+  })
+  names(meta$grid_values) <- meta$features
+  attr(df, "pdpx") <- meta
+  attr(df, "feature_data") <- data[, features, drop = FALSE]
+  class(df) <- c("pdpx_pd", "data.frame")
+  df
+}
+
+#' @export
+print.pdpx_pd <- function(x, ...) {
+  meta <- attr(x, "pdpx")
+  if (!is.null(meta)) {
+    cat(sprintf("<pdpx partial dependence: %s | %s | method %s%s | %d rows>\n",
+                paste(meta$features, collapse = " x "), meta$response_label, meta$method,
+                if (isTRUE(meta$centered)) ", centered" else "", nrow(x)))
+  }
+  print(.strip_pd(x), ...)
+  invisible(x)
+}
+
+.strip_pd <- function(x) {
+  attr(x, "pdpx") <- NULL
+  attr(x, "feature_data") <- NULL
+  class(x) <- "data.frame"
+  x
+}
+
+#' @export
+as.data.frame.pdpx_pd <- function(x, ...) .strip_pd(x)

@@ -1,0 +1,197 @@
+# Finding and loading the Python side (the pdpx Python package) through reticulate.
+#
+# reticulate 1.28 (Debian's) cannot convert NumPy arrays when NumPy 2 is installed:
+# everything crossing the boundary is a data.frame (R -> pandas), a list, a string,
+# a number, or a raw vector (numbers as little-endian doubles).
+
+.pdpx_env <- new.env(parent = emptyenv())
+
+#' The Python interpreter pdpx uses
+#'
+#' Looked up, in order: the option `pdpx.python`, the environment variable
+#' `PDPX_PYTHON`, then `.venv/bin/python` in the repository that holds this
+#' package's source (searched upwards from the package directory and from the
+#' working directory).
+#'
+#' @return The path of the Python executable, or `NULL` when none was found
+#'   (reticulate's default Python is then used).
+#' @examples
+#' pdpx_python()
+#' @export
+pdpx_python <- function() {
+  opt <- getOption("pdpx.python")
+  if (!is.null(opt) && nzchar(opt)) {
+    return(path.expand(opt))
+  }
+  env <- Sys.getenv("PDPX_PYTHON", "")
+  if (nzchar(env)) {
+    return(path.expand(env))
+  }
+  starts <- unique(c(.package_dir(), getwd()))
+  for (start in starts) {
+    dir <- normalizePath(start, mustWork = FALSE)
+    for (i in 1:6) {
+      for (exe in c(file.path(dir, ".venv", "bin", "python"), file.path(dir, ".venv", "Scripts", "python.exe"))) {
+        if (file.exists(exe)) {
+          return(exe)
+        }
+      }
+      parent <- dirname(dir)
+      if (identical(parent, dir)) break
+      dir <- parent
+    }
+  }
+  NULL
+}
+
+.package_dir <- function() {
+  dir <- tryCatch(getNamespaceInfo("pdpx", "path"), error = function(e) "")
+  if (!nzchar(dir)) dir <- system.file(package = "pdpx")
+  if (nzchar(dir)) dir else character(0)
+}
+
+#' Is the pdpx Python package importable?
+#'
+#' @return `TRUE` or `FALSE`, never an error.
+#' @examples
+#' pdpx_available()
+#' @export
+pdpx_available <- function() {
+  isTRUE(tryCatch(!is.null(.pdpx_py()), error = function(e) FALSE))
+}
+
+# The Python modules, imported once per R session.
+.pdpx_py <- function() {
+  if (!is.null(.pdpx_env$py)) {
+    return(.pdpx_env$py)
+  }
+  python <- pdpx_python()
+  if (!is.null(python) && !file.exists(python)) {
+    stop("the Python interpreter '", python, "' set for pdpx does not exist. Set ",
+         "options(pdpx.python = '/path/to/python') or the environment variable PDPX_PYTHON ",
+         "to a Python that has pdpx installed (in the pdpx repository: `make setup`, ",
+         "then .venv/bin/python).", call. = FALSE)
+  }
+  if (reticulate::py_available(initialize = FALSE)) {
+    active <- reticulate::py_config()$python
+    if (!is.null(python) && !.same_python(active, python)) {
+      warning("reticulate already uses the Python '", active, "', not '", python,
+              "' (reticulate binds one Python per R session). pdpx tries the active one.",
+              call. = FALSE)
+    }
+  } else if (!is.null(python)) {
+    reticulate::use_python(python, required = TRUE)
+  }
+  if (!reticulate::py_module_available("pdpx")) {
+    used <- tryCatch(reticulate::py_config()$python, error = function(e) "(none found)")
+    stop("the pdpx Python package is not importable from the Python '", used, "'. ",
+         "In the pdpx repository run `make setup` (it creates .venv with pdpx installed), ",
+         "or point R to a Python that has it: options(pdpx.python = '/path/to/python') or ",
+         "Sys.setenv(PDPX_PYTHON = '/path/to/python') before the first pdpx call.",
+         call. = FALSE)
+  }
+  py <- list(
+    pdpx = reticulate::import("pdpx", convert = TRUE),
+    bridge = reticulate::import("pdpx.adapters.randomforest", convert = TRUE)
+  )
+  .pdpx_env$py <- py
+  py
+}
+
+.same_python <- function(a, b) {
+  if (identical(a, b)) return(TRUE)
+  na <- normalizePath(a, mustWork = FALSE)
+  nb <- normalizePath(b, mustWork = FALSE)
+  identical(na, nb) || identical(dirname(dirname(a)), dirname(dirname(b)))
+}
+
+# Call Python; turn a Python exception into an R error with just its message.
+.py_call <- function(expr) {
+  tryCatch(expr, error = function(e) {
+    msg <- conditionMessage(e)
+    msg <- sub("\n+Detailed traceback:.*$", "", msg)
+    msg <- sub("^.*?(PdpxError|NotFittedError|MalformedTreeError): ", "", msg, perl = TRUE)
+    stop(msg, call. = FALSE)
+  })
+}
+
+# ---------------------------------------------------------------------------
+# data across the boundary
+# ---------------------------------------------------------------------------
+
+# Doubles as a raw vector (Python receives a bytearray).
+.raw64 <- function(x) writeBin(as.double(x), raw(), endian = "little")
+
+.read64 <- function(x, n) readBin(x, "double", n = n, endian = "little")
+
+# A character vector from what reticulate makes of a Python list of str / None.
+.as_chr <- function(x) {
+  if (is.null(x)) return(character(0))
+  if (is.list(x)) {
+    return(vapply(x, function(e) if (is.null(e)) NA_character_ else as.character(e), ""))
+  }
+  as.character(x)
+}
+
+# The rows pdpx sends to a predict closure (pdpx.adapters.randomforest.frame_columns),
+# rebuilt as a data.frame with the column classes of `template` (a 0-row data.frame).
+.rebuild_frame <- function(payload, template) {
+  n <- as.integer(payload$n)
+  nms <- .as_chr(payload$names)
+  cols <- lapply(nms, function(nm) {
+    v <- payload$columns[[nm]]
+    v <- if (is.raw(v)) .read64(v, n) else .as_chr(v)
+    tpl <- template[[nm]]
+    if (is.null(tpl)) {
+      v
+    } else if (is.factor(tpl)) {
+      v <- as.integer(v)
+      attributes(v) <- list(levels = levels(tpl), class = class(tpl))
+      v
+    } else if (is.logical(tpl)) {
+      as.logical(v)
+    } else if (is.integer(tpl) && is.numeric(v) && all(is.na(v) | v == round(v))) {
+      as.integer(v)
+    } else {
+      v
+    }
+  })
+  names(cols) <- nms
+  structure(cols, class = "data.frame", row.names = .set_row_names(n))
+}
+
+# What pdpx.adapters.randomforest.frame_for_r returns, as a data.frame.
+.decode_frame <- function(fr) {
+  n <- as.integer(fr$n)
+  nms <- .as_chr(fr$names)
+  cols <- lapply(nms, function(nm) {
+    col <- fr$columns[[nm]]
+    if (identical(col$type, "character")) {
+      levels <- .as_chr(col$levels)
+      codes <- .read64(col$codes, n)
+      levels[codes]
+    } else {
+      v <- .read64(col$data, n)
+      if (identical(col$type, "integer")) as.integer(v) else v
+    }
+  })
+  names(cols) <- nms
+  structure(cols, class = "data.frame", row.names = .set_row_names(n))
+}
+
+# Predictions as a numeric matrix (rows x outputs), or an error that says what to do.
+.as_pred_matrix <- function(p, n = NULL) {
+  if (is.factor(p) || is.character(p)) {
+    stop("the model's predictions are class labels, which cannot be averaged. Give pred_fun returning ",
+         "class probabilities, e.g. pred_fun = function(object, newdata) predict(object, newdata, type = \"prob\")",
+         call. = FALSE)
+  }
+  if (is.data.frame(p)) p <- as.matrix(p)
+  if (is.list(p)) p <- do.call(cbind, p)
+  if (is.null(dim(p))) p <- matrix(as.double(p), ncol = 1)
+  storage.mode(p) <- "double"
+  if (!is.null(n) && nrow(p) != n) {
+    stop("the predict function returned ", nrow(p), " predictions for ", n, " rows", call. = FALSE)
+  }
+  p
+}

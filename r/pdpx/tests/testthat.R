@@ -1,0 +1,4 @@
+library(testthat)
+library(pdpx)
+
+test_check("pdpx")
