@@ -73,13 +73,31 @@ autoplot.pdpx_pd <- function(object, rug = TRUE, ice_alpha = 0.2, ...) {
 .plot_2way <- function(d, meta, ylab) {
   d <- d[d$kind == "average", , drop = FALSE]
   if (!nrow(d)) stop("a 2-way plot shows the average; compute with kind = \"average\" or \"both\"", call. = FALSE)
+  # one rectangle per grid cell, reaching halfway to the neighbouring grid values
+  # (grids of whole numbers or quantiles are not evenly spaced); categories sit at 1..k
+  scales <- list()
   for (j in 1:2) {
-    col <- paste0("x_", j)
-    if (meta$categorical[j]) d[[col]] <- factor(d[[paste0("label_", j)]], levels = meta$grid_values[[j]])
+    x <- d[[paste0("x_", j)]]
+    u <- sort(unique(x))
+    edges <- if (length(u) > 1) c(u[1] - (u[2] - u[1]) / 2, (u[-1] + u[-length(u)]) / 2,
+                                  u[length(u)] + (u[length(u)] - u[length(u) - 1]) / 2)
+             else c(u - 0.5, u + 0.5)
+    i <- match(x, u)
+    d[[paste0("lo_", j)]] <- edges[i]
+    d[[paste0("hi_", j)]] <- edges[i + 1]
+    scale <- if (j == 1) ggplot2::scale_x_continuous else ggplot2::scale_y_continuous
+    scales[[j]] <- if (meta$categorical[j]) {
+      scale(breaks = seq_along(meta$grid_values[[j]]), labels = meta$grid_values[[j]], expand = c(0, 0))
+    } else {
+      scale(expand = c(0, 0))
+    }
   }
-  ggplot2::ggplot(d, ggplot2::aes(x = .data$x_1, y = .data$x_2, fill = .data$yhat)) +
-    ggplot2::geom_tile() +
+  ggplot2::ggplot(d, ggplot2::aes(xmin = .data$lo_1, xmax = .data$hi_1, ymin = .data$lo_2, ymax = .data$hi_2,
+                                  fill = .data$yhat)) +
+    ggplot2::geom_rect(ggplot2::aes(colour = .data$yhat), linewidth = 0.2) +  # outline hides seams
+    scales[[1]] + scales[[2]] +
     ggplot2::scale_fill_viridis_c(name = ylab) +
+    ggplot2::scale_colour_viridis_c(guide = "none") +
     ggplot2::labs(x = meta$features[1], y = meta$features[2])
 }
 

@@ -24,7 +24,7 @@ test_that("autoplot and plot draw PD with rug, ICE, categorical and 2-way result
   ggplot2::ggplot_build(cat)
 
   tile <- autoplot(partial_dependence(rf, aq, c("Temp", "Month"), grid_resolution = 6))
-  expect_true("GeomTile" %in% vapply(tile$layers, function(l) class(l$geom)[1], ""))
+  expect_true("GeomRect" %in% vapply(tile$layers, function(l) class(l$geom)[1], ""))
   ggplot2::ggplot_build(tile)
 
   out <- plot(partial_dependence(rf, aq, "Wind", grid_resolution = 5, center = TRUE))
