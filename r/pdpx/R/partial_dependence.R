@@ -95,6 +95,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   if (!is.data.frame(data)) {
     stop("data must be a data.frame of background rows (e.g. the training data)", call. = FALSE)
   }
+  data <- as.data.frame(data)  # tibbles and data.tables too
   if (nrow(data) == 0) stop("data has no rows", call. = FALSE)
   if (!is.character(features) || length(features) == 0) {
     stop("features must be a character vector of column names of data, e.g. \"wt\" or c(\"wt\", \"hp\")",
@@ -155,6 +156,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
       X <- data[, predictors, drop = FALSE]
       train <- NULL
       if (!is.null(training_data)) {
+        training_data <- as.data.frame(training_data)
         absent <- setdiff(predictors, names(training_data))
         if (length(absent)) {
           stop("training_data lacks the randomForest's predictors: ", paste(absent, collapse = ", "),

@@ -95,8 +95,10 @@
 # The Python adapter of a randomForest, cached while the same forest is used again
 # (identical() compares the whole forest, so a refitted model never hits the cache).
 .rf_adapter <- function(object, data, training_data = NULL) {
-  key <- list(object$forest, object$classes, object$coefs, object$type, .rf_inputs(object),
-              lapply(data[0, .rf_inputs(object), drop = FALSE], class), training_data)
+  # the data's column classes and levels shape the predict closure's template
+  shape <- lapply(data[0, .rf_inputs(object), drop = FALSE], function(col) list(class(col), levels(col)))
+  key <- list(object$forest, object$classes, object$coefs, object$type, .rf_inputs(object), shape,
+              training_data)
   cache <- .pdpx_env$rf_cache
   for (entry in cache) {
     if (identical(entry$key, key)) return(entry$adapter)

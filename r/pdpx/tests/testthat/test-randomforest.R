@@ -111,3 +111,16 @@ test_that("the forest is transferred once and reused while it is the same", {
   c <- pdpx:::.rf_adapter(refit, mtcars[, pdpx:::.rf_inputs(refit)])
   expect_false(identical(a, c))
 })
+
+test_that("ordered and unordered factors, logical predictors (mtcars)", {
+  skip_if_no_pdpx()
+  mt3 <- transform(mtcars, cyl = factor(cyl, ordered = TRUE), gear = factor(gear), am = am == 1)
+  rf <- randomForest(mpg ~ cyl + gear + am + wt + hp, data = mt3, ntree = 30)
+  for (f in list("cyl", "gear", "am", c("cyl", "gear"), c("am", "wt"))) {
+    pd <- partial_dependence(rf, mt3, f, kind = "both", grid_resolution = 5)
+    expect_equal(attr(pd, "pdpx")$method, "exact")
+    expect_brute(rf, mt3, pd)
+    b <- partial_dependence(rf, mt3, f, kind = "both", grid_resolution = 5, method = "brute")
+    expect_lt(max(abs(b$yhat - pd$yhat)), 1e-9)
+  }
+})
