@@ -110,7 +110,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   }
 
   py <- .pdpx_py()
-  prepared <- .prepare_model(object, data, pred_fun, training_data)
+  prepared <- .prepare_model(object, data, pred_fun, training_data, method)
   X <- prepared$data
   options <- list(
     kind = kind, method = method, response = response,
@@ -144,9 +144,14 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
 }
 
 # The Python adapter for `object` and the data.frame to send.
-.prepare_model <- function(object, data, pred_fun, training_data) {
+.prepare_model <- function(object, data, pred_fun, training_data, method = "auto") {
   if (.is_randomforest(object) && is.null(pred_fun)) {
     .rf_check(object)
+    if (identical(method, "recursion") && is.null(training_data)) {
+      stop("method = \"recursion\" needs node weights, and randomForest stores no node counts: pass ",
+           "training_data = <the training rows> (pdpx routes them through the trees to count them), ",
+           "or use method = \"exact\" (the default), which needs none", call. = FALSE)
+    }
     if (.rf_plain_inputs(object)) {
       predictors <- .rf_inputs(object)
       absent <- setdiff(predictors, names(data))

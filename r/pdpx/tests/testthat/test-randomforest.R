@@ -77,7 +77,7 @@ test_that("airquality: factor and integer predictors, formula and x/y interfaces
 
 test_that("recursion uses node counts routed from the training rows", {
   skip_if_no_pdpx()
-  expect_error(partial_dependence(rf_aq, aq, "Temp", method = "recursion"), "node weights")
+  expect_error(partial_dependence(rf_aq, aq, "Temp", method = "recursion"), "training_data = ")
   r <- partial_dependence(rf_aq, aq, "Temp", method = "recursion", training_data = aq, grid_resolution = 8)
   meta <- attr(r, "pdpx")
   expect_equal(meta$method, "recursion")
