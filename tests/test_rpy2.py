@@ -600,3 +600,16 @@ def test_recognised_without_importing_rpy2():
     assert is_rpy2_object(fake())
     assert not is_rpy2_object(fake)
     assert not is_rpy2_object(pd.DataFrame())
+
+
+def test_forest_read_once_per_r_object(R, monkeypatch):
+    from pdpx.adapters import rpy2 as rpy2_adapter
+
+    calls = []
+    original = rpy2_adapter._read_r_forest
+    monkeypatch.setattr(rpy2_adapter, "_read_r_forest", lambda m: calls.append(1) or original(m))
+    model = R.model("reg_bias")  # a fresh rpy2 object
+    X = R.data[["x1", "x2", "f"]]
+    for _ in range(3):
+        assert pdpx.partial_dependence(model, X, "x1", grid_resolution=4).method == "exact"
+    assert len(calls) == 1

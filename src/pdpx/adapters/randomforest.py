@@ -669,9 +669,12 @@ class RandomForestAdapter(_SingleThreaded, Adapter):
         return pred
 
     # trees
+    def _ensemble(self) -> TreeEnsemble:
+        return forest_ensemble(self.forest)
+
     def _base_tree_model(self) -> TreeModel:
         if "base" not in self._tree_models:
-            ens = forest_ensemble(self.forest)
+            ens = self._ensemble()
             self._tree_models["base"] = TreeModel(
                 ensemble=ens, encode=self.encoder.encode, encode_values=self.encoder.encode_values,
                 notes=[], recursion_weights=NO_NODE_WEIGHTS,

@@ -27,6 +27,7 @@ import pandas as pd
 
 from ..core.errors import NotFittedError, PdpxError
 from ..core.hookspecs import hookimpl
+from ..core.ir import model_cache
 from .randomforest import R_LOCK, RandomForestAdapter, read_forest
 
 _FOREST_PARTS = (
@@ -109,6 +110,46 @@ def _element(lst, name):
     return lst.rx2(name) if name in names else None
 
 
+def _read_r_forest(model):
+    """Read a randomForest's forest from R in bulk (cached per rpy2 object by the caller)."""
+    with R_LOCK:
+        fns = _R.get()
+        kind = str(model.rx2("type")[0])
+        if kind == "unsupervised":
+            raise PdpxError("an unsupervised randomForest has no predictions; partial dependence needs a "
+                            "regression or classification forest")
+        forest = _element(model, "forest")
+        if forest is None or _is_null(forest):
+            raise NotFittedError(
+                "this randomForest has no forest (fitted with keep.forest = FALSE); refit with "
+                "keep.forest = TRUE to compute partial dependence"
+            )
+        names = [str(n) for n in fns["names"](model)]
+        formula_vars = [str(v) for v in fns["vars"](model)]
+        data = {}
+        fnames = list(forest.names)
+        for part in _FOREST_PARTS:
+            if part in fnames:
+                data[part] = _np(forest.rx2(part))
+        xl = forest.rx2("xlevels")
+        data["xlevels"] = [
+            [str(v) for v in lv] if type(lv).__name__ == "StrVector" or getattr(lv, "typeof", None) == 16
+            else None
+            for lv in xl
+        ]
+        cls_el = _element(model, "classes")
+        class_labels = [str(c) for c in cls_el] if kind == "classification" and cls_el is not None else None
+        coefs_el = _element(model, "coefs")
+        coefs = _np(coefs_el) if coefs_el is not None and not _is_null(coefs_el) else None
+    # a formula's predict needs all its variables (y ~ . - x2 needs x2); when every
+    # predictor is one of them the trees read those columns directly. Otherwise the
+    # trees split on transformed terms (offset(x), ...): brute only.
+    transformed = bool(formula_vars) and not set(names) <= set(formula_vars)
+    inputs = formula_vars if formula_vars and not transformed else None
+    fd = read_forest(data, feature_names=names, classes=class_labels, coefs=coefs, input_names=inputs)
+    return fd, kind, formula_vars, transformed
+
+
 class RandomForestRpy2Adapter(RandomForestAdapter):
     """An R ``randomForest`` object held through rpy2.
 
@@ -130,41 +171,10 @@ class RandomForestRpy2Adapter(RandomForestAdapter):
         classes = r_class(model)
         if "randomForest" not in classes:
             raise PdpxError(f"expected an R randomForest object, got R class {classes}")
-        with R_LOCK:
-            fns = _R.get()
-            kind = str(model.rx2("type")[0])
-            if kind == "unsupervised":
-                raise PdpxError("an unsupervised randomForest has no predictions; partial dependence needs a "
-                                "regression or classification forest")
-            forest = _element(model, "forest")
-            if forest is None or _is_null(forest):
-                raise NotFittedError(
-                    "this randomForest has no forest (fitted with keep.forest = FALSE); refit with "
-                    "keep.forest = TRUE to compute partial dependence"
-                )
-            names = [str(n) for n in fns["names"](model)]
-            formula_vars = [str(v) for v in fns["vars"](model)]
-            data = {}
-            fnames = list(forest.names)
-            for part in _FOREST_PARTS:
-                if part in fnames:
-                    data[part] = _np(forest.rx2(part))
-            xl = forest.rx2("xlevels")
-            data["xlevels"] = [
-                [str(v) for v in lv] if type(lv).__name__ == "StrVector" or getattr(lv, "typeof", None) == 16
-                else None
-                for lv in xl
-            ]
-            cls_el = _element(model, "classes")
-            class_labels = [str(c) for c in cls_el] if kind == "classification" and cls_el is not None else None
-            coefs_el = _element(model, "coefs")
-            coefs = _np(coefs_el) if coefs_el is not None and not _is_null(coefs_el) else None
-        # a formula's predict needs all its variables (y ~ . - x2 needs x2); when every
-        # predictor is one of them the trees read those columns directly. Otherwise the
-        # trees split on transformed terms (offset(x), ...): brute only.
-        self._transformed = bool(formula_vars) and not set(names) <= set(formula_vars)
-        inputs = formula_vars if formula_vars and not self._transformed else None
-        fd = read_forest(data, feature_names=names, classes=class_labels, coefs=coefs, input_names=inputs)
+        fd, kind, formula_vars, transformed = model_cache.get(
+            model, "randomForest forest", (), lambda: _read_r_forest(model)
+        )
+        self._transformed = transformed
         super().__init__(fd, None, training_data=None, model=model)
         self._r_type = kind
         self._input_names = formula_vars if self._transformed else fd.feature_names
@@ -219,6 +229,10 @@ class RandomForestRpy2Adapter(RandomForestAdapter):
         return self._check_prediction(pred.reshape(len(frame), -1), len(frame))
 
     # trees
+    def _ensemble(self):
+        # the IR outlives this adapter: kept with the rpy2 object (R objects do not change in place)
+        return model_cache.get(self.model, "randomForest IR", (), super()._ensemble)
+
     def tree_model(self, response):
         if self._transformed:
             return None
