@@ -451,7 +451,7 @@ def _numbers(strings: list[str], dtype) -> np.ndarray:
     text = " ".join(s for s in strings if s)
     if not text:
         return np.zeros(0, dtype=dtype)
-    return np.array(text.split(), dtype=np.float64).astype(dtype, copy=False)
+    return np.array(text.split(), dtype=dtype)
 
 
 def parse_model_string(text: str) -> tuple[dict, dict | None]:
@@ -489,13 +489,9 @@ def parse_model_string(text: str) -> tuple[dict, dict | None]:
     iweight = _numbers([t["internal_weight"] for t in multi], np.float64)
     leaf_value = _numbers([t["leaf_value"] for t in trees], np.float64)
     # leaf weights: single-leaf trees write none
-    lw = []
-    for t in trees:
-        if int(t["num_leaves"]) > 1 and t.get("leaf_weight"):
-            lw.append(np.array(t["leaf_weight"].split(), dtype=np.float64))
-        else:
-            lw.append(np.full(int(t["num_leaves"]), np.nan))
-    leaf_weight = np.concatenate(lw)
+    has_lw = np.array([bool(t.get("leaf_weight")) for t in trees])
+    leaf_weight = np.full(int(L.sum()), np.nan)
+    leaf_weight[np.repeat(has_lw, L)] = _numbers([t["leaf_weight"] for t in trees if t.get("leaf_weight")], np.float64)
     if len(leaf_value) != L.sum() or len(split_feature) != n_int.sum():
         raise PdpxError("could not parse the LightGBM model text (node counts do not add up)")
 
