@@ -196,18 +196,16 @@ class TreeEnsemble:
         if not np.all(np.isfinite(used_values)):
             node = int(np.flatnonzero(leaf)[np.flatnonzero(~np.all(np.isfinite(used_values), axis=1))[0]])
             fail(np.arange(n) == node, "leaf value is not finite")
-        # each tree must be a tree: every node reached exactly once from the root
-        seen = np.zeros(n, dtype=np.int64)
-        for t in range(n_trees):
-            stack = [int(self.tree_start[t])]
-            while stack:
-                node = stack.pop()
-                seen[node] += 1
-                if seen[node] > 1:
-                    fail(np.arange(n) == node, "node reached twice (the tree has a cycle or shared child)")
-                if self.left[node] >= 0:
-                    stack.append(int(self.left[node]))
-                    stack.append(int(self.right[node]))
+        # each tree must be a tree: no node has two parents, no root has one (so no cycle
+        # can be reached from a root); nodes no root reaches are never visited
+        children = np.concatenate([self.left[internal], self.right[internal]])
+        parents = np.bincount(children, minlength=n)
+        if np.any(parents > 1):
+            fail(parents > 1, "node reached twice (the tree has a cycle or shared child)")
+        roots = np.zeros(n, dtype=bool)
+        roots[self.tree_start[:-1]] = True
+        if np.any(roots & (parents > 0)):
+            fail(roots & (parents > 0), "the root is a child of another node (a cycle)")
 
     # -------------------------------------------------------------- facts
     @property

@@ -57,7 +57,11 @@ def _go_left(x, node, threshold, missing_left, nan_mode, cat_offset, cat_nwords,
 @njit(cache=True)
 def leaf_regions(tree_start, left, right, tgt, left_grid, left_grid_row, dim_offset, dim_size,
                  max_tree_nodes):
-    """Per node, whether any grid cell reaches it (``reach``), and per leaf the boxes.
+    """Per node, whether any grid cell reaches it, and for each leaf its region as boxes.
+
+    A region (a grid mask) changes only at splits on target features, so masks are
+    kept in a pool, created only there, and shared by every node below; boxes are
+    computed once per mask, not once per leaf.
 
     Parameters
     ----------
@@ -69,7 +73,8 @@ def leaf_regions(tree_start, left, right, tgt, left_grid, left_grid_row, dim_off
     Returns
     -------
     reach : (n_nodes,) bool
-    box_ptr : (n_nodes + 1,) int64, boxes of node i are box_ptr[i]:box_ptr[i+1]
+    leaf_mask : (n_nodes,) int64, the region (mask id) of each reached leaf, else -1
+    box_ptr : (n_masks + 1,) int64, boxes of mask m are box_ptr[m]:box_ptr[m + 1]
     box_lo, box_hi : (n_boxes, d) int64, half-open index ranges per dimension
     """
     n_nodes = left.shape[0]
@@ -77,68 +82,80 @@ def leaf_regions(tree_start, left, right, tgt, left_grid, left_grid_row, dim_off
     total = 0
     for k in range(d):
         total += dim_size[k]
-    reach = np.zeros(n_nodes, dtype=np.bool_)
-    n_box = np.zeros(n_nodes, dtype=np.int64)
-    stack_node = np.empty(max_tree_nodes + 1, dtype=np.int64)
-    stack_mask = np.empty((max_tree_nodes + 1, total), dtype=np.bool_)
-    leaf_mask = np.zeros((n_nodes, total), dtype=np.bool_)  # only leaves written
     n_trees = tree_start.shape[0] - 1
+    n_target = 0
+    for i in range(n_nodes):
+        if left[i] >= 0 and tgt[i] >= 0:
+            n_target += 1
+    pool = np.zeros((n_trees + 2 * n_target, total), dtype=np.bool_)
+    n_masks = 0
+    reach = np.zeros(n_nodes, dtype=np.bool_)
+    leaf_mask = np.full(n_nodes, -1, dtype=np.int64)
+    stack_node = np.empty(max_tree_nodes + 1, dtype=np.int64)
+    stack_mid = np.empty(max_tree_nodes + 1, dtype=np.int64)
     for t in range(n_trees):
-        sp = 0
+        pool[n_masks, :] = True
         stack_node[0] = tree_start[t]
-        stack_mask[0, :] = True
+        stack_mid[0] = n_masks
+        n_masks += 1
         sp = 1
         while sp > 0:
             sp -= 1
             node = stack_node[sp]
-            mask = stack_mask[sp].copy()
+            mid = stack_mid[sp]
             reach[node] = True
             if left[node] < 0:
-                leaf_mask[node, :] = mask
-                cnt = 1
-                for k in range(d):
-                    runs = 0
-                    prev = False
-                    for g in range(dim_size[k]):
-                        cur = mask[dim_offset[k] + g]
-                        if cur and not prev:
-                            runs += 1
-                        prev = cur
-                    cnt *= runs
-                n_box[node] = cnt
+                leaf_mask[node] = mid
                 continue
             k = tgt[node]
             if k < 0:
                 stack_node[sp] = right[node]
-                stack_mask[sp, :] = mask
-                sp += 1
-                stack_node[sp] = left[node]
-                stack_mask[sp, :] = mask
-                sp += 1
+                stack_mid[sp] = mid
+                stack_node[sp + 1] = left[node]
+                stack_mid[sp + 1] = mid
+                sp += 2
                 continue
             row = left_grid_row[node]
-            lm = mask.copy()
-            rm = mask.copy()
+            lm = n_masks
+            rm = n_masks + 1
+            pool[lm, :] = pool[mid, :]
+            pool[rm, :] = pool[mid, :]
             any_l = False
             any_r = False
             for g in range(dim_offset[k], dim_offset[k] + dim_size[k]):
+                m = pool[mid, g]
                 gl = left_grid[row, g]
-                lm[g] = mask[g] and gl
-                rm[g] = mask[g] and not gl
-                any_l = any_l or lm[g]
-                any_r = any_r or rm[g]
+                pool[lm, g] = m and gl
+                pool[rm, g] = m and not gl
+                any_l = any_l or (m and gl)
+                any_r = any_r or (m and not gl)
+            n_masks += 2
             if any_r:
                 stack_node[sp] = right[node]
-                stack_mask[sp, :] = rm
+                stack_mid[sp] = rm
                 sp += 1
             if any_l:
                 stack_node[sp] = left[node]
-                stack_mask[sp, :] = lm
+                stack_mid[sp] = lm
                 sp += 1
-    box_ptr = np.zeros(n_nodes + 1, dtype=np.int64)
-    for i in range(n_nodes):
+    # boxes of each mask: the product of its runs of consecutive grid indices per dimension
+    n_box = np.zeros(n_masks, dtype=np.int64)
+    for mid in range(n_masks):
+        cnt = 1
+        for k in range(d):
+            runs = 0
+            prev = False
+            for g in range(dim_offset[k], dim_offset[k] + dim_size[k]):
+                cur = pool[mid, g]
+                if cur and not prev:
+                    runs += 1
+                prev = cur
+            cnt *= runs
+        n_box[mid] = cnt
+    box_ptr = np.zeros(n_masks + 1, dtype=np.int64)
+    for i in range(n_masks):
         box_ptr[i + 1] = box_ptr[i] + n_box[i]
-    nb = box_ptr[n_nodes]
+    nb = box_ptr[n_masks]
     box_lo = np.empty((nb, d), dtype=np.int64)
     box_hi = np.empty((nb, d), dtype=np.int64)
     max_runs = 0
@@ -149,14 +166,14 @@ def leaf_regions(tree_start, left, right, tgt, left_grid, left_grid_row, dim_off
     run_hi = np.empty((d, max_runs), dtype=np.int64)
     n_runs = np.empty(d, dtype=np.int64)
     idx = np.empty(d, dtype=np.int64)
-    for node in range(n_nodes):
-        if n_box[node] == 0:
+    for mid in range(n_masks):
+        if n_box[mid] == 0:
             continue
         for k in range(d):
             r = 0
             prev = False
             for g in range(dim_size[k]):
-                cur = leaf_mask[node, dim_offset[k] + g]
+                cur = pool[mid, dim_offset[k] + g]
                 if cur and not prev:
                     run_lo[k, r] = g
                 if prev and not cur:
@@ -167,10 +184,9 @@ def leaf_regions(tree_start, left, right, tgt, left_grid, left_grid_row, dim_off
                 run_hi[k, r] = dim_size[k]
                 r += 1
             n_runs[k] = r
-        # enumerate the product of runs
         for k in range(d):
             idx[k] = 0
-        b = box_ptr[node]
+        b = box_ptr[mid]
         while True:
             for k in range(d):
                 box_lo[b, k] = run_lo[k, idx[k]]
@@ -185,12 +201,23 @@ def leaf_regions(tree_start, left, right, tgt, left_grid, left_grid_row, dim_off
                 k -= 1
             if k < 0:
                 break
-    return reach, box_ptr, box_lo, box_hi
+    return reach, leaf_mask, box_ptr, box_lo, box_hi
 
 
 @njit(cache=True, inline="always")
 def _add_box(D, m, b, box_lo, box_hi, strides, d, v):
     """Add ``v`` to box ``b`` of margin ``m`` in difference array ``D`` (m, cells)."""
+    if d == 1:
+        D[m, box_lo[b, 0]] += v
+        D[m, box_hi[b, 0]] -= v
+        return
+    if d == 2:
+        s0 = strides[0]
+        D[m, box_lo[b, 0] * s0 + box_lo[b, 1]] += v
+        D[m, box_lo[b, 0] * s0 + box_hi[b, 1]] -= v
+        D[m, box_hi[b, 0] * s0 + box_lo[b, 1]] -= v
+        D[m, box_hi[b, 0] * s0 + box_hi[b, 1]] += v
+        return
     for corner in range(1 << d):
         pos = 0
         sign = 1.0
@@ -207,7 +234,7 @@ def _add_box(D, m, b, box_lo, box_hi, strides, d, v):
 def accumulate_rows(X, row_weight, per_row, n_blocks,
                     tree_start, tree_group, tree_w, left, right, feature, threshold, missing_left,
                     nan_mode, cat_offset, cat_nwords, cat_words, value, le, float32_input, cats_left,
-                    tgt, reach, box_ptr, box_lo, box_hi, strides, n_margins, n_cells, max_tree_nodes):
+                    tgt, reach, leaf_mask, box_ptr, box_lo, box_hi, strides, n_margins, n_cells, max_tree_nodes):
     """Leaf contributions of background rows, as difference arrays.
 
     per_row=True: returns (n_rows, n_margins, n_cells), one array per row (ICE, non-linear links).
@@ -223,54 +250,53 @@ def accumulate_rows(X, row_weight, per_row, n_blocks,
         stack = np.empty(max_tree_nodes + 1, dtype=np.int64)
         r0 = bi * block
         r1 = min(n, r0 + block)
-        for i in range(r0, r1):
-            slot = np.int64(bi)
-            w = row_weight[i]
-            if per_row:
-                slot = np.int64(i)
-                w = 1.0
-            if w == 0.0:
-                continue
-            D = out[slot]
-            for t in range(n_trees):
-                g = tree_group[t]
-                tw = tree_w[t] * w
-                sp = 1
-                stack[0] = tree_start[t]
-                while sp > 0:
+        for t in range(n_trees):  # trees outer: a tree's nodes stay in cache for the block's rows
+            g = tree_group[t]
+            root = tree_start[t]
+            for i in range(r0, r1):
+                if per_row:
+                    D = out[i]
+                    tw = tree_w[t]
+                else:
+                    if row_weight[i] == 0.0:
+                        continue
+                    D = out[bi]
+                    tw = tree_w[t] * row_weight[i]
+                sp = 0
+                node = root
+                while True:
+                    while left[node] >= 0:
+                        if tgt[node] >= 0:  # target split: the grid divides, follow both sides
+                            lc = left[node]
+                            rc = right[node]
+                            if reach[lc]:
+                                if reach[rc]:
+                                    stack[sp] = rc
+                                    sp += 1
+                                node = lc
+                            else:
+                                node = rc
+                        elif _go_left(X[i, feature[node]], node, threshold, missing_left, nan_mode, cat_offset,
+                                      cat_nwords, cat_words, le, float32_input, cats_left):
+                            node = left[node]
+                        else:
+                            node = right[node]
+                    for b in range(box_ptr[leaf_mask[node]], box_ptr[leaf_mask[node] + 1]):
+                        if g >= 0:
+                            _add_box(D, g, b, box_lo, box_hi, strides, d, tw * value[node, 0])
+                        else:
+                            for m in range(n_margins):
+                                _add_box(D, m, b, box_lo, box_hi, strides, d, tw * value[node, m])
+                    if sp == 0:
+                        break
                     sp -= 1
                     node = stack[sp]
-                    if left[node] < 0:
-                        for b in range(box_ptr[node], box_ptr[node + 1]):
-                            if g >= 0:
-                                _add_box(D, g, b, box_lo, box_hi, strides, d, tw * value[node, 0])
-                            else:
-                                for m in range(n_margins):
-                                    _add_box(D, m, b, box_lo, box_hi, strides, d, tw * value[node, m])
-                        continue
-                    if tgt[node] >= 0:
-                        if reach[right[node]]:
-                            stack[sp] = right[node]
-                            sp += 1
-                        if reach[left[node]]:
-                            stack[sp] = left[node]
-                            sp += 1
-                        continue
-                    x = X[i, feature[node]]
-                    if _go_left(x, node, threshold, missing_left, nan_mode, cat_offset, cat_nwords,
-                                cat_words, le, float32_input, cats_left):
-                        nxt = left[node]
-                    else:
-                        nxt = right[node]
-                    if reach[nxt]:
-                        stack[sp] = nxt
-                        sp += 1
     return out
 
 
 @njit(cache=True)
 def recursion_pass(tree_start, tree_group, tree_w, left, right, node_weight, value, tgt, reach,
-                   box_ptr, box_lo, box_hi, strides, n_margins, n_cells, max_tree_nodes):
+                   leaf_mask, box_ptr, box_lo, box_hi, strides, n_margins, n_cells, max_tree_nodes):
     """Friedman's weighted traversal, as difference arrays: (n_margins, n_cells).
 
     At a split on a non-target feature both children are followed, each weighted
@@ -293,7 +319,7 @@ def recursion_pass(tree_start, tree_group, tree_w, left, right, node_weight, val
             f = frac[sp]
             if left[node] < 0:
                 v = tree_w[t] * f
-                for b in range(box_ptr[node], box_ptr[node + 1]):
+                for b in range(box_ptr[leaf_mask[node]], box_ptr[leaf_mask[node] + 1]):
                     if g >= 0:
                         _add_box(D, g, b, box_lo, box_hi, strides, d, v * value[node, 0])
                     else:

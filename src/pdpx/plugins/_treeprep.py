@@ -24,6 +24,7 @@ class Prepared:
     ens: TreeEnsemble
     tgt: np.ndarray
     reach: np.ndarray
+    leaf_mask: np.ndarray
     box_ptr: np.ndarray
     box_lo: np.ndarray
     box_hi: np.ndarray
@@ -83,13 +84,13 @@ def prepare(tm: TreeModel, req: Request) -> Prepared:
         if nodes.size:
             left_grid[row_of[nodes], offsets[k]: offsets[k] + sizes[k]] = grid_left_matrix(ens, nodes, grid_codes[k])
     max_tree_nodes = int(np.max(np.diff(ens.tree_start)))
-    reach, box_ptr, box_lo, box_hi = leaf_regions(
+    reach, leaf_mask, box_ptr, box_lo, box_hi = leaf_regions(
         ens.tree_start, ens.left, ens.right, tgt, left_grid, row_of, offsets, sizes, max_tree_nodes,
     )
     diff_shape = tuple(int(s) + 1 for s in sizes)
     strides = np.array([int(np.prod(diff_shape[k + 1:])) for k in range(d)], dtype=np.int64)
     return Prepared(
-        ens=ens, tgt=tgt, reach=reach, box_ptr=box_ptr, box_lo=box_lo, box_hi=box_hi, strides=strides,
+        ens=ens, tgt=tgt, reach=reach, leaf_mask=leaf_mask, box_ptr=box_ptr, box_lo=box_lo, box_hi=box_hi, strides=strides,
         grid_shape=tuple(int(s) for s in sizes), n_cells=int(np.prod(diff_shape)), max_tree_nodes=max_tree_nodes,
     )
 

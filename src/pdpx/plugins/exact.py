@@ -31,7 +31,7 @@ def kernel_args(prep):
         ens.tree_start, ens.tree_group, ens.effective_tree_weight(), ens.left, ens.right, ens.feature,
         ens.threshold, ens.missing_left, ens.nan_mode, ens.cat_offset, ens.cat_nwords, ens.cat_words,
         ens.value, bool(ens.comparison == "<="), bool(ens.float32_input), bool(ens.categories_go_left),
-        prep.tgt, prep.reach, prep.box_ptr, prep.box_lo, prep.box_hi, prep.strides,
+        prep.tgt, prep.reach, prep.leaf_mask, prep.box_ptr, prep.box_lo, prep.box_hi, prep.strides,
         int(ens.n_margins), int(prep.n_cells), int(prep.max_tree_nodes),
     )
 

@@ -43,8 +43,8 @@ class Recursion(Method):
             )
         if not ens.has_node_weights:
             return (
-                "this model stores no node weights (training counts) for recursion; "
-                "use method='exact', or supply them through the adapter"
+                f"this model stores no node weights (training counts) for recursion: {tm.recursion_weights}. "
+                "Or use method='exact', which needs none"
             )
         return None
 
@@ -56,7 +56,7 @@ class Recursion(Method):
         prep = prepare(tm, req)
         D = recursion_pass(
             ens.tree_start, ens.tree_group, ens.effective_tree_weight(), ens.left, ens.right, ens.node_weight,
-            ens.value, prep.tgt, prep.reach, prep.box_ptr, prep.box_lo, prep.box_hi, prep.strides,
+            ens.value, prep.tgt, prep.reach, prep.leaf_mask, prep.box_ptr, prep.box_lo, prep.box_hi, prep.strides,
             int(ens.n_margins), int(prep.n_cells), int(prep.max_tree_nodes),
         )
         M = ens.n_margins
