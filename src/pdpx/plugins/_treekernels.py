@@ -22,6 +22,45 @@ NAN_AS_ZERO = 1
 ZERO_OR_NAN_MISSING = 2
 
 
+# bits of the packed node flags (see _treeprep.pack_nodes)
+F_MISSING_LEFT = 1
+F_NAN_SHIFT = 1  # two bits: nan_mode
+F_CATEGORICAL = 8
+F_TARGET = 16
+F_REACH = 32
+
+
+@njit(cache=True, inline="always")
+def _go_left_packed(x, node, flags, thr, cat_offset, cat_nwords, cat_words, le, float32_input, cats_left):
+    if float32_input:
+        x = np.float64(np.float32(x))
+    missing_left = (flags & F_MISSING_LEFT) != 0
+    if flags & F_CATEGORICAL:
+        if np.isnan(x):
+            return missing_left
+        if x < 0.0:
+            inset = False
+        else:
+            c = np.int64(x)
+            off = cat_offset[node]
+            if c >= 32 * cat_nwords[node]:
+                inset = False
+            else:
+                inset = ((cat_words[off + c // 32] >> np.uint32(c % 32)) & np.uint32(1)) == 1
+        return inset if cats_left else not inset
+    mode = (flags >> F_NAN_SHIFT) & 3
+    if np.isnan(x):
+        if mode == NAN_AS_ZERO:
+            x = 0.0
+        else:
+            return missing_left
+    elif mode == ZERO_OR_NAN_MISSING and abs(x) <= 1e-35:
+        return missing_left
+    if le:
+        return x <= thr
+    return x < thr
+
+
 @njit(cache=True, inline="always")
 def _go_left(x, node, threshold, missing_left, nan_mode, cat_offset, cat_nwords, cat_words,
              le, float32_input, cats_left):
@@ -231,11 +270,13 @@ def _add_box(D, m, b, box_lo, box_hi, strides, d, v):
 
 
 @njit(cache=True, parallel=True)
-def accumulate_rows(X, row_weight, per_row, n_blocks,
-                    tree_start, tree_group, tree_w, left, right, feature, threshold, missing_left,
-                    nan_mode, cat_offset, cat_nwords, cat_words, value, le, float32_input, cats_left,
-                    tgt, reach, leaf_mask, box_ptr, box_lo, box_hi, strides, n_margins, n_cells, max_tree_nodes):
+def accumulate_rows(X, row_weight, per_row, n_blocks, tree_start, tree_group, tree_w, nodes, thr,
+                    cat_offset, cat_nwords, cat_words, value, le, float32_input, cats_left,
+                    leaf_mask, box_ptr, box_lo, box_hi, strides, n_margins, n_cells, max_tree_nodes):
     """Leaf contributions of background rows, as difference arrays.
+
+    ``nodes`` is (n_nodes, 4) int64: left, right, feature, flags (packed so that one
+    node is one cache line; see ``_treeprep.pack_nodes``); ``thr`` the thresholds.
 
     per_row=True: returns (n_rows, n_margins, n_cells), one array per row (ICE, non-linear links).
     per_row=False: returns (n_blocks, n_margins, n_cells), row_weight-weighted sums per block of rows.
@@ -265,23 +306,26 @@ def accumulate_rows(X, row_weight, per_row, n_blocks,
                 sp = 0
                 node = root
                 while True:
-                    while left[node] >= 0:
-                        if tgt[node] >= 0:  # target split: the grid divides, follow both sides
-                            lc = left[node]
-                            rc = right[node]
-                            if reach[lc]:
-                                if reach[rc]:
+                    lc = nodes[node, 0]
+                    while lc >= 0:
+                        rc = nodes[node, 1]
+                        flags = nodes[node, 3]
+                        if flags & F_TARGET:  # target split: the grid divides, follow both sides
+                            if nodes[lc, 3] & F_REACH:
+                                if nodes[rc, 3] & F_REACH:
                                     stack[sp] = rc
                                     sp += 1
                                 node = lc
                             else:
                                 node = rc
-                        elif _go_left(X[i, feature[node]], node, threshold, missing_left, nan_mode, cat_offset,
-                                      cat_nwords, cat_words, le, float32_input, cats_left):
-                            node = left[node]
+                        elif _go_left_packed(X[i, nodes[node, 2]], node, flags, thr[node], cat_offset, cat_nwords,
+                                             cat_words, le, float32_input, cats_left):
+                            node = lc
                         else:
-                            node = right[node]
-                    for b in range(box_ptr[leaf_mask[node]], box_ptr[leaf_mask[node] + 1]):
+                            node = rc
+                        lc = nodes[node, 0]
+                    mid = leaf_mask[node]
+                    for b in range(box_ptr[mid], box_ptr[mid + 1]):
                         if g >= 0:
                             _add_box(D, g, b, box_lo, box_hi, strides, d, tw * value[node, 0])
                         else:

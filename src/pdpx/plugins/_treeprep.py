@@ -95,6 +95,22 @@ def prepare(tm: TreeModel, req: Request) -> Prepared:
     )
 
 
+def pack_nodes(ens: TreeEnsemble, tgt: np.ndarray, reach: np.ndarray) -> np.ndarray:
+    """(n_nodes, 4) int64: left, right, feature, flags -- one node per 32 bytes for the row kernel.
+
+    flags: bit 0 missing goes left, bits 1-2 nan_mode, bit 3 categorical split,
+    bit 4 split on a target feature, bit 5 reached by some grid cell.
+    """
+    flags = (
+        ens.missing_left.astype(np.int64)
+        | (ens.nan_mode.astype(np.int64) << 1)
+        | ((ens.cat_offset >= 0).astype(np.int64) << 3)
+        | ((tgt >= 0).astype(np.int64) << 4)
+        | (reach.astype(np.int64) << 5)
+    )
+    return np.ascontiguousarray(np.stack([ens.left, ens.right, np.maximum(ens.feature, 0), flags], axis=1))
+
+
 def integrate(D: np.ndarray, prep: Prepared) -> np.ndarray:
     """Difference arrays (..., n_cells) -> values on the grid (..., *grid_shape)."""
     lead = D.shape[:-1]

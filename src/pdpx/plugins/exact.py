@@ -26,12 +26,14 @@ from ._treeprep import integrate, numba_missing, prepare, set_threads
 
 
 def kernel_args(prep):
+    from ._treeprep import pack_nodes
+
     ens = prep.ens
     return (
-        ens.tree_start, ens.tree_group, ens.effective_tree_weight(), ens.left, ens.right, ens.feature,
-        ens.threshold, ens.missing_left, ens.nan_mode, ens.cat_offset, ens.cat_nwords, ens.cat_words,
+        ens.tree_start, ens.tree_group, ens.effective_tree_weight(), pack_nodes(ens, prep.tgt, prep.reach),
+        ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
         ens.value, bool(ens.comparison == "<="), bool(ens.float32_input), bool(ens.categories_go_left),
-        prep.tgt, prep.reach, prep.leaf_mask, prep.box_ptr, prep.box_lo, prep.box_hi, prep.strides,
+        prep.leaf_mask, prep.box_ptr, prep.box_lo, prep.box_hi, prep.strides,
         int(ens.n_margins), int(prep.n_cells), int(prep.max_tree_nodes),
     )
 
