@@ -457,3 +457,22 @@ def test_recursion_matches_weighted_traversal(models, data, name, response, feat
 def test_recursion_refuses_boosted_probabilities(models, data):
     with pytest.raises(PdpxError, match="exact"):
         pdpx.partial_dependence(models["binary"], data["X"], "a", method="recursion")
+
+
+def test_one_hot_and_integer_categories():
+    """Few categories (one-hot splits) and integer category labels: grid labels map to codes."""
+    rng = np.random.default_rng(2)
+    n = 300
+    X = pd.DataFrame({
+        "a": rng.normal(size=n),
+        "k": pd.Categorical(rng.choice(["x", "y", "w"], n), categories=["y", "x", "w", "v"]),
+        "m": pd.Categorical(rng.choice([40, 10, 30], n), categories=[40, 30, 20, 10]),
+    })
+    y = X["a"] + (X["k"] == "x") * 2 - (X["k"] == "w") + 0.5 * (X["m"].astype(int) == 30)
+    m = lgb.LGBMRegressor(**{**KW, "n_estimators": 15}).fit(X, y)
+    ad = la.LightGBMAdapter(m)
+    assert_margins_match(ad, "predict", adversarial(ad.tree_model("predict").ensemble, X))
+    for feats in (["k"], ["m"], ["m", "a"]):
+        e = pdpx.partial_dependence(m, X, feats, method="exact", kind="both", grid_resolution=8)
+        b = pdpx.partial_dependence(m, X, feats, method="brute", kind="both", grid_resolution=8)
+        np.testing.assert_allclose(e.individual, b.individual, rtol=1e-9, atol=1e-9)
