@@ -329,7 +329,8 @@ class XGBoostAdapter(Adapter):
 
         booster = self.booster()
         rounds = self._rounds()
-        key = f"{response}#rounds={rounds}"
+        # the key holds what can change without a refit: rounds used, the wrapper's missing value
+        key = f"{response}#rounds={rounds}#missing={getattr(self.model, 'missing', None)}"
         entry = model_cache.get(self.model, key, (booster,), lambda: self._build(response, rounds))
         if isinstance(entry, Unavailable):
             self._reasons[response] = entry.reason
@@ -347,7 +348,7 @@ class XGBoostAdapter(Adapter):
         n_class = int(param.get("num_class", "0"))
         n_margins = n_class if n_class > 0 else max(1, int(param.get("num_target", "1")))
         base = base_margin(obj, _parse_base_score(param["base_score"]), n_margins)
-        link, n_out = "identity", n_margins
+        link = "identity"
         if response == "predict_proba":
             link = "binary_logistic" if n_margins == 1 else "softmax"
         elif response == "predict":
@@ -367,7 +368,6 @@ class XGBoostAdapter(Adapter):
             description=f"XGBoost {type(self.model).__name__} ({obj}, {rounds} rounds)",
             **parts,
         )
-        del n_out
         problem = self_check(ens, self._reference_nan_margin(rounds, ens.n_features))
         if problem:
             return Unavailable(
