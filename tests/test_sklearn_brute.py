@@ -151,3 +151,12 @@ def test_object_columns_are_categorical_by_default(penguins):
     res = pdpx.partial_dependence(model, X, ["sex"])
     assert res.categorical == [True]
     assert list(res.grid_values[0]) == ["female", "male"]
+
+
+def test_binary_decision_function_target_is_the_positive_class(iris):
+    X, y = iris
+    model = LogisticRegression(max_iter=500).fit(X, (y == 1).astype(int))
+    res = pdpx.partial_dependence(model, X, [0], response="decision_function", target=1, grid_resolution=4)
+    assert res.outputs == ["1"]
+    with pytest.raises(pdpx.PdpxError, match="binary decision_function has one output, for class 1"):
+        pdpx.partial_dependence(model, X, [0], response="decision_function", target=0)

@@ -254,15 +254,16 @@ class Session:
         for t in wanted:
             idx = None
             if classes is not None:
-                if self.response == "decision_function" and len(classes) == 2:
+                single = self.response in ("decision_function", "raw") and len(classes) == 2 and len(names) == 1
+                if single:
                     lookup = {str(classes[1]): 0}
                 else:
                     lookup = {str(c): i for i, c in enumerate(classes)}
                 idx = lookup.get(str(t))
                 if idx is None:
                     hint = ""
-                    if self.response == "decision_function" and len(classes) == 2:
-                        hint = f" (a binary decision function has one output, for class {classes[1]!r})"
+                    if single:
+                        hint = f" (a binary {self.response} has one output, for class {classes[1]!r})"
                     raise PdpxError(
                         f"target {t!r} is not a class of this model{hint}; its classes are {list(classes)!r}"
                     )
@@ -435,6 +436,13 @@ class Session:
             if individual is not None:
                 first = individual.reshape(individual.shape[0], individual.shape[1], -1)[:, :, :1]
                 individual = individual - first.reshape(first.shape[:2] + (1,) * (individual.ndim - 2))
+        notes = list(out.notes)
+        if self.method == "auto":
+            for m in sorted(self.methods.values(), key=lambda m: m.cost_rank):
+                if m.equals_brute and m.cost_rank < method.cost_rank:
+                    reason = m.unavailable(self.adapter, req)
+                    if reason:
+                        notes.append(f"{m.name} not used: {reason}")
         names = self.adapter.output_names(self.response)
         return PartialDependenceResult(
             features=[self.names[j] for j in features],
@@ -451,7 +459,7 @@ class Session:
             n_rows=self.n_rows,
             ice_rows=self.ice_rows if individual is not None else None,
             elapsed=elapsed,
-            notes=list(out.notes),
+            notes=notes,
             feature_data={self.names[j]: self._feature_data(j) for j in features},
             model_name=type(self.adapter.model).__name__,
         )

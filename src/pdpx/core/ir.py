@@ -114,7 +114,7 @@ class TreeEnsemble:
         self.tree_weight = np.ascontiguousarray(self.tree_weight, dtype=np.float64)
         if self.base_score is None:
             self.base_score = np.zeros(self.n_margins)
-        self.base_score = np.ascontiguousarray(np.broadcast_to(self.base_score, (self.n_margins,)), dtype=np.float64)
+        self.base_score = np.array(np.broadcast_to(self.base_score, (self.n_margins,)), dtype=np.float64)
         self.validate()
 
     # ------------------------------------------------------------ validation
@@ -361,7 +361,9 @@ class TreeModel:
         ensemble's input space (category codes for categorical columns).
     encode_values : callable
         ``encode_values(column_position, values) -> ndarray`` float64: grid values
-        of one column in the same space.
+        of one column in the same space. Methods may call it before ``encode``;
+        an adapter that needs X's dtypes to map categories learns them in
+        ``Adapter.validate_columns``, which the core always calls first.
     notes : list of str
         Shown with results (e.g. which node weights ``recursion`` uses).
     recursion_weights : str

@@ -32,7 +32,7 @@ def kernel_args(prep):
     return (
         ens.tree_start, ens.tree_group, ens.effective_tree_weight(), pack_nodes(ens, prep.tgt, prep.reach),
         ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
-        ens.value, bool(ens.comparison == "<="), bool(ens.float32_input), bool(ens.categories_go_left),
+        ens.value, bool(ens.comparison == "<="), False, bool(ens.categories_go_left),  # inputs pre-rounded
         prep.leaf_mask, prep.box_ptr, prep.box_lo, prep.box_hi, prep.strides,
         int(ens.n_margins), int(prep.n_cells), int(prep.max_tree_nodes),
     )
@@ -83,6 +83,8 @@ class Exact(Method):
             for r0 in starts:
                 r1 = min(n, r0 + chunk)
                 Xc = np.ascontiguousarray(tm.encode(req.X.iloc[r0:r1]), dtype=np.float64)
+                if ens.float32_input:  # round once here instead of at every node
+                    Xc = Xc.astype(np.float32).astype(np.float64)
                 if linear:
                     D_sum += accumulate_rows(Xc, row_w[r0:r1], False, threads, *args).sum(axis=0)
                     bar.update(1)
