@@ -250,6 +250,8 @@ class Session:
         if not wanted:
             raise PdpxError("target is empty; leave it out to get every output")
         classes = self.adapter.classes() if self.adapter.is_classifier() else None
+        if classes is not None:  # plain Python values, so messages read 1, not np.int64(1)
+            classes = [c.item() if isinstance(c, np.generic) else c for c in classes]
         out = []
         for t in wanted:
             idx = None
