@@ -251,7 +251,7 @@ def test_unseen_and_unused_categories(models, data):
     with pytest.raises(PdpxError, match="not trained on"):
         tm.encode(X3)
     # xgboost 3.2 raises for some unseen labels and silently re-codes others to a
-    # neighbouring category (dmlc/xgboost#12189): pdpx refuses them in predict too
+    # neighbouring category (seen with xgboost 3.2.0): pdpx refuses them in predict too
     with pytest.raises(PdpxError, match="not trained on"):
         ad.predict(X3, "raw")
     for method in ("brute", "exact"):

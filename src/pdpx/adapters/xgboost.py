@@ -218,7 +218,7 @@ class XGBoostAdapter(Adapter):
 
     def _check_categories(self, X: pd.DataFrame) -> None:
         """Refuse categories the model has not seen (xgboost 3.2 may silently re-code them
-        to a neighbouring category, dmlc/xgboost#12189; the intended behaviour is an error)."""
+        to a neighbouring category; the intended behaviour is an error)."""
         cat_cols = [j for j in range(X.shape[1]) if isinstance(X.dtypes.iloc[j], pd.CategoricalDtype)]
         if not cat_cols:
             return
@@ -235,7 +235,7 @@ class XGBoostAdapter(Adapter):
                 raise PdpxError(
                     f"column {X.columns[j]!r} has categories the XGBoost model was not trained on: {unseen}. "
                     "XGBoost cannot score them (it raises, or in xgboost 3.2 may silently use another "
-                    f"category, dmlc/xgboost#12189). Known categories: {list(stored[j])[:20]}"
+                    f"category). Known categories: {list(stored[j])[:20]}"
                 )
 
     def predict(self, X, response):
