@@ -62,7 +62,8 @@ def run() -> list[dict]:
     rows = []
     for name, model in models(X, y).items():
         label = f"{name}, 5,000 rows"
-        exact1 = best_time(lambda: pdpx.partial_dependence(model, X, ["x0"], method="exact", grid_resolution=100))
+        exact1 = best_time(lambda: pdpx.partial_dependence(model, X, ["x0"], method="exact", grid_resolution=100),
+                           repeat=7)
         sk1 = once(lambda: sk_pd(model, X, ["x0"], method="brute", grid_resolution=100))
         pred = best_time(lambda: model.predict(X), repeat=5)
         rows.append(row("exact 1-way (issue 3)", f"{label}, grid 100", exact1, "scikit-learn brute", sk1,

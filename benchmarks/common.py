@@ -28,8 +28,10 @@ def once(fn) -> float:
     return time.perf_counter() - t0
 
 
-def row(benchmark, case, pdpx_s, reference, reference_s, target, met, ratio=None):
+def row(benchmark, case, pdpx_s, reference, reference_s, target, met, ratio=None, unit="s"):
+    """One result row. ``unit="MiB"``: the reference column holds a memory figure, not a time."""
     return {
+        "unit": unit,
         "benchmark": benchmark,
         "case": case,
         "pdpx_s": pdpx_s,

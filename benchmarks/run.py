@@ -24,6 +24,12 @@ def fmt_s(s: float) -> str:
     return f"{s * 1000:.1f} ms" if s < 1 else f"{s:.2f} s"
 
 
+def fmt_ref(r: dict) -> str:
+    if r.get("unit") == "MiB":
+        return f"{r['reference_s']:.0f} MiB"
+    return fmt_s(r["reference_s"])
+
+
 def main(argv: list[str]) -> int:
     wanted = argv or MODULES
     rows, failures = [], []
@@ -39,7 +45,7 @@ def main(argv: list[str]) -> int:
             print(failures[-1][1], file=sys.stderr)
             continue
         for r in got:
-            print(f"  {r['case']}: pdpx {fmt_s(r['pdpx_s'])}, {r['reference']} {fmt_s(r['reference_s'])}, "
+            print(f"  {r['case']}: pdpx {fmt_s(r['pdpx_s'])}, {r['reference']} {fmt_ref(r)}, "
                   f"ratio {r['ratio']:.1f}x, target {r['target']}: {'met' if r['met'] else 'MISSED'}", flush=True)
         rows.extend(got)
         extra = getattr(mod, "markdown", None)
@@ -66,7 +72,7 @@ def main(argv: list[str]) -> int:
             extras.append(r["markdown"])
             continue
         lines.append(
-            f"| {r['benchmark']} | {r['case']} | {fmt_s(r['pdpx_s'])} | {r['reference']} | {fmt_s(r['reference_s'])} "
+            f"| {r['benchmark']} | {r['case']} | {fmt_s(r['pdpx_s'])} | {r['reference']} | {fmt_ref(r)} "
             f"| {r['ratio']:.1f}x | {r['target']} | {'met' if r['met'] else '**missed**'} |"
         )
     for e in extras:
