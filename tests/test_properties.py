@@ -162,3 +162,12 @@ def test_tiny_tree_routes_as_documented():
     np.testing.assert_array_equal(ens.predict_raw(X)[:, 0], [1.0, 2.0, 1.0])
     lt = _tiny(comparison="<")
     np.testing.assert_array_equal(lt.predict_raw(X)[:, 0], [2.0, 2.0, 1.0])
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(cases())
+def test_one_row_walk_equals_the_vectorised_predict(case):
+    ens, X, *_ = case
+    arr = X.to_numpy(dtype=np.float64)
+    for row in arr:
+        np.testing.assert_allclose(ens.predict_raw_row(row), ens.predict_raw(row[None, :])[0], rtol=1e-12, atol=1e-12)

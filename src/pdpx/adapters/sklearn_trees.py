@@ -191,7 +191,7 @@ def _gb_model(model, response, adapter) -> TreeModel | None:
     # the init constant, version-proof: raw prediction minus the trees, on one row
     x0 = np.zeros((1, model.n_features_in_), dtype=np.float32)
     raw = np.asarray(model._raw_predict(x0), dtype=np.float64).reshape(1, K)
-    ens.base_score = (raw - ens.predict_raw(x0))[0]
+    ens.base_score = raw[0] - ens.predict_raw_row(x0[0])
     return TreeModel(
         ensemble=ens, encode=numeric_encoder, encode_values=numeric_values,
         recursion_weights="weighted training row counts per node (weighted_n_node_samples)",

@@ -297,6 +297,31 @@ class TreeEnsemble:
             out[:, t] = node
         return out
 
+    def predict_raw_row(self, x: np.ndarray) -> np.ndarray:
+        """Margins of one row, shape (n_margins,): a plain walk per tree (fast for one row)."""
+        x = np.asarray(x, dtype=np.float64).ravel()
+        xs = x.astype(np.float32).astype(np.float64) if self.float32_input else x
+        w = self.effective_tree_weight()
+        out = self.base_score.copy()
+        left, right, feature, thr = self.left, self.right, self.feature, self.threshold
+        simple = (self.cat_offset < 0) & (self.nan_mode == NAN_MISSING)
+        le = self.comparison == "<="
+        for t in range(self.n_trees):
+            node = int(self.tree_start[t])
+            while left[node] >= 0:
+                v = xs[feature[node]]
+                if simple[node] and not np.isnan(v):
+                    go = v <= thr[node] if le else v < thr[node]
+                else:
+                    go = bool(self.goes_left(node, np.array([x[feature[node]]]))[0])
+                node = int(left[node] if go else right[node])
+            g = self.tree_group[t]
+            if g < 0:
+                out += w[t] * self.value[node, : self.n_margins]
+            else:
+                out[g] += w[t] * self.value[node, 0]
+        return out
+
     def predict_raw(self, X: np.ndarray) -> np.ndarray:
         """Margins of each row: ndarray of shape (n_rows, n_margins) (numpy only, for fidelity tests)."""
         leaves = self.apply(X)
