@@ -291,50 +291,55 @@ def accumulate_rows(X, row_weight, per_row, n_blocks, tree_start, tree_group, tr
         stack = np.empty(max_tree_nodes + 1, dtype=np.int64)
         r0 = bi * block
         r1 = min(n, r0 + block)
-        for t in range(n_trees):  # trees outer: a tree's nodes stay in cache for the block's rows
-            g = tree_group[t]
-            root = tree_start[t]
-            for i in range(r0, r1):
-                if per_row:
-                    D = out[i]
-                    tw = tree_w[t]
-                else:
-                    if row_weight[i] == 0.0:
-                        continue
-                    D = out[bi]
-                    tw = tree_w[t] * row_weight[i]
-                sp = 0
-                node = root
-                while True:
-                    lc = nodes[node, 0]
-                    while lc >= 0:
-                        rc = nodes[node, 1]
-                        flags = nodes[node, 3]
-                        if flags & F_TARGET:  # target split: the grid divides, follow both sides
-                            if nodes[lc, 3] & F_REACH:
-                                if nodes[rc, 3] & F_REACH:
-                                    stack[sp] = rc
-                                    sp += 1
+        # per-row outputs: small chunks of rows, so their difference arrays stay in cache
+        # while every tree streams past; summed output: the whole block at once
+        chunk = 32 if per_row else max(1, r1 - r0)
+        for c0 in range(r0, r1, chunk):
+            c1 = min(r1, c0 + chunk)
+            for t in range(n_trees):  # trees outer: a tree's nodes stay in cache for the chunk's rows
+                g = tree_group[t]
+                root = tree_start[t]
+                for i in range(c0, c1):
+                    if per_row:
+                        D = out[i]
+                        tw = tree_w[t]
+                    else:
+                        if row_weight[i] == 0.0:
+                            continue
+                        D = out[bi]
+                        tw = tree_w[t] * row_weight[i]
+                    sp = 0
+                    node = root
+                    while True:
+                        lc = nodes[node, 0]
+                        while lc >= 0:
+                            rc = nodes[node, 1]
+                            flags = nodes[node, 3]
+                            if flags & F_TARGET:  # target split: the grid divides, follow both sides
+                                if nodes[lc, 3] & F_REACH:
+                                    if nodes[rc, 3] & F_REACH:
+                                        stack[sp] = rc
+                                        sp += 1
+                                    node = lc
+                                else:
+                                    node = rc
+                            elif _go_left_packed(X[i, nodes[node, 2]], node, flags, thr[node], cat_offset, cat_nwords,
+                                                 cat_words, le, float32_input, cats_left):
                                 node = lc
                             else:
                                 node = rc
-                        elif _go_left_packed(X[i, nodes[node, 2]], node, flags, thr[node], cat_offset, cat_nwords,
-                                             cat_words, le, float32_input, cats_left):
-                            node = lc
-                        else:
-                            node = rc
-                        lc = nodes[node, 0]
-                    mid = leaf_mask[node]
-                    for b in range(box_ptr[mid], box_ptr[mid + 1]):
-                        if g >= 0:
-                            _add_box(D, g, b, box_lo, box_hi, strides, d, tw * value[node, 0])
-                        else:
-                            for m in range(n_margins):
-                                _add_box(D, m, b, box_lo, box_hi, strides, d, tw * value[node, m])
-                    if sp == 0:
-                        break
-                    sp -= 1
-                    node = stack[sp]
+                            lc = nodes[node, 0]
+                        mid = leaf_mask[node]
+                        for b in range(box_ptr[mid], box_ptr[mid + 1]):
+                            if g >= 0:
+                                _add_box(D, g, b, box_lo, box_hi, strides, d, tw * value[node, 0])
+                            else:
+                                for m in range(n_margins):
+                                    _add_box(D, m, b, box_lo, box_hi, strides, d, tw * value[node, m])
+                        if sp == 0:
+                            break
+                        sp -= 1
+                        node = stack[sp]
     return out
 
 
