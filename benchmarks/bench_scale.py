@@ -38,6 +38,10 @@ def make_rows(n: int, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(X, columns=[f"x{i}" for i in range(20)])
 
 
+def cheap_model(frame: pd.DataFrame):
+    return frame["x0"].to_numpy() * 2 + frame["x1"].to_numpy() - frame["x2"].to_numpy()
+
+
 def measure(fn):
     """(seconds, peak extra bytes) of fn()."""
     gc.collect()
@@ -78,6 +82,12 @@ def run() -> list[dict]:
         entry = {"rows": n, "input_mb": input_mb, "exact_s": t_e, "exact_peak_mb": m_e / 2**20,
                  "brute_s": t_b, "brute_peak_mb": m_b / 2**20}
         if n == SIZES[-1]:
+            # brute on the full 50 x 50 grid: a cheap model, so the run measures pdpx's own memory
+            t_c, m_c = measure(lambda: pdpx.partial_dependence(cheap_model, X, ["x0", "x1"], method="brute", **grid2))
+            rows.append(row("memory (issue 7)", "brute 2-way 50 x 50, 1,000,000 rows x 20, a cheap model "
+                            "(2 x0 + x1 - x2, a plain function)", t_c, "peak memory over input (budget 256 MiB); "
+                            "ratio = budget / peak", m_c / 2**20, "peak <= budget", m_c <= BUDGET,
+                            ratio=BUDGET / max(m_c, 1), unit="MiB"))
             t_i, m_i = measure(lambda: pdpx.partial_dependence(
                 model, X, ["x0", "x1"], method="exact", kind="both", ice_sample=10_000, **grid2))
             entry.update(ice_s=t_i, ice_peak_mb=m_i / 2**20)

@@ -257,10 +257,8 @@ def _hgb_model(model, response, adapter) -> TreeModel | None:
         description=type(model).__name__,
     )
     encode, encode_values = _hgb_encoders(model, is_cat, pre, orig_of_pre)
-    weighted = getattr(model, "_pdpx_fitted_with_weights", None)
-    notes = []
     return TreeModel(
-        ensemble=ens, encode=encode, encode_values=encode_values, notes=notes,
+        ensemble=ens, encode=encode, encode_values=encode_values,
         recursion_weights="unweighted training row counts per node (HistGradientBoosting's `count`; "
         "sample weights, if the model was fitted with them, are not reflected)",
     )

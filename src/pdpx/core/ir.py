@@ -83,8 +83,12 @@ class TreeEnsemble:
     link_scale: float = 1.0
     description: str = ""
     _effective_weight: np.ndarray | None = field(default=None, repr=False)
+    _has_weights: bool | None = field(default=None, repr=False)
 
     def __post_init__(self):
+        # derived caches: always recomputed (dataclasses.replace would otherwise copy stale ones)
+        self._effective_weight = None
+        self._has_weights = None
         n = len(self.left)
         self.left = np.ascontiguousarray(self.left, dtype=np.int64)
         self.right = np.ascontiguousarray(self.right, dtype=np.int64)
@@ -226,8 +230,11 @@ class TreeEnsemble:
 
     @property
     def has_node_weights(self) -> bool:
-        internal = self.left >= 0
-        return bool(np.all(np.isfinite(self.node_weight[internal]) & (self.node_weight[internal] >= 0)))
+        if self._has_weights is None:
+            internal = self.left >= 0
+            w = self.node_weight
+            self._has_weights = bool(np.all(np.isfinite(w[internal]) & (w[internal] >= 0)))
+        return self._has_weights
 
     @property
     def is_linear(self) -> bool:
