@@ -21,6 +21,16 @@ def is_sklearn_estimator(model) -> bool:
     return any(getattr(k, "__module__", "").startswith("sklearn.") for k in type(model).__mro__)
 
 
+def _single_output(model) -> bool:
+    """Gradient boosting models of scikit-learn have exactly one output per class / target."""
+    try:  # private modules: if they move, fall back to probing
+        from sklearn.ensemble._gb import BaseGradientBoosting
+        from sklearn.ensemble._hist_gradient_boosting.gradient_boosting import BaseHistGradientBoosting
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(model, (BaseGradientBoosting, BaseHistGradientBoosting))
+
+
 class SklearnAdapter(Adapter):
     library = "scikit-learn"
 
@@ -93,7 +103,9 @@ class SklearnAdapter(Adapter):
         return ["prediction"] if n == 1 else [f"target {i}" for i in range(n)]
 
     def probe(self, X: pd.DataFrame, response: str) -> None:
-        """Learn the number of outputs of a regressor from one prediction."""
+        """Learn the number of outputs of a regressor from one prediction, unless the model says it."""
+        if getattr(self.model, "n_outputs_", None) is not None or _single_output(self.model):
+            return
         if not self.is_classifier():
             if not hasattr(self, "_n_outputs"):
                 self._n_outputs = {}
