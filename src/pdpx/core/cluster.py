@@ -25,9 +25,8 @@ from .method import MethodResult, Request
 
 def is_dask_collection(X) -> bool:
     """True for Dask DataFrames and arrays, without importing dask."""
-    return any(k.__module__.startswith(("dask.", "dask_expr")) for k in type(X).__mro__) and hasattr(X, "npartitions") or (
-        type(X).__module__.startswith("dask.array") and hasattr(X, "chunks")
-    )
+    from_dask = any(getattr(k, "__module__", "").startswith("dask.") for k in type(X).__mro__)
+    return from_dask and (hasattr(X, "npartitions") or hasattr(X, "chunks"))
 
 
 class DaskData:
@@ -57,16 +56,6 @@ class DaskData:
 
     def partition(self, i: int) -> pd.DataFrame:
         return self.frame.get_partition(i).compute()
-
-
-def split_weights(sample_weight, data: DaskData):
-    """Per-partition weights (list of arrays or None) from a numpy / pandas / dask 1-D input."""
-    if sample_weight is None:
-        return None
-    if hasattr(sample_weight, "compute"):
-        sample_weight = sample_weight.compute()
-    w = np.asarray(sample_weight, dtype=np.float64)
-    return w
 
 
 def _partition_task(model, part: pd.DataFrame, weights, request: Request, method_name: str, columns):

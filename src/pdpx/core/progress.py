@@ -14,11 +14,11 @@ def progress_bar(total: int, *, progress: bool | None, desc: str):
     only once the run has taken 3 seconds, so quick calls print nothing.
     """
     if progress is False or (progress is None and not _interactive()):
-        return _NoBar()
+        return _NoBar(total)
     try:
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover - tqdm is in the 'fast' extra
-        return _NoBar()
+        return _NoBar(total)
     return tqdm(total=total, desc=desc, delay=0 if progress else 3, leave=bool(progress))
 
 
@@ -30,7 +30,18 @@ def _interactive() -> bool:
 
 
 class _NoBar:
+    """Counts like a tqdm bar (``n``, ``total``) and shows nothing."""
+
+    def __init__(self, total: int = 0):
+        self.total, self.n = total, 0
+
     def update(self, n=1):
+        self.n += n
+
+    def set_postfix_str(self, s):
+        pass
+
+    def refresh(self):
         pass
 
     def close(self):

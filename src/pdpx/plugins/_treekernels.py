@@ -61,38 +61,6 @@ def _go_left_packed(x, node, flags, thr, cat_offset, cat_nwords, cat_words, le, 
     return x < thr
 
 
-@njit(cache=True, inline="always")
-def _go_left(x, node, threshold, missing_left, nan_mode, cat_offset, cat_nwords, cat_words,
-             le, float32_input, cats_left):
-    if float32_input:
-        x = np.float64(np.float32(x))
-    off = cat_offset[node]
-    if off >= 0:
-        if np.isnan(x):
-            return missing_left[node]
-        if x < 0.0:
-            inset = False
-        else:
-            c = np.int64(x)
-            nw = cat_nwords[node]
-            if c >= 32 * nw:
-                inset = False
-            else:
-                inset = ((cat_words[off + c // 32] >> np.uint32(c % 32)) & np.uint32(1)) == 1
-        return inset if cats_left else not inset
-    mode = nan_mode[node]
-    if np.isnan(x):
-        if mode == NAN_AS_ZERO:
-            x = 0.0
-        else:
-            return missing_left[node]
-    elif mode == ZERO_OR_NAN_MISSING and abs(x) <= 1e-35:
-        return missing_left[node]
-    if le:
-        return x <= threshold[node]
-    return x < threshold[node]
-
-
 @njit(cache=True)
 def leaf_regions(tree_start, left, right, tgt, left_grid, left_grid_row, dim_offset, dim_size,
                  max_tree_nodes):

@@ -19,6 +19,16 @@ def numba_missing() -> str | None:
     return None
 
 
+def tree_unavailable(adapter, request: Request) -> str | None:
+    """Why a tree method cannot run for ``request`` (no numba, no readable trees), or None."""
+    missing = numba_missing()
+    if missing:
+        return missing
+    if adapter.tree_model(request.response) is None:
+        return adapter.tree_model_unavailable(request.response)
+    return None
+
+
 @dataclass
 class Prepared:
     ens: TreeEnsemble

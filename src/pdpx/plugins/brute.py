@@ -21,7 +21,7 @@ _COPIES = 4
 def grid_points(req: Request) -> list[np.ndarray]:
     """For each target feature, its value at every grid point (C order over the grid)."""
     mesh = np.indices(req.grid_shape).reshape(len(req.grid_shape), -1)
-    return [np.asarray(g, dtype=object if g.dtype == object else g.dtype)[m] for g, m in zip(req.grid_values, mesh)]
+    return [np.asarray(g)[m] for g, m in zip(req.grid_values, mesh)]
 
 
 def stacked_frame(base: pd.DataFrame, features: list[int], values: list[np.ndarray]) -> pd.DataFrame:

@@ -22,7 +22,7 @@ from ..core.hookspecs import hookimpl
 from ..core.ir import apply_link
 from ..core.method import Method, MethodResult, Request
 from ..core.progress import progress_bar
-from ._treeprep import integrate, numba_missing, prepare, set_threads
+from ._treeprep import integrate, prepare, set_threads, tree_unavailable
 
 
 def kernel_args(prep):
@@ -44,12 +44,7 @@ class Exact(Method):
     cost_rank = 10
 
     def unavailable(self, adapter, request):
-        missing = numba_missing()
-        if missing:
-            return missing
-        if adapter.tree_model(request.response) is None:
-            return adapter.tree_model_unavailable(request.response)
-        return None
+        return tree_unavailable(adapter, request)
 
     def compute(self, adapter, req: Request) -> MethodResult:
         from ._treekernels import accumulate_rows

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.hookspecs import hookimpl
 from ..core.method import Method, MethodResult, Request
-from ._treeprep import integrate, numba_missing, prepare
+from ._treeprep import integrate, prepare, tree_unavailable
 
 
 class Recursion(Method):
@@ -26,14 +26,12 @@ class Recursion(Method):
     cost_rank = 5
 
     def unavailable(self, adapter, request):
-        missing = numba_missing()
-        if missing:
-            return missing
         if request.needs_individual:
             return "recursion computes no ICE curves (no data pass); use kind='average', or method='exact' for ICE"
+        reason = tree_unavailable(adapter, request)
+        if reason:
+            return reason
         tm = adapter.tree_model(request.response)
-        if tm is None:
-            return adapter.tree_model_unavailable(request.response)
         ens = tm.ensemble
         if not ens.is_linear:
             return (

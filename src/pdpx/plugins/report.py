@@ -259,31 +259,9 @@ def _rank(results) -> list[tuple[Any, float]]:
 
 
 def _bar(progress: bool, total: int):
-    if progress:
-        try:
-            from tqdm.auto import tqdm
+    from ..core.progress import progress_bar
 
-            return tqdm(total=total, desc="pdpx report", unit="step", leave=True)
-        except ImportError:  # pragma: no cover - tqdm is in the 'fast' extra
-            pass
-    return _NoBar(total)
-
-
-class _NoBar:
-    def __init__(self, total):
-        self.total, self.n = total, 0
-
-    def update(self, k=1):
-        self.n += k
-
-    def set_postfix_str(self, s):
-        pass
-
-    def refresh(self):
-        pass
-
-    def close(self):
-        pass
+    return progress_bar(total, progress=bool(progress), desc="pdpx report")
 
 
 @dataclass
