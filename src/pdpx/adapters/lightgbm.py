@@ -39,10 +39,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.adapter import Adapter, as_2d
+from ..core.adapter import as_2d
 from ..core.errors import NotFittedError, PdpxError
 from ..core.hookspecs import hookimpl
-from .xgboost import Extracted, Unavailable, self_check
+from ._boosters import BoosterAdapter, Extracted, Unavailable, self_check
 
 _IDENTITY = {
     "regression", "regression_l1", "huber", "fair", "quantile", "mape",
@@ -83,7 +83,7 @@ def parse_objective(text: str) -> tuple[str, dict]:
     return tokens[0], params
 
 
-class LightGBMAdapter(Adapter):
+class LightGBMAdapter(BoosterAdapter):
     library = "lightgbm"
 
     def __init__(self, model: Any):
@@ -92,7 +92,6 @@ class LightGBMAdapter(Adapter):
         #: categories LightGBM codes X's pandas category columns by, by position
         #: (recorded by validate_columns, used for grid values)
         self._frame_categories: dict[int, list] = {}
-        self._reasons: dict[str, str] = {}
 
     # --------------------------------------------------------------- facts
     def booster(self):
@@ -255,27 +254,15 @@ class LightGBMAdapter(Adapter):
             return f"no response {response!r}"
         return self._link(response)[3]
 
-    def tree_model_unavailable(self, response):
-        reason = self._unavailable(response)
-        if reason is None:
-            self.tree_model(response)
-            reason = self._reasons.get(response)
-        return reason or super().tree_model_unavailable(response)
-
     def tree_model(self, response):
         if self._unavailable(response) is not None:
             return None
-        from ..core.ir import model_cache
-
         booster = self.booster()
         n_iter = self._iterations()
-        key = f"{response}#iterations={n_iter}"
-        entry = model_cache.get(self.model, key, (booster,), lambda: self._build(response, n_iter))
-        if isinstance(entry, Unavailable):
-            self._reasons[response] = entry.reason
-            return None
-        encoder = _Encoder(booster.pandas_categorical, self._frame_categories, entry.categories)
-        return entry.tree_model(encoder)
+        return self._cached_tree_model(
+            response, f"{response}#iterations={n_iter}", booster, lambda: self._build(response, n_iter),
+            lambda entry: _Encoder(booster.pandas_categorical, self._frame_categories, entry.categories),
+        )
 
     def _build(self, response: str, n_iter: int):
         from ..core.ir import TreeEnsemble

@@ -36,9 +36,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.adapter import Adapter, as_2d
+from ..core.adapter import as_2d
 from ..core.errors import NotFittedError, PdpxError
 from ..core.hookspecs import hookimpl
+from ._boosters import BoosterAdapter, Extracted, Unavailable, self_check
 
 # ----------------------------------------------------------------- objectives
 #: Objectives whose prediction is the margin itself.
@@ -75,7 +76,7 @@ def _is_booster(model) -> bool:
     return any(k.__name__ == "Booster" and (k.__module__ or "").startswith("xgboost") for k in type(model).__mro__)
 
 
-class XGBoostAdapter(Adapter):
+class XGBoostAdapter(BoosterAdapter):
     library = "xgboost"
 
     def __init__(self, model: Any):
@@ -86,7 +87,6 @@ class XGBoostAdapter(Adapter):
         #: categories of X's pandas category columns, by position (recorded by
         #: validate_columns; used for models that carry no categories of their own)
         self._frame_categories: dict[int, list] = {}
-        self._reasons: dict[str, str] = {}
 
     @property
     def thread_safe(self) -> bool:  # XGBoost's predict is thread safe for gbtree and dart only
@@ -292,13 +292,6 @@ class XGBoostAdapter(Adapter):
             self._learner_key = key
         return self._learner
 
-    def tree_model_unavailable(self, response):
-        reason = self._unavailable(response)
-        if reason is None:
-            self.tree_model(response)
-            reason = self._reasons.get(response)
-        return reason or super().tree_model_unavailable(response)
-
     def _unavailable(self, response) -> str | None:
         name = self._booster_name()
         if name == "gblinear":
@@ -325,18 +318,14 @@ class XGBoostAdapter(Adapter):
     def tree_model(self, response):
         if self._unavailable(response) is not None:
             return None
-        from ..core.ir import model_cache
-
         booster = self.booster()
         rounds = self._rounds()
         # the key holds what can change without a refit: rounds used, the wrapper's missing value
         key = f"{response}#rounds={rounds}#missing={getattr(self.model, 'missing', None)}"
-        entry = model_cache.get(self.model, key, (booster,), lambda: self._build(response, rounds))
-        if isinstance(entry, Unavailable):
-            self._reasons[response] = entry.reason
-            return None
-        encoder = _Encoder(entry.categories, self._frame_categories, entry.missing)
-        return entry.tree_model(encoder)
+        return self._cached_tree_model(
+            response, key, booster, lambda: self._build(response, rounds),
+            lambda entry: _Encoder(entry.categories, self._frame_categories, entry.missing),
+        )
 
     def _build(self, response: str, rounds: int):
         from ..core.ir import TreeEnsemble
@@ -401,84 +390,10 @@ class XGBoostAdapter(Adapter):
         return np.asarray(pred, dtype=np.float64).reshape(-1)
 
 
-class Extracted:
-    """What the extraction cache holds: the ensemble plus what encoding needs."""
-
-    def __init__(self, ensemble, categories, missing, notes, recursion_weights):
-        self.ensemble = ensemble
-        self.categories = categories
-        self.missing = missing
-        self.notes = notes
-        self.recursion_weights = recursion_weights
-
-    def tree_model(self, encoder):
-        from ..core.ir import TreeModel
-
-        return TreeModel(
-            ensemble=self.ensemble, encode=encoder.encode, encode_values=encoder.encode_values,
-            notes=list(self.notes), recursion_weights=self.recursion_weights,
-        )
-
-
-class Unavailable:
-    """Cached in place of a TreeModel: why the trees cannot be used."""
-
-    def __init__(self, reason: str):
-        self.reason = reason
-
-
 def xgboost_version() -> str:
     import xgboost
 
     return xgboost.__version__
-
-
-def nan_row_margin(ens) -> tuple[np.ndarray, float]:
-    """The ensemble's margins for one row whose every value is NaN, and a float32 error scale.
-
-    Vectorised over trees: each tree is followed along the side NaN goes to.
-    Returns (margins of shape (n_margins,), sum of |contributions| + |base|).
-    """
-    from ..core.ir import NAN_AS_ZERO
-
-    internal = ens.left >= 0
-    numeric_zero = internal & (ens.cat_offset < 0) & (ens.nan_mode == NAN_AS_ZERO)
-    zero_left = (0.0 <= ens.threshold) if ens.comparison == "<=" else (0.0 < ens.threshold)
-    go_left = np.where(numeric_zero, zero_left, ens.missing_left)
-    nxt = np.where(go_left, ens.left, ens.right)
-    node = ens.tree_start[:-1].copy()
-    for _ in range(ens.n_nodes):
-        leaf = ens.left[node] < 0
-        if leaf.all():
-            break
-        node = np.where(leaf, node, nxt[node])
-    w = ens.effective_tree_weight()
-    out = ens.base_score.astype(np.float64).copy()
-    scale = float(np.abs(out).sum())
-    for t in range(ens.n_trees):
-        g = ens.tree_group[t]
-        v = w[t] * (ens.value[node[t], : ens.n_margins] if g < 0 else ens.value[node[t], 0])
-        if g < 0:
-            out += v
-        else:
-            out[g] += v
-        scale += float(np.abs(v).sum())
-    return out, scale
-
-
-def self_check(ens, reference: np.ndarray | None, rel: float = 1e-7) -> str | None:
-    """Compare the IR's margins on an all-NaN row with the library's; a message if they differ."""
-    if reference is None:
-        return None
-    mine, scale = nan_row_margin(ens)
-    reference = np.asarray(reference, dtype=np.float64).reshape(-1)
-    if reference.shape != mine.shape:
-        return f"{mine.size} margins against {reference.size}"
-    tol = 1e-6 + rel * (ens.n_trees + 1) * scale
-    err = float(np.abs(mine - reference).max())
-    if not err <= tol:
-        return f"margin {mine.tolist()} against {reference.tolist()} on a row of missing values"
-    return None
 
 
 # ------------------------------------------------------------------ encoding
