@@ -261,31 +261,43 @@ class TreeEnsemble:
     def goes_left(self, node: int, x: np.ndarray) -> np.ndarray:
         """Where values ``x`` (float64, any shape) go at internal ``node``: True = left."""
         x = np.asarray(x, dtype=np.float64)
+        return self.goes_left_many(np.array([node]), x.reshape(-1))[0].reshape(x.shape)
+
+    def goes_left_many(self, nodes: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """(len(nodes), len(x)) bool: where the values ``x`` of one feature go at internal ``nodes``.
+
+        The routing rule of the module docstring, vectorised over nodes and values;
+        the reference every fast path (the numba kernels) is tested against.
+        """
+        nodes = np.asarray(nodes, dtype=np.int64)
+        x = np.asarray(x, dtype=np.float64).reshape(-1)
         if self.float32_input:
             x = x.astype(np.float32).astype(np.float64)
-        missing_left = bool(self.missing_left[node])
+        out = np.empty((len(nodes), len(x)), dtype=bool)
         nan = np.isnan(x)
-        off = self.cat_offset[node]
-        if off >= 0:
-            nw = int(self.cat_nwords[node])
+        cat = self.cat_offset[nodes] >= 0
+        num = np.flatnonzero(~cat)
+        if num.size:
+            nd = nodes[num]
+            mode = self.nan_mode[nd][:, None]
+            xx = np.where(nan[None, :] & (mode == NAN_AS_ZERO), 0.0, x[None, :])
+            missing = np.isnan(xx) | ((mode == ZERO_OR_NAN_MISSING) & (np.abs(xx) <= 1e-35))
+            thr = self.threshold[nd][:, None]
+            with np.errstate(invalid="ignore"):
+                left = (xx <= thr) if self.comparison == "<=" else (xx < thr)
+            out[num] = np.where(missing, self.missing_left[nd][:, None], left)
+        for i in np.flatnonzero(cat):
+            node = nodes[i]
+            off, nw = self.cat_offset[node], int(self.cat_nwords[node])
             code = np.where(nan | (x < 0) | (x >= 32 * nw), -1, np.nan_to_num(x, nan=-1)).astype(np.int64)
             inside = code >= 0
-            words = self.cat_words[off: off + nw]
             bit = np.zeros(x.shape, dtype=bool)
             c = code[inside]
+            words = self.cat_words[off: off + nw]
             bit[inside] = ((words[c // 32] >> (c % 32).astype(np.uint32)) & 1).astype(bool)
             left = bit if self.categories_go_left else ~bit
-            return np.where(nan, missing_left, left)
-        mode = self.nan_mode[node]
-        thr = self.threshold[node]
-        if mode == NAN_AS_ZERO:
-            x = np.where(nan, 0.0, x)
-            nan = np.zeros(x.shape, dtype=bool)
-        elif mode == ZERO_OR_NAN_MISSING:
-            nan = nan | (np.abs(x) <= 1e-35)
-        with np.errstate(invalid="ignore"):
-            left = (x <= thr) if self.comparison == "<=" else (x < thr)
-        return np.where(nan, missing_left, left)
+            out[i] = np.where(nan, bool(self.missing_left[node]), left)
+        return out
 
     def apply(self, X: np.ndarray) -> np.ndarray:
         """Leaf reached by each row in each tree: int array of shape (n_rows, n_trees)."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.ir import NAN_AS_ZERO, ZERO_OR_NAN_MISSING, TreeEnsemble, TreeModel
+from ..core.ir import TreeEnsemble, TreeModel
 from ..core.method import Request
 
 
@@ -48,30 +48,6 @@ class Prepared:
         return tuple(g + 1 for g in self.grid_shape)
 
 
-def grid_left_matrix(ens: TreeEnsemble, nodes: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """(len(nodes), len(x)) bool: where grid values ``x`` of one feature go at ``nodes``."""
-    out = np.empty((len(nodes), len(x)), dtype=bool)
-    if len(nodes) == 0:
-        return out
-    xf = np.asarray(x, dtype=np.float64)
-    if ens.float32_input:
-        xf = xf.astype(np.float32).astype(np.float64)
-    cat = ens.cat_offset[nodes] >= 0
-    num = np.flatnonzero(~cat)
-    if num.size:
-        nd = nodes[num]
-        thr = ens.threshold[nd][:, None]
-        mode = ens.nan_mode[nd][:, None]
-        xx = np.where(np.isnan(xf)[None, :] & (mode == NAN_AS_ZERO), 0.0, xf[None, :])
-        with np.errstate(invalid="ignore"):
-            left = (xx <= thr) if ens.comparison == "<=" else (xx < thr)
-        missing = np.isnan(xx) | ((mode == ZERO_OR_NAN_MISSING) & (np.abs(xx) <= 1e-35))
-        out[num] = np.where(missing, ens.missing_left[nd][:, None], left)
-    for i in np.flatnonzero(cat):
-        out[i] = ens.goes_left(int(nodes[i]), x)
-    return out
-
-
 def prepare(tm: TreeModel, req: Request) -> Prepared:
     from ._treekernels import leaf_regions
 
@@ -92,7 +68,7 @@ def prepare(tm: TreeModel, req: Request) -> Prepared:
     for k in range(d):
         nodes = target_nodes[tgt[target_nodes] == k]
         if nodes.size:
-            left_grid[row_of[nodes], offsets[k]: offsets[k] + sizes[k]] = grid_left_matrix(ens, nodes, grid_codes[k])
+            left_grid[row_of[nodes], offsets[k]: offsets[k] + sizes[k]] = ens.goes_left_many(nodes, grid_codes[k])
     max_tree_nodes = int(np.max(np.diff(ens.tree_start)))
     reach, leaf_mask, box_ptr, box_lo, box_hi = leaf_regions(
         ens.tree_start, ens.left, ens.right, tgt, left_grid, row_of, offsets, sizes, max_tree_nodes,
