@@ -44,6 +44,7 @@ class DaskData:
             X = X.rechunk({1: X.shape[1]})
             X = dd.from_dask_array(X, columns=list(names))
         self.frame = X
+        self._columns: dict = {}
         self.sizes = np.asarray(X.map_partitions(len).compute(), dtype=np.int64)
         self.n_rows = int(self.sizes.sum())
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)])
@@ -52,7 +53,10 @@ class DaskData:
         self.head = X.head(min(1000, int(self.sizes[0])) or 1, npartitions=-1)
 
     def column(self, name) -> pd.Series:
-        return self.frame[name].compute()
+        """One column over all rows (computed once: grids and plots' rugs both need it)."""
+        if name not in self._columns:
+            self._columns[name] = self.frame[name].compute()
+        return self._columns[name]
 
     def partition(self, i: int) -> pd.DataFrame:
         return self.frame.get_partition(i).compute()
