@@ -379,16 +379,21 @@ EXACT_CASES = [
 ]
 
 
+@pytest.mark.parametrize("kernel", ["auto", "walk"])
 @pytest.mark.parametrize("name,features", EXACT_CASES)
-def test_exact_equals_brute(models, data, name, features):
+def test_exact_equals_brute(models, data, name, features, kernel):
     model = models[name]
     X = data["X"].iloc[:120]
     kw = dict(kind="both", grid_resolution=12)
-    e = pdpx.partial_dependence(model, X, features, method="exact", **kw)
+    e = pdpx.partial_dependence(model, X, features, method="exact", method_options={"kernel": kernel}, **kw)
     b = pdpx.partial_dependence(model, X, features, method="brute", **kw)
+    # kind="average" alone takes another path for responses linear in the trees
+    a = pdpx.partial_dependence(model, X, features, method="exact", method_options={"kernel": kernel},
+                                **{**kw, "kind": "average"})
     assert e.method == "exact"
     np.testing.assert_allclose(e.average, b.average, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(e.individual, b.individual, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(a.average, b.average, rtol=1e-9, atol=1e-9)
 
 
 def test_exact_with_unknown_category_in_rows(models, data):

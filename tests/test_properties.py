@@ -7,34 +7,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pdpx
-from pdpx.core.adapter import Adapter
-from pdpx.core.ir import LINKS, MalformedTreeError, TreeEnsemble, TreeModel, numeric_encoder, numeric_values
+from pdpx.core.ir import LINKS, MalformedTreeError, TreeEnsemble
+
+from _ir_adapter import IRAdapter
 
 N_FEATURES = 3
 VALUES = [-1.0, 0.0, 0.5, 1.0, 2.0, 3.0]  # thresholds and data share these: ties everywhere
-
-
-class IRAdapter(Adapter):
-    """Predicts with the ensemble itself, so brute is the IR's own prediction."""
-
-    def __init__(self, ens):
-        super().__init__(ens)
-        self.ens = ens
-
-    def responses(self):
-        return ["predict"]
-
-    def output_names(self, response):
-        return [f"out{k}" for k in range(self.ens.n_outputs)]
-
-    def default_outputs(self, response):
-        return list(range(self.ens.n_outputs))
-
-    def predict(self, X, response):
-        return self.ens.predict(numeric_encoder(X))
-
-    def tree_model(self, response):
-        return TreeModel(self.ens, numeric_encoder, numeric_values)
 
 
 @st.composite
@@ -119,13 +97,14 @@ def cases(draw):
     return ens, X, features, custom, weights
 
 
+@pytest.mark.parametrize("kernel", ["leafsets", "walk"])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(cases(), st.sampled_from(["average", "both"]), st.booleans())
-def test_exact_equals_brute_on_random_ensembles(case, kind, centered):
+def test_exact_equals_brute_on_random_ensembles(kernel, case, kind, centered):
     ens, X, features, custom, weights = case
     adapter = IRAdapter(ens)
     kw = dict(kind=kind, custom_values=custom, sample_weight=weights, centered=centered)
-    e = pdpx.partial_dependence(adapter, X, features, method="exact", **kw)
+    e = pdpx.partial_dependence(adapter, X, features, method="exact", method_options={"kernel": kernel}, **kw)
     b = pdpx.partial_dependence(adapter, X, features, method="brute", **kw)
     np.testing.assert_allclose(e.average, b.average, rtol=1e-9, atol=1e-9)
     if kind == "both":

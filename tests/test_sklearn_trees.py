@@ -126,18 +126,24 @@ def test_unseen_categories_follow_the_model(fitted):
     np.testing.assert_allclose(tm.ensemble.predict(tm.encode(Z)), a.predict(Z, "predict"), atol=1e-12)
 
 
+@pytest.mark.parametrize("kernel", ["auto", "walk"])
 @pytest.mark.parametrize("name", list(MODELS))
 @pytest.mark.parametrize("features", [["a"], ["c", "d"]], ids=["1way", "2way"])
-def test_exact_equals_brute(fitted, name, features):
+def test_exact_equals_brute(fitted, name, features, kernel):
     model, X = fitted[name]
     w = np.random.default_rng(0).uniform(0, 2, len(X))
+    opts = {"kernel": kernel}
     for resp in responses_of(model):
         kw = dict(kind="both", response=resp, grid_resolution=9, sample_weight=w)
-        e = pdpx.partial_dependence(model, X, features, method="exact", **kw)
+        e = pdpx.partial_dependence(model, X, features, method="exact", method_options=opts, **kw)
         b = pdpx.partial_dependence(model, X, features, method="brute", **kw)
+        # kind="average" alone takes another path for responses linear in the trees
+        a = pdpx.partial_dependence(model, X, features, method="exact", method_options=opts,
+                                    **{**kw, "kind": "average"})
         assert e.method == "exact"
         np.testing.assert_allclose(e.average, b.average, rtol=0, atol=1e-9, err_msg=f"{name} {resp}")
         np.testing.assert_allclose(e.individual, b.individual, rtol=0, atol=1e-9, err_msg=f"{name} {resp}")
+        np.testing.assert_allclose(a.average, b.average, rtol=0, atol=1e-9, err_msg=f"{name} {resp}")
 
 
 @pytest.mark.parametrize("name", ["HistGradientBoostingRegressor-categorical", "HistGradientBoostingClassifier-binary"])

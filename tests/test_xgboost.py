@@ -412,18 +412,23 @@ EXACT_CASES = [
 ]
 
 
+@pytest.mark.parametrize("kernel", ["auto", "walk"])
 @pytest.mark.parametrize("name,features", EXACT_CASES)
-def test_exact_equals_brute(models, data, name, features):
+def test_exact_equals_brute(models, data, name, features, kernel):
     model = models[name]
     X = data["X"].iloc[:120][pdpx.core.plugins.adapt(model).feature_names()]
     kw = dict(kind="both", grid_resolution=12)
-    e = pdpx.partial_dependence(model, X, features, method="exact", **kw)
+    e = pdpx.partial_dependence(model, X, features, method="exact", method_options={"kernel": kernel}, **kw)
     b = pdpx.partial_dependence(model, X, features, method="brute", **kw)
+    # kind="average" alone takes another path for responses linear in the trees
+    a = pdpx.partial_dependence(model, X, features, method="exact", method_options={"kernel": kernel},
+                                **{**kw, "kind": "average"})
     assert e.method == "exact"
     assert e.average.shape == b.average.shape
     # XGBoost predicts in float32: agreement to float32 precision
     np.testing.assert_allclose(e.average, b.average, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(e.individual, b.individual, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(a.average, b.average, rtol=1e-5, atol=1e-6)
 
 
 def test_auto_picks_exact(models, data):

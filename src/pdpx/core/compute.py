@@ -399,12 +399,22 @@ class Session:
             reason = m.unavailable(self.adapter, req)
             if reason:
                 raise PdpxError(f"method {self.method!r} cannot run here: {reason}")
-            return m
+            return self._check_options(m)
         candidates = sorted((m for m in self.methods.values() if m.equals_brute), key=lambda m: m.cost_rank)
         for m in candidates:
             if m.unavailable(self.adapter, req) is None:
-                return m
+                return self._check_options(m)
         raise PdpxError("no method can compute this request")  # pragma: no cover - brute always can
+
+    def _check_options(self, m):
+        unknown = sorted(set(self.method_options) - set(m.options))
+        if unknown:
+            chosen = " (chosen by method='auto')" if self.method == "auto" else ""
+            raise PdpxError(
+                f"method_options {unknown} are not options of method {m.name!r}{chosen}; "
+                f"its options: {list(m.options) or 'none'}"
+            )
+        return m
 
     def _run(self, method, req: Request):
         if self.dask is not None:

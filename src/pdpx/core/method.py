@@ -94,11 +94,14 @@ class Method:
         Only such methods may be chosen by ``method="auto"``.
     cost_rank : int
         Among methods ``auto`` may choose, the lowest rank that is available runs.
+    options : tuple of str
+        The ``method_options`` keys the method understands; any other key is an error.
     """
 
     name: str = ""
     equals_brute: bool = False
     cost_rank: int = 100
+    options: tuple[str, ...] = ()
 
     def unavailable(self, adapter: "Adapter", request: Request) -> str | None:
         """Return None if the method can compute ``request``, else the reason it cannot."""

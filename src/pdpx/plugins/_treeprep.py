@@ -151,9 +151,11 @@ def warm_up() -> float:
             return tm
 
     X = pd.DataFrame({"a": [0.0, 1.0], "b": [0.0, 1.0]})
-    for kind in ("average", "both"):
-        req = Request(X=X, features=[0], grid_values=[np.array([0.0, 1.0])], categorical=[False],
-                      response="predict", outputs=[0], kind=kind, sample_weight=None, memory_budget=2**24)
-        Exact().compute(_Tiny(None), req)
+    for kernel in ("leafsets", "walk"):
+        for kind in ("average", "both"):
+            req = Request(X=X, features=[0], grid_values=[np.array([0.0, 1.0])], categorical=[False],
+                          response="predict", outputs=[0], kind=kind, sample_weight=None, memory_budget=2**24,
+                          options={"kernel": kernel})
+            Exact().compute(_Tiny(None), req)
     Recursion().compute(_Tiny(None), req)
     return time.perf_counter() - t0

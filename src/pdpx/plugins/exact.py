@@ -1,10 +1,16 @@
 """``exact``: brute's answer computed from the tree structure, at tree speed.
 
-For each background row and tree, one walk that follows the row at splits on
-other features and both ways at splits on the target features; each reached leaf
-adds its value to the grid cells that reach it (difference arrays, see
-:mod:`pdpx.plugins._treekernels`). Cost grows with rows x nodes visited, not
-rows x grid points.
+For each background row and tree, the leaves the row reaches when its target
+features take every grid value: the row follows its own values at splits on
+other features and goes both ways at splits on the target features. Each reached
+leaf adds its value to the grid cells that reach it (difference arrays). Cost
+grows with rows x tree size, not rows x grid points.
+
+* Shallow trees (at most 64 reached leaves each, as in boosted models): the
+  reached leaves come from bit masks, a vectorised test per node over blocks of
+  rows (:mod:`pdpx.plugins._leafsets`).
+* Deeper trees: one walk per (row, tree) that branches at target splits
+  (:mod:`pdpx.plugins._treekernels`).
 
 * A response linear in the trees (regression, forest probabilities, margins):
   weighted leaf contributions are summed over rows directly.
@@ -18,11 +24,30 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.errors import PdpxError
 from ..core.hookspecs import hookimpl
 from ..core.ir import apply_link
 from ..core.method import Method, MethodResult, Request
 from ..core.progress import progress_bar
 from ._treeprep import integrate, prepare, set_threads, tree_unavailable
+
+
+KERNELS = ("auto", "leafsets", "walk")
+
+
+def _kernel_option(options: dict) -> str:
+    kernel = options.get("kernel", "auto")
+    if kernel not in KERNELS:
+        raise PdpxError(f"method_options={{'kernel': {kernel!r}}}: expected one of {list(KERNELS)}")
+    return kernel
+
+
+def _rounded_chunk(tm, X):
+    """Encoded rows as float64 (float32-rounded once here when the model compares in float32)."""
+    Xc = np.ascontiguousarray(tm.encode(X), dtype=np.float64)
+    if tm.ensemble.float32_input:  # round once here instead of at every node
+        Xc = Xc.astype(np.float32).astype(np.float64)
+    return Xc
 
 
 def kernel_args(prep):
@@ -42,11 +67,13 @@ class Exact(Method):
     name = "exact"
     equals_brute = True
     cost_rank = 10
+    options = ("kernel",)
 
     def unavailable(self, adapter, request):
         return tree_unavailable(adapter, request)
 
     def compute(self, adapter, req: Request) -> MethodResult:
+        from . import _leafsets
         from ._treekernels import accumulate_rows
 
         tm = adapter.tree_model(req.response)
@@ -63,6 +90,15 @@ class Exact(Method):
         args = kernel_args(prep)
         linear = ens.is_linear and not req.needs_individual
         d = len(prep.grid_shape)
+        kernel = _kernel_option(req.options)
+        leafsets = None if kernel == "walk" else _leafsets.build(prep, args[3])
+        if leafsets is not None:
+            return self._compute_leafsets(tm, req, leafsets, linear, threads, row_w, total_w)
+        if kernel == "leafsets":
+            raise PdpxError(
+                "method_options={'kernel': 'leafsets'}: a tree of this model has more than "
+                f"{_leafsets.MAX_LEAVES} leaves that the grid reaches; use kernel 'auto' or 'walk'"
+            )
 
         # rows are encoded and walked in chunks, so memory stays within the budget
         enc_bytes = 8 * req.X.shape[1] * 3
@@ -77,9 +113,7 @@ class Exact(Method):
         with progress_bar(len(starts), progress=req.progress, desc="pdpx exact") as bar:
             for r0 in starts:
                 r1 = min(n, r0 + chunk)
-                Xc = np.ascontiguousarray(tm.encode(req.X.iloc[r0:r1]), dtype=np.float64)
-                if ens.float32_input:  # round once here instead of at every node
-                    Xc = Xc.astype(np.float32).astype(np.float64)
+                Xc = _rounded_chunk(tm, req.X.iloc[r0:r1])
                 if linear:
                     D_sum += accumulate_rows(Xc, row_w[r0:r1], False, threads, *args).sum(axis=0)
                     bar.update(1)
@@ -99,6 +133,46 @@ class Exact(Method):
             avg = integrate(D_sum, prep) / total_w + ens.base_score.reshape((M,) + (1,) * d)
             return MethodResult(average=avg[outputs], notes=list(tm.notes))
         return MethodResult(average=sums / total_w, individual=ice, notes=list(tm.notes))
+
+    def _compute_leafsets(self, tm, req, ls, linear, threads, row_w, total_w):
+        from . import _leafsets as L
+
+        ens = tm.ensemble
+        n = len(req.X)
+        outputs = np.asarray(req.outputs, dtype=np.int64)
+        K = outputs.size
+        M = int(ens.n_margins)
+        grid_shape = tuple(int(g) for g in ls.grid_shape)
+        parts = threads
+        chunk = int(max(L.BLOCK, min(n, req.memory_budget // (8 * req.X.shape[1] * 3))))
+        starts = list(range(0, n, chunk))
+        reach = ls.reach_args()
+        counts = None
+        sums = np.zeros((K, ls.n_cells))
+        ice = np.empty((K, n, ls.n_cells)) if req.needs_individual else np.empty((K, 0, ls.n_cells))
+        with progress_bar(len(starts), progress=req.progress, desc="pdpx exact") as bar:
+            for r0 in starts:
+                r1 = min(n, r0 + chunk)
+                Xc = _rounded_chunk(tm, req.X.iloc[r0:r1])
+                if linear:
+                    c = L.leafset_counts(Xc, row_w[r0:r1], parts, *reach).sum(axis=0)
+                    counts = c if counts is None else counts + c
+                else:
+                    sums += L.leafset_rows(
+                        Xc, row_w[r0:r1], parts, *reach, ls.cptr, ls.cpos, ls.cval, M, ls.grid_shape,
+                        ens.base_score, L.LINK_CODES[ens.link], float(ens.link_scale), outputs,
+                        bool(req.needs_individual), ice, r0,
+                    ).sum(axis=0)
+                bar.update(1)
+        if linear:
+            D = L.scatter_counts(counts, ls.cptr, ls.cpos, ls.cval, M * ls.n_cells).reshape((M,) + grid_shape)
+            for axis in range(1, D.ndim):
+                D = np.cumsum(D, axis=axis)
+            avg = D / total_w + ens.base_score.reshape((M,) + (1,) * len(grid_shape))
+            return MethodResult(average=avg[outputs], notes=list(tm.notes))
+        individual = ice.reshape((K, n) + grid_shape) if req.needs_individual else None
+        return MethodResult(average=sums.reshape((K,) + grid_shape) / total_w, individual=individual,
+                            notes=list(tm.notes))
 
 
 @hookimpl
