@@ -10,6 +10,7 @@ handled wrong.
 from __future__ import annotations
 
 import dataclasses
+import re
 import subprocess
 import sys
 
@@ -341,6 +342,31 @@ def test_text_parse_matches_dump_model(models):
     internal = (parts["left"] >= 0) & (parts["cat_offset"] < 0)
     np.testing.assert_array_equal(np.sort(parts["threshold"][internal]), np.sort(thresholds))
     np.testing.assert_array_equal(np.sort(parts["value"][parts["left"] < 0]), np.sort(leaves))
+
+
+@pytest.mark.parametrize("name", ["binary", "multiclass", "zero-as-missing"])
+def test_float_parsers_agree_bit_for_bit(models, monkeypatch, name):
+    """pyarrow's float parser (large models) and numpy's (small models, or no pyarrow) read the same bits."""
+    pytest.importorskip("pyarrow", reason="pyarrow is installed with pdpx[dask]")
+    text = models[name].booster_.model_to_string()
+    monkeypatch.setattr(la, "_ARROW_MIN", 0)
+    _, arrow = la.parse_model_string(text)
+    monkeypatch.setattr(la, "_arrow_floats", lambda text: None)
+    _, plain = la.parse_model_string(text)
+    for key in ("threshold", "value", "node_weight"):
+        np.testing.assert_array_equal(arrow[key], plain[key], err_msg=key)
+
+
+@pytest.mark.parametrize("arrow", [True, False])
+def test_malformed_number_in_model_text(models, monkeypatch, arrow):
+    if arrow:
+        pytest.importorskip("pyarrow", reason="pyarrow is installed with pdpx[dask]")
+    monkeypatch.setattr(la, "_ARROW_MIN", 0 if arrow else 10**12)
+    text = models["binary"].booster_.model_to_string()
+    bad = re.sub(r"(\nleaf_value=\S+) ", r"\1 x1.5 ", text, count=1)
+    assert bad != text
+    with pytest.raises(pdpx.PdpxError, match="could not parse the LightGBM model text"):
+        la.parse_model_string(bad)
 
 
 def test_self_check_refuses_a_wrong_reading(models, monkeypatch):
