@@ -97,7 +97,7 @@ def cases(draw):
     return ens, X, features, custom, weights
 
 
-@pytest.mark.parametrize("kernel", ["leafsets", "walk"])
+@pytest.mark.parametrize("kernel", ["leafsets", "partition"])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(cases(), st.sampled_from(["average", "both"]), st.booleans())
 def test_exact_equals_brute_on_random_ensembles(kernel, case, kind, centered):

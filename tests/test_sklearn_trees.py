@@ -126,7 +126,7 @@ def test_unseen_categories_follow_the_model(fitted):
     np.testing.assert_allclose(tm.ensemble.predict(tm.encode(Z)), a.predict(Z, "predict"), atol=1e-12)
 
 
-@pytest.mark.parametrize("kernel", ["auto", "walk"])
+@pytest.mark.parametrize("kernel", ["auto", "partition"])
 @pytest.mark.parametrize("name", list(MODELS))
 @pytest.mark.parametrize("features", [["a"], ["c", "d"]], ids=["1way", "2way"])
 def test_exact_equals_brute(fitted, name, features, kernel):

@@ -412,7 +412,7 @@ EXACT_CASES = [
 ]
 
 
-@pytest.mark.parametrize("kernel", ["auto", "walk"])
+@pytest.mark.parametrize("kernel", ["auto", "partition"])
 @pytest.mark.parametrize("name,features", EXACT_CASES)
 def test_exact_equals_brute(models, data, name, features, kernel):
     model = models[name]

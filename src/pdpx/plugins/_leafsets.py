@@ -1,10 +1,10 @@
 """Leaf-set kernels for ``exact`` on shallow trees (at most 64 reachable leaves per tree).
 
-The walk in :mod:`pdpx.plugins._treekernels` follows one row down a tree: every
-level is a load that depends on the previous one and a branch the processor
-cannot predict, so a walk costs tens of nanoseconds however small the tree. For
-trees whose leaves fit in one 64-bit word there is a faster way to find the
-leaves a row reaches, in the spirit of QuickScorer (Lucchese et al., SIGIR 2015):
+Walking one row down a tree is a chain of loads that depend on each other and of
+branches the processor cannot predict, so a walk costs tens of nanoseconds
+however small the tree. For trees whose leaves fit in one 64-bit word there is a
+faster way to find the leaves a row reaches, in the spirit of QuickScorer
+(Lucchese et al., SIGIR 2015):
 
 * Number the leaves that some grid cell reaches (the *reached* leaves) from left
   to right. The leaves below any node are then a run of consecutive bits.
@@ -29,28 +29,26 @@ Two kernels use the sets:
   once per leaf, not once per row.
 * :func:`leafset_rows` (ICE, or a non-linear link): per row, the difference array
   of its margins, integrated, linked and reduced to the requested outputs inside
-  the kernel, so only the output (the average, and ICE when asked) is ever
-  allocated, not a margins array per row.
+  the kernel (``finish_row``), so only the output (the average, and ICE when
+  asked) is ever allocated, not a margins array per row.
+
+Leaf ids here are slots: leaf ``j`` of tree ``t`` is id ``t * 64 + j``.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ._treekernels import NAN_AS_ZERO, ZERO_OR_NAN_MISSING, _go_left_packed
+from ._treekernels import F_SPECIAL, _go_left_packed, finish_row, leaf_corners
 
 MAX_LEAVES = 64
 BLOCK = 64  # rows per block: one column of a block is one vectorised compare per node
 
-LINK_CODES = {"identity": 0, "exp": 1, "logistic": 2, "binary_logistic": 3, "softmax": 4}
-
 
 @njit(cache=True)
-def leafset_layout(tree_start, left, right, feature, threshold, missing_left, nan_mode, cat_offset, le, tgt, reach):
+def leafset_layout(tree_start, left, right, feature, flags, thr_lt, miss_eff, tgt, reach):
     """Leaf numbering and node masks for every tree, or ``ok=False`` when a tree has > 64 reached leaves.
 
     Returns
@@ -60,8 +58,9 @@ def leafset_layout(tree_start, left, right, feature, threshold, missing_left, na
     slot_node : (n_trees * 64,) int64, the node of leaf ``j`` of tree ``t`` at ``t * 64 + j``
     num_ptr : (n_trees + 1,) int64, numeric non-target nodes of tree ``t``: ``num_ptr[t]:num_ptr[t + 1]``
     num_feat, num_thr, num_miss, num_keep_l, num_keep_r : per numeric node: feature, threshold
-        for a strict ``x < thr`` test, where NaN goes (True = left), and the leaves kept
-        when the row goes left / right
+        for a strict ``x < thr`` test and where NaN goes (True = left), as ``thr_lt`` and
+        ``miss_eff`` of ``_treeprep.Prepared``, and the leaves kept when the row goes
+        left / right
     spec_ptr, spec_node, spec_keep_l, spec_keep_r : the same for nodes with a rule the
         vectorised test does not express (categorical sets, zero-as-missing): tested one
         row at a time with the general routing rule
@@ -140,19 +139,15 @@ def leafset_layout(tree_start, left, right, feature, threshold, missing_left, na
             # leaves [a, mid) are the left subtree's, [mid, b) the right subtree's
             left_bits = _bits(a, mid)
             right_bits = _bits(mid, b)
-            if cat_offset[node] >= 0 or nan_mode[node] == ZERO_OR_NAN_MISSING:
+            if flags[node] & F_SPECIAL:
                 spec_node[n_spec] = node
                 spec_keep_l[n_spec] = ~right_bits
                 spec_keep_r[n_spec] = ~left_bits
                 n_spec += 1
                 continue
-            thr = threshold[node]
-            if le:  # x <= thr  <=>  x < the next float above thr
-                thr = np.nextafter(thr, np.inf)
             num_feat[n_num] = feature[node]
-            num_thr[n_num] = thr
-            # NaN fails both x < thr and x >= thr, so the test can say where NaN goes per node
-            num_miss[n_num] = (0.0 < thr) if nan_mode[node] == NAN_AS_ZERO else missing_left[node]
+            num_thr[n_num] = thr_lt[node]
+            num_miss[n_num] = miss_eff[node]
             num_keep_l[n_num] = ~right_bits
             num_keep_r[n_num] = ~left_bits
             n_num += 1
@@ -171,73 +166,6 @@ def _bits(a, b):
     width = b - a
     ones = np.uint64(0xFFFFFFFFFFFFFFFF) if width == 64 else (np.uint64(1) << np.uint64(width)) - np.uint64(1)
     return ones << np.uint64(a)
-
-
-@njit(cache=True)
-def leafset_corners(slot_node, init, tree_group, tree_w, value, n_margins, leaf_mask, box_ptr, box_lo, box_hi,
-                    grid_shape):
-    """Difference-array updates of every reached leaf: ``cptr`` (n_trees * 64 + 1), ``cpos``, ``cval``.
-
-    The difference array has the grid's own shape (per margin, flattened: position
-    ``m * n_cells + cell``): a box corner at the upper end of a dimension only
-    affects cells past the grid, so it is left out.
-    """
-    n_trees = init.shape[0]
-    d = grid_shape.shape[0]
-    n_cells = 1
-    for k in range(d):
-        n_cells *= grid_shape[k]
-    strides = np.empty(d, dtype=np.int64)
-    s = 1
-    for k in range(d - 1, -1, -1):
-        strides[k] = s
-        s *= grid_shape[k]
-    cptr = np.zeros(n_trees * 64 + 1, dtype=np.int64)
-    # pass 1: count, pass 2: fill
-    for fill in range(2):
-        if fill:
-            for i in range(n_trees * 64):
-                cptr[i + 1] += cptr[i]
-            total = cptr[n_trees * 64]
-            cpos = np.empty(total, dtype=np.int64)
-            cval = np.empty(total, dtype=np.float64)
-        else:
-            cpos = np.empty(0, dtype=np.int64)
-            cval = np.empty(0, dtype=np.float64)
-        for t in range(n_trees):
-            g = tree_group[t]
-            n_m = 1 if g >= 0 else n_margins
-            for j in range(64):
-                if not (init[t] >> np.uint64(j)) & np.uint64(1):
-                    continue
-                node = slot_node[t * 64 + j]
-                mid = leaf_mask[node]
-                c = cptr[t * 64 + j] if fill else 0
-                for b in range(box_ptr[mid], box_ptr[mid + 1]):
-                    for corner in range(1 << d):
-                        pos = 0
-                        sign = 1.0
-                        outside = False
-                        for k in range(d):
-                            if (corner >> k) & 1:
-                                if box_hi[b, k] >= grid_shape[k]:
-                                    outside = True
-                                    break
-                                pos += box_hi[b, k] * strides[k]
-                                sign = -sign
-                            else:
-                                pos += box_lo[b, k] * strides[k]
-                        if outside:
-                            continue
-                        for mm in range(n_m):
-                            if fill:
-                                m = g if g >= 0 else mm
-                                cpos[c] = m * n_cells + pos
-                                cval[c] = sign * tree_w[t] * value[node, 0 if g >= 0 else mm]
-                            c += 1
-                if not fill:
-                    cptr[t * 64 + j + 1] = c
-    return cptr, cpos, cval
 
 
 @njit(cache=True, inline="always")
@@ -316,94 +244,6 @@ def leafset_counts(X, row_weight, n_parts, init, num_ptr, num_feat, num_thr, num
     return counts
 
 
-@njit(cache=True)
-def scatter_counts(counts, cptr, cpos, cval, size):
-    """Sum of count x corner value at each corner position: a difference array of ``size``."""
-    D = np.zeros(size)
-    for s in range(counts.shape[0]):
-        c = counts[s]
-        if c != 0.0:
-            for i in range(cptr[s], cptr[s + 1]):
-                D[cpos[i]] += c * cval[i]
-    return D
-
-
-@njit(cache=True, inline="always")
-def _integrate_row(D, n_margins, grid_shape, n_cells):
-    """In place: the cumulative sum of a flattened difference array along every grid axis, per margin."""
-    d = grid_shape.shape[0]
-    inner = n_cells
-    outer = 1
-    for k in range(d):
-        size = grid_shape[k]
-        inner //= size
-        for m in range(n_margins):
-            base = m * n_cells
-            for o in range(outer):
-                b = base + o * size * inner
-                for i in range(1, size):
-                    row = b + i * inner
-                    prev = row - inner
-                    for s in range(inner):
-                        D[row + s] += D[prev + s]
-        outer *= size
-
-
-@njit(cache=True, inline="always")
-def _finish_row(D, R, n_margins, grid_shape, n_cells, base_score, link, scale, outputs, w, acc, want_ice, ice, row):
-    """One row's difference arrays -> margins -> responses R (n_outputs, n_cells) -> sums and ICE.
-
-    Each step is a plain loop over the cells. Neighbouring cells often have the
-    same margin (the curve is a step function), so exp is not recomputed then.
-    """
-    _integrate_row(D, n_margins, grid_shape, n_cells)
-    if link == 4:  # softmax, across margins per cell
-        for cell in range(n_cells):
-            top = -np.inf
-            for m in range(n_margins):
-                z = scale * (D[m * n_cells + cell] + base_score[m])
-                R[m, cell] = z
-                if z > top:
-                    top = z
-            tot = 0.0
-            for m in range(n_margins):
-                e = math.exp(R[m, cell] - top)
-                R[m, cell] = e
-                tot += e
-            for m in range(n_margins):
-                R[m, cell] /= tot
-    else:
-        for m in range(n_margins):
-            b = base_score[m]
-            out = R[1] if link == 3 else R[m]
-            Dm = D[m * n_cells: (m + 1) * n_cells]
-            if link == 0:
-                for cell in range(n_cells):
-                    out[cell] = Dm[cell] + b
-            else:
-                prev_z = np.nan
-                prev_v = 0.0
-                for cell in range(n_cells):
-                    z = scale * (Dm[cell] + b)
-                    if z != prev_z:
-                        prev_z = z
-                        # exp for the exp link, the logistic function otherwise
-                        prev_v = math.exp(z) if link == 1 else 1.0 / (1.0 + math.exp(-z))
-                    out[cell] = prev_v
-        if link == 3:
-            for cell in range(n_cells):
-                R[0, cell] = 1.0 - R[1, cell]
-    for k in range(outputs.shape[0]):
-        Rk = R[outputs[k]]
-        a = acc[k]
-        for cell in range(n_cells):
-            a[cell] += w * Rk[cell]
-        if want_ice:
-            dst = ice[k, row]
-            for cell in range(n_cells):
-                dst[cell] = Rk[cell]
-
-
 @njit(cache=True, parallel=True)
 def leafset_rows(X, row_weight, n_parts, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r,
                  spec_ptr, spec_node, spec_keep_l, spec_keep_r, nodes, thr, cat_offset, cat_nwords, cat_words,
@@ -452,42 +292,52 @@ def leafset_rows(X, row_weight, n_parts, init, num_ptr, num_feat, num_thr, num_m
                         for c in range(cptr[s], cptr[s + 1]):
                             D[cpos[c]] += cval[c]
             for r in range(nb):
-                _finish_row(Dblk[r], R, n_margins, grid_shape, n_cells, base_score, link, link_scale, outputs,
+                finish_row(Dblk[r], R, n_margins, grid_shape, n_cells, base_score, link, link_scale, outputs,
                             row_weight[c0 + r], acc, want_ice, ice, ice_row0 + c0 + r)
     return sums
 
 
 class LeafSets:
-    """The leaf numbering, node masks and corner lists of one prepared request (see the module docstring)."""
+    """The leaf-set kernels for one prepared request: reached leaves by slot, node masks, corners."""
 
-    def __init__(self, layout, corners, nodes, prep):
+    name = "leafsets"
+
+    def __init__(self, prep, layout):
         (_, self.init, self.slot_node, self.num_ptr, self.num_feat, self.num_thr, self.num_miss, self.num_keep_l,
          self.num_keep_r, self.spec_ptr, self.spec_node, self.spec_keep_l, self.spec_keep_r) = layout
-        self.cptr, self.cpos, self.cval = corners
-        self.nodes = nodes
         ens = prep.ens
-        self.ens = ens
-        self.grid_shape = np.asarray(prep.grid_shape, dtype=np.int64)
-        self.n_cells = int(np.prod(prep.grid_shape))
+        self.prep = prep
+        self.n_ids = len(self.slot_node)
+        self.cptr, self.cpos, self.cval = leaf_corners(
+            self.slot_node, np.repeat(np.arange(ens.n_trees, dtype=np.int64), 64), ens.tree_group,
+            ens.effective_tree_weight(), ens.value, int(ens.n_margins), prep.leaf_mask, prep.box_ptr, prep.box_lo,
+            prep.box_hi, prep.grid_shape_array,
+        )
 
-    def reach_args(self):
-        ens = self.ens
+    def _reach_args(self):
+        ens = self.prep.ens
         return (
             self.init, self.num_ptr, self.num_feat, self.num_thr, self.num_miss, self.num_keep_l, self.num_keep_r,
-            self.spec_ptr, self.spec_node, self.spec_keep_l, self.spec_keep_r, self.nodes, ens.threshold,
+            self.spec_ptr, self.spec_node, self.spec_keep_l, self.spec_keep_r, self.prep.nodes, ens.threshold,
             ens.cat_offset, ens.cat_nwords, ens.cat_words, bool(ens.comparison == "<="),
             bool(ens.categories_go_left),
         )
 
+    def counts(self, X, row_weight, parts):
+        """(n_ids,): the weighted number of rows of X reaching each leaf slot."""
+        return leafset_counts(X, row_weight, parts, *self._reach_args()).sum(axis=0)
 
-def build(prep, nodes) -> LeafSets | None:
-    """Leaf sets for a prepared request, or None when a tree has more than 64 reached leaves."""
+    def rows(self, X, row_weight, parts, finish_args, ice, ice_row0):
+        """(K, n_cells): weighted sums of the rows' outputs; ICE into ``ice`` (see :func:`leafset_rows`)."""
+        return leafset_rows(X, row_weight, parts, *self._reach_args(), self.cptr, self.cpos, self.cval,
+                            *finish_args, ice, ice_row0).sum(axis=0)
+
+
+def plan(prep) -> LeafSets | None:
+    """Leaf-set kernels for a prepared request, or None when a tree has more than 64 reached leaves."""
     ens = prep.ens
-    layout = leafset_layout(ens.tree_start, ens.left, ens.right, ens.feature, ens.threshold, ens.missing_left,
-                            ens.nan_mode, ens.cat_offset, bool(ens.comparison == "<="), prep.tgt, prep.reach)
+    layout = leafset_layout(ens.tree_start, ens.left, ens.right, ens.feature, prep.nodes[:, 3], prep.thr_lt,
+                            prep.miss_eff, prep.tgt, prep.reach)
     if not layout[0]:
         return None
-    grid_shape = np.asarray(prep.grid_shape, dtype=np.int64)
-    corners = leafset_corners(layout[2], layout[1], ens.tree_group, ens.effective_tree_weight(), ens.value,
-                              int(ens.n_margins), prep.leaf_mask, prep.box_ptr, prep.box_lo, prep.box_hi, grid_shape)
-    return LeafSets(layout, corners, nodes, prep)
+    return LeafSets(prep, layout)

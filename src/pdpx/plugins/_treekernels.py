@@ -3,20 +3,27 @@
 The idea (design.md, "Why exact can be fast"): for target features S, every leaf
 of a tree is reached by a fixed *box* of grid cells (the grid points that satisfy
 the S-splits on its path). A background row reaches a set of leaves that depends
-only on its values of the other features. So one walk per (row, tree), branching
-both ways at S-splits, visits every leaf the row can reach; each leaf adds its
-value to its box in a difference array (2^d corner updates), and one cumulative
-sum per grid axis at the end turns the differences into values on the grid.
+only on its values of the other features: at S-splits it goes both ways. Each
+leaf a row reaches adds its value to its box in a difference array (2^d corner
+updates), and one cumulative sum per grid axis turns the differences into values
+on the grid.
 
 A leaf's region in one grid dimension is a set of grid indices; it is split into
 runs of consecutive indices (one run for a sorted numeric grid), and the region is
 the product of the runs: one box per combination.
+
+This module holds what the row kernels (:mod:`._leafsets` for shallow trees,
+:mod:`._partition` for deep ones) and ``recursion`` share: the routing rule, the
+leaf boxes and their difference-array corners, and the per-row finish (margins on
+the grid, the link, the requested outputs, sums and ICE).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 NAN_AS_ZERO = 1
 ZERO_OR_NAN_MISSING = 2
@@ -28,6 +35,9 @@ F_NAN_SHIFT = 1  # two bits: nan_mode
 F_CATEGORICAL = 8
 F_TARGET = 16
 F_REACH = 32
+F_SPECIAL = 64  # a rule the vectorised numeric test does not express: categorical set, or zero-as-missing
+
+LINK_CODES = {"identity": 0, "exp": 1, "logistic": 2, "binary_logistic": 3, "softmax": 4}
 
 
 @njit(cache=True, inline="always")
@@ -211,122 +221,186 @@ def leaf_regions(tree_start, left, right, tgt, left_grid, left_grid_row, dim_off
     return reach, leaf_mask, box_ptr, box_lo, box_hi
 
 
-@njit(cache=True, inline="always")
-def _add_box(D, m, b, box_lo, box_hi, strides, d, v):
-    """Add ``v`` to box ``b`` of margin ``m`` in difference array ``D`` (m, cells)."""
-    if d == 1:
-        D[m, box_lo[b, 0]] += v
-        D[m, box_hi[b, 0]] -= v
-        return
-    if d == 2:
-        s0 = strides[0]
-        D[m, box_lo[b, 0] * s0 + box_lo[b, 1]] += v
-        D[m, box_lo[b, 0] * s0 + box_hi[b, 1]] -= v
-        D[m, box_hi[b, 0] * s0 + box_lo[b, 1]] -= v
-        D[m, box_hi[b, 0] * s0 + box_hi[b, 1]] += v
-        return
-    for corner in range(1 << d):
-        pos = 0
-        sign = 1.0
-        for k in range(d):
-            if (corner >> k) & 1:
-                pos += box_hi[b, k] * strides[k]
-                sign = -sign
-            else:
-                pos += box_lo[b, k] * strides[k]
-        D[m, pos] += sign * v
+@njit(cache=True)
+def leaf_corners(leaf_node, leaf_tree, tree_group, tree_w, value, n_margins, leaf_mask, box_ptr, box_lo, box_hi,
+                 grid_shape):
+    """Difference-array updates of leaves, by leaf id: ``cptr`` (n_ids + 1), ``cpos``, ``cval``.
 
-
-@njit(cache=True, parallel=True)
-def accumulate_rows(X, row_weight, per_row, n_blocks, tree_start, tree_group, tree_w, nodes, thr,
-                    cat_offset, cat_nwords, cat_words, value, le, float32_input, cats_left,
-                    leaf_mask, box_ptr, box_lo, box_hi, strides, n_margins, n_cells, max_tree_nodes):
-    """Leaf contributions of background rows, as difference arrays.
-
-    ``nodes`` is (n_nodes, 4) int64: left, right, feature, flags (packed so that one
-    node is one cache line; see ``_treeprep.pack_nodes``); ``thr`` the thresholds.
-
-    per_row=True: returns (n_rows, n_margins, n_cells), one array per row (ICE, non-linear links).
-    per_row=False: returns (n_blocks, n_margins, n_cells), row_weight-weighted sums per block of rows.
+    Leaf id ``i`` is node ``leaf_node[i]`` of tree ``leaf_tree[i]`` (``-1``: no leaf,
+    no updates). Its updates are ``cpos[cptr[i]:cptr[i + 1]]`` (flat positions
+    ``m * n_cells + cell``) and ``cval`` (signed values, tree weight included). The
+    difference array has the grid's own shape per margin: a box corner at the upper
+    end of a dimension only affects cells past the grid, so it is left out.
     """
-    n = X.shape[0]
-    d = strides.shape[0]
-    n_trees = tree_start.shape[0] - 1
-    n_out = n if per_row else n_blocks
-    out = np.zeros((n_out, n_margins, n_cells))
-    block = (n + n_blocks - 1) // n_blocks
-    for bi in prange(n_blocks):
-        stack = np.empty(max_tree_nodes + 1, dtype=np.int64)
-        r0 = bi * block
-        r1 = min(n, r0 + block)
-        # per-row outputs: small chunks of rows, so their difference arrays stay in cache
-        # while every tree streams past; summed output: the whole block at once
-        chunk = 32 if per_row else max(1, r1 - r0)
-        for c0 in range(r0, r1, chunk):
-            c1 = min(r1, c0 + chunk)
-            for t in range(n_trees):  # trees outer: a tree's nodes stay in cache for the chunk's rows
+    n_ids = leaf_node.shape[0]
+    d = grid_shape.shape[0]
+    n_cells = 1
+    for k in range(d):
+        n_cells *= grid_shape[k]
+    strides = np.empty(d, dtype=np.int64)
+    s = 1
+    for k in range(d - 1, -1, -1):
+        strides[k] = s
+        s *= grid_shape[k]
+    cptr = np.zeros(n_ids + 1, dtype=np.int64)
+    # pass 1: count, pass 2: fill
+    for fill in range(2):
+        if fill:
+            for i in range(n_ids):
+                cptr[i + 1] += cptr[i]
+            total = cptr[n_ids]
+            cpos = np.empty(total, dtype=np.int64)
+            cval = np.empty(total, dtype=np.float64)
+        else:
+            cpos = np.empty(0, dtype=np.int64)
+            cval = np.empty(0, dtype=np.float64)
+        for i in range(n_ids):
+            node = leaf_node[i]
+            if node >= 0:
+                t = leaf_tree[i]
                 g = tree_group[t]
-                root = tree_start[t]
-                for i in range(c0, c1):
-                    if per_row:
-                        D = out[i]
-                        tw = tree_w[t]
-                    else:
-                        if row_weight[i] == 0.0:
+                n_m = 1 if g >= 0 else n_margins
+                mid = leaf_mask[node]
+                c = cptr[i] if fill else 0
+                for b in range(box_ptr[mid], box_ptr[mid + 1]):
+                    for corner in range(1 << d):
+                        pos = 0
+                        sign = 1.0
+                        outside = False
+                        for k in range(d):
+                            if (corner >> k) & 1:
+                                if box_hi[b, k] >= grid_shape[k]:
+                                    outside = True
+                                    break
+                                pos += box_hi[b, k] * strides[k]
+                                sign = -sign
+                            else:
+                                pos += box_lo[b, k] * strides[k]
+                        if outside:
                             continue
-                        D = out[bi]
-                        tw = tree_w[t] * row_weight[i]
-                    sp = 0
-                    node = root
-                    while True:
-                        lc = nodes[node, 0]
-                        while lc >= 0:
-                            rc = nodes[node, 1]
-                            flags = nodes[node, 3]
-                            if flags & F_TARGET:  # target split: the grid divides, follow both sides
-                                if nodes[lc, 3] & F_REACH:
-                                    if nodes[rc, 3] & F_REACH:
-                                        stack[sp] = rc
-                                        sp += 1
-                                    node = lc
-                                else:
-                                    node = rc
-                            elif _go_left_packed(X[i, nodes[node, 2]], node, flags, thr[node], cat_offset, cat_nwords,
-                                                 cat_words, le, float32_input, cats_left):
-                                node = lc
-                            else:
-                                node = rc
-                            lc = nodes[node, 0]
-                        mid = leaf_mask[node]
-                        for b in range(box_ptr[mid], box_ptr[mid + 1]):
-                            if g >= 0:
-                                _add_box(D, g, b, box_lo, box_hi, strides, d, tw * value[node, 0])
-                            else:
-                                for m in range(n_margins):
-                                    _add_box(D, m, b, box_lo, box_hi, strides, d, tw * value[node, m])
-                        if sp == 0:
-                            break
-                        sp -= 1
-                        node = stack[sp]
+                        for mm in range(n_m):
+                            if fill:
+                                m = g if g >= 0 else mm
+                                cpos[c] = m * n_cells + pos
+                                cval[c] = sign * tree_w[t] * value[node, 0 if g >= 0 else mm]
+                            c += 1
+                if not fill:
+                    cptr[i + 1] = c
+    return cptr, cpos, cval
+
+
+@njit(cache=True)
+def scatter_counts(counts, cptr, cpos, cval, size):
+    """Sum of count x corner value at each corner position: a difference array of ``size``."""
+    D = np.zeros(size)
+    for s in range(counts.shape[0]):
+        c = counts[s]
+        if c != 0.0:
+            for i in range(cptr[s], cptr[s + 1]):
+                D[cpos[i]] += c * cval[i]
+    return D
+
+
+@njit(cache=True, inline="always")
+def integrate_row(D, n_margins, grid_shape, n_cells):
+    """In place: the cumulative sum of a flattened difference array along every grid axis, per margin."""
+    d = grid_shape.shape[0]
+    inner = n_cells
+    outer = 1
+    for k in range(d):
+        size = grid_shape[k]
+        inner //= size
+        for m in range(n_margins):
+            base = m * n_cells
+            for o in range(outer):
+                b = base + o * size * inner
+                for i in range(1, size):
+                    row = b + i * inner
+                    prev = row - inner
+                    for s in range(inner):
+                        D[row + s] += D[prev + s]
+        outer *= size
+
+
+@njit(cache=True, inline="always")
+def finish_row(D, R, n_margins, grid_shape, n_cells, base_score, link, scale, outputs, w, acc, want_ice, ice, row):
+    """One row's difference arrays -> margins -> responses R (n_outputs, n_cells) -> sums and ICE.
+
+    Each step is a plain loop over the cells. Neighbouring cells often have the
+    same margin (the curve is a step function), so exp is not recomputed then.
+    """
+    integrate_row(D, n_margins, grid_shape, n_cells)
+    if link == 4:  # softmax, across margins per cell
+        for cell in range(n_cells):
+            top = -np.inf
+            for m in range(n_margins):
+                z = scale * (D[m * n_cells + cell] + base_score[m])
+                R[m, cell] = z
+                if z > top:
+                    top = z
+            tot = 0.0
+            for m in range(n_margins):
+                e = math.exp(R[m, cell] - top)
+                R[m, cell] = e
+                tot += e
+            for m in range(n_margins):
+                R[m, cell] /= tot
+    else:
+        for m in range(n_margins):
+            b = base_score[m]
+            out = R[1] if link == 3 else R[m]
+            Dm = D[m * n_cells: (m + 1) * n_cells]
+            if link == 0:
+                for cell in range(n_cells):
+                    out[cell] = Dm[cell] + b
+            else:
+                prev_z = np.nan
+                prev_v = 0.0
+                for cell in range(n_cells):
+                    z = scale * (Dm[cell] + b)
+                    if z != prev_z:
+                        prev_z = z
+                        # exp for the exp link, the logistic function otherwise
+                        prev_v = math.exp(z) if link == 1 else 1.0 / (1.0 + math.exp(-z))
+                    out[cell] = prev_v
+        if link == 3:
+            for cell in range(n_cells):
+                R[0, cell] = 1.0 - R[1, cell]
+    for k in range(outputs.shape[0]):
+        Rk = R[outputs[k]]
+        a = acc[k]
+        for cell in range(n_cells):
+            a[cell] += w * Rk[cell]
+        if want_ice:
+            dst = ice[k, row]
+            for cell in range(n_cells):
+                dst[cell] = Rk[cell]
+
+
+@njit(cache=True)
+def grid_left(target_nodes, values, nodes, thr, cat_offset, cat_nwords, cat_words, le, float32_input, cats_left):
+    """(len(target_nodes), len(values)) bool: where grid values go at each target node (True = left)."""
+    out = np.empty((target_nodes.shape[0], values.shape[0]), dtype=np.bool_)
+    for i in range(target_nodes.shape[0]):
+        node = target_nodes[i]
+        for j in range(values.shape[0]):
+            out[i, j] = _go_left_packed(values[j], node, nodes[node, 3], thr[node], cat_offset, cat_nwords,
+                                        cat_words, le, float32_input, cats_left)
     return out
 
 
 @njit(cache=True)
-def recursion_pass(tree_start, tree_group, tree_w, left, right, node_weight, value, tgt, reach,
-                   leaf_mask, box_ptr, box_lo, box_hi, strides, n_margins, n_cells, max_tree_nodes):
-    """Friedman's weighted traversal, as difference arrays: (n_margins, n_cells).
+def recursion_weights(tree_start, left, right, node_weight, tgt, reach, max_tree_nodes):
+    """Friedman's traversal: per leaf, the share of its tree's weight that reaches it.
 
-    At a split on a non-target feature both children are followed, each weighted
-    by its share of the parent's node weight; at a target split the grid is
-    divided (the leaf boxes) instead.
+    At a split on a non-target feature both children are followed, each with its
+    share of the parent's node weight; at a target split the grid is divided (the
+    leaf boxes) instead, so both children keep the parent's share.
     """
-    d = strides.shape[0]
-    D = np.zeros((n_margins, n_cells))
-    n_trees = tree_start.shape[0] - 1
+    share = np.zeros(left.shape[0])
     stack = np.empty(max_tree_nodes + 1, dtype=np.int64)
     frac = np.empty(max_tree_nodes + 1)
-    for t in range(n_trees):
-        g = tree_group[t]
+    for t in range(tree_start.shape[0] - 1):
         sp = 1
         stack[0] = tree_start[t]
         frac[0] = 1.0
@@ -335,13 +409,7 @@ def recursion_pass(tree_start, tree_group, tree_w, left, right, node_weight, val
             node = stack[sp]
             f = frac[sp]
             if left[node] < 0:
-                v = tree_w[t] * f
-                for b in range(box_ptr[leaf_mask[node]], box_ptr[leaf_mask[node] + 1]):
-                    if g >= 0:
-                        _add_box(D, g, b, box_lo, box_hi, strides, d, v * value[node, 0])
-                    else:
-                        for m in range(n_margins):
-                            _add_box(D, m, b, box_lo, box_hi, strides, d, v * value[node, m])
+                share[node] += f
                 continue
             lc = left[node]
             rc = right[node]
@@ -364,4 +432,4 @@ def recursion_pass(tree_start, tree_group, tree_w, left, right, node_weight, val
                 stack[sp] = lc
                 frac[sp] = fl
                 sp += 1
-    return D
+    return share

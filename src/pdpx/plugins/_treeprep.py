@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.ir import TreeEnsemble, TreeModel
+from ..core.ir import NAN_AS_ZERO, ZERO_OR_NAN_MISSING, TreeEnsemble, TreeModel
 from ..core.method import Request
 
 
@@ -31,6 +31,14 @@ def tree_unavailable(adapter, request: Request) -> str | None:
 
 @dataclass
 class Prepared:
+    """A tree model prepared for one feature set and grid (see :mod:`._treekernels`).
+
+    ``nodes`` packs left, right, feature and flags per node (one node in 32 bytes);
+    ``thr_lt`` and ``miss_eff`` express each plain numeric split as
+    ``x < thr_lt`` with NaN going left when ``miss_eff`` (nodes flagged special are
+    routed with the general rule instead).
+    """
+
     ens: TreeEnsemble
     tgt: np.ndarray
     reach: np.ndarray
@@ -38,18 +46,26 @@ class Prepared:
     box_ptr: np.ndarray
     box_lo: np.ndarray
     box_hi: np.ndarray
-    strides: np.ndarray
     grid_shape: tuple
     n_cells: int
     max_tree_nodes: int
+    nodes: np.ndarray
+    thr_lt: np.ndarray
+    miss_eff: np.ndarray
 
     @property
-    def diff_shape(self) -> tuple:
-        return tuple(g + 1 for g in self.grid_shape)
+    def grid_shape_array(self) -> np.ndarray:
+        return np.asarray(self.grid_shape, dtype=np.int64)
+
+    def routing_args(self) -> tuple:
+        """The node arrays every row kernel routes with (see ``_go_left_packed``)."""
+        ens = self.ens
+        return (self.nodes, self.thr_lt, self.miss_eff, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
+                bool(ens.comparison == "<="), bool(ens.categories_go_left))
 
 
 def prepare(tm: TreeModel, req: Request) -> Prepared:
-    from ._treekernels import leaf_regions
+    from ._treekernels import grid_left, leaf_regions
 
     ens = tm.ensemble
     d = len(req.features)
@@ -61,49 +77,58 @@ def prepare(tm: TreeModel, req: Request) -> Prepared:
     tgt = np.full(ens.n_nodes, -1, dtype=np.int64)
     for k, j in enumerate(req.features):
         tgt[internal & (ens.feature == j)] = k
+    nodes = pack_nodes(ens, tgt)
     target_nodes = np.flatnonzero(tgt >= 0)
     left_grid = np.zeros((max(1, len(target_nodes)), total), dtype=bool)
     row_of = np.full(ens.n_nodes, -1, dtype=np.int64)
     row_of[target_nodes] = np.arange(len(target_nodes))
+    le = bool(ens.comparison == "<=")
     for k in range(d):
-        nodes = target_nodes[tgt[target_nodes] == k]
-        if nodes.size:
-            left_grid[row_of[nodes], offsets[k]: offsets[k] + sizes[k]] = ens.goes_left_many(nodes, grid_codes[k])
+        nd = target_nodes[tgt[target_nodes] == k]
+        if nd.size:
+            left_grid[row_of[nd], offsets[k]: offsets[k] + sizes[k]] = grid_left(
+                nd, grid_codes[k], nodes, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words, le,
+                bool(ens.float32_input), bool(ens.categories_go_left),
+            )
     max_tree_nodes = int(np.max(np.diff(ens.tree_start)))
     reach, leaf_mask, box_ptr, box_lo, box_hi = leaf_regions(
         ens.tree_start, ens.left, ens.right, tgt, left_grid, row_of, offsets, sizes, max_tree_nodes,
     )
-    diff_shape = tuple(int(s) + 1 for s in sizes)
-    strides = np.array([int(np.prod(diff_shape[k + 1:])) for k in range(d)], dtype=np.int64)
+    nodes[:, 3] |= reach.astype(np.int64) << 5  # F_REACH
+    thr_lt = np.nextafter(ens.threshold, np.inf) if le else ens.threshold.copy()
+    miss_eff = np.where(ens.nan_mode == NAN_AS_ZERO, 0.0 < thr_lt, ens.missing_left)
     return Prepared(
-        ens=ens, tgt=tgt, reach=reach, leaf_mask=leaf_mask, box_ptr=box_ptr, box_lo=box_lo, box_hi=box_hi, strides=strides,
-        grid_shape=tuple(int(s) for s in sizes), n_cells=int(np.prod(diff_shape)), max_tree_nodes=max_tree_nodes,
+        ens=ens, tgt=tgt, reach=reach, leaf_mask=leaf_mask, box_ptr=box_ptr, box_lo=box_lo, box_hi=box_hi,
+        grid_shape=tuple(int(s) for s in sizes), n_cells=int(np.prod(sizes)), max_tree_nodes=max_tree_nodes,
+        nodes=nodes, thr_lt=thr_lt, miss_eff=miss_eff,
     )
 
 
-def pack_nodes(ens: TreeEnsemble, tgt: np.ndarray, reach: np.ndarray) -> np.ndarray:
-    """(n_nodes, 4) int64: left, right, feature, flags -- one node per 32 bytes for the row kernel.
+def pack_nodes(ens: TreeEnsemble, tgt: np.ndarray) -> np.ndarray:
+    """(n_nodes, 4) int64: left, right, feature, flags -- one node per 32 bytes for the row kernels.
 
     flags: bit 0 missing goes left, bits 1-2 nan_mode, bit 3 categorical split,
-    bit 4 split on a target feature, bit 5 reached by some grid cell.
+    bit 4 split on a target feature, bit 5 reached by some grid cell (set by
+    ``prepare``), bit 6 special (categorical or zero-as-missing: the general rule).
     """
+    cat = ens.cat_offset >= 0
     flags = (
         ens.missing_left.astype(np.int64)
         | (ens.nan_mode.astype(np.int64) << 1)
-        | ((ens.cat_offset >= 0).astype(np.int64) << 3)
+        | (cat.astype(np.int64) << 3)
         | ((tgt >= 0).astype(np.int64) << 4)
-        | (reach.astype(np.int64) << 5)
+        | ((cat | (ens.nan_mode == ZERO_OR_NAN_MISSING)).astype(np.int64) << 6)
     )
     return np.ascontiguousarray(np.stack([ens.left, ens.right, np.maximum(ens.feature, 0), flags], axis=1))
 
 
-def integrate(D: np.ndarray, prep: Prepared) -> np.ndarray:
-    """Difference arrays (..., n_cells) -> values on the grid (..., *grid_shape)."""
+def integrate(D: np.ndarray, grid_shape: tuple) -> np.ndarray:
+    """Difference arrays (..., n_cells) on the grid's own shape -> values on the grid (..., *grid_shape)."""
     lead = D.shape[:-1]
-    arr = D.reshape(lead + prep.diff_shape)
+    arr = D.reshape(lead + tuple(grid_shape))
     for axis in range(len(lead), arr.ndim):
         arr = np.cumsum(arr, axis=axis)
-    return arr[(Ellipsis,) + tuple(slice(0, g) for g in prep.grid_shape)]
+    return arr
 
 
 def set_threads(n_jobs: int | None) -> int:
@@ -151,7 +176,7 @@ def warm_up() -> float:
             return tm
 
     X = pd.DataFrame({"a": [0.0, 1.0], "b": [0.0, 1.0]})
-    for kernel in ("leafsets", "walk"):
+    for kernel in ("leafsets", "partition"):
         for kind in ("average", "both"):
             req = Request(X=X, features=[0], grid_values=[np.array([0.0, 1.0])], categorical=[False],
                           response="predict", outputs=[0], kind=kind, sample_weight=None, memory_budget=2**24,

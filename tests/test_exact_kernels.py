@@ -1,4 +1,4 @@
-"""The two kernels of ``exact``: leaf sets (trees of <= 64 reached leaves) and the walk.
+"""The two kernels of ``exact``: leaf sets (trees of <= 64 reached leaves) and partition (any tree).
 
 Random small ensembles are in test_properties.py (both kernels); here: the 64-leaf
 boundary, which kernel ``auto`` takes, the option's errors, and node rules the
@@ -86,7 +86,7 @@ def test_the_64_leaf_boundary(monkeypatch, depth, uses_leafsets, link):
 
 def test_leafsets_refused_with_the_reason_when_a_tree_is_too_large():
     ens = full_tree_ensemble(7)
-    with pytest.raises(pdpx.PdpxError, match=r"more than 64 leaves .* use kernel 'auto' or 'walk'"):
+    with pytest.raises(pdpx.PdpxError, match=r"more than 64 leaves .* use kernel 'auto' or 'partition'"):
         pdpx.partial_dependence(IRAdapter(ens), data(), "f0", method="exact", method_options={"kernel": "leafsets"})
 
 
@@ -103,7 +103,7 @@ def test_only_reached_leaves_count_against_the_limit(monkeypatch):
     assert calls
 
 
-@pytest.mark.parametrize("kernel", ["auto", "leafsets", "walk"])
+@pytest.mark.parametrize("kernel", ["auto", "leafsets", "partition"])
 def test_special_rules_inside_leafset_trees(kernel):
     """Categorical sets and zero-as-missing nodes are tested row by row inside the leaf-set kernel."""
     ens0 = full_tree_ensemble(4, n_trees=4, seed=3)
@@ -155,13 +155,13 @@ def test_rows_span_many_blocks_and_memory_chunks(capsys):
 def test_kernel_option_errors():
     ens = full_tree_ensemble(3)
     a = IRAdapter(ens)
-    with pytest.raises(pdpx.PdpxError, match=r"'kernel': 'fast'.*expected one of \['auto', 'leafsets', 'walk'\]"):
+    with pytest.raises(pdpx.PdpxError, match=r"'kernel': 'fast'.*expected one of \['auto', 'leafsets', 'partition'\]"):
         pdpx.partial_dependence(a, data(), "f0", method="exact", method_options={"kernel": "fast"})
     with pytest.raises(pdpx.PdpxError, match=r"method_options \['kernal'\] are not options of method 'exact'; "
                                              r"its options: \['kernel'\]"):
-        pdpx.partial_dependence(a, data(), "f0", method="exact", method_options={"kernal": "walk"})
+        pdpx.partial_dependence(a, data(), "f0", method="exact", method_options={"kernal": "partition"})
     with pytest.raises(pdpx.PdpxError, match=r"not options of method 'brute'; its options: none"):
-        pdpx.partial_dependence(a, data(), "f0", method="brute", method_options={"kernel": "walk"})
+        pdpx.partial_dependence(a, data(), "f0", method="brute", method_options={"kernel": "partition"})
 
 
 def test_option_meant_for_exact_when_auto_picks_brute():
@@ -170,4 +170,4 @@ def test_option_meant_for_exact_when_auto_picks_brute():
     X = data().fillna(0.0)
     m = LinearRegression().fit(X, X["f0"] * 2)
     with pytest.raises(pdpx.PdpxError, match=r"not options of method 'brute' \(chosen by method='auto'\)"):
-        pdpx.partial_dependence(m, X, "f0", method_options={"kernel": "walk"})
+        pdpx.partial_dependence(m, X, "f0", method_options={"kernel": "partition"})
