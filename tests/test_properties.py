@@ -91,6 +91,8 @@ def cases(draw):
         f"f{j}": draw(st.lists(st.sampled_from(VALUES + [4.0, 5.0, -0.0 + 1e-40]), min_size=1, max_size=5, unique=True))
         for j in features
     }
+    if draw(st.booleans()):  # sorted grids take another path (regions as intervals)
+        custom = {k: sorted(v) for k, v in custom.items()}
     weights = draw(st.one_of(st.none(), st.lists(st.floats(0, 5), min_size=n, max_size=n)))
     if weights is not None and sum(weights) <= 0:
         weights = None

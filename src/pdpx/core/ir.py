@@ -33,7 +33,7 @@ trees of a group is divided by their number. Then ``base_score`` is added and th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -84,11 +84,13 @@ class TreeEnsemble:
     description: str = ""
     _effective_weight: np.ndarray | None = field(default=None, repr=False)
     _has_weights: bool | None = field(default=None, repr=False)
+    _derived: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
         # derived caches: always recomputed (dataclasses.replace would otherwise copy stale ones)
         self._effective_weight = None
         self._has_weights = None
+        self._derived = {}
         n = len(self.left)
         self.left = np.ascontiguousarray(self.left, dtype=np.int64)
         self.right = np.ascontiguousarray(self.right, dtype=np.int64)
@@ -240,6 +242,16 @@ class TreeEnsemble:
     def is_linear(self) -> bool:
         """True when the response is linear in the margins (PD can be summed directly)."""
         return self.link == "identity"
+
+    def derived(self, key: str, build: Callable[[], Any]) -> Any:
+        """A value computed from this ensemble once and kept with it (e.g. a method's node layout).
+
+        Treat ensembles as immutable: a changed copy (``dataclasses.replace``) starts
+        with no derived values.
+        """
+        if key not in self._derived:
+            self._derived[key] = build()
+        return self._derived[key]
 
     def effective_tree_weight(self) -> np.ndarray:
         """Per-tree multiplier including the 1/n of ``aggregation == "mean"``."""

@@ -305,14 +305,20 @@ class LeafSets:
     def __init__(self, prep, layout):
         (_, self.init, self.slot_node, self.num_ptr, self.num_feat, self.num_thr, self.num_miss, self.num_keep_l,
          self.num_keep_r, self.spec_ptr, self.spec_node, self.spec_keep_l, self.spec_keep_r) = layout
-        ens = prep.ens
         self.prep = prep
-        self.n_ids = len(self.slot_node)
-        self.cptr, self.cpos, self.cval = leaf_corners(
-            self.slot_node, np.repeat(np.arange(ens.n_trees, dtype=np.int64), 64), ens.tree_group,
-            ens.effective_tree_weight(), ens.value, int(ens.n_margins), prep.leaf_mask, prep.box_ptr, prep.box_lo,
-            prep.box_hi, prep.grid_shape_array,
-        )
+        self._corners = None
+
+    def corners(self):
+        """Difference-array updates per leaf slot (built on first use: only per-row sums need them)."""
+        if self._corners is None:
+            prep = self.prep
+            ens = prep.ens
+            self._corners = leaf_corners(
+                self.slot_node, np.repeat(np.arange(ens.n_trees, dtype=np.int64), 64), ens.tree_group,
+                ens.effective_tree_weight(), ens.value, int(ens.n_margins), prep.leaf_mask, prep.box_ptr,
+                prep.box_lo, prep.box_hi, prep.grid_shape_array,
+            )
+        return self._corners
 
     def _reach_args(self):
         ens = self.prep.ens
@@ -324,20 +330,29 @@ class LeafSets:
         )
 
     def counts(self, X, row_weight, parts):
-        """(n_ids,): the weighted number of rows of X reaching each leaf slot."""
-        return leafset_counts(X, row_weight, parts, *self._reach_args()).sum(axis=0)
+        """(n_nodes,): the weighted number of rows of X reaching each leaf."""
+        by_slot = leafset_counts(X, row_weight, parts, *self._reach_args()).sum(axis=0)
+        out = np.zeros(self.prep.ens.n_nodes)
+        used = self.slot_node >= 0
+        out[self.slot_node[used]] = by_slot[used]
+        return out
 
     def rows(self, X, row_weight, parts, finish_args, ice, ice_row0):
         """(K, n_cells): weighted sums of the rows' outputs; ICE into ``ice`` (see :func:`leafset_rows`)."""
-        return leafset_rows(X, row_weight, parts, *self._reach_args(), self.cptr, self.cpos, self.cval,
-                            *finish_args, ice, ice_row0).sum(axis=0)
+        return leafset_rows(X, row_weight, parts, *self._reach_args(), *self.corners(), *finish_args, ice,
+                            ice_row0).sum(axis=0)
 
 
 def plan(prep) -> LeafSets | None:
     """Leaf-set kernels for a prepared request, or None when a tree has more than 64 reached leaves."""
     ens = prep.ens
-    layout = leafset_layout(ens.tree_start, ens.left, ens.right, ens.feature, prep.nodes[:, 3], prep.thr_lt,
-                            prep.miss_eff, prep.tgt, prep.reach)
+    if prep.static.leaves_per_tree.max() > MAX_LEAVES:  # cheap check before the layout: leaves the grid reaches
+        reached = np.add.reduceat((prep.reach & (ens.left < 0)).astype(np.int64), ens.tree_start[:-1])
+        if reached.max() > MAX_LEAVES:
+            return None
+    st = prep.static
+    layout = leafset_layout(ens.tree_start, ens.left, ens.right, ens.feature, np.ascontiguousarray(st.nodes[:, 3]),
+                            st.thr_lt, st.miss_eff, prep.tgt, prep.reach)
     if not layout[0]:
         return None
     return LeafSets(prep, layout)

@@ -15,7 +15,7 @@ unpredictable branch: about 4x faster on a 100-tree randomForest of 1,300-node
 trees. For shallow trees :mod:`._leafsets` is faster still.
 
 Rows with sample weight 0 still pass (they add nothing to sums, and ICE wants
-them). Leaf ids here are node ids.
+them).
 
 * :func:`partition_counts`: per leaf, the weighted number of rows reaching it
   (trees in parallel, every row at once).
@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._treekernels import F_REACH, F_SPECIAL, F_TARGET, _go_left_packed, finish_row, leaf_corners
+from ._treekernels import F_SPECIAL, _go_left_packed, finish_row, leaf_corners
 
 
 @njit(cache=True, inline="always")
@@ -67,7 +67,7 @@ def _split(idx, tmp, a, b, Xt, node, nodes, thr_lt, miss_eff, thr, cat_offset, c
 
 
 @njit(cache=True, parallel=True)
-def partition_counts(Xt, row_weight, n_parts, tree_start, max_tree_nodes, nodes, thr_lt, miss_eff, thr, cat_offset,
+def partition_counts(Xt, row_weight, n_parts, tree_start, max_tree_nodes, tgt, reach, nodes, thr_lt, miss_eff, thr, cat_offset,
                      cat_nwords, cat_words, le, cats_left):
     """(n_nodes,): the row_weight-weighted number of rows of Xt (n_features, n_rows) reaching each leaf."""
     n = Xt.shape[1]
@@ -99,13 +99,13 @@ def partition_counts(Xt, row_weight, n_parts, tree_start, max_tree_nodes, nodes,
                     counts[node] += s
                     continue
                 rc = nodes[node, 1]
-                if nodes[node, 3] & F_TARGET:  # the grid divides: both children get every row
-                    if nodes[rc, 3] & F_REACH:
+                if tgt[node] >= 0:  # the grid divides: both children get every row
+                    if reach[rc]:
                         sn[sp] = rc
                         sa[sp] = a
                         sb[sp] = b
                         sp += 1
-                    if nodes[lc, 3] & F_REACH:
+                    if reach[lc]:
                         sn[sp] = lc
                         sa[sp] = a
                         sb[sp] = b
@@ -127,7 +127,7 @@ def partition_counts(Xt, row_weight, n_parts, tree_start, max_tree_nodes, nodes,
 
 
 @njit(cache=True, parallel=True)
-def partition_rows(Xt, row_weight, n_parts, block, tree_start, max_tree_nodes, nodes, thr_lt, miss_eff, thr,
+def partition_rows(Xt, row_weight, n_parts, block, tree_start, max_tree_nodes, tgt, reach, nodes, thr_lt, miss_eff, thr,
                    cat_offset, cat_nwords, cat_words, le, cats_left, cptr, cpos, cval, n_margins, grid_shape,
                    base_score, link, link_scale, outputs, want_ice, ice, ice_row0):
     """Per row: margins on the grid, the link, the requested outputs (see ``_treekernels.finish_row``).
@@ -178,13 +178,13 @@ def partition_rows(Xt, row_weight, n_parts, block, tree_start, max_tree_nodes, n
                                 D[cpos[c]] += cval[c]
                         continue
                     rc = nodes[node, 1]
-                    if nodes[node, 3] & F_TARGET:
-                        if nodes[rc, 3] & F_REACH:
+                    if tgt[node] >= 0:
+                        if reach[rc]:
                             sn[sp] = rc
                             sa[sp] = a
                             sb[sp] = b
                             sp += 1
-                        if nodes[lc, 3] & F_REACH:
+                        if reach[lc]:
                             sn[sp] = lc
                             sa[sp] = a
                             sb[sp] = b
@@ -209,38 +209,45 @@ def partition_rows(Xt, row_weight, n_parts, block, tree_start, max_tree_nodes, n
 
 
 class Partition:
-    """The partition kernels for one prepared request (leaf ids are node ids)."""
+    """The partition kernels for one prepared request."""
 
     name = "partition"
 
     def __init__(self, prep):
-        ens = prep.ens
         self.prep = prep
-        is_leaf = (ens.left < 0) & prep.reach
-        leaf_node = np.where(is_leaf, np.arange(ens.n_nodes), -1).astype(np.int64)
-        leaf_tree = np.repeat(np.arange(ens.n_trees, dtype=np.int64), np.diff(ens.tree_start))
-        self.n_ids = ens.n_nodes
-        self.cptr, self.cpos, self.cval = leaf_corners(
-            leaf_node, leaf_tree, ens.tree_group, ens.effective_tree_weight(), ens.value, int(ens.n_margins),
-            prep.leaf_mask, prep.box_ptr, prep.box_lo, prep.box_hi, prep.grid_shape_array,
-        )
+        self._corners = None
+
+    def corners(self):
+        """Difference-array updates per leaf node (built on first use: only per-row sums need them)."""
+        if self._corners is None:
+            prep = self.prep
+            ens = prep.ens
+            leaf_node = np.where((ens.left < 0) & prep.reach, np.arange(ens.n_nodes), -1).astype(np.int64)
+            leaf_tree = np.repeat(np.arange(ens.n_trees, dtype=np.int64), np.diff(ens.tree_start))
+            self._corners = leaf_corners(
+                leaf_node, leaf_tree, ens.tree_group, ens.effective_tree_weight(), ens.value, int(ens.n_margins),
+                prep.leaf_mask, prep.box_ptr, prep.box_lo, prep.box_hi, prep.grid_shape_array,
+            )
+        return self._corners
 
     def _args(self):
         prep = self.prep
-        return (prep.ens.tree_start, int(prep.max_tree_nodes)) + prep.routing_args()
+        return (prep.ens.tree_start, int(prep.max_tree_nodes), prep.tgt, prep.reach) + prep.routing_args()
 
     def counts(self, X, row_weight, parts):
+        """(n_nodes,): the weighted number of rows of X reaching each leaf."""
         Xt = np.ascontiguousarray(X.T)
         return partition_counts(Xt, row_weight, max(parts, 1), *self._args())
 
     def rows(self, X, row_weight, parts, finish_args, ice, ice_row0):
+        """(K, n_cells): weighted sums of the rows' outputs; ICE into ``ice`` (see :func:`partition_rows`)."""
         Xt = np.ascontiguousarray(X.T)
         n = X.shape[0]
         size = finish_args[0] * self.prep.n_cells
         # a block's difference arrays stay within about 4 MB; enough blocks to share the rows among the parts
         block = int(min(max(64, (4 << 20) // (8 * size)), 4096, max(1, -(-n // parts))))
-        return partition_rows(Xt, row_weight, parts, block, *self._args(), self.cptr, self.cpos, self.cval,
-                              *finish_args, ice, ice_row0).sum(axis=0)
+        return partition_rows(Xt, row_weight, parts, block, *self._args(), *self.corners(), *finish_args, ice,
+                              ice_row0).sum(axis=0)
 
 
 def plan(prep) -> Partition:

@@ -33,8 +33,6 @@ ZERO_OR_NAN_MISSING = 2
 F_MISSING_LEFT = 1
 F_NAN_SHIFT = 1  # two bits: nan_mode
 F_CATEGORICAL = 8
-F_TARGET = 16
-F_REACH = 32
 F_SPECIAL = 64  # a rule the vectorised numeric test does not express: categorical set, or zero-as-missing
 
 LINK_CODES = {"identity": 0, "exp": 1, "logistic": 2, "binary_logistic": 3, "softmax": 4}
@@ -221,6 +219,106 @@ def leaf_regions(tree_start, left, right, tgt, left_grid, left_grid_row, dim_off
     return reach, leaf_mask, box_ptr, box_lo, box_hi
 
 
+@njit(cache=True, inline="always")
+def _strides(grid_shape):
+    d = grid_shape.shape[0]
+    strides = np.empty(d, dtype=np.int64)
+    s = 1
+    for k in range(d - 1, -1, -1):
+        strides[k] = s
+        s *= grid_shape[k]
+    return strides, s
+
+
+@njit(cache=True, inline="always")
+def _corner(b, corner, box_lo, box_hi, strides, grid_shape):
+    """Flat position and sign of corner ``corner`` (bit k: upper end in dimension k) of box ``b``.
+
+    The difference array has the grid's own shape: a corner at the upper end of a
+    dimension only affects cells past the grid, so it is dropped (position -1).
+    """
+    pos = 0
+    sign = 1.0
+    for k in range(strides.shape[0]):
+        if (corner >> k) & 1:
+            if box_hi[b, k] >= grid_shape[k]:
+                return -1, 0.0
+            pos += box_hi[b, k] * strides[k]
+            sign = -sign
+        else:
+            pos += box_lo[b, k] * strides[k]
+    return pos, sign
+
+
+@njit(cache=True)
+def leaf_boxes_sorted(tree_start, left, right, tgt, n_left, dim_size, max_tree_nodes):
+    """``leaf_regions`` when every target node sends the first ``n_left[node]`` grid values left.
+
+    Then every region is a box, carried down as one interval per dimension: no
+    grid masks. Each reached leaf gets its own box (``leaf_mask[leaf]`` = box id).
+    """
+    n_nodes = left.shape[0]
+    d = dim_size.shape[0]
+    reach = np.zeros(n_nodes, dtype=np.bool_)
+    leaf_mask = np.full(n_nodes, -1, dtype=np.int64)
+    n_leaves = 0
+    for i in range(n_nodes):
+        if left[i] < 0:
+            n_leaves += 1
+    box_lo = np.empty((n_leaves, d), dtype=np.int64)
+    box_hi = np.empty((n_leaves, d), dtype=np.int64)
+    stack = np.empty(max_tree_nodes + 1, dtype=np.int64)
+    s_lo = np.empty((max_tree_nodes + 1, d), dtype=np.int64)
+    s_hi = np.empty((max_tree_nodes + 1, d), dtype=np.int64)
+    nb = 0
+    for t in range(tree_start.shape[0] - 1):
+        stack[0] = tree_start[t]
+        for k in range(d):
+            s_lo[0, k] = 0
+            s_hi[0, k] = dim_size[k]
+        sp = 1
+        while sp > 0:
+            sp -= 1
+            node = stack[sp]
+            reach[node] = True
+            if left[node] < 0:
+                leaf_mask[node] = nb
+                for k in range(d):
+                    box_lo[nb, k] = s_lo[sp, k]
+                    box_hi[nb, k] = s_hi[sp, k]
+                nb += 1
+                continue
+            k = tgt[node]
+            lo_k = s_lo[sp, k] if k >= 0 else 0
+            hi_k = s_hi[sp, k] if k >= 0 else 0
+            cut = n_left[node]
+            # right child first, so the left one is popped next; both share the parent's intervals
+            push_right = k < 0 or max(lo_k, cut) < hi_k
+            push_left = k < 0 or lo_k < min(hi_k, cut)
+            base = sp
+            if push_right:
+                stack[sp] = right[node]
+                if sp != base:
+                    s_lo[sp] = s_lo[base]
+                    s_hi[sp] = s_hi[base]
+                sp += 1
+            if push_left:
+                stack[sp] = left[node]
+                if sp != base:
+                    s_lo[sp] = s_lo[base]
+                    s_hi[sp] = s_hi[base]
+                sp += 1
+            if k >= 0:
+                e = base
+                if push_right:
+                    s_lo[e, k] = max(lo_k, cut)
+                    e += 1
+                if push_left:
+                    s_hi[e, k] = min(hi_k, cut)
+    box_ptr = np.arange(nb + 1, dtype=np.int64)
+    return reach, leaf_mask, box_ptr, box_lo[:nb], box_hi[:nb]
+
+
 @njit(cache=True)
 def leaf_corners(leaf_node, leaf_tree, tree_group, tree_w, value, n_margins, leaf_mask, box_ptr, box_lo, box_hi,
                  grid_shape):
@@ -228,76 +326,74 @@ def leaf_corners(leaf_node, leaf_tree, tree_group, tree_w, value, n_margins, lea
 
     Leaf id ``i`` is node ``leaf_node[i]`` of tree ``leaf_tree[i]`` (``-1``: no leaf,
     no updates). Its updates are ``cpos[cptr[i]:cptr[i + 1]]`` (flat positions
-    ``m * n_cells + cell``) and ``cval`` (signed values, tree weight included). The
-    difference array has the grid's own shape per margin: a box corner at the upper
-    end of a dimension only affects cells past the grid, so it is left out.
+    ``m * n_cells + cell``) and ``cval`` (signed values, tree weight included).
     """
     n_ids = leaf_node.shape[0]
     d = grid_shape.shape[0]
-    n_cells = 1
-    for k in range(d):
-        n_cells *= grid_shape[k]
-    strides = np.empty(d, dtype=np.int64)
-    s = 1
-    for k in range(d - 1, -1, -1):
-        strides[k] = s
-        s *= grid_shape[k]
+    strides, n_cells = _strides(grid_shape)
     cptr = np.zeros(n_ids + 1, dtype=np.int64)
-    # pass 1: count, pass 2: fill
-    for fill in range(2):
+    cpos = np.empty(0, dtype=np.int64)
+    cval = np.empty(0, dtype=np.float64)
+    for fill in range(2):  # pass 1 counts, pass 2 fills
         if fill:
             for i in range(n_ids):
                 cptr[i + 1] += cptr[i]
-            total = cptr[n_ids]
-            cpos = np.empty(total, dtype=np.int64)
-            cval = np.empty(total, dtype=np.float64)
-        else:
-            cpos = np.empty(0, dtype=np.int64)
-            cval = np.empty(0, dtype=np.float64)
+            cpos = np.empty(cptr[n_ids], dtype=np.int64)
+            cval = np.empty(cptr[n_ids], dtype=np.float64)
         for i in range(n_ids):
             node = leaf_node[i]
-            if node >= 0:
-                t = leaf_tree[i]
-                g = tree_group[t]
-                n_m = 1 if g >= 0 else n_margins
-                mid = leaf_mask[node]
-                c = cptr[i] if fill else 0
-                for b in range(box_ptr[mid], box_ptr[mid + 1]):
-                    for corner in range(1 << d):
-                        pos = 0
-                        sign = 1.0
-                        outside = False
-                        for k in range(d):
-                            if (corner >> k) & 1:
-                                if box_hi[b, k] >= grid_shape[k]:
-                                    outside = True
-                                    break
-                                pos += box_hi[b, k] * strides[k]
-                                sign = -sign
-                            else:
-                                pos += box_lo[b, k] * strides[k]
-                        if outside:
-                            continue
-                        for mm in range(n_m):
-                            if fill:
-                                m = g if g >= 0 else mm
-                                cpos[c] = m * n_cells + pos
-                                cval[c] = sign * tree_w[t] * value[node, 0 if g >= 0 else mm]
-                            c += 1
-                if not fill:
-                    cptr[i + 1] = c
+            if node < 0:
+                continue
+            t = leaf_tree[i]
+            g = tree_group[t]
+            n_m = 1 if g >= 0 else n_margins
+            mid = leaf_mask[node]
+            c = cptr[i] if fill else 0
+            for b in range(box_ptr[mid], box_ptr[mid + 1]):
+                for corner in range(1 << d):
+                    pos, sign = _corner(b, corner, box_lo, box_hi, strides, grid_shape)
+                    if pos < 0:
+                        continue
+                    for mm in range(n_m):
+                        if fill:
+                            m = g if g >= 0 else mm
+                            cpos[c] = m * n_cells + pos
+                            cval[c] = sign * tree_w[t] * value[node, 0 if g >= 0 else mm]
+                        c += 1
+            if not fill:
+                cptr[i + 1] = c
     return cptr, cpos, cval
 
 
 @njit(cache=True)
-def scatter_counts(counts, cptr, cpos, cval, size):
-    """Sum of count x corner value at each corner position: a difference array of ``size``."""
-    D = np.zeros(size)
-    for s in range(counts.shape[0]):
-        c = counts[s]
-        if c != 0.0:
-            for i in range(cptr[s], cptr[s + 1]):
-                D[cpos[i]] += c * cval[i]
+def scatter_boxes(node_weight, tree_start, tree_group, tree_w, value, n_margins, leaf_mask, box_ptr, box_lo, box_hi,
+                  grid_shape):
+    """Difference array (n_margins * n_cells) of every leaf's value x ``node_weight[leaf]`` on its box.
+
+    ``node_weight``: per node, the weighted number of rows that reach it (exact), or
+    its share of the tree's node weight (recursion); zero elsewhere.
+    """
+    strides, n_cells = _strides(grid_shape)
+    d = grid_shape.shape[0]
+    D = np.zeros(n_margins * n_cells)
+    for t in range(tree_start.shape[0] - 1):
+        g = tree_group[t]
+        for node in range(tree_start[t], tree_start[t + 1]):
+            c = node_weight[node]
+            if c == 0.0:
+                continue
+            mid = leaf_mask[node]
+            for b in range(box_ptr[mid], box_ptr[mid + 1]):
+                for corner in range(1 << d):
+                    pos, sign = _corner(b, corner, box_lo, box_hi, strides, grid_shape)
+                    if pos < 0:
+                        continue
+                    v = sign * c * tree_w[t]
+                    if g >= 0:
+                        D[g * n_cells + pos] += v * value[node, 0]
+                    else:
+                        for m in range(n_margins):
+                            D[m * n_cells + pos] += v * value[node, m]
     return D
 
 

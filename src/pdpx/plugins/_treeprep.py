@@ -30,16 +30,45 @@ def tree_unavailable(adapter, request: Request) -> str | None:
 
 
 @dataclass
+class Static:
+    """What the row kernels need from an ensemble whatever the request; built once per ensemble.
+
+    ``nodes`` packs left, right, feature and flags per node (one node in 32
+    bytes); ``thr_lt`` and ``miss_eff`` express each plain numeric split as
+    ``x < thr_lt`` with NaN going left when ``miss_eff`` (nodes flagged special are
+    routed with the general rule, ``_treekernels._go_left_packed``).
+    """
+
+    nodes: np.ndarray
+    thr_lt: np.ndarray
+    miss_eff: np.ndarray
+    leaves_per_tree: np.ndarray
+    max_tree_nodes: int
+
+
+def static_layout(ens: TreeEnsemble) -> Static:
+    return ens.derived("pdpx.plugins._treeprep.static_layout", lambda: _build_static(ens))
+
+
+def _build_static(ens: TreeEnsemble) -> Static:
+    thr_lt = np.nextafter(ens.threshold, np.inf) if ens.comparison == "<=" else ens.threshold.copy()
+    miss_eff = np.where(ens.nan_mode == NAN_AS_ZERO, 0.0 < thr_lt, ens.missing_left)
+    leaves = np.add.reduceat((ens.left < 0).astype(np.int64), ens.tree_start[:-1])
+    return Static(nodes=pack_nodes(ens), thr_lt=thr_lt, miss_eff=miss_eff, leaves_per_tree=leaves,
+                  max_tree_nodes=int(np.max(np.diff(ens.tree_start))))
+
+
+@dataclass
 class Prepared:
     """A tree model prepared for one feature set and grid (see :mod:`._treekernels`).
 
-    ``nodes`` packs left, right, feature and flags per node (one node in 32 bytes);
-    ``thr_lt`` and ``miss_eff`` express each plain numeric split as
-    ``x < thr_lt`` with NaN going left when ``miss_eff`` (nodes flagged special are
-    routed with the general rule instead).
+    ``tgt[node]``: the grid dimension a node splits on, or -1; ``reach[node]``:
+    whether some grid cell reaches it; ``leaf_mask[leaf]``: its region, the boxes
+    ``box_ptr[m]:box_ptr[m + 1]`` of ``box_lo`` / ``box_hi`` (half-open index ranges).
     """
 
     ens: TreeEnsemble
+    static: Static
     tgt: np.ndarray
     reach: np.ndarray
     leaf_mask: np.ndarray
@@ -48,26 +77,31 @@ class Prepared:
     box_hi: np.ndarray
     grid_shape: tuple
     n_cells: int
-    max_tree_nodes: int
-    nodes: np.ndarray
-    thr_lt: np.ndarray
-    miss_eff: np.ndarray
 
     @property
     def grid_shape_array(self) -> np.ndarray:
         return np.asarray(self.grid_shape, dtype=np.int64)
 
+    @property
+    def nodes(self) -> np.ndarray:
+        return self.static.nodes
+
+    @property
+    def max_tree_nodes(self) -> int:
+        return self.static.max_tree_nodes
+
     def routing_args(self) -> tuple:
         """The node arrays every row kernel routes with (see ``_go_left_packed``)."""
-        ens = self.ens
-        return (self.nodes, self.thr_lt, self.miss_eff, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
+        ens, st = self.ens, self.static
+        return (st.nodes, st.thr_lt, st.miss_eff, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
                 bool(ens.comparison == "<="), bool(ens.categories_go_left))
 
 
 def prepare(tm: TreeModel, req: Request) -> Prepared:
-    from ._treekernels import grid_left, leaf_regions
+    from ._treekernels import grid_left, leaf_boxes_sorted, leaf_regions
 
     ens = tm.ensemble
+    st = static_layout(ens)
     d = len(req.features)
     grid_codes = [np.asarray(tm.encode_values(j, g), dtype=np.float64) for j, g in zip(req.features, req.grid_values)]
     sizes = np.array([len(g) for g in grid_codes], dtype=np.int64)
@@ -77,46 +111,46 @@ def prepare(tm: TreeModel, req: Request) -> Prepared:
     tgt = np.full(ens.n_nodes, -1, dtype=np.int64)
     for k, j in enumerate(req.features):
         tgt[internal & (ens.feature == j)] = k
-    nodes = pack_nodes(ens, tgt)
     target_nodes = np.flatnonzero(tgt >= 0)
     left_grid = np.zeros((max(1, len(target_nodes)), total), dtype=bool)
     row_of = np.full(ens.n_nodes, -1, dtype=np.int64)
     row_of[target_nodes] = np.arange(len(target_nodes))
     le = bool(ens.comparison == "<=")
+    prefix = True  # every target node sends a leading run of its grid values left (sorted numeric grids)
+    n_left = np.zeros(ens.n_nodes, dtype=np.int64)
     for k in range(d):
         nd = target_nodes[tgt[target_nodes] == k]
         if nd.size:
-            left_grid[row_of[nd], offsets[k]: offsets[k] + sizes[k]] = grid_left(
-                nd, grid_codes[k], nodes, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words, le,
-                bool(ens.float32_input), bool(ens.categories_go_left),
-            )
-    max_tree_nodes = int(np.max(np.diff(ens.tree_start)))
-    reach, leaf_mask, box_ptr, box_lo, box_hi = leaf_regions(
-        ens.tree_start, ens.left, ens.right, tgt, left_grid, row_of, offsets, sizes, max_tree_nodes,
-    )
-    nodes[:, 3] |= reach.astype(np.int64) << 5  # F_REACH
-    thr_lt = np.nextafter(ens.threshold, np.inf) if le else ens.threshold.copy()
-    miss_eff = np.where(ens.nan_mode == NAN_AS_ZERO, 0.0 < thr_lt, ens.missing_left)
+            gl = grid_left(nd, grid_codes[k], st.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
+                           le, bool(ens.float32_input), bool(ens.categories_go_left))
+            left_grid[row_of[nd], offsets[k]: offsets[k] + sizes[k]] = gl
+            prefix = prefix and bool(np.all(gl[:, 1:] <= gl[:, :-1]))
+            n_left[nd] = gl.sum(axis=1)
+    if prefix:  # every region is one box: intervals instead of grid masks
+        reach, leaf_mask, box_ptr, box_lo, box_hi = leaf_boxes_sorted(
+            ens.tree_start, ens.left, ens.right, tgt, n_left, sizes, st.max_tree_nodes,
+        )
+    else:
+        reach, leaf_mask, box_ptr, box_lo, box_hi = leaf_regions(
+            ens.tree_start, ens.left, ens.right, tgt, left_grid, row_of, offsets, sizes, st.max_tree_nodes,
+        )
     return Prepared(
-        ens=ens, tgt=tgt, reach=reach, leaf_mask=leaf_mask, box_ptr=box_ptr, box_lo=box_lo, box_hi=box_hi,
-        grid_shape=tuple(int(s) for s in sizes), n_cells=int(np.prod(sizes)), max_tree_nodes=max_tree_nodes,
-        nodes=nodes, thr_lt=thr_lt, miss_eff=miss_eff,
+        ens=ens, static=st, tgt=tgt, reach=reach, leaf_mask=leaf_mask, box_ptr=box_ptr, box_lo=box_lo,
+        box_hi=box_hi, grid_shape=tuple(int(s) for s in sizes), n_cells=int(np.prod(sizes)),
     )
 
 
-def pack_nodes(ens: TreeEnsemble, tgt: np.ndarray) -> np.ndarray:
+def pack_nodes(ens: TreeEnsemble) -> np.ndarray:
     """(n_nodes, 4) int64: left, right, feature, flags -- one node per 32 bytes for the row kernels.
 
     flags: bit 0 missing goes left, bits 1-2 nan_mode, bit 3 categorical split,
-    bit 4 split on a target feature, bit 5 reached by some grid cell (set by
-    ``prepare``), bit 6 special (categorical or zero-as-missing: the general rule).
+    bit 6 special (categorical or zero-as-missing: routed with the general rule).
     """
     cat = ens.cat_offset >= 0
     flags = (
         ens.missing_left.astype(np.int64)
         | (ens.nan_mode.astype(np.int64) << 1)
         | (cat.astype(np.int64) << 3)
-        | ((tgt >= 0).astype(np.int64) << 4)
         | ((cat | (ens.nan_mode == ZERO_OR_NAN_MISSING)).astype(np.int64) << 6)
     )
     return np.ascontiguousarray(np.stack([ens.left, ens.right, np.maximum(ens.feature, 0), flags], axis=1))
@@ -176,11 +210,12 @@ def warm_up() -> float:
             return tm
 
     X = pd.DataFrame({"a": [0.0, 1.0], "b": [0.0, 1.0]})
-    for kernel in ("leafsets", "partition"):
-        for kind in ("average", "both"):
-            req = Request(X=X, features=[0], grid_values=[np.array([0.0, 1.0])], categorical=[False],
-                          response="predict", outputs=[0], kind=kind, sample_weight=None, memory_budget=2**24,
-                          options={"kernel": kernel})
-            Exact().compute(_Tiny(None), req)
-    Recursion().compute(_Tiny(None), req)
+    for grid in ([0.0, 1.0], [1.0, 0.0]):  # sorted grids (regions as intervals) and others (grid masks)
+        for kernel in ("leafsets", "partition"):
+            for kind in ("average", "both"):
+                req = Request(X=X, features=[0], grid_values=[np.array(grid)], categorical=[False],
+                              response="predict", outputs=[0], kind=kind, sample_weight=None, memory_budget=2**24,
+                              options={"kernel": kernel})
+                Exact().compute(_Tiny(None), req)
+        Recursion().compute(_Tiny(None), req)
     return time.perf_counter() - t0

@@ -82,7 +82,7 @@ class Exact(Method):
         return tree_unavailable(adapter, request)
 
     def compute(self, adapter, req: Request) -> MethodResult:
-        from ._treekernels import LINK_CODES, scatter_counts
+        from ._treekernels import LINK_CODES, scatter_boxes
 
         kernel_name = _kernel_option(req.options)
         tm = adapter.tree_model(req.response)
@@ -104,7 +104,7 @@ class Exact(Method):
         # rows are encoded (and transposed by the partition kernel) in chunks within the budget
         chunk = int(max(1, min(n, req.memory_budget // (8 * req.X.shape[1] * 3))))
         starts = list(range(0, n, chunk))
-        counts = np.zeros(kernel.n_ids)
+        counts = np.zeros(ens.n_nodes)
         sums = np.zeros((K, G))
         ice = np.empty((K, n if req.needs_individual else 0, G))
         finish_args = (M, prep.grid_shape_array, ens.base_score, LINK_CODES[ens.link], float(ens.link_scale),
@@ -119,7 +119,9 @@ class Exact(Method):
                     sums += kernel.rows(Xc, row_w[r0:r1], threads, finish_args, ice, r0)
                 bar.update(1)
         if linear:
-            D = scatter_counts(counts, kernel.cptr, kernel.cpos, kernel.cval, M * G).reshape(M, G)
+            D = scatter_boxes(counts, ens.tree_start, ens.tree_group, ens.effective_tree_weight(), ens.value, M,
+                              prep.leaf_mask, prep.box_ptr, prep.box_lo, prep.box_hi, prep.grid_shape_array)
+            D = D.reshape(M, G)
             avg = integrate(D, prep.grid_shape) / total_w + base
             return MethodResult(average=avg[outputs], notes=list(tm.notes))
         individual = ice.reshape((K, n) + prep.grid_shape) if req.needs_individual else None

@@ -47,7 +47,7 @@ class Recursion(Method):
         return None
 
     def compute(self, adapter, req: Request) -> MethodResult:
-        from ._treekernels import leaf_corners, recursion_weights, scatter_counts
+        from ._treekernels import recursion_weights, scatter_boxes
 
         tm = adapter.tree_model(req.response)
         ens = tm.ensemble
@@ -55,13 +55,10 @@ class Recursion(Method):
         # each leaf's share of its tree's node weight, added to its box like a count of rows
         share = recursion_weights(ens.tree_start, ens.left, ens.right, ens.node_weight, prep.tgt, prep.reach,
                                   int(prep.max_tree_nodes))
-        leaf_node = np.where(share > 0, np.arange(ens.n_nodes), -1).astype(np.int64)
-        leaf_tree = np.repeat(np.arange(ens.n_trees, dtype=np.int64), np.diff(ens.tree_start))
         M = int(ens.n_margins)
-        cptr, cpos, cval = leaf_corners(leaf_node, leaf_tree, ens.tree_group, ens.effective_tree_weight(), ens.value,
-                                        M, prep.leaf_mask, prep.box_ptr, prep.box_lo, prep.box_hi,
-                                        prep.grid_shape_array)
-        D = scatter_counts(share, cptr, cpos, cval, M * prep.n_cells).reshape(M, prep.n_cells)
+        D = scatter_boxes(share, ens.tree_start, ens.tree_group, ens.effective_tree_weight(), ens.value, M,
+                          prep.leaf_mask, prep.box_ptr, prep.box_lo, prep.box_hi, prep.grid_shape_array)
+        D = D.reshape(M, prep.n_cells)
         avg = integrate(D, prep.grid_shape) + ens.base_score.reshape((M,) + (1,) * len(prep.grid_shape))
         notes = list(tm.notes) + [f"recursion weights: {tm.recursion_weights}"]
         return MethodResult(average=avg[np.asarray(req.outputs)], notes=notes)
