@@ -91,16 +91,18 @@ def test_leafsets_refused_with_the_reason_when_a_tree_is_too_large():
 
 
 def test_only_reached_leaves_count_against_the_limit(monkeypatch):
-    """128 leaves, but a grid on one side of the root's split reaches 64 of them."""
+    """128 leaves, but a grid on one side of the root's split reaches 64 of them: leafsets may be asked for."""
     ens = full_tree_ensemble(7, n_trees=1)
     root_feature, root_thr = int(ens.feature[0]), float(ens.threshold[0])
     name = f"f{root_feature}"
-    calls = kernel_calls(monkeypatch)
     kw = dict(kind="both", custom_values={name: [root_thr - 3, root_thr - 1]})
-    e = pdpx.partial_dependence(IRAdapter(ens), data(), name, method="exact", **kw)
     b = pdpx.partial_dependence(IRAdapter(ens), data(), name, method="brute", **kw)
-    np.testing.assert_allclose(e.individual, b.individual, atol=1e-12)
-    assert calls
+    for kernel, uses_leafsets in [("auto", False), ("leafsets", True)]:
+        calls = kernel_calls(monkeypatch)
+        e = pdpx.partial_dependence(IRAdapter(ens), data(), name, method="exact", method_options={"kernel": kernel},
+                                    **kw)
+        np.testing.assert_allclose(e.individual, b.individual, atol=1e-12)
+        assert bool(calls) == uses_leafsets, kernel
 
 
 @pytest.mark.parametrize("kernel", ["auto", "leafsets", "partition"])

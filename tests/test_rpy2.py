@@ -238,6 +238,38 @@ def test_decode_prediction_forms():
         decode_prediction(bytearray(np.zeros(4).tobytes()), n)
 
 
+R_NA = np.array([0x7FF00000000007A2], dtype="<u8").view("<f8")[0]  # R's NA_real_: a signalling NaN
+
+
+def _raw(values):
+    return bytearray(np.array(values, dtype="<f8").tobytes())
+
+
+@pytest.mark.filterwarnings("error")  # R's NA must not raise numpy's invalid-value warnings
+def test_frame_from_r_reads_every_type_and_na():
+    payload = {
+        "n": 3, "names": ["x", "i", "j", "l", "f", "s"],
+        "columns": {
+            "x": {"type": "double", "data": _raw([1.5, R_NA, 3.0])},
+            "i": {"type": "integer", "data": _raw([1, R_NA, 3])},
+            "j": {"type": "integer", "data": _raw([1, 2, 3])},
+            "l": {"type": "logical", "data": _raw([1, R_NA, 0])},
+            "f": {"type": "factor", "codes": _raw([2, R_NA, 1]), "levels": ["lo", "hi"], "ordered": True},
+            "s": {"type": "character", "codes": _raw([1, R_NA, 1]), "levels": "only"},  # one level: an R scalar
+        },
+    }
+    df = rfmod.frame_from_r(payload)
+    assert list(df.columns) == payload["names"]
+    assert [str(t) for t in df.dtypes] == ["float64", "float64", "int64", "boolean", "category", "str"]
+    assert df.isna().sum().tolist() == [1, 1, 0, 1, 1, 1]
+    assert df["f"].tolist()[0] == "hi" and df["f"].cat.ordered and list(df["f"].cat.categories) == ["lo", "hi"]
+    assert df["s"].tolist()[0] == "only" and df["l"].tolist()[0] is True
+    with pytest.raises(pdpx.PdpxError, match="column 'x' from R has 2 values, expected 3"):
+        rfmod.frame_from_r({**payload, "columns": {**payload["columns"], "x": {"type": "double", "data": _raw([1, 2])}}})
+    with pytest.raises(pdpx.PdpxError, match="unknown type 'complex'"):
+        rfmod.frame_from_r({"n": 1, "names": ["z"], "columns": {"z": {"type": "complex"}}})
+
+
 def test_frame_payloads_round_trip():
     X = pd.DataFrame({
         "num": [1.5, np.nan, 3.0], "int": [1, 2, 3], "flag": [True, False, True],

@@ -124,7 +124,9 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
     n_jobs = if (is.null(n_jobs)) NULL else as.integer(n_jobs),
     memory_budget = memory_budget
   )
-  out <- .py_call(py$bridge$r_partial_dependence(prepared$adapter, X, as.list(features), options))
+  payload <- .frame_payload(X)
+  X_py <- if (is.null(payload)) X else payload
+  out <- .py_call(py$bridge$r_partial_dependence(prepared$adapter, X_py, as.list(features), options))
   .new_pd(out, data, features)
 }
 

@@ -133,6 +133,33 @@ pdpx_available <- function() {
   as.character(x)
 }
 
+# A data.frame as plain data for Python (pdpx.adapters.randomforest.frame_from_r):
+# numbers as raw float64 bytes, factors and text as codes + levels, NA kept as NA.
+# Faster than reticulate's conversion, which also reads an integer NA as
+# -2147483648, a logical NA as TRUE and a character NA as "NA". NULL when a column
+# is of another class (Date, POSIXct, list, ...): reticulate converts those.
+.frame_payload <- function(df) {
+  cols <- list()
+  for (nm in names(df)) {
+    v <- df[[nm]]
+    cols[[nm]] <- if (is.factor(v)) {
+      list(type = "factor", codes = .raw64(as.integer(v)), levels = as.list(levels(v)), ordered = is.ordered(v))
+    } else if (is.character(v) && is.null(attributes(v))) {
+      lv <- unique(v[!is.na(v)])
+      list(type = "character", codes = .raw64(match(v, lv)), levels = as.list(lv))
+    } else if (is.logical(v) && is.null(attributes(v))) {
+      list(type = "logical", data = .raw64(v))
+    } else if (is.integer(v) && is.null(attributes(v))) {
+      list(type = "integer", data = .raw64(v))
+    } else if (is.double(v) && is.null(attributes(v))) {
+      list(type = "double", data = .raw64(v))
+    } else {
+      return(NULL)
+    }
+  }
+  list(n = nrow(df), names = as.list(names(df)), columns = cols)
+}
+
 # The rows pdpx sends to a predict closure (pdpx.adapters.randomforest.frame_columns),
 # rebuilt as a data.frame with the column classes of `template` (a 0-row data.frame).
 .rebuild_frame <- function(payload, template) {

@@ -66,7 +66,8 @@ def as_array(x: Any, dtype=np.float64) -> np.ndarray:
     """A numeric array from numpy, a list/scalar, or raw little-endian float64 bytes."""
     if isinstance(x, (bytes, bytearray, memoryview)):
         arr = np.frombuffer(bytes(x) if isinstance(x, memoryview) else x, dtype="<f8")
-        return arr.astype(dtype)
+        # R's NA is a signalling NaN: make it a quiet one before any arithmetic
+        return np.where(np.isnan(arr), np.nan, arr).astype(dtype)
     if x is None:
         return np.zeros(0, dtype=dtype)
     arr = np.asarray(x)
@@ -800,6 +801,50 @@ def _missing(v) -> bool:
         return False
 
 
+def frame_from_r(payload: Mapping) -> pd.DataFrame:
+    """The DataFrame the R package sends as plain data (R's ``.frame_payload``).
+
+    ``{"n": n, "names": [...], "columns": {name: {"type": ..., ...}}}``; types:
+    "double" and "integer" (``data``: float64 bytes, NaN for NA; integers without NA
+    stay integers), "logical" (same; pandas' nullable boolean when NA occurs),
+    "factor" (``codes``: 1-based float64 bytes, ``levels``, ``ordered``: a pandas
+    Categorical with the R levels) and "character" (``codes`` into ``levels``).
+    R's NA becomes missing in every type (reticulate's own conversion reads an
+    integer NA as -2147483648, a logical NA as True and a character NA as "NA").
+    """
+    n = int(payload["n"])
+    names = [str(v) for v in as_list(payload["names"]) or []]
+    columns = payload["columns"]
+    data = {}
+    for name in names:
+        col = columns[name]
+        kind = col["type"]
+        if kind in ("double", "integer", "logical"):
+            arr = as_array(col["data"])
+            if len(arr) != n:
+                raise PdpxError(f"column {name!r} from R has {len(arr)} values, expected {n}")
+            missing = np.isnan(arr)
+            if kind == "integer" and not missing.any():
+                data[name] = arr.astype(np.int64)
+            elif kind == "logical":
+                data[name] = arr.astype(bool) if not missing.any() else pd.array(
+                    np.where(missing, None, arr != 0).tolist(), dtype="boolean")
+            else:
+                data[name] = arr
+        elif kind in ("factor", "character"):
+            codes = as_array(col["codes"])
+            levels = [str(v) for v in as_list(col["levels"]) or []]
+            idx = np.where(np.isnan(codes), -1, codes - 1).astype(np.int64)
+            if kind == "factor":
+                data[name] = pd.Categorical.from_codes(idx, categories=levels, ordered=bool(col.get("ordered")))
+            else:
+                values = np.array(levels + [None], dtype=object)[idx]  # -1 picks None
+                data[name] = pd.Series(values, dtype="str")
+        else:
+            raise PdpxError(f"column {name!r} from R has an unknown type {kind!r}")
+    return pd.DataFrame(data, columns=names)
+
+
 def frame_for_r(df: pd.DataFrame, *, one_based: Sequence[str] = ()) -> dict:
     """A DataFrame as plain data for R: numbers as raw float64 bytes, text as levels + codes.
 
@@ -870,6 +915,8 @@ def r_partial_dependence(adapter: Adapter, X: pd.DataFrame, features, options: M
     """
     from ..core.compute import partial_dependence
 
+    if isinstance(X, Mapping):  # columns as plain data (R's .frame_payload)
+        X = frame_from_r(X)
     opts = dict(options or {})
     unknown = sorted(set(opts) - _R_OPTIONS)
     if unknown:

@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ._treekernels import F_SPECIAL, _go_left_packed, finish_row, leaf_corners
+from ._treekernels import F_SPECIAL, _go_left_packed, finish_row, leaf_corners, scatter_boxes
 
 MAX_LEAVES = 64
 BLOCK = 64  # rows per block: one column of a block is one vectorised compare per node
@@ -329,13 +329,13 @@ class LeafSets:
             bool(ens.categories_go_left),
         )
 
-    def counts(self, X, row_weight, parts):
-        """(n_nodes,): the weighted number of rows of X reaching each leaf."""
+    def average_sum(self, X, row_weight, unit_weight, parts):
+        """Difference array (n_margins * n_cells): the weighted sum over the rows of X of their margins."""
         by_slot = leafset_counts(X, row_weight, parts, *self._reach_args()).sum(axis=0)
-        out = np.zeros(self.prep.ens.n_nodes)
+        per_node = np.zeros(self.prep.ens.n_nodes)
         used = self.slot_node >= 0
-        out[self.slot_node[used]] = by_slot[used]
-        return out
+        per_node[self.slot_node[used]] = by_slot[used]
+        return scatter_boxes(per_node, *self.prep.box_args())
 
     def rows(self, X, row_weight, parts, finish_args, ice, ice_row0):
         """(K, n_cells): weighted sums of the rows' outputs; ICE into ``ice`` (see :func:`leafset_rows`)."""
@@ -343,10 +343,17 @@ class LeafSets:
                             ice_row0).sum(axis=0)
 
 
-def plan(prep) -> LeafSets | None:
-    """Leaf-set kernels for a prepared request, or None when a tree has more than 64 reached leaves."""
+def plan(prep, required: bool = False) -> LeafSets | None:
+    """Leaf-set kernels for a prepared request, or None.
+
+    By default only for ensembles whose every tree has at most 64 leaves (deciding
+    costs nothing then). ``required``: whenever every tree has at most 64 leaves
+    that the grid reaches (which needs the region tables).
+    """
     ens = prep.ens
-    if prep.static.leaves_per_tree.max() > MAX_LEAVES:  # cheap check before the layout: leaves the grid reaches
+    if prep.static.leaves_per_tree.max() > MAX_LEAVES:
+        if not required:
+            return None
         reached = np.add.reduceat((prep.reach & (ens.left < 0)).astype(np.int64), ens.tree_start[:-1])
         if reached.max() > MAX_LEAVES:
             return None

@@ -17,8 +17,9 @@ trees. For shallow trees :mod:`._leafsets` is faster still.
 Rows with sample weight 0 still pass (they add nothing to sums, and ICE wants
 them).
 
-* :func:`partition_counts`: per leaf, the weighted number of rows reaching it
-  (trees in parallel, every row at once).
+* :func:`partition_sum`: the weighted sum of the rows' margins on the grid: each
+  leaf adds (weighted number of rows reaching it) x value to its region (trees in
+  parallel, every row at once).
 * :func:`partition_rows`: per row, margins on the grid, then the shared finish
   (link, outputs, sums, ICE), for blocks of rows in parallel.
 """
@@ -28,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._treekernels import F_SPECIAL, _go_left_packed, finish_row, leaf_corners
+from ._treekernels import F_SPECIAL, _corner, _go_left_packed, _strides, finish_row, leaf_corners
 
 
 @njit(cache=True, inline="always")
@@ -67,49 +68,106 @@ def _split(idx, tmp, a, b, Xt, node, nodes, thr_lt, miss_eff, thr, cat_offset, c
 
 
 @njit(cache=True, parallel=True)
-def partition_counts(Xt, row_weight, n_parts, tree_start, max_tree_nodes, tgt, reach, nodes, thr_lt, miss_eff, thr, cat_offset,
-                     cat_nwords, cat_words, le, cats_left):
-    """(n_nodes,): the row_weight-weighted number of rows of Xt (n_features, n_rows) reaching each leaf."""
+def partition_sum(Xt, row_weight, unit_weight, n_parts, tree_start, max_tree_nodes, tgt, intervals, n_left, reach,
+                  nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords, cat_words, le, cats_left, tree_group, tree_w,
+                  value, n_margins, leaf_mask, box_ptr, box_lo, box_hi, grid_shape):
+    """Difference array (n_margins * n_cells) of the row_weight-weighted sum of the rows' margins.
+
+    Each leaf adds (weighted number of rows reaching it) x value to its region.
+    ``intervals``: regions are carried down the tree as one index interval per grid
+    dimension (``n_left[node]``: the grid values a target node sends left are the
+    first ``n_left``); otherwise they come from the prepared boxes (``reach``,
+    ``leaf_mask``, ``box_*``). ``unit_weight``: every weight is 1 (a leaf's count is
+    its segment's length).
+    """
     n = Xt.shape[1]
+    d = grid_shape.shape[0]
     n_trees = tree_start.shape[0] - 1
-    counts = np.zeros(nodes.shape[0])
+    strides, n_cells = _strides(grid_shape)
+    sums = np.zeros((n_parts, n_margins * n_cells))
     for p in prange(n_parts):
-        idx = np.empty(n, dtype=np.int64)
-        tmp = np.empty(n, dtype=np.int64)
+        D = sums[p]
+        idx = np.empty(n, dtype=np.int32)
+        tmp = np.empty(n, dtype=np.int32)
         sn = np.empty(max_tree_nodes + 1, dtype=np.int64)
         sa = np.empty(max_tree_nodes + 1, dtype=np.int64)
         sb = np.empty(max_tree_nodes + 1, dtype=np.int64)
-        for t in range(p, n_trees, n_parts):  # each tree (and so each leaf) belongs to one part
+        s_lo = np.zeros((max_tree_nodes + 1) * d, dtype=np.int64)
+        s_hi = np.zeros((max_tree_nodes + 1) * d, dtype=np.int64)
+        for t in range(p, n_trees, n_parts):
+            g = tree_group[t]
+            tw = tree_w[t]
             for i in range(n):
                 idx[i] = i
             sn[0] = tree_start[t]
             sa[0] = 0
             sb[0] = n
+            for k in range(d):
+                s_lo[k] = 0
+                s_hi[k] = grid_shape[k]
             sp = 1
             while sp > 0:
                 sp -= 1
                 node = sn[sp]
                 a = sa[sp]
                 b = sb[sp]
+                o = sp * d
                 lc = nodes[node, 0]
                 if lc < 0:
-                    s = 0.0
-                    for k in range(a, b):
-                        s += row_weight[idx[k]]
-                    counts[node] += s
+                    if unit_weight:
+                        cnt = float(b - a)
+                    else:
+                        cnt = 0.0
+                        for k in range(a, b):
+                            cnt += row_weight[idx[k]]
+                    if cnt == 0.0:
+                        continue
+                    cnt *= tw
+                    if intervals:
+                        for corner in range(1 << d):
+                            pos, sign = _interval_corner(s_lo, s_hi, o, corner, strides, grid_shape)
+                            if pos >= 0:
+                                _add_leaf(D, pos, sign * cnt, value, node, g, n_margins, n_cells)
+                    else:
+                        mid = leaf_mask[node]
+                        for bx in range(box_ptr[mid], box_ptr[mid + 1]):
+                            for corner in range(1 << d):
+                                pos, sign = _corner(bx, corner, box_lo, box_hi, strides, grid_shape)
+                                if pos >= 0:
+                                    _add_leaf(D, pos, sign * cnt, value, node, g, n_margins, n_cells)
                     continue
                 rc = nodes[node, 1]
-                if tgt[node] >= 0:  # the grid divides: both children get every row
-                    if reach[rc]:
+                k = tgt[node]
+                if k >= 0:  # the grid divides: both children get every row
+                    if intervals:
+                        lo_k = s_lo[o + k]
+                        hi_k = s_hi[o + k]
+                        cut = n_left[node]
+                        r_lo = max(lo_k, cut)
+                        l_hi = min(hi_k, cut)
+                        go_r = r_lo < hi_k
+                        go_l = lo_k < l_hi
+                    else:
+                        go_r = reach[rc]
+                        go_l = reach[lc]
+                    if go_r:  # in the parent's slot: its intervals are already there
                         sn[sp] = rc
                         sa[sp] = a
                         sb[sp] = b
                         sp += 1
-                    if reach[lc]:
+                    if go_l:
                         sn[sp] = lc
                         sa[sp] = a
                         sb[sp] = b
+                        if sp * d != o:
+                            for kk in range(d):
+                                s_lo[sp * d + kk] = s_lo[o + kk]
+                                s_hi[sp * d + kk] = s_hi[o + kk]
+                        if intervals:
+                            s_hi[sp * d + k] = l_hi
                         sp += 1
+                    if go_r and intervals:
+                        s_lo[o + k] = r_lo
                     continue
                 m = _split(idx, tmp, a, b, Xt, node, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords,
                            cat_words, le, cats_left)
@@ -122,8 +180,37 @@ def partition_counts(Xt, row_weight, n_parts, tree_start, max_tree_nodes, tgt, r
                     sn[sp] = lc
                     sa[sp] = a
                     sb[sp] = m
+                    if sp * d != o:
+                        for kk in range(d):
+                            s_lo[sp * d + kk] = s_lo[o + kk]
+                            s_hi[sp * d + kk] = s_hi[o + kk]
                     sp += 1
-    return counts
+    return sums
+
+
+@njit(cache=True, inline="always")
+def _interval_corner(s_lo, s_hi, o, corner, strides, grid_shape):
+    """Like ``_treekernels._corner`` for the box held as intervals at ``s_lo[o:o + d]``, ``s_hi[o:o + d]``."""
+    pos = 0
+    sign = 1.0
+    for k in range(strides.shape[0]):
+        if (corner >> k) & 1:
+            if s_hi[o + k] >= grid_shape[k]:
+                return -1, 0.0
+            pos += s_hi[o + k] * strides[k]
+            sign = -sign
+        else:
+            pos += s_lo[o + k] * strides[k]
+    return pos, sign
+
+
+@njit(cache=True, inline="always")
+def _add_leaf(D, pos, v, value, node, g, n_margins, n_cells):
+    if g >= 0:
+        D[g * n_cells + pos] += v * value[node, 0]
+    else:
+        for m in range(n_margins):
+            D[m * n_cells + pos] += v * value[node, m]
 
 
 @njit(cache=True, parallel=True)
@@ -145,8 +232,8 @@ def partition_rows(Xt, row_weight, n_parts, block, tree_start, max_tree_nodes, t
     sums = np.zeros((n_parts, K, n_cells))
     n_blocks = (n + block - 1) // block
     for p in prange(n_parts):
-        idx = np.empty(block, dtype=np.int64)
-        tmp = np.empty(block, dtype=np.int64)
+        idx = np.empty(block, dtype=np.int32)
+        tmp = np.empty(block, dtype=np.int32)
         sn = np.empty(max_tree_nodes + 1, dtype=np.int64)
         sa = np.empty(max_tree_nodes + 1, dtype=np.int64)
         sb = np.empty(max_tree_nodes + 1, dtype=np.int64)
@@ -234,10 +321,23 @@ class Partition:
         prep = self.prep
         return (prep.ens.tree_start, int(prep.max_tree_nodes), prep.tgt, prep.reach) + prep.routing_args()
 
-    def counts(self, X, row_weight, parts):
-        """(n_nodes,): the weighted number of rows of X reaching each leaf."""
+    def average_sum(self, X, row_weight, unit_weight, parts):
+        """Difference array (n_margins * n_cells): the weighted sum over the rows of X of their margins."""
+        prep = self.prep
+        ens = prep.ens
         Xt = np.ascontiguousarray(X.T)
-        return partition_counts(Xt, row_weight, max(parts, 1), *self._args())
+        if prep.intervals:  # no region tables needed
+            reach, leaf_mask, box_ptr = np.zeros(1, dtype=np.bool_), np.zeros(1, dtype=np.int64), np.zeros(2, np.int64)
+            box_lo = box_hi = np.zeros((1, len(prep.grid_shape)), dtype=np.int64)
+            n_left = prep.n_left
+        else:
+            reach, leaf_mask, box_ptr, box_lo, box_hi = prep.regions()
+            n_left = np.zeros(1, dtype=np.int64)
+        return partition_sum(
+            Xt, row_weight, unit_weight, max(parts, 1), ens.tree_start, int(prep.max_tree_nodes), prep.tgt,
+            bool(prep.intervals), n_left, reach, *prep.routing_args(), ens.tree_group, ens.effective_tree_weight(),
+            ens.value, int(ens.n_margins), leaf_mask, box_ptr, box_lo, box_hi, prep.grid_shape_array,
+        ).sum(axis=0)
 
     def rows(self, X, row_weight, parts, finish_args, ice, ice_row0):
         """(K, n_cells): weighted sums of the rows' outputs; ICE into ``ice`` (see :func:`partition_rows`)."""

@@ -298,15 +298,13 @@ def leaf_boxes_sorted(tree_start, left, right, tgt, n_left, dim_size, max_tree_n
             base = sp
             if push_right:
                 stack[sp] = right[node]
-                if sp != base:
-                    s_lo[sp] = s_lo[base]
-                    s_hi[sp] = s_hi[base]
                 sp += 1
             if push_left:
                 stack[sp] = left[node]
                 if sp != base:
-                    s_lo[sp] = s_lo[base]
-                    s_hi[sp] = s_hi[base]
+                    for kk in range(d):
+                        s_lo[sp, kk] = s_lo[base, kk]
+                        s_hi[sp, kk] = s_hi[base, kk]
                 sp += 1
             if k >= 0:
                 e = base

@@ -58,25 +58,49 @@ def _build_static(ens: TreeEnsemble) -> Static:
                   max_tree_nodes=int(np.max(np.diff(ens.tree_start))))
 
 
-@dataclass
 class Prepared:
     """A tree model prepared for one feature set and grid (see :mod:`._treekernels`).
 
-    ``tgt[node]``: the grid dimension a node splits on, or -1; ``reach[node]``:
-    whether some grid cell reaches it; ``leaf_mask[leaf]``: its region, the boxes
-    ``box_ptr[m]:box_ptr[m + 1]`` of ``box_lo`` / ``box_hi`` (half-open index ranges).
+    ``tgt[node]``: the grid dimension a node splits on, or -1. When every target
+    node sends a leading run of its dimension's grid values left (numeric splits
+    on a sorted numeric grid: ``intervals`` is True), ``n_left[node]`` is the length
+    of that run and every leaf's region is a box that kernels can carry down as
+    intervals. The regions as the kernels' tables -- ``reach[node]`` (some grid cell
+    reaches it), ``leaf_mask[leaf]`` and the boxes ``box_ptr[m]:box_ptr[m + 1]`` of
+    ``box_lo`` / ``box_hi`` (half-open index ranges) -- are built on first use.
     """
 
-    ens: TreeEnsemble
-    static: Static
-    tgt: np.ndarray
-    reach: np.ndarray
-    leaf_mask: np.ndarray
-    box_ptr: np.ndarray
-    box_lo: np.ndarray
-    box_hi: np.ndarray
-    grid_shape: tuple
-    n_cells: int
+    def __init__(self, ens, static, tgt, grid_shape, intervals, n_left, routing):
+        self.ens = ens
+        self.static = static
+        self.tgt = tgt
+        self.grid_shape = grid_shape
+        self.n_cells = int(np.prod(grid_shape))
+        self.intervals = intervals
+        self.n_left = n_left
+        self._routing = routing  # (left_grid, row_of, offsets, sizes) for grid masks
+        self._regions = None
+
+    def regions(self) -> tuple:
+        if self._regions is None:
+            from ._treekernels import leaf_boxes_sorted, leaf_regions
+
+            ens, st = self.ens, self.static
+            sizes = self.grid_shape_array
+            if self.intervals:
+                self._regions = leaf_boxes_sorted(ens.tree_start, ens.left, ens.right, self.tgt, self.n_left, sizes,
+                                                  st.max_tree_nodes)
+            else:
+                left_grid, row_of, offsets, sizes = self._routing
+                self._regions = leaf_regions(ens.tree_start, ens.left, ens.right, self.tgt, left_grid, row_of,
+                                             offsets, sizes, st.max_tree_nodes)
+        return self._regions
+
+    reach = property(lambda self: self.regions()[0])
+    leaf_mask = property(lambda self: self.regions()[1])
+    box_ptr = property(lambda self: self.regions()[2])
+    box_lo = property(lambda self: self.regions()[3])
+    box_hi = property(lambda self: self.regions()[4])
 
     @property
     def grid_shape_array(self) -> np.ndarray:
@@ -96,48 +120,55 @@ class Prepared:
         return (st.nodes, st.thr_lt, st.miss_eff, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
                 bool(ens.comparison == "<="), bool(ens.categories_go_left))
 
+    def box_args(self) -> tuple:
+        """Everything :func:`._treekernels.scatter_boxes` needs after the per-node weights."""
+        ens = self.ens
+        return (ens.tree_start, ens.tree_group, ens.effective_tree_weight(), ens.value, int(ens.n_margins),
+                self.leaf_mask, self.box_ptr, self.box_lo, self.box_hi, self.grid_shape_array)
+
 
 def prepare(tm: TreeModel, req: Request) -> Prepared:
-    from ._treekernels import grid_left, leaf_boxes_sorted, leaf_regions
+    from ._treekernels import F_SPECIAL, grid_left
 
     ens = tm.ensemble
     st = static_layout(ens)
     d = len(req.features)
     grid_codes = [np.asarray(tm.encode_values(j, g), dtype=np.float64) for j, g in zip(req.features, req.grid_values)]
+    if ens.float32_input:
+        grid_codes = [g.astype(np.float32).astype(np.float64) for g in grid_codes]
     sizes = np.array([len(g) for g in grid_codes], dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    total = int(sizes.sum())
     internal = ens.left >= 0
     tgt = np.full(ens.n_nodes, -1, dtype=np.int64)
+    per_dim = []
     for k, j in enumerate(req.features):
-        tgt[internal & (ens.feature == j)] = k
+        nd = np.flatnonzero(internal & (ens.feature == j))
+        tgt[nd] = k
+        per_dim.append(nd)
+    le = bool(ens.comparison == "<=")
+
+    def route(nd, k):
+        return grid_left(nd, grid_codes[k], st.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
+                         le, False, bool(ens.categories_go_left))  # grid values already rounded
+
+    # sorted numeric grids and plain numeric splits: the values going left are those below thr_lt
+    intervals = all(
+        not np.any(st.nodes[nd, 3] & F_SPECIAL) and not np.any(np.isnan(g)) and bool(np.all(g[1:] >= g[:-1]))
+        for nd, g in zip(per_dim, grid_codes)
+    )
+    if intervals:
+        n_left = np.zeros(ens.n_nodes, dtype=np.int64)
+        for k, nd in enumerate(per_dim):
+            n_left[nd] = np.searchsorted(grid_codes[k], st.thr_lt[nd], side="left")
+        return Prepared(ens, st, tgt, tuple(int(s) for s in sizes), True, n_left, None)
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     target_nodes = np.flatnonzero(tgt >= 0)
-    left_grid = np.zeros((max(1, len(target_nodes)), total), dtype=bool)
+    left_grid = np.zeros((max(1, len(target_nodes)), int(sizes.sum())), dtype=bool)
     row_of = np.full(ens.n_nodes, -1, dtype=np.int64)
     row_of[target_nodes] = np.arange(len(target_nodes))
-    le = bool(ens.comparison == "<=")
-    prefix = True  # every target node sends a leading run of its grid values left (sorted numeric grids)
-    n_left = np.zeros(ens.n_nodes, dtype=np.int64)
-    for k in range(d):
-        nd = target_nodes[tgt[target_nodes] == k]
+    for k, nd in enumerate(per_dim):
         if nd.size:
-            gl = grid_left(nd, grid_codes[k], st.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
-                           le, bool(ens.float32_input), bool(ens.categories_go_left))
-            left_grid[row_of[nd], offsets[k]: offsets[k] + sizes[k]] = gl
-            prefix = prefix and bool(np.all(gl[:, 1:] <= gl[:, :-1]))
-            n_left[nd] = gl.sum(axis=1)
-    if prefix:  # every region is one box: intervals instead of grid masks
-        reach, leaf_mask, box_ptr, box_lo, box_hi = leaf_boxes_sorted(
-            ens.tree_start, ens.left, ens.right, tgt, n_left, sizes, st.max_tree_nodes,
-        )
-    else:
-        reach, leaf_mask, box_ptr, box_lo, box_hi = leaf_regions(
-            ens.tree_start, ens.left, ens.right, tgt, left_grid, row_of, offsets, sizes, st.max_tree_nodes,
-        )
-    return Prepared(
-        ens=ens, static=st, tgt=tgt, reach=reach, leaf_mask=leaf_mask, box_ptr=box_ptr, box_lo=box_lo,
-        box_hi=box_hi, grid_shape=tuple(int(s) for s in sizes), n_cells=int(np.prod(sizes)),
-    )
+            left_grid[row_of[nd], offsets[k]: offsets[k] + sizes[k]] = route(nd, k)
+    return Prepared(ens, st, tgt, tuple(int(s) for s in sizes), False, None, (left_grid, row_of, offsets, sizes))
 
 
 def pack_nodes(ens: TreeEnsemble) -> np.ndarray:

@@ -10,8 +10,9 @@ grid points.
 Two kernels find the reached leaves (``method_options={"kernel": ...}``; ``auto``
 picks):
 
-* ``leafsets``, for shallow trees (at most 64 reached leaves each, as in boosted
-  models): bit masks of leaves, a vectorised test per node over blocks of rows
+* ``leafsets``, for shallow trees (``auto``: at most 64 leaves each, as in boosted
+  models; asked for: at most 64 leaves that the grid reaches): bit masks of
+  leaves, a vectorised test per node over blocks of rows
   (:mod:`pdpx.plugins._leafsets`);
 * ``partition``, for any tree: rows go down each tree together, each node
   partitioning its segment of row indices (:mod:`pdpx.plugins._partition`).
@@ -57,11 +58,11 @@ def _encoded_chunk(tm, X) -> np.ndarray:
 
 
 def choose_kernel(prep, kernel: str = "auto"):
-    """The row kernel for a prepared request: leaf sets when every tree fits, else partition."""
+    """The row kernel for a prepared request: leaf sets when every tree has at most 64 leaves, else partition."""
     from . import _leafsets, _partition
 
     if kernel != "partition":
-        ls = _leafsets.plan(prep)
+        ls = _leafsets.plan(prep, required=kernel == "leafsets")
         if ls is not None:
             return ls
         if kernel == "leafsets":
@@ -82,7 +83,7 @@ class Exact(Method):
         return tree_unavailable(adapter, request)
 
     def compute(self, adapter, req: Request) -> MethodResult:
-        from ._treekernels import LINK_CODES, scatter_boxes
+        from ._treekernels import LINK_CODES
 
         kernel_name = _kernel_option(req.options)
         tm = adapter.tree_model(req.response)
@@ -104,7 +105,7 @@ class Exact(Method):
         # rows are encoded (and transposed by the partition kernel) in chunks within the budget
         chunk = int(max(1, min(n, req.memory_budget // (8 * req.X.shape[1] * 3))))
         starts = list(range(0, n, chunk))
-        counts = np.zeros(ens.n_nodes)
+        D = np.zeros(M * G)
         sums = np.zeros((K, G))
         ice = np.empty((K, n if req.needs_individual else 0, G))
         finish_args = (M, prep.grid_shape_array, ens.base_score, LINK_CODES[ens.link], float(ens.link_scale),
@@ -114,15 +115,12 @@ class Exact(Method):
                 r1 = min(n, r0 + chunk)
                 Xc = _encoded_chunk(tm, req.X.iloc[r0:r1])
                 if linear:
-                    counts += kernel.counts(Xc, row_w[r0:r1], threads)
+                    D += kernel.average_sum(Xc, row_w[r0:r1], w is None, threads)
                 else:
                     sums += kernel.rows(Xc, row_w[r0:r1], threads, finish_args, ice, r0)
                 bar.update(1)
         if linear:
-            D = scatter_boxes(counts, ens.tree_start, ens.tree_group, ens.effective_tree_weight(), ens.value, M,
-                              prep.leaf_mask, prep.box_ptr, prep.box_lo, prep.box_hi, prep.grid_shape_array)
-            D = D.reshape(M, G)
-            avg = integrate(D, prep.grid_shape) / total_w + base
+            avg = integrate(D.reshape(M, G), prep.grid_shape) / total_w + base
             return MethodResult(average=avg[outputs], notes=list(tm.notes))
         individual = ice.reshape((K, n) + prep.grid_shape) if req.needs_individual else None
         return MethodResult(average=sums.reshape((K,) + prep.grid_shape) / total_w, individual=individual,

@@ -56,9 +56,7 @@ class Recursion(Method):
         share = recursion_weights(ens.tree_start, ens.left, ens.right, ens.node_weight, prep.tgt, prep.reach,
                                   int(prep.max_tree_nodes))
         M = int(ens.n_margins)
-        D = scatter_boxes(share, ens.tree_start, ens.tree_group, ens.effective_tree_weight(), ens.value, M,
-                          prep.leaf_mask, prep.box_ptr, prep.box_lo, prep.box_hi, prep.grid_shape_array)
-        D = D.reshape(M, prep.n_cells)
+        D = scatter_boxes(share, *prep.box_args()).reshape(M, prep.n_cells)
         avg = integrate(D, prep.grid_shape) + ens.base_score.reshape((M,) + (1,) * len(prep.grid_shape))
         notes = list(tm.notes) + [f"recursion weights: {tm.recursion_weights}"]
         return MethodResult(average=avg[np.asarray(req.outputs)], notes=notes)
