@@ -151,41 +151,40 @@ def partition_sum(Xt, row_weight, unit_weight, n_parts, tree_start, max_tree_nod
                         go_r = reach[rc]
                         go_l = reach[lc]
                     if go_r:  # in the parent's slot: its intervals are already there
-                        sn[sp] = rc
-                        sa[sp] = a
-                        sb[sp] = b
-                        sp += 1
+                        sp = _push(sn, sa, sb, sp, rc, a, b)
                     if go_l:
-                        sn[sp] = lc
-                        sa[sp] = a
-                        sb[sp] = b
-                        if sp * d != o:
-                            for kk in range(d):
-                                s_lo[sp * d + kk] = s_lo[o + kk]
-                                s_hi[sp * d + kk] = s_hi[o + kk]
+                        sp = _push_intervals(sn, sa, sb, s_lo, s_hi, sp, lc, a, b, o, d)
                         if intervals:
-                            s_hi[sp * d + k] = l_hi
-                        sp += 1
+                            s_hi[(sp - 1) * d + k] = l_hi
                     if go_r and intervals:
                         s_lo[o + k] = r_lo
                     continue
                 m = _split(idx, tmp, a, b, Xt, node, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords,
                            cat_words, le, cats_left)
                 if m < b:
-                    sn[sp] = rc
-                    sa[sp] = m
-                    sb[sp] = b
-                    sp += 1
+                    sp = _push(sn, sa, sb, sp, rc, m, b)
                 if m > a:
-                    sn[sp] = lc
-                    sa[sp] = a
-                    sb[sp] = m
-                    if sp * d != o:
-                        for kk in range(d):
-                            s_lo[sp * d + kk] = s_lo[o + kk]
-                            s_hi[sp * d + kk] = s_hi[o + kk]
-                    sp += 1
+                    sp = _push_intervals(sn, sa, sb, s_lo, s_hi, sp, lc, a, m, o, d)
     return sums
+
+
+@njit(cache=True, inline="always")
+def _push(sn, sa, sb, sp, node, a, b):
+    """Push (node, rows a:b) on the stack; returns the new stack size."""
+    sn[sp] = node
+    sa[sp] = a
+    sb[sp] = b
+    return sp + 1
+
+
+@njit(cache=True, inline="always")
+def _push_intervals(sn, sa, sb, s_lo, s_hi, sp, node, a, b, o, d):
+    """``_push``, the new entry starting with the intervals held at ``o`` (its parent's slot)."""
+    if sp * d != o:
+        for kk in range(d):
+            s_lo[sp * d + kk] = s_lo[o + kk]
+            s_hi[sp * d + kk] = s_hi[o + kk]
+    return _push(sn, sa, sb, sp, node, a, b)
 
 
 @njit(cache=True, inline="always")
@@ -267,28 +266,16 @@ def partition_rows(Xt, row_weight, n_parts, block, tree_start, max_tree_nodes, t
                     rc = nodes[node, 1]
                     if tgt[node] >= 0:
                         if reach[rc]:
-                            sn[sp] = rc
-                            sa[sp] = a
-                            sb[sp] = b
-                            sp += 1
+                            sp = _push(sn, sa, sb, sp, rc, a, b)
                         if reach[lc]:
-                            sn[sp] = lc
-                            sa[sp] = a
-                            sb[sp] = b
-                            sp += 1
+                            sp = _push(sn, sa, sb, sp, lc, a, b)
                         continue
                     m = _split(idx, tmp, a, b, Xt, node, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords,
                                cat_words, le, cats_left)
                     if m < b:
-                        sn[sp] = rc
-                        sa[sp] = m
-                        sb[sp] = b
-                        sp += 1
+                        sp = _push(sn, sa, sb, sp, rc, m, b)
                     if m > a:
-                        sn[sp] = lc
-                        sa[sp] = a
-                        sb[sp] = m
-                        sp += 1
+                        sp = _push(sn, sa, sb, sp, lc, a, m)
             for r in range(nb):
                 finish_row(Dblk[r], R, n_margins, grid_shape, n_cells, base_score, link, link_scale, outputs,
                            row_weight[c0 + r], acc, want_ice, ice, ice_row0 + c0 + r)
