@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ._treekernels import F_SPECIAL, _go_left_packed, finish_row, leaf_corners, scatter_boxes
+from ._treekernels import F_SPECIAL, _go_left_packed, finish_row, scatter_boxes
 
 MAX_LEAVES = 64
 BLOCK = 64  # rows per block: one column of a block is one vectorised compare per node
@@ -313,11 +313,7 @@ class LeafSets:
         if self._corners is None:
             prep = self.prep
             ens = prep.ens
-            self._corners = leaf_corners(
-                self.slot_node, np.repeat(np.arange(ens.n_trees, dtype=np.int64), 64), ens.tree_group,
-                ens.effective_tree_weight(), ens.value, int(ens.n_margins), prep.leaf_mask, prep.box_ptr,
-                prep.box_lo, prep.box_hi, prep.grid_shape_array,
-            )
+            self._corners = prep.leaf_corners(self.slot_node, np.repeat(np.arange(ens.n_trees, dtype=np.int64), 64))
         return self._corners
 
     def _reach_args(self):

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._treekernels import F_SPECIAL, _corner, _go_left_packed, _strides, finish_row, leaf_corners
+from ._treekernels import F_SPECIAL, _corner, _go_left_packed, _strides, finish_row
 
 
 @njit(cache=True, inline="always")
@@ -324,10 +324,7 @@ class Partition:
             ens = prep.ens
             leaf_node = np.where((ens.left < 0) & prep.reach, np.arange(ens.n_nodes), -1).astype(np.int64)
             leaf_tree = np.repeat(np.arange(ens.n_trees, dtype=np.int64), np.diff(ens.tree_start))
-            self._corners = leaf_corners(
-                leaf_node, leaf_tree, ens.tree_group, ens.effective_tree_weight(), ens.value, int(ens.n_margins),
-                prep.leaf_mask, prep.box_ptr, prep.box_lo, prep.box_hi, prep.grid_shape_array,
-            )
+            self._corners = prep.leaf_corners(leaf_node, leaf_tree)
         return self._corners
 
     def _args(self):

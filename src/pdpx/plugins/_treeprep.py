@@ -120,6 +120,16 @@ class Prepared:
         return (st.nodes, st.thr_lt, st.miss_eff, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
                 bool(ens.comparison == "<="), bool(ens.categories_go_left))
 
+    def leaf_corners(self, leaf_node: np.ndarray, leaf_tree: np.ndarray) -> tuple:
+        """(cptr, cpos, cval): difference-array updates of leaf id ``i`` = node ``leaf_node[i]``
+        of tree ``leaf_tree[i]`` (see :func:`._treekernels.leaf_corners`)."""
+        from ._treekernels import leaf_corners
+
+        ens = self.ens
+        return leaf_corners(leaf_node, leaf_tree, ens.tree_group, ens.effective_tree_weight(), ens.value,
+                            int(ens.n_margins), self.leaf_mask, self.box_ptr, self.box_lo, self.box_hi,
+                            self.grid_shape_array)
+
     def box_args(self) -> tuple:
         """Everything :func:`._treekernels.scatter_boxes` needs after the per-node weights."""
         ens = self.ens
