@@ -31,7 +31,7 @@ $(VENV)/bin/python:
 # Reinstalled when pyproject.toml changes. rpy2 is pinned to 3.5.17 (3.6 fails with R 4.2.2).
 $(STAMP): pyproject.toml $(VENV)/bin/python
 	$(VENV)/bin/pip install -q -e ".[all,test,r]"
-	$(PY) -c "from pdpx.plugins._treeprep import warm_up; print(f'compiled the tree kernels in {warm_up():.1f} s')"
+	$(PY) -c "from pdpx.plugins.trees.warmup import warm_up; print(f'compiled the tree kernels in {warm_up():.1f} s')"
 	touch $(STAMP)
 
 demo: setup
@@ -49,7 +49,7 @@ bench: setup
 	$(PY) benchmarks/run.py
 
 gallery: setup
-	$(PY) -m pdpx.plugins.gallery docs/gallery
+	$(PY) -m pdpx.demo.gallery docs/gallery
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache

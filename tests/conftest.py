@@ -3,6 +3,11 @@
 * Installed third-party pdpx plugins are kept out of the run (PDPX_DISABLE_PLUGINS=1);
   tests that need entry points turn loading on explicitly.
 * In CI (CI=true) a skipped test fails the run: everything must be installed there.
+* Initialising R through rpy2 prepends R's and the system's library folders to
+  LD_LIBRARY_PATH in os.environ; Python processes started afterwards (Dask
+  workers, subprocess checks) then load the system's libpython next to this
+  interpreter's and fail. Each test leaves LD_LIBRARY_PATH as it found it (R,
+  already loaded, does not need it again).
 """
 
 import os
@@ -29,3 +34,21 @@ def _fresh_plugin_manager():
     reset_plugin_manager()
     yield
     reset_plugin_manager()
+
+
+_LIBRARY_PATH = os.environ.get("LD_LIBRARY_PATH")
+
+
+def _restore_library_path():
+    if os.environ.get("LD_LIBRARY_PATH") != _LIBRARY_PATH:
+        if _LIBRARY_PATH is None:
+            os.environ.pop("LD_LIBRARY_PATH", None)
+        else:
+            os.environ["LD_LIBRARY_PATH"] = _LIBRARY_PATH
+
+
+@pytest.fixture(autouse=True)
+def _keep_library_path():
+    _restore_library_path()  # a module fixture may have initialised R before this test
+    yield
+    _restore_library_path()

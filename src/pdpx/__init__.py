@@ -11,10 +11,12 @@ from .core.errors import NotFittedError, PdpxError, PdpxWarning
 from .core.hookspecs import hookimpl
 from .core.plugins import get_plugin_manager
 from .core.result import PartialDependenceCollection, PartialDependenceResult
+from .core.version import __version__
 
-__version__ = "0.1.0"
 
 __all__ = [
+    "__version__",
+    "report",
     "partial_dependence",
     "partial_dependence_many",
     "PartialDependenceResult",
@@ -32,7 +34,7 @@ __all__ = [
 
 def __getattr__(name):  # lazy: plotting and reports need plotnine
     if name == "report":
-        from .plugins.report import report
+        from .outputs.report import report
 
         return report
     raise AttributeError(f"module 'pdpx' has no attribute {name!r}")

@@ -92,7 +92,7 @@ pdpx_available <- function() {
   }
   py <- list(
     pdpx = reticulate::import("pdpx", convert = TRUE),
-    bridge = reticulate::import("pdpx.adapters.randomforest", convert = TRUE)
+    bridge = reticulate::import("pdpx.r_bridge", convert = TRUE)
   )
   .pdpx_env$py <- py
   py
@@ -133,7 +133,7 @@ pdpx_available <- function() {
   as.character(x)
 }
 
-# A data.frame as plain data for Python (pdpx.adapters.randomforest.frame_from_r):
+# A data.frame as plain data for Python (pdpx.r_bridge.frame_from_r):
 # numbers as raw float64 bytes, factors and text as codes + levels, NA kept as NA.
 # Faster than reticulate's conversion, which also reads an integer NA as
 # -2147483648, a logical NA as TRUE and a character NA as "NA". NULL when a column
@@ -160,7 +160,7 @@ pdpx_available <- function() {
   list(n = nrow(df), names = as.list(names(df)), columns = cols)
 }
 
-# The rows pdpx sends to a predict closure (pdpx.adapters.randomforest.frame_columns),
+# The rows pdpx sends to a predict closure (pdpx.r_bridge.frame_columns),
 # rebuilt as a data.frame with the column classes of `template` (a 0-row data.frame).
 .rebuild_frame <- function(payload, template) {
   n <- as.integer(payload$n)
@@ -187,7 +187,7 @@ pdpx_available <- function() {
   structure(cols, class = "data.frame", row.names = .set_row_names(n))
 }
 
-# What pdpx.adapters.randomforest.frame_for_r returns, as a data.frame.
+# What pdpx.r_bridge.frame_for_r returns, as a data.frame.
 .decode_frame <- function(fr) {
   n <- as.integer(fr$n)
   nms <- .as_chr(fr$names)

@@ -1,1 +1,33 @@
-"""Adapters: one module per model library, each a pdpx plugin."""
+"""Adapters: how pdpx talks to each model library.
+
+Per library, ``<lib>.py`` holds the adapter (predict, facts about the model) and
+the plugin hook that recognises its models; ``<lib>_trees.py`` reads its trees
+into the common representation (:mod:`pdpx.core.ir`) for ``exact`` and
+``recursion``, without importing the library.
+
+=====================  ===========================================  ==========================
+library                plugin (adapter + ``pdpx_adapt_model``)      tree reader
+=====================  ===========================================  ==========================
+scikit-learn           :mod:`.sklearn`                              :mod:`.sklearn_trees`
+XGBoost                :mod:`.xgboost`                              :mod:`.xgboost_trees`
+                                                                    (+ :mod:`.ubjson`)
+LightGBM               :mod:`.lightgbm`                             :mod:`.lightgbm_trees`
+R randomForest (rpy2)  :mod:`.rpy2` (adapter in :mod:`.randomforest`) :mod:`.randomforest_trees`
+anything with predict  :mod:`.generic` (asked last)                 --
+=====================  ===========================================  ==========================
+
+Helpers that register nothing: :mod:`.boosters` (what the XGBoost and LightGBM
+adapters share), :mod:`.randomforest` (the randomForest adapter the R bridge and
+the rpy2 plugin build) and :mod:`.rfunction` (calling R: the lock, decoding
+predictions, any R model as a predict function).
+"""
+
+#: The plugin modules of this package, registered by default (in this order) by
+#: :func:`pdpx.core.plugins.get_plugin_manager`.
+BUILTINS = (
+    "pdpx.adapters.sklearn",
+    "pdpx.adapters.xgboost",
+    "pdpx.adapters.lightgbm",
+    "pdpx.adapters.rpy2",
+    "pdpx.adapters.generic",
+)

@@ -1,32 +1,13 @@
-"""LightGBM: ``LGBMRegressor``, ``LGBMClassifier``, ``LGBMRanker`` and a raw ``lightgbm.Booster``.
+"""LightGBM: ``LGBMRegressor``, ``LGBMClassifier``, ``LGBMRanker`` and a raw
+``lightgbm.Booster``; the plugin that recognises them.
 
-Prediction goes through LightGBM's own predict (what ``brute`` uses). Tree
-extraction (for ``exact`` and ``recursion``) parses ``booster.model_to_string()``,
-LightGBM's text model: about 14x faster than ``dump_model()`` (which builds a
-JSON string and then Python objects) and it carries categorical sets as ready
-bitsets; see ``docs/xgboost_lightgbm.md``.
-
-Semantics carried into the IR (``pdpx.core.ir``):
-
-* ``x <= t`` goes left, no cast (LightGBM compares doubles);
-* LightGBM's predictor reads any |x| <= 1e-35f as exactly 0.0 (it keeps only
-  values above its zero threshold); ``encode`` does the same;
-* numeric missing values by ``missing_type``: None reads NaN as 0.0; Zero sends
-  zero (|x| <= 1e-35) and NaN to the default side; NaN sends NaN there;
-* categorical splits: codes in the set go *left*; NaN, negative codes and codes
-  outside the bitset go right; LightGBM truncates a code toward zero
-  (``static_cast<int>``), so pdpx does too;
-* pandas ``category`` columns are re-coded like LightGBM does: the i-th category
-  column of X takes the categories stored with the model (``pandas_categorical``)
-  and values it does not know become missing;
-* boost-from-average is already folded into the first tree of each class;
-* random-forest mode (``average_output``): predictions average the trees, while
-  ``raw_score=True`` returns their sum;
-* the number of iterations used is the booster's ``best_iteration`` when set
-  (early stopping), else all of them, as LightGBM's predict does;
-* node weights are ``internal_weight`` / ``leaf_weight`` (sums of hessians), so
-  ``recursion`` is hessian weighted; they equal row counts only for squared error;
-* ``linear_tree`` leaves are linear models: no IR, ``brute`` only.
+Prediction goes through LightGBM's own predict (what ``brute`` uses). The trees
+are read by :mod:`pdpx.adapters.lightgbm_trees` from the model text, which
+documents the semantics carried into the IR. Two facts of prediction belong
+here: the number of iterations used is the booster's ``best_iteration`` when set
+(early stopping), else all of them, as LightGBM's predict does; in random-forest
+mode (``average_output``) predictions average the trees, while
+``raw_score=True`` returns their sum.
 
 LightGBM is imported only when a model of it is met.
 """
@@ -42,14 +23,12 @@ import pandas as pd
 from ..core.adapter import as_2d
 from ..core.errors import NotFittedError, PdpxError
 from ..core.hookspecs import hookimpl
-from ._boosters import BoosterAdapter, Extracted, Unavailable, self_check
+from .boosters import BoosterAdapter, Extracted, Unavailable, self_check
+from .lightgbm_trees import (
+    CLASSIFIER_OBJECTIVES, EXP_OBJECTIVES, IDENTITY_OBJECTIVES, LightGBMEncoder, frame_categories, parse_header,
+    parse_model_string, parse_objective,
+)
 
-_IDENTITY = {
-    "regression", "regression_l1", "huber", "fair", "quantile", "mape",
-    "lambdarank", "rank_xendcg", "custom", "none",
-}
-_EXP = {"poisson", "gamma", "tweedie"}
-_CLASSIFIER_OBJECTIVES = {"binary", "multiclass", "multiclassova"}
 _DEFAULT_NAMES = re.compile(r"Column_\d+$")
 
 
@@ -66,21 +45,6 @@ def is_lightgbm_model(model) -> bool:
 
 def _is_booster(model) -> bool:
     return any(k.__name__ == "Booster" and (k.__module__ or "").startswith("lightgbm") for k in type(model).__mro__)
-
-
-def parse_objective(text: str) -> tuple[str, dict]:
-    """``"binary sigmoid:1"`` -> ``("binary", {"sigmoid": "1"})``; flags map to True."""
-    tokens = str(text).split()
-    if not tokens:
-        return "none", {}
-    params: dict = {}
-    for tok in tokens[1:]:
-        if ":" in tok:
-            k, v = tok.split(":", 1)
-            params[k] = v
-        else:
-            params[tok] = True
-    return tokens[0], params
 
 
 class LightGBMAdapter(BoosterAdapter):
@@ -154,7 +118,7 @@ class LightGBMAdapter(BoosterAdapter):
 
     def is_classifier(self):
         if self._raw:
-            return self.objective()[0] in _CLASSIFIER_OBJECTIVES
+            return self.objective()[0] in CLASSIFIER_OBJECTIVES
         return any(k.__name__ == "LGBMClassifier" for k in type(self.model).__mro__)
 
     def _n_classes(self) -> int:
@@ -170,32 +134,10 @@ class LightGBMAdapter(BoosterAdapter):
                 return list(classes)
         return list(range(self._n_classes()))
 
-    def _n_margins(self) -> int:
+    def _n_outputs(self) -> int:
         return int(self._header().get("num_tree_per_iteration", "1"))
 
-    def responses(self):
-        if self.is_classifier():
-            return ["predict_proba", "raw"]
-        return ["predict", "raw"]
-
-    def output_names(self, response):
-        if self.is_classifier():
-            classes = [str(c) for c in self.classes()]
-            if response == "raw" and len(classes) == 2:
-                return [classes[1]]
-            return classes
-        k = self._n_margins()
-        base = "prediction" if response == "predict" else "raw margin"
-        return [base] if k == 1 else [f"{base} {i}" for i in range(k)]
-
     # ---------------------------------------------------------- prediction
-    def _model_input(self, X: pd.DataFrame):
-        if self.feature_names() is None and all(
-            pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t) for t in X.dtypes
-        ):
-            return X.to_numpy(dtype=np.float64, na_value=np.nan)
-        return X
-
     def predict(self, X, response):
         data = self._model_input(X)
         if response not in self.responses():
@@ -239,9 +181,9 @@ class LightGBMAdapter(BoosterAdapter):
             return "logistic", scale, agg, None
         if name in ("cross_entropy", "xentropy"):
             return "logistic", 1.0, agg, None
-        if name in _EXP:
+        if name in EXP_OBJECTIVES:
             return "exp", 1.0, agg, None
-        if name in _IDENTITY and "sqrt" not in params:
+        if name in IDENTITY_OBJECTIVES and "sqrt" not in params:
             return "identity", 1.0, agg, None
         what = f"{name} {' '.join(k for k in params)}".strip()
         return "identity", 1.0, agg, (
@@ -261,7 +203,7 @@ class LightGBMAdapter(BoosterAdapter):
         n_iter = self._iterations()
         return self._cached_tree_model(
             response, f"{response}#iterations={n_iter}", booster, lambda: self._build(response, n_iter),
-            lambda entry: _Encoder(booster.pandas_categorical, self._frame_categories, entry.categories),
+            lambda entry: LightGBMEncoder(booster.pandas_categorical, self._frame_categories, entry.categories),
         )
 
     def _build(self, response: str, n_iter: int):
@@ -319,280 +261,9 @@ class LightGBMAdapter(BoosterAdapter):
         )
 
 
-# ------------------------------------------------------------------ encoding
-def frame_categories(X: pd.DataFrame, stored) -> dict[int, list]:
-    """Categories LightGBM codes each pandas category column of X by, by position.
-
-    The i-th category column takes the i-th list of ``pandas_categorical`` (the
-    model's), or its own categories when the model stores none.
-    """
-    cat_cols = [j for j in range(X.shape[1]) if isinstance(X.dtypes.iloc[j], pd.CategoricalDtype)]
-    if stored is not None and len(stored) != len(cat_cols):
-        raise PdpxError(
-            f"X has {len(cat_cols)} pandas 'category' column(s) but the LightGBM model was trained "
-            f"with {len(stored)}; give X the dtypes it had at fit time"
-        )
-    return {
-        j: (list(stored[i]) if stored is not None else list(X.iloc[:, j].cat.categories))
-        for i, j in enumerate(cat_cols)
-    }
-
-
-class _Encoder:
-    """DataFrame -> the float matrix LightGBM's trees see (category columns -> codes).
-
-    ``frame``: the categories of X's category columns as LightGBM codes them
-    (recorded by the adapter's ``validate_columns``); grid values of those
-    columns are category labels. ``cat_features``: features with categorical
-    splits, whose values LightGBM truncates to integers.
-    """
-
-    def __init__(self, stored, frame: dict[int, list], cat_features: set[int]):
-        self.stored = stored
-        self.frame = frame
-        self.cat_features = cat_features
-
-    @staticmethod
-    def _codes(target: list, labels) -> np.ndarray:
-        labels = list(labels)
-        if not labels:
-            return np.zeros(0)
-        if not len(target):
-            return np.full(len(labels), np.nan)
-        idx = pd.Index(target).get_indexer(pd.Index(labels, dtype=object))
-        return np.where(idx >= 0, idx, np.nan).astype(np.float64)
-
-    def encode(self, X: pd.DataFrame) -> np.ndarray:
-        n, p = X.shape
-        out = np.empty((n, p), dtype=np.float64)
-        cats_of = frame_categories(X, self.stored)
-        self.frame.clear()
-        self.frame.update(cats_of)
-        for j in range(p):
-            col = X.iloc[:, j]
-            if j in cats_of:
-                # what LightGBM does: set_categories(stored) then codes, -1 -> NaN
-                new = self._codes(cats_of[j], col.cat.categories)
-                codes = col.cat.codes.to_numpy().astype(np.int64)
-                vals = np.full(n, np.nan)
-                ok = codes >= 0
-                vals[ok] = new[codes[ok]]
-                out[:, j] = vals
-            else:
-                out[:, j] = _as_float(col, X.columns[j])
-        _lightgbm_zeros(out)
-        for j in self.cat_features:
-            if j < p:
-                out[:, j] = np.trunc(out[:, j])
-        return out
-
-    def encode_values(self, pos: int, values) -> np.ndarray:
-        if pos in self.frame:
-            out = self._codes(self.frame[pos], values)
-        else:
-            out = _as_float(pd.Series(np.asarray(values)), f"feature {pos}")
-        _lightgbm_zeros(out)
-        if pos in self.cat_features:
-            out = np.trunc(out)
-        return out
-
-
-#: LightGBM's kZeroThreshold, 1e-35f, as a double. Its predictor keeps only values
-#: with |x| > kZeroThreshold (or NaN) and reads every other value as exactly 0.0.
-ZERO_THRESHOLD = float(np.float32(1e-35))
-
-
-def _lightgbm_zeros(arr: np.ndarray) -> None:
-    """In place: |x| <= 1e-35f becomes 0.0, as LightGBM's predictor does for every feature."""
-    with np.errstate(invalid="ignore"):
-        arr[np.abs(arr) <= ZERO_THRESHOLD] = 0.0
-
-
-def _as_float(col, name) -> np.ndarray:
-    try:
-        return np.array(col.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
-    except (TypeError, ValueError):
-        raise PdpxError(
-            f"column {name!r} is not numeric; LightGBM takes numbers, booleans or pandas 'category' columns"
-        ) from None
-
-
-# ---------------------------------------------------------------- extraction
-def parse_header(text: str) -> dict:
-    """``key=value`` lines of the model text's header (flags such as ``average_output`` map to '')."""
-    out = {}
-    for line in text.split("\n"):
-        if not line or line == "tree":
-            continue
-        k, _, v = line.partition("=")
-        out[k] = v
-    return out
-
-
-_NODE_KEYS = ("split_feature", "threshold", "decision_type", "left_child", "right_child",
-              "internal_weight")
-_LEAF_KEYS = ("leaf_value", "leaf_weight")
-
-
-def _numbers(strings: list[str], dtype) -> np.ndarray:
-    """Space-separated numbers of several trees as one array.
-
-    Integers: numpy's C text parser. Floats: pyarrow's CSV reader when pyarrow is
-    installed (it converts with fast_float, correctly rounded like Python's
-    ``float``, and about 4x faster than numpy here), else numpy's parser.
-    """
-    text = " ".join(s for s in strings if s)
-    if not text:
-        return np.zeros(0, dtype=dtype)
-    expected = text.count(" ") + 1
-    out = None
-    if np.dtype(dtype).kind == "f" and expected > _ARROW_MIN:
-        out = _arrow_floats(text)
-    try:
-        if out is None:
-            out = np.fromstring(text, dtype=dtype, sep=" ")
-    except ValueError:
-        out = None
-    if out is None or out.size != expected:
-        raise PdpxError("could not parse the LightGBM model text (a number field is malformed)")
-    return out
-
-
-_ARROW_MIN = 2000  # below this, numpy's parser is as fast
-
-
-def _arrow_floats(text: str) -> np.ndarray | None:
-    try:
-        import pyarrow as pa
-        from pyarrow import csv
-    except ImportError:
-        return None
-    data = text.replace(" ", "\n").encode()
-    try:
-        table = csv.read_csv(
-            pa.py_buffer(data), read_options=csv.ReadOptions(column_names=["v"]),
-            convert_options=csv.ConvertOptions(column_types={"v": pa.float64()}),
-        )
-    except pa.ArrowInvalid as exc:
-        raise PdpxError(f"could not parse the LightGBM model text ({exc})") from None
-    return table.column(0).to_numpy()
-
-
-def parse_model_string(text: str) -> tuple[dict, dict | None]:
-    """Parse ``Booster.model_to_string()`` into (header, TreeEnsemble node/tree arrays).
-
-    The arrays are None when the model has linear trees.
-    """
-    end = text.find("\nend of trees")
-    body = text if end < 0 else text[:end]
-    blocks = body.split("\nTree=")
-    header = parse_header(blocks[0])
-    trees = []
-    for block in blocks[1:]:
-        d = {}
-        for line in block.split("\n")[1:]:
-            if line:
-                k, _, v = line.partition("=")
-                d[k] = v
-        trees.append(d)
-    if not trees:
-        raise PdpxError("the LightGBM model has no trees")
-    if any(t.get("is_linear", "0") == "1" for t in trees):
-        return header, None
-    L = np.array([int(t["num_leaves"]) for t in trees], dtype=np.int64)
-    n_int = L - 1
-    sizes = 2 * L - 1
-    tree_start = np.zeros(len(trees) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=tree_start[1:])
-    multi = [t for t in trees if int(t["num_leaves"]) > 1]
-    split_feature = _numbers([t["split_feature"] for t in multi], np.int64)
-    threshold = _numbers([t["threshold"] for t in multi], np.float64)
-    decision = _numbers([t["decision_type"] for t in multi], np.int64)
-    lchild = _numbers([t["left_child"] for t in multi], np.int64)
-    rchild = _numbers([t["right_child"] for t in multi], np.int64)
-    iweight = _numbers([t["internal_weight"] for t in multi], np.float64)
-    leaf_value = _numbers([t["leaf_value"] for t in trees], np.float64)
-    # leaf weights: single-leaf trees write none
-    has_lw = np.array([bool(t.get("leaf_weight")) for t in trees])
-    leaf_weight = np.full(int(L.sum()), np.nan)
-    leaf_weight[np.repeat(has_lw, L)] = _numbers([t["leaf_weight"] for t in trees if t.get("leaf_weight")], np.float64)
-    if len(leaf_value) != L.sum() or len(split_feature) != n_int.sum():
-        raise PdpxError("could not parse the LightGBM model text (node counts do not add up)")
-
-    n = int(tree_start[-1])
-    # positions: internal node i of tree t -> start_t + i; leaf j -> start_t + n_int_t + j
-    int_pos = np.repeat(tree_start[:-1], n_int) + _ranges(n_int)
-    leaf_pos = np.repeat(tree_start[:-1] + n_int, L) + _ranges(L)
-    start_of_int = np.repeat(tree_start[:-1], n_int)
-    nint_of_int = np.repeat(n_int, n_int)
-
-    def child(c):
-        return np.where(c >= 0, start_of_int + c, start_of_int + nint_of_int + (~c))
-
-    left = np.full(n, -1, dtype=np.int64)
-    right = np.full(n, -1, dtype=np.int64)
-    left[int_pos] = child(lchild)
-    right[int_pos] = child(rchild)
-    feature = np.zeros(n, dtype=np.int64)
-    feature[int_pos] = split_feature
-    thr = np.zeros(n)
-    is_cat = (decision & 1) > 0
-    default_left = (decision & 2) > 0
-    missing_type = (decision >> 2) & 3
-    thr[int_pos] = np.where(is_cat, 0.0, threshold)
-    missing_left = np.zeros(n, dtype=bool)
-    missing_left[int_pos] = default_left & ~is_cat
-    from ..core.ir import NAN_AS_ZERO, NAN_MISSING, ZERO_OR_NAN_MISSING
-
-    nan_mode = np.zeros(n, dtype=np.int8)
-    nan_mode[int_pos] = np.select(
-        [missing_type == 0, missing_type == 1], [NAN_AS_ZERO, ZERO_OR_NAN_MISSING], NAN_MISSING
-    )
-    value = np.zeros(n)
-    value[leaf_pos] = leaf_value
-    node_weight = np.full(n, np.nan)
-    node_weight[int_pos] = iweight
-    node_weight[leaf_pos] = leaf_weight
-
-    cat_offset = np.full(n, -1, dtype=np.int64)
-    cat_nwords = np.zeros(n, dtype=np.int64)
-    words = []
-    word_pos = 0
-    if np.any(is_cat):
-        k = 0
-        for t, tr in enumerate(trees):
-            ni = int(n_int[t])
-            if int(tr.get("num_cat", "0")) > 0:
-                bounds = np.array(tr["cat_boundaries"].split(), dtype=np.int64)
-                w = np.array(tr["cat_threshold"].split(), dtype=np.uint64).astype(np.uint32)
-                for i in np.flatnonzero(is_cat[k: k + ni]):
-                    idx = int(threshold[k + i])
-                    g = int(tree_start[t]) + int(i)
-                    cat_offset[g] = word_pos + bounds[idx]
-                    cat_nwords[g] = bounds[idx + 1] - bounds[idx]
-                words.append(w)
-                word_pos += len(w)
-            k += ni
-    parts = dict(
-        left=left, right=right, feature=feature, threshold=thr, missing_left=missing_left, value=value,
-        tree_start=tree_start, node_weight=node_weight, nan_mode=nan_mode,
-        cat_offset=cat_offset, cat_nwords=cat_nwords,
-        cat_words=np.concatenate(words) if words else np.zeros(0, dtype=np.uint32),
-    )
-    return header, parts
-
-
-def _ranges(counts: np.ndarray) -> np.ndarray:
-    """Concatenated ``arange(c)`` for each c in counts."""
-    total = int(counts.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    starts = np.repeat(np.cumsum(counts) - counts, counts)
-    return np.arange(total, dtype=np.int64) - starts
-
-
 @hookimpl(tryfirst=True)
 def pdpx_adapt_model(model):
     if is_lightgbm_model(model):
         return LightGBMAdapter(model)
     return None
+

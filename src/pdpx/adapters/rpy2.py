@@ -4,7 +4,7 @@ The adapter recognises rpy2 objects by the module of their class (no rpy2 import
 needed for that), then checks R's class attribute. Prediction goes through R's
 own ``predict`` (one call per chunk of the stacked grid that ``brute`` passes);
 the forest is read once, in bulk, from ``model$forest`` and translated by
-:mod:`pdpx.adapters.randomforest`.
+:mod:`pdpx.adapters.randomforest_trees`.
 
 Data is a pandas DataFrame with the model's predictors as columns; factor
 predictors are pandas Categoricals (or strings) whose values are levels of the
@@ -28,7 +28,9 @@ import pandas as pd
 from ..core.errors import NotFittedError, PdpxError
 from ..core.hookspecs import hookimpl
 from ..core.ir import model_cache
-from .randomforest import R_LOCK, RandomForestAdapter, read_forest
+from .randomforest import RandomForestAdapter
+from .randomforest_trees import read_forest
+from .rfunction import R_LOCK
 
 _FOREST_PARTS = (
     "ndbigtree", "nodestatus", "bestvar", "xbestsplit", "nodepred", "treemap", "leftDaughter",

@@ -19,6 +19,10 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from typing import Any
+
+from .adapter import Adapter
+from .data import as_frame
 from .errors import PdpxError
 from .method import MethodResult, Request
 
@@ -30,12 +34,17 @@ def is_dask_collection(X) -> bool:
 
 
 class DaskData:
-    """A Dask DataFrame (arrays are converted), its partition sizes and a small local sample."""
+    """Background rows in a Dask DataFrame (arrays are converted): the interface of
+    :class:`pdpx.core.data.LocalData`, run partition by partition."""
 
-    def __init__(self, X, feature_names: list[str] | None):
+    #: ``ice_sample`` needs random access to rows: not offered for Dask input.
+    supports_ice_sample = False
+
+    def __init__(self, X, adapter: Adapter):
         import dask.array as da
         import dask.dataframe as dd
 
+        feature_names = adapter.feature_names()
         if isinstance(X, da.Array):
             if X.ndim != 2:
                 raise PdpxError(f"X must be 2-D (rows x features), got a dask array of shape {X.shape}")
@@ -50,20 +59,35 @@ class DaskData:
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)])
         if self.n_rows == 0:
             raise PdpxError("X has no rows; partial dependence averages over rows, so pass at least one")
-        self.head = X.head(min(1000, int(self.sizes[0])) or 1, npartitions=-1)
+        sample = X.head(min(1000, int(self.sizes[0])) or 1, npartitions=-1)
+        #: a local sample of the rows, columns in the model's order: what validation and encoders see
+        self.head = adapter.validate_columns(as_frame(sample, adapter))
+        self.columns = list(self.head.columns)
 
-    def column(self, name) -> pd.Series:
-        """One column over all rows (computed once: grids and plots' rugs both need it)."""
+    def column(self, j: int) -> pd.Series:
+        """Column ``j`` over all rows (computed once: grids and plots' rugs both need it)."""
+        name = self.columns[j]
         if name not in self._columns:
             self._columns[name] = self.frame[name].compute()
         return self._columns[name]
 
     def partition(self, i: int) -> pd.DataFrame:
+        """Partition ``i``, computed."""
         return self.frame.get_partition(i).compute()
 
+    def weights(self, sample_weight):
+        """``sample_weight`` computed when it is a Dask collection."""
+        if sample_weight is not None and hasattr(sample_weight, "compute"):
+            return sample_weight.compute()
+        return sample_weight
 
-def _partition_task(model, part: pd.DataFrame, weights, request: Request, method_name: str, columns):
-    """Run one method on one partition; returns (weighted sum of curves, weight, ICE or None)."""
+    def run(self, method, adapter: Adapter, req: Request, *, model: Any, ice_rows=None) -> MethodResult:
+        """The method over every partition, combined exactly (see :func:`run`)."""
+        return run(model, self, req, method, req.sample_weight, progress=req.progress, columns=self.columns)
+
+
+def partition_task(model, part: pd.DataFrame, weights, request: Request, method_name: str, columns):
+    """Run one method on one partition (a Dask task); returns (weighted sum of curves, weight, ICE or None)."""
     from .plugins import adapt, get_methods
 
     adapter = adapt(model)
@@ -113,7 +137,7 @@ def _run_local(model, data, request, method_name, parts_w, progress, columns):
             w = None if parts_w is None else parts_w[i]
             if data.sizes[i] == 0:
                 continue
-            out.append(_partition_task(model, data.partition(i), w, request, method_name, columns))
+            out.append(partition_task(model, data.partition(i), w, request, method_name, columns))
             bar.update(1)
     return out
 
@@ -127,7 +151,7 @@ def _run_cluster(client, model, data, request, method_name, parts_w, progress, c
         if data.sizes[i] == 0:
             continue
         w = None if parts_w is None else parts_w[i]
-        futures.append(client.submit(_partition_task, model_future, pf, w, request, method_name, columns,
+        futures.append(client.submit(partition_task, model_future, pf, w, request, method_name, columns,
                                      pure=False))
     try:
         if progress:

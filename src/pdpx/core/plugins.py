@@ -11,19 +11,16 @@ import pluggy
 from . import hookspecs
 from .errors import PdpxError
 
-#: Built-in plugins, registered through the same hooks third parties use.
-#: Modules are imported when the manager is built; they import their model
-#: library only when they meet a model of it.
-DEFAULT_PLUGINS = (
-    "pdpx.adapters.sklearn",
-    "pdpx.adapters.xgboost",
-    "pdpx.adapters.lightgbm",
-    "pdpx.adapters.rpy2",
-    "pdpx.adapters.generic",
-    "pdpx.plugins.brute",
-    "pdpx.plugins.exact",
-    "pdpx.plugins.recursion",
-)
+#: Packages whose ``BUILTINS`` list the built-in plugin modules (adapters, methods).
+#: They are registered through the same hooks third parties use; their modules
+#: import their model library only when they meet a model of it.
+BUILTIN_PACKAGES = ("pdpx.adapters", "pdpx.plugins")
+
+
+def builtin_plugins() -> list[str]:
+    """Names of the built-in plugin modules, in registration order."""
+    return [name for pkg in BUILTIN_PACKAGES for name in importlib.import_module(pkg).BUILTINS]
+
 
 _pm: pluggy.PluginManager | None = None
 
@@ -40,7 +37,7 @@ def get_plugin_manager(*, load_entry_points: bool | None = None) -> pluggy.Plugi
     """
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
-    for name in DEFAULT_PLUGINS:
+    for name in builtin_plugins():
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:  # a built-in not written yet is fine; a broken import is not

@@ -35,7 +35,8 @@ def feature_columns(j: int) -> list[str]:
     return [f"feature_{j}", f"type_{j}", f"x_{j}", f"label_{j}"]
 
 
-def _label(v) -> str:
+def grid_label(v) -> str:
+    """A grid value as text, as ``label_j`` of the tidy frame writes it (floats to 6 significant digits)."""
     if isinstance(v, (float, np.floating)):
         return f"{float(v):.6g}"
     return str(v)
@@ -160,7 +161,7 @@ class PartialDependenceResult:
                         x = idx.astype(np.float64)
                     else:
                         x = np.asarray(grid, dtype=np.float64)[idx]
-                    labels = np.array([_label(v) for v in grid], dtype=object)[idx]
+                    labels = np.array([grid_label(v) for v in grid], dtype=object)[idx]
                     cols[names[0]] = np.full(total, self.features[j], dtype=object)
                     cols[names[1]] = np.full(total, "categorical" if self.categorical[j] else "numeric", dtype=object)
                     cols[names[2]] = x
@@ -185,17 +186,17 @@ class PartialDependenceResult:
 
     # --------------------------------------------------------------- plots
     def plot(self, **kwargs):
-        """An undrawn plotnine ``ggplot`` of this result (see :func:`pdpx.plugins.plot.plot_result`)."""
-        from ..plugins import plot as _plot  # lazy: plotnine is optional
+        """An undrawn plotnine ``ggplot`` of this result (see :func:`pdpx.outputs.plot.plot_result`)."""
+        from ..outputs import plot as _plot  # lazy: plotnine is optional
 
         return _plot.plot_result(self, **kwargs)
 
     def save(self, path, *, width=None, height=None, dpi=200, **plot_options):
         """Draw :meth:`plot` (with ``plot_options``) and write it to PNG, SVG or PDF (by the extension).
 
-        Returns the path written; see :func:`pdpx.plugins.plot.save`.
+        Returns the path written; see :func:`pdpx.outputs.plot.save`.
         """
-        from ..plugins import plot as _plot
+        from ..outputs import plot as _plot
 
         return _plot.save(self.plot(**plot_options), path, width=width, height=height, dpi=dpi)
 
@@ -243,13 +244,13 @@ class PartialDependenceCollection(Sequence):
         return pd.concat([r.to_frame(n_features=width) for r in self.results], ignore_index=True)
 
     def plot(self, **kwargs):
-        """An undrawn plotnine figure, one facet per feature set (see :func:`pdpx.plugins.plot.plot_collection`)."""
-        from ..plugins import plot as _plot
+        """An undrawn plotnine figure, one facet per feature set (see :func:`pdpx.outputs.plot.plot_collection`)."""
+        from ..outputs import plot as _plot
 
         return _plot.plot_collection(self, **kwargs)
 
     def save(self, path, *, width=None, height=None, dpi=200, **plot_options):
         """Draw :meth:`plot` (with ``plot_options``) and write it to PNG, SVG or PDF (by the extension)."""
-        from ..plugins import plot as _plot
+        from ..outputs import plot as _plot
 
         return _plot.save(self.plot(**plot_options), path, width=width, height=height, dpi=dpi)

@@ -1,1 +1,17 @@
-"""Built-in methods and outputs, registered through the public hooks."""
+"""The built-in methods, registered through the public ``pdpx_register_methods`` hook.
+
+* :mod:`.brute`: set the feature, predict, average (any model);
+* :mod:`.exact`: brute's answer from the tree structure;
+* :mod:`.recursion`: Friedman's weighted tree traversal.
+
+:mod:`.trees` is the numba machinery behind ``exact`` and ``recursion``; it
+registers nothing.
+"""
+
+#: The plugin modules of this package, registered by default by
+#: :func:`pdpx.core.plugins.get_plugin_manager`.
+BUILTINS = (
+    "pdpx.plugins.brute",
+    "pdpx.plugins.exact",
+    "pdpx.plugins.recursion",
+)

@@ -17,7 +17,8 @@ import numpy as np
 
 from ..core.hookspecs import hookimpl
 from ..core.method import Method, MethodResult, Request
-from ._treeprep import integrate, prepare, tree_unavailable
+from .trees import engine
+from .trees.prep import tree_unavailable
 
 
 class Recursion(Method):
@@ -47,19 +48,7 @@ class Recursion(Method):
         return None
 
     def compute(self, adapter, req: Request) -> MethodResult:
-        from ._treekernels import recursion_weights, scatter_boxes
-
-        tm = adapter.tree_model(req.response)
-        ens = tm.ensemble
-        prep = prepare(tm, req)
-        # each leaf's share of its tree's node weight, added to its box like a count of rows
-        share = recursion_weights(ens.tree_start, ens.left, ens.right, ens.node_weight, prep.tgt, prep.reach,
-                                  int(prep.max_tree_nodes))
-        M = int(ens.n_margins)
-        D = scatter_boxes(share, *prep.box_args()).reshape(M, prep.n_cells)
-        avg = integrate(D, prep.grid_shape) + ens.base_score.reshape((M,) + (1,) * len(prep.grid_shape))
-        notes = list(tm.notes) + [f"recursion weights: {tm.recursion_weights}"]
-        return MethodResult(average=avg[np.asarray(req.outputs)], notes=notes)
+        return engine.recursion(adapter.tree_model(req.response), req)
 
 
 @hookimpl

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import pdpx
 from pdpx.core.ir import LINKS, MalformedTreeError, TreeEnsemble
 
-from _ir_adapter import IRAdapter
+from treetools import IRAdapter
 
 N_FEATURES = 3
 VALUES = [-1.0, 0.0, 0.5, 1.0, 2.0, 3.0]  # thresholds and data share these: ties everywhere

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.ir import NAN_AS_ZERO, ZERO_OR_NAN_MISSING, TreeEnsemble, TreeModel
-from ..core.method import Request
+from ...core.ir import NAN_AS_ZERO, ZERO_OR_NAN_MISSING, TreeEnsemble, TreeModel
+from ...core.method import Request
 
 
 def numba_missing() -> str | None:
@@ -36,7 +36,7 @@ class Static:
     ``nodes`` packs left, right, feature and flags per node (one node in 32
     bytes); ``thr_lt`` and ``miss_eff`` express each plain numeric split as
     ``x < thr_lt`` with NaN going left when ``miss_eff`` (nodes flagged special are
-    routed with the general rule, ``_treekernels._go_left_packed``).
+    routed with the general rule, ``kernels.go_left_packed``).
     """
 
     nodes: np.ndarray
@@ -47,7 +47,7 @@ class Static:
 
 
 def static_layout(ens: TreeEnsemble) -> Static:
-    return ens.derived("pdpx.plugins._treeprep.static_layout", lambda: _build_static(ens))
+    return ens.derived("pdpx.plugins.trees.prep.static_layout", lambda: _build_static(ens))
 
 
 def _build_static(ens: TreeEnsemble) -> Static:
@@ -59,7 +59,7 @@ def _build_static(ens: TreeEnsemble) -> Static:
 
 
 class Prepared:
-    """A tree model prepared for one feature set and grid (see :mod:`._treekernels`).
+    """A tree model prepared for one feature set and grid (see :mod:`.kernels`).
 
     ``tgt[node]``: the grid dimension a node splits on, or -1. When every target
     node sends a leading run of its dimension's grid values left (numeric splits
@@ -83,7 +83,7 @@ class Prepared:
 
     def regions(self) -> tuple:
         if self._regions is None:
-            from ._treekernels import leaf_boxes_sorted, leaf_regions
+            from .kernels import leaf_boxes_sorted, leaf_regions
 
             ens, st = self.ens, self.static
             sizes = self.grid_shape_array
@@ -115,15 +115,15 @@ class Prepared:
         return self.static.max_tree_nodes
 
     def routing_args(self) -> tuple:
-        """The node arrays every row kernel routes with (see ``_go_left_packed``)."""
+        """The node arrays every row kernel routes with (see ``go_left_packed``)."""
         ens, st = self.ens, self.static
         return (st.nodes, st.thr_lt, st.miss_eff, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
                 bool(ens.comparison == "<="), bool(ens.categories_go_left))
 
     def leaf_corners(self, leaf_node: np.ndarray, leaf_tree: np.ndarray) -> tuple:
         """(cptr, cpos, cval): difference-array updates of leaf id ``i`` = node ``leaf_node[i]``
-        of tree ``leaf_tree[i]`` (see :func:`._treekernels.leaf_corners`)."""
-        from ._treekernels import leaf_corners
+        of tree ``leaf_tree[i]`` (see :func:`.kernels.leaf_corners`)."""
+        from .kernels import leaf_corners
 
         ens = self.ens
         return leaf_corners(leaf_node, leaf_tree, ens.tree_group, ens.effective_tree_weight(), ens.value,
@@ -131,14 +131,14 @@ class Prepared:
                             self.grid_shape_array)
 
     def box_args(self) -> tuple:
-        """Everything :func:`._treekernels.scatter_boxes` needs after the per-node weights."""
+        """Everything :func:`.kernels.scatter_boxes` needs after the per-node weights."""
         ens = self.ens
         return (ens.tree_start, ens.tree_group, ens.effective_tree_weight(), ens.value, int(ens.n_margins),
                 self.leaf_mask, self.box_ptr, self.box_lo, self.box_hi, self.grid_shape_array)
 
 
 def prepare(tm: TreeModel, req: Request) -> Prepared:
-    from ._treekernels import F_SPECIAL, grid_left
+    from .kernels import F_SPECIAL, grid_left
 
     ens = tm.ensemble
     st = static_layout(ens)
@@ -187,13 +187,16 @@ def pack_nodes(ens: TreeEnsemble) -> np.ndarray:
     flags: bit 0 missing goes left, bits 1-2 nan_mode, bit 3 categorical split,
     bit 6 special (categorical or zero-as-missing: routed with the general rule).
     """
+    from .kernels import F_CATEGORICAL, F_MISSING_LEFT, F_NAN_SHIFT, F_SPECIAL
+
     cat = ens.cat_offset >= 0
+    special = cat | (ens.nan_mode == ZERO_OR_NAN_MISSING)
     flags = (
-        ens.missing_left.astype(np.int64)
-        | (ens.nan_mode.astype(np.int64) << 1)
-        | (cat.astype(np.int64) << 3)
-        | ((cat | (ens.nan_mode == ZERO_OR_NAN_MISSING)).astype(np.int64) << 6)
-    )
+        np.where(ens.missing_left, F_MISSING_LEFT, 0)
+        | (ens.nan_mode.astype(np.int64) << F_NAN_SHIFT)
+        | np.where(cat, F_CATEGORICAL, 0)
+        | np.where(special, F_SPECIAL, 0)
+    ).astype(np.int64)
     return np.ascontiguousarray(np.stack([ens.left, ens.right, np.maximum(ens.feature, 0), flags], axis=1))
 
 
@@ -220,43 +223,3 @@ def set_threads(n_jobs: int | None) -> int:
     jobs = min(jobs, cores)
     numba.set_num_threads(jobs)
     return jobs
-
-
-def warm_up() -> float:
-    """Compile (or load from numba's on-disk cache) every tree kernel; returns seconds taken.
-
-    ``make setup`` runs this once, so the first partial dependence call of a session
-    only loads compiled code.
-    """
-    import time
-
-    import pandas as pd
-
-    from ..core.adapter import Adapter
-    from ..core.ir import TreeEnsemble, numeric_encoder
-    from .exact import Exact
-    from .recursion import Recursion
-
-    t0 = time.perf_counter()
-    ens = TreeEnsemble(
-        left=np.array([1, -1, -1]), right=np.array([2, -1, -1]), feature=np.array([0, -1, -1]),
-        threshold=np.array([0.5, 0.0, 0.0]), missing_left=np.array([True, False, False]),
-        value=np.array([0.0, 1.0, 2.0]), node_weight=np.array([2.0, 1.0, 1.0]),
-        tree_start=np.array([0, 3]), tree_group=np.array([0]), n_features=2,
-    )
-    tm = TreeModel(ens, numeric_encoder, lambda j, v: np.asarray(v, dtype=np.float64))
-
-    class _Tiny(Adapter):
-        def tree_model(self, response):
-            return tm
-
-    X = pd.DataFrame({"a": [0.0, 1.0], "b": [0.0, 1.0]})
-    for grid in ([0.0, 1.0], [1.0, 0.0]):  # sorted grids (regions as intervals) and others (grid masks)
-        for kernel in ("leafsets", "partition"):
-            for kind in ("average", "both"):
-                req = Request(X=X, features=[0], grid_values=[np.array(grid)], categorical=[False],
-                              response="predict", outputs=[0], kind=kind, sample_weight=None, memory_budget=2**24,
-                              options={"kernel": kernel})
-                Exact().compute(_Tiny(None), req)
-        Recursion().compute(_Tiny(None), req)
-    return time.perf_counter() - t0

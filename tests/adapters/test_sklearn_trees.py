@@ -20,6 +20,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor, ExtraTre
 import pdpx
 from pdpx.core.ir import model_cache
 from pdpx.core.plugins import adapt
+from treetools import assert_exact_equals_brute, friedman_reference
 
 N = 300
 rng = np.random.default_rng(42)
@@ -132,29 +133,16 @@ def test_unseen_categories_follow_the_model(fitted):
 def test_exact_equals_brute(fitted, name, features, kernel):
     model, X = fitted[name]
     w = np.random.default_rng(0).uniform(0, 2, len(X))
-    opts = {"kernel": kernel}
     for resp in responses_of(model):
-        kw = dict(kind="both", response=resp, grid_resolution=9, sample_weight=w)
-        e = pdpx.partial_dependence(model, X, features, method="exact", method_options=opts, **kw)
-        b = pdpx.partial_dependence(model, X, features, method="brute", **kw)
-        # kind="average" alone takes another path for responses linear in the trees
-        a = pdpx.partial_dependence(model, X, features, method="exact", method_options=opts,
-                                    **{**kw, "kind": "average"})
-        assert e.method == "exact"
-        np.testing.assert_allclose(e.average, b.average, rtol=0, atol=1e-9, err_msg=f"{name} {resp}")
-        np.testing.assert_allclose(e.individual, b.individual, rtol=0, atol=1e-9, err_msg=f"{name} {resp}")
-        np.testing.assert_allclose(a.average, b.average, rtol=0, atol=1e-9, err_msg=f"{name} {resp}")
+        assert_exact_equals_brute(model, X, features, kernel=kernel, rtol=0, atol=1e-9, grid_resolution=9,
+                                  response=resp, sample_weight=w)
 
 
 @pytest.mark.parametrize("name", ["HistGradientBoostingRegressor-categorical", "HistGradientBoostingClassifier-binary"])
 def test_exact_equals_brute_on_categorical_targets(fitted, name):
     model, X = fitted[name]
     for feats in (["g"], ["g", "a"], ["b", "g"]):
-        kw = dict(kind="both", grid_resolution=6, centered=True)
-        e = pdpx.partial_dependence(model, X, feats, method="exact", **kw)
-        b = pdpx.partial_dependence(model, X, feats, method="brute", **kw)
-        np.testing.assert_allclose(e.average, b.average, atol=1e-9)
-        np.testing.assert_allclose(e.individual, b.individual, atol=1e-9)
+        assert_exact_equals_brute(model, X, feats, rtol=0, atol=1e-9, grid_resolution=6, centered=True)
 
 
 def test_exact_three_way_and_custom_unsorted_grid(fitted):
@@ -237,7 +225,9 @@ def test_recursion_where_sklearn_refuses(fitted, name):
     res = pdpx.partial_dependence(model, X, ["a"], method="recursion", grid_resolution=8)
     # reference: Friedman's traversal by hand on each tree
     tm = adapt(model).tree_model(res.response)
-    ref = _friedman_reference(tm.ensemble, 0, np.asarray(res.grid_values[0]))
+    ens = tm.ensemble
+    ref = np.array([friedman_reference(ens, np.asarray(res.grid_values[0])[:, None], [0], margin=k)
+                    for k in range(ens.n_margins)])
     np.testing.assert_allclose(res.average, ref[adapt(model).default_outputs(res.response)], atol=1e-12)
     if "Classifier" in name:
         assert res.response == "predict_proba"
@@ -252,7 +242,7 @@ def test_recursion_on_hgb_fitted_with_sample_weight_says_which_weights(fitted):
     res = pdpx.partial_dependence(model, XNUM, ["a"], method="recursion", grid_resolution=5)
     assert any("unweighted training row counts" in n for n in res.notes)
     tm = adapt(model).tree_model("predict")
-    np.testing.assert_allclose(res.average, _friedman_reference(tm.ensemble, 0, res.grid_values[0])[:1], atol=1e-12)
+    np.testing.assert_allclose(res.average, friedman_reference(tm.ensemble, np.asarray(res.grid_values[0])[:, None], [0])[None], atol=1e-12)
 
 
 def test_recursion_refuses_probabilities_of_boosted_classifiers(fitted):
@@ -261,27 +251,3 @@ def test_recursion_refuses_probabilities_of_boosted_classifiers(fitted):
         pdpx.partial_dependence(model, X, ["a"], method="recursion")
     with pytest.raises(pdpx.PdpxError, match="no ICE"):
         pdpx.partial_dependence(model, X, ["a"], method="recursion", kind="both", response="decision_function")
-
-
-def _friedman_reference(ens, feature, grid):
-    """Plain-Python Friedman traversal for a 1-way grid: (n_outputs, n_grid)."""
-    w = ens.effective_tree_weight()
-    out = np.zeros((ens.n_margins, len(grid)))
-    for gi, x in enumerate(grid):
-        for t in range(ens.n_trees):
-            stack = [(int(ens.tree_start[t]), 1.0)]
-            while stack:
-                node, frac = stack.pop()
-                if ens.left[node] < 0:
-                    if ens.tree_group[t] < 0:
-                        out[:, gi] += w[t] * frac * ens.value[node, : ens.n_margins]
-                    else:
-                        out[ens.tree_group[t], gi] += w[t] * frac * ens.value[node, 0]
-                    continue
-                if ens.feature[node] == feature:
-                    nxt = ens.left[node] if ens.goes_left(node, np.array([x]))[0] else ens.right[node]
-                    stack.append((int(nxt), frac))
-                else:
-                    for child in (ens.left[node], ens.right[node]):
-                        stack.append((int(child), frac * ens.node_weight[child] / ens.node_weight[node]))
-    return out + ens.base_score[:, None]

@@ -21,7 +21,7 @@ import pdpx  # noqa: E402
 from _dask_models import CountingForest  # noqa: E402
 from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: E402
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parent.parent  # where _dask_models lives (workers import it)
 
 
 @pytest.fixture(scope="module")

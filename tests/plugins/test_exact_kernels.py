@@ -14,9 +14,9 @@ import pytest
 
 import pdpx
 from pdpx.core.ir import TreeEnsemble
-from pdpx.plugins import _leafsets
+from pdpx.plugins.trees import leafsets as _leafsets
 
-from _ir_adapter import IRAdapter
+from treetools import IRAdapter
 
 
 def full_tree_ensemble(depth, n_trees=3, n_features=3, seed=0, link="identity", **over):

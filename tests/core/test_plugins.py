@@ -12,7 +12,7 @@ import pytest
 import pdpx
 from pdpx.core import plugins
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "plugins.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
 
 TOY_PLUGIN = '''
 import numpy as np

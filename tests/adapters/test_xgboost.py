@@ -22,7 +22,13 @@ import pytest
 xgb = pytest.importorskip("xgboost")
 
 import pdpx  # noqa: E402
+from treetools import (  # noqa: E402
+    adversarial_rows, assert_exact_equals_brute, assert_library_not_imported, assert_recursion_is_friedman,
+    mixed_categories_frame,
+)
+from pdpx.adapters import ubjson  # noqa: E402
 from pdpx.adapters import xgboost as xa  # noqa: E402
+from pdpx.adapters import xgboost_trees as xt  # noqa: E402
 from pdpx.core.errors import NotFittedError, PdpxError  # noqa: E402
 
 N = 300
@@ -47,40 +53,6 @@ def data():
     y_bin = (f > np.median(f)).astype(int)
     y_multi = np.digitize(f, np.quantile(f, [0.33, 0.66]))
     return {"X": X, "f": f, "bin": y_bin, "multi": y_multi, "pos": np.exp(0.4 * f)}
-
-
-def adversarial(ens, X: pd.DataFrame, seed=1, f32=True) -> pd.DataFrame:
-    """Rows of X with cells replaced by split thresholds, one float32 ulp either side,
-    t +- 1e-12 (same float32, different float64), NaN and zeros; categories unused in
-    training."""
-    rng = np.random.default_rng(seed)
-    out = X.sample(len(X), replace=True, random_state=seed).reset_index(drop=True)
-    internal = (ens.left >= 0) & (ens.cat_offset < 0)
-    for j, name in enumerate(out.columns):
-        if isinstance(out[name].dtype, pd.CategoricalDtype):
-            cats = list(out[name].cat.categories)
-            vals = pd.Categorical(rng.choice(cats, len(out)), categories=cats)
-            take = rng.random(len(out)) < 0.5
-            col = out[name].copy()
-            col[take] = vals[take]
-            col[rng.random(len(out)) < 0.1] = np.nan
-            out[name] = col
-            continue
-        t = ens.threshold[internal & (ens.feature == j)]
-        t = np.unique(t) if t.size else np.array([0.0])
-        t32 = t.astype(np.float32)
-        cand = [t]
-        if f32:
-            cand += [np.nextafter(t32, np.float32(np.inf)).astype(np.float64),
-                     np.nextafter(t32, np.float32(-np.inf)).astype(np.float64), t + 1e-12, t - 1e-12]
-        else:
-            cand += [np.nextafter(t, np.inf), np.nextafter(t, -np.inf)]
-        cand = np.concatenate(cand + [np.array([0.0, -0.0, np.nan, 1e-36, -1e-36])])
-        take = rng.random(len(out)) < 0.6
-        col = out[name].to_numpy(dtype=np.float64).copy()
-        col[take] = rng.choice(cand, take.sum())
-        out[name] = col
-    return out
 
 
 def assert_margins_match(adapter, response, X, *, rtol=2e-6):
@@ -145,7 +117,7 @@ def test_ir_reproduces_xgboost(models, data, name):
     assert isinstance(ad, xa.XGBoostAdapter)
     tm = ad.tree_model(response)
     assert tm is not None, ad.tree_model_unavailable(response)
-    X = adversarial(tm.ensemble, data["X"][ad.feature_names()])
+    X = adversarial_rows(tm.ensemble, data["X"][ad.feature_names()], float32=True)
     assert_margins_match(ad, response, X)
 
 
@@ -192,10 +164,10 @@ def test_semantic_mutations_are_caught(models, data, mutation):
         "float32_input": dict(float32_input=False),
         "missing_left": dict(missing_left=~ens.missing_left),
         "categories_go_left": dict(categories_go_left=True),
-        "base_score": dict(base_score=np.asarray(xa._parse_base_score("[0.5]"), dtype=float)),
+        "base_score": dict(base_score=np.asarray(xt.parse_base_score("[0.5]"), dtype=float)),
     }[mutation]
     wrong = dataclasses.replace(ens, **change, _effective_weight=None)
-    X = adversarial(ens, data["X"])
+    X = adversarial_rows(ens, data["X"], float32=True)
     E = tm.encode(X)
     ref = ad.predict(X, "raw")
     assert np.abs(ens.predict_raw(E) - ref).max() < 1e-5
@@ -203,13 +175,13 @@ def test_semantic_mutations_are_caught(models, data, mutation):
 
 
 def test_base_score_forms():
-    np.testing.assert_allclose(xa._parse_base_score("5E-1"), [0.5])
-    np.testing.assert_allclose(xa._parse_base_score("[5E-1]"), [0.5])
-    np.testing.assert_allclose(xa._parse_base_score("[1E-1,2E-1,-3E-1]"), [0.1, 0.2, -0.3], rtol=1e-7)
+    np.testing.assert_allclose(xt.parse_base_score("5E-1"), [0.5])
+    np.testing.assert_allclose(xt.parse_base_score("[5E-1]"), [0.5])
+    np.testing.assert_allclose(xt.parse_base_score("[1E-1,2E-1,-3E-1]"), [0.1, 0.2, -0.3], rtol=1e-7)
     # logistic: prediction-space base_score -> margin logit(p); poisson: log
-    np.testing.assert_allclose(xa.base_margin("binary:logistic", np.float32([0.25]), 1), [np.log(1 / 3)], rtol=1e-6)
-    np.testing.assert_allclose(xa.base_margin("count:poisson", np.float32([2.0]), 1), [np.log(2.0)], rtol=1e-6)
-    np.testing.assert_allclose(xa.base_margin("reg:squarederror", np.float32([0.5]), 3), [0.5] * 3)
+    np.testing.assert_allclose(xt.base_margin("binary:logistic", np.float32([0.25]), 1), [np.log(1 / 3)], rtol=1e-6)
+    np.testing.assert_allclose(xt.base_margin("count:poisson", np.float32([2.0]), 1), [np.log(2.0)], rtol=1e-6)
+    np.testing.assert_allclose(xt.base_margin("reg:squarederror", np.float32([0.5]), 3), [0.5] * 3)
 
 
 def test_scalar_base_score_model(data):
@@ -225,8 +197,8 @@ def test_scalar_base_score_model(data):
 
 
 def test_multiclass_vector_base_score(models):
-    param = xa.read_booster(models["clf-multi-softprob"].get_booster())["learner_model_param"]
-    base = xa._parse_base_score(param["base_score"])
+    param = xt.read_booster(models["clf-multi-softprob"].get_booster())["learner_model_param"]
+    base = xt.parse_base_score(param["base_score"])
     ens = xa.XGBoostAdapter(models["clf-multi-softprob"]).tree_model("raw").ensemble
     if base.size == 3:  # xgboost >= 3.1: one intercept per class
         np.testing.assert_allclose(ens.base_score, base)
@@ -279,11 +251,11 @@ def test_numpy_categorical_codes_out_of_range():
 def test_deleted_nodes_are_dropped(data):
     X = data["X"][["a", "b", "z", "d"]]
     m = xgb.XGBRegressor(n_estimators=15, max_depth=4, tree_method="exact", gamma=5.0).fit(X, data["f"])
-    learner = xa.read_booster(m.get_booster())
+    learner = xt.read_booster(m.get_booster())
     deleted = [int(t["tree_param"]["num_deleted"]) for t in learner["gradient_booster"]["model"]["trees"]]
     assert sum(deleted) > 0, "gamma pruning should leave deleted nodes in the model"
     ad = xa.XGBoostAdapter(m)
-    tm = assert_margins_match(ad, "predict", adversarial(ad.tree_model("predict").ensemble, X))
+    tm = assert_margins_match(ad, "predict", adversarial_rows(ad.tree_model("predict").ensemble, X, float32=True))
     sizes = np.diff(tm.ensemble.tree_start)
     assert sizes.sum() < sum(int(t["tree_param"]["num_nodes"]) for t in learner["gradient_booster"]["model"]["trees"])
 
@@ -368,15 +340,15 @@ def test_extraction_cached_and_refit(data):
 
 def test_ubjson_reader_matches_json(models):
     b = models["clf-binary"].get_booster()
-    u = xa.ubj_loads(b.save_raw("ubj"))["learner"]
+    u = ubjson.ubj_loads(b.save_raw("ubj"))["learner"]
     j = json.loads(b.save_raw("json"))["learner"]
     assert u["learner_model_param"] == j["learner_model_param"]
     tu, tj = u["gradient_booster"]["model"]["trees"], j["gradient_booster"]["model"]["trees"]
     assert len(tu) == len(tj)
     for key in ("left_children", "split_indices", "split_conditions", "default_left", "sum_hessian", "categories"):
         np.testing.assert_array_equal(np.asarray(tu[3][key]), np.asarray(tj[3][key], dtype=np.asarray(tu[3][key]).dtype))
-    pu = xa.extract_trees(u, 25)
-    pj = xa.extract_trees(j, 25)
+    pu = xt.extract_trees(u, 25)
+    pj = xt.extract_trees(j, 25)
     for key in pu:
         np.testing.assert_array_equal(pu[key], pj[key])
 
@@ -386,7 +358,7 @@ def test_self_check_refuses_a_wrong_reading(models, monkeypatch):
     from pdpx.core.ir import model_cache
 
     model_cache.clear()
-    monkeypatch.setattr(xa, "base_margin", lambda obj, base, k: np.full(k, 0.123))
+    monkeypatch.setattr(xt, "base_margin", lambda obj, base, k: np.full(k, 0.123))
     ad = xa.XGBoostAdapter(models["reg-squarederror"])
     assert ad.tree_model("predict") is None
     assert "does not reproduce" in ad.tree_model_unavailable("predict")
@@ -394,12 +366,7 @@ def test_self_check_refuses_a_wrong_reading(models, monkeypatch):
 
 
 def test_module_does_not_import_xgboost():
-    code = (
-        "import sys; import pdpx; from pdpx.core.plugins import get_plugin_manager; get_plugin_manager(); "
-        "from pdpx.adapters.xgboost import is_xgboost_model; assert not is_xgboost_model(object()); "
-        "assert 'xgboost' not in sys.modules, 'imported xgboost'"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    assert_library_not_imported("pdpx.adapters.xgboost", "is_xgboost_model", "xgboost")
 
 
 # ------------------------------------------------------------- exact == brute
@@ -416,19 +383,8 @@ EXACT_CASES = [
 @pytest.mark.parametrize("name,features", EXACT_CASES)
 def test_exact_equals_brute(models, data, name, features, kernel):
     model = models[name]
-    X = data["X"].iloc[:120][pdpx.core.plugins.adapt(model).feature_names()]
-    kw = dict(kind="both", grid_resolution=12)
-    e = pdpx.partial_dependence(model, X, features, method="exact", method_options={"kernel": kernel}, **kw)
-    b = pdpx.partial_dependence(model, X, features, method="brute", **kw)
-    # kind="average" alone takes another path for responses linear in the trees
-    a = pdpx.partial_dependence(model, X, features, method="exact", method_options={"kernel": kernel},
-                                **{**kw, "kind": "average"})
-    assert e.method == "exact"
-    assert e.average.shape == b.average.shape
     # XGBoost predicts in float32: agreement to float32 precision
-    np.testing.assert_allclose(e.average, b.average, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(e.individual, b.individual, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(a.average, b.average, rtol=1e-5, atol=1e-6)
+    assert_exact_equals_brute(model, data["X"].iloc[:120][pdpx.core.plugins.adapt(model).feature_names()], features, kernel=kernel, rtol=1e-5, atol=1e-6)
 
 
 def test_auto_picks_exact(models, data):
@@ -437,35 +393,6 @@ def test_auto_picks_exact(models, data):
 
 
 # ------------------------------------------------------------------ recursion
-def friedman_reference(ens, E_grid_points, features, margin=0):
-    """Friedman's weighted traversal, written plainly: (n_points,) for one margin."""
-    out = []
-    w = ens.effective_tree_weight()
-    for point in E_grid_points:
-        total = ens.base_score[margin]
-        for t in range(ens.n_trees):
-            if ens.tree_group[t] not in (margin, -1):
-                continue
-            col = 0 if ens.tree_group[t] >= 0 else margin
-
-            def walk(node, frac):
-                if ens.left[node] < 0:
-                    return frac * ens.value[node, col]
-                f = ens.feature[node]
-                if f in features:
-                    x = point[features.index(f)]
-                    go = bool(ens.goes_left(node, np.array([x]))[0])
-                    return walk(ens.left[node] if go else ens.right[node], frac)
-                wp = ens.node_weight[node]
-                lw = ens.node_weight[ens.left[node]] / wp
-                rw = ens.node_weight[ens.right[node]] / wp
-                return walk(ens.left[node], frac * lw) + walk(ens.right[node], frac * rw)
-
-            total += w[t] * walk(int(ens.tree_start[t]), 1.0)
-        out.append(total)
-    return np.array(out)
-
-
 @pytest.mark.parametrize("name,response,features", [
     ("reg-squarederror", "predict", ["a"]),
     ("clf-binary", "raw", ["b", "c"]),
@@ -474,18 +401,7 @@ def friedman_reference(ens, E_grid_points, features, margin=0):
     ("dart", "raw", ["c"]),
 ])
 def test_recursion_matches_weighted_traversal(models, data, name, response, features):
-    model = models[name]
-    X = data["X"]
-    res = pdpx.partial_dependence(model, X, features, method="recursion", response=response, grid_resolution=6)
-    ad = pdpx.core.plugins.adapt(model)
-    ad.validate_columns(X)
-    tm = ad.tree_model(response)
-    pos = [list(X.columns).index(f) for f in features]
-    grids = [tm.encode_values(p, g) for p, g in zip(pos, res.grid_values)]
-    mesh = np.stack([m.ravel() for m in np.meshgrid(*grids, indexing="ij")], axis=1)
-    for k in range(res.average.shape[0]):
-        ref = friedman_reference(tm.ensemble, mesh, pos, margin=k if tm.ensemble.n_margins > 1 else 0)
-        np.testing.assert_allclose(res.average[k].ravel(), ref, rtol=1e-10, atol=1e-10)
+    res = assert_recursion_is_friedman(models[name], data["X"], features, response=response)
     assert any("hessian" in n for n in res.notes)
 
 
@@ -496,18 +412,9 @@ def test_recursion_refuses_boosted_probabilities(models, data):
 
 def test_one_hot_and_integer_categories():
     """Few categories (one-hot splits) and integer category labels: grid labels map to codes."""
-    rng = np.random.default_rng(2)
-    n = 300
-    X = pd.DataFrame({
-        "a": rng.normal(size=n),
-        "k": pd.Categorical(rng.choice(["x", "y", "w"], n), categories=["y", "x", "w", "v"]),
-        "m": pd.Categorical(rng.choice([40, 10, 30], n), categories=[40, 30, 20, 10]),
-    })
-    y = X["a"] + (X["k"] == "x") * 2 - (X["k"] == "w") + 0.5 * (X["m"].astype(int) == 30)
+    X, y = mixed_categories_frame()
     m = xgb.XGBRegressor(n_estimators=20, max_depth=3, enable_categorical=True).fit(X, y)
     ad = xa.XGBoostAdapter(m)
-    assert_margins_match(ad, "predict", adversarial(ad.tree_model("predict").ensemble, X))
+    assert_margins_match(ad, "predict", adversarial_rows(ad.tree_model("predict").ensemble, X, float32=True))
     for feats in (["k"], ["m"], ["m", "a"]):
-        e = pdpx.partial_dependence(m, X, feats, method="exact", kind="both", grid_resolution=8)
-        b = pdpx.partial_dependence(m, X, feats, method="brute", kind="both", grid_resolution=8)
-        np.testing.assert_allclose(e.individual, b.individual, rtol=1e-5, atol=1e-6)
+        assert_exact_equals_brute(m, X, feats, grid_resolution=8, rtol=1e-5, atol=1e-6)

@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ._treekernels import F_SPECIAL, _go_left_packed, finish_row, scatter_boxes
+from .kernels import F_SPECIAL, go_left_packed, finish_row, scatter_boxes
 
 MAX_LEAVES = 64
 BLOCK = 64  # rows per block: one column of a block is one vectorised compare per node
@@ -59,7 +59,7 @@ def leafset_layout(tree_start, left, right, feature, flags, thr_lt, miss_eff, tg
     num_ptr : (n_trees + 1,) int64, numeric non-target nodes of tree ``t``: ``num_ptr[t]:num_ptr[t + 1]``
     num_feat, num_thr, num_miss, num_keep_l, num_keep_r : per numeric node: feature, threshold
         for a strict ``x < thr`` test and where NaN goes (True = left), as ``thr_lt`` and
-        ``miss_eff`` of ``_treeprep.Prepared``, and the leaves kept when the row goes
+        ``miss_eff`` of ``prep.Prepared``, and the leaves kept when the row goes
         left / right
     spec_ptr, spec_node, spec_keep_l, spec_keep_r : the same for nodes with a rule the
         vectorised test does not express (categorical sets, zero-as-missing): tested one
@@ -203,7 +203,7 @@ def _reached(t, Xb, bv, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, 
         node = spec_node[k]
         flags = nodes[node, 3]
         for r in range(nb):
-            if _go_left_packed(X[c0 + r, nodes[node, 2]], node, flags, thr[node], cat_offset, cat_nwords,
+            if go_left_packed(X[c0 + r, nodes[node, 2]], node, flags, thr[node], cat_offset, cat_nwords,
                                cat_words, le, False, cats_left):
                 bv[r] &= spec_keep_l[k]
             else:

@@ -136,7 +136,7 @@ def r_part() -> list[Path]:
 
 def figures_part(models) -> list[Path]:
     heading(f"Figures and report -> {OUT}/")
-    from pdpx.plugins.gallery import write_demo_figures
+    from pdpx.demo.gallery import write_demo_figures
 
     return write_demo_figures(OUT)
 

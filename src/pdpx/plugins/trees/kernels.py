@@ -1,6 +1,6 @@
 """numba kernels shared by ``exact`` and ``recursion`` (imported lazily: numba is optional).
 
-The idea (design.md, "Why exact can be fast"): for target features S, every leaf
+The idea (docs/methods.md, "Why exact is fast"): for target features S, every leaf
 of a tree is reached by a fixed *box* of grid cells (the grid points that satisfy
 the S-splits on its path). A background row reaches a set of leaves that depends
 only on its values of the other features: at S-splits it goes both ways. Each
@@ -12,8 +12,8 @@ A leaf's region in one grid dimension is a set of grid indices; it is split into
 runs of consecutive indices (one run for a sorted numeric grid), and the region is
 the product of the runs: one box per combination.
 
-This module holds what the row kernels (:mod:`._leafsets` for shallow trees,
-:mod:`._partition` for deep ones) and ``recursion`` share: the routing rule, the
+This module holds what the row kernels (:mod:`.leafsets` for shallow trees,
+:mod:`.partition` for deep ones) and ``recursion`` share: the routing rule, the
 leaf boxes and their difference-array corners, and the per-row finish (margins on
 the grid, the link, the requested outputs, sums and ICE).
 """
@@ -25,21 +25,25 @@ import math
 import numpy as np
 from numba import njit
 
-NAN_AS_ZERO = 1
-ZERO_OR_NAN_MISSING = 2
+from ...core.ir import LINKS, NAN_AS_ZERO, ZERO_OR_NAN_MISSING
 
 
-# bits of the packed node flags (see _treeprep.pack_nodes)
+# bits of the packed node flags (see prep.pack_nodes)
 F_MISSING_LEFT = 1
 F_NAN_SHIFT = 1  # two bits: nan_mode
 F_CATEGORICAL = 8
 F_SPECIAL = 64  # a rule the vectorised numeric test does not express: categorical set, or zero-as-missing
 
-LINK_CODES = {"identity": 0, "exp": 1, "logistic": 2, "binary_logistic": 3, "softmax": 4}
+#: numeric code of each link of :data:`pdpx.core.ir.LINKS` inside the kernels (its position there)
+LINK_CODES = {name: code for code, name in enumerate(LINKS)}
+LINK_IDENTITY = LINK_CODES["identity"]
+LINK_EXP = LINK_CODES["exp"]
+LINK_BINARY_LOGISTIC = LINK_CODES["binary_logistic"]
+LINK_SOFTMAX = LINK_CODES["softmax"]
 
 
 @njit(cache=True, inline="always")
-def _go_left_packed(x, node, flags, thr, cat_offset, cat_nwords, cat_words, le, float32_input, cats_left):
+def go_left_packed(x, node, flags, thr, cat_offset, cat_nwords, cat_words, le, float32_input, cats_left):
     if float32_input:
         x = np.float64(np.float32(x))
     missing_left = (flags & F_MISSING_LEFT) != 0
@@ -220,7 +224,7 @@ def leaf_regions(tree_start, left, right, tgt, left_grid, left_grid_row, dim_off
 
 
 @njit(cache=True, inline="always")
-def _strides(grid_shape):
+def grid_strides(grid_shape):
     d = grid_shape.shape[0]
     strides = np.empty(d, dtype=np.int64)
     s = 1
@@ -231,7 +235,7 @@ def _strides(grid_shape):
 
 
 @njit(cache=True, inline="always")
-def _corner(b, corner, box_lo, box_hi, strides, grid_shape):
+def box_corner(b, corner, box_lo, box_hi, strides, grid_shape):
     """Flat position and sign of corner ``corner`` (bit k: upper end in dimension k) of box ``b``.
 
     The difference array has the grid's own shape: a corner at the upper end of a
@@ -328,7 +332,7 @@ def leaf_corners(leaf_node, leaf_tree, tree_group, tree_w, value, n_margins, lea
     """
     n_ids = leaf_node.shape[0]
     d = grid_shape.shape[0]
-    strides, n_cells = _strides(grid_shape)
+    strides, n_cells = grid_strides(grid_shape)
     cptr = np.zeros(n_ids + 1, dtype=np.int64)
     cpos = np.empty(0, dtype=np.int64)
     cval = np.empty(0, dtype=np.float64)
@@ -349,7 +353,7 @@ def leaf_corners(leaf_node, leaf_tree, tree_group, tree_w, value, n_margins, lea
             c = cptr[i] if fill else 0
             for b in range(box_ptr[mid], box_ptr[mid + 1]):
                 for corner in range(1 << d):
-                    pos, sign = _corner(b, corner, box_lo, box_hi, strides, grid_shape)
+                    pos, sign = box_corner(b, corner, box_lo, box_hi, strides, grid_shape)
                     if pos < 0:
                         continue
                     for mm in range(n_m):
@@ -371,7 +375,7 @@ def scatter_boxes(node_weight, tree_start, tree_group, tree_w, value, n_margins,
     ``node_weight``: per node, the weighted number of rows that reach it (exact), or
     its share of the tree's node weight (recursion); zero elsewhere.
     """
-    strides, n_cells = _strides(grid_shape)
+    strides, n_cells = grid_strides(grid_shape)
     d = grid_shape.shape[0]
     D = np.zeros(n_margins * n_cells)
     for t in range(tree_start.shape[0] - 1):
@@ -383,7 +387,7 @@ def scatter_boxes(node_weight, tree_start, tree_group, tree_w, value, n_margins,
             mid = leaf_mask[node]
             for b in range(box_ptr[mid], box_ptr[mid + 1]):
                 for corner in range(1 << d):
-                    pos, sign = _corner(b, corner, box_lo, box_hi, strides, grid_shape)
+                    pos, sign = box_corner(b, corner, box_lo, box_hi, strides, grid_shape)
                     if pos < 0:
                         continue
                     v = sign * c * tree_w[t]
@@ -424,7 +428,7 @@ def finish_row(D, R, n_margins, grid_shape, n_cells, base_score, link, scale, ou
     same margin (the curve is a step function), so exp is not recomputed then.
     """
     integrate_row(D, n_margins, grid_shape, n_cells)
-    if link == 4:  # softmax, across margins per cell
+    if link == LINK_SOFTMAX:  # across margins per cell
         for cell in range(n_cells):
             top = -np.inf
             for m in range(n_margins):
@@ -442,9 +446,9 @@ def finish_row(D, R, n_margins, grid_shape, n_cells, base_score, link, scale, ou
     else:
         for m in range(n_margins):
             b = base_score[m]
-            out = R[1] if link == 3 else R[m]
+            out = R[1] if link == LINK_BINARY_LOGISTIC else R[m]
             Dm = D[m * n_cells: (m + 1) * n_cells]
-            if link == 0:
+            if link == LINK_IDENTITY:
                 for cell in range(n_cells):
                     out[cell] = Dm[cell] + b
             else:
@@ -455,9 +459,9 @@ def finish_row(D, R, n_margins, grid_shape, n_cells, base_score, link, scale, ou
                     if z != prev_z:
                         prev_z = z
                         # exp for the exp link, the logistic function otherwise
-                        prev_v = math.exp(z) if link == 1 else 1.0 / (1.0 + math.exp(-z))
+                        prev_v = math.exp(z) if link == LINK_EXP else 1.0 / (1.0 + math.exp(-z))
                     out[cell] = prev_v
-        if link == 3:
+        if link == LINK_BINARY_LOGISTIC:
             for cell in range(n_cells):
                 R[0, cell] = 1.0 - R[1, cell]
     for k in range(outputs.shape[0]):
@@ -478,7 +482,7 @@ def grid_left(target_nodes, values, nodes, thr, cat_offset, cat_nwords, cat_word
     for i in range(target_nodes.shape[0]):
         node = target_nodes[i]
         for j in range(values.shape[0]):
-            out[i, j] = _go_left_packed(values[j], node, nodes[node, 3], thr[node], cat_offset, cat_nwords,
+            out[i, j] = go_left_packed(values[j], node, nodes[node, 3], thr[node], cat_offset, cat_nwords,
                                         cat_words, le, float32_input, cats_left)
     return out
 

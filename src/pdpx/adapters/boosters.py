@@ -1,6 +1,7 @@
-"""What the XGBoost and LightGBM adapters share: the extraction cache entry, the
-reason kept in place of trees that cannot be used, a self-check of the reading
-against the library's own margin, and the cached tree lookup.
+"""What the XGBoost and LightGBM adapters share: responses and output names, the
+model input, the extraction cache entry, the reason kept in place of trees that
+cannot be used, a self-check of the reading against the library's own margin, and
+the cached tree lookup. A helper module: it registers no hook.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
+import pandas as pd
 
 from ..core.adapter import Adapter
 
@@ -25,6 +27,35 @@ class BoosterAdapter(Adapter):
 
     def _unavailable(self, response) -> str | None:  # pragma: no cover - subclasses override
         return None
+
+    def _n_outputs(self) -> int:
+        """Outputs of a regressor (targets); subclasses with multi-output models override."""
+        return 1
+
+    def responses(self):
+        """``predict_proba`` (classifiers) or ``predict``, then the raw margin."""
+        if self.is_classifier():
+            return ["predict_proba", "raw"]
+        return ["predict", "raw"]
+
+    def output_names(self, response):
+        """Class labels (the positive class only for a binary raw margin), else one name per target."""
+        if self.is_classifier():
+            classes = [str(c) for c in self.classes()]
+            if response == "raw" and len(classes) == 2:
+                return [classes[1]]
+            return classes
+        n = self._n_outputs()
+        base = "prediction" if response == "predict" else "raw margin"
+        return [base] if n == 1 else [f"target {i}" for i in range(n)]
+
+    def _model_input(self, X: pd.DataFrame):
+        """A float array for models fitted without column names (they refuse a DataFrame), else X."""
+        if self.feature_names() is None and all(
+            pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t) for t in X.dtypes
+        ):
+            return X.to_numpy(dtype=np.float64, na_value=np.nan)
+        return X
 
     def tree_model_unavailable(self, response):
         reason = self._unavailable(response)

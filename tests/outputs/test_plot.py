@@ -17,7 +17,8 @@ sklearn = pytest.importorskip("sklearn")
 
 import pdpx  # noqa: E402
 from pdpx.core.errors import PdpxError  # noqa: E402
-from pdpx.plugins import plot as P  # noqa: E402
+from pdpx.outputs import plot as P  # noqa: E402
+from pdpx.outputs import plot_twoway  # noqa: E402
 
 GRID = 12
 OPTS = dict(method="brute", grid_resolution=GRID)
@@ -206,7 +207,7 @@ def test_numeric_by_numeric_tiles_and_contours(diabetes):
     eps = 1e-12
     assert lines["x"].between(g1.min() - eps, g1.max() + eps).all()
     assert lines["y"].between(g2.min() - eps, g2.max() + eps).all()
-    levels = P._contour_levels(res.average[0])
+    levels = plot_twoway.contour_levels(res.average[0])
     assert np.all((levels > res.average.min()) & (levels < res.average.max()))
     b = built(p)
     assert (b.labels.x, b.labels.y) == ("bmi", "s5")
@@ -395,7 +396,7 @@ def test_plots_restyle_like_any_ggplot(diabetes, tmp_path):
 def test_plotnine_is_imported_lazily():
     code = (
         "import sys, numpy as np, pandas as pd, pdpx\n"
-        "import pdpx.plugins.plot, pdpx.plugins.report, pdpx.plugins.gallery\n"
+        "import pdpx.outputs.plot, pdpx.outputs.report, pdpx.demo.gallery\n"
         "X = pd.DataFrame({'a': np.arange(5.0), 'b': np.ones(5)})\n"
         "pdpx.partial_dependence(lambda d: d['a'] * 2, X, 'a')\n"
         "assert 'plotnine' not in sys.modules, 'plotnine imported'\n"

@@ -1,6 +1,6 @@
 """A gallery of every plot type, drawn from real fitted scikit-learn models.
 
-Run ``python -m pdpx.plugins.gallery docs/gallery`` (``make gallery``) to write
+Run ``python -m pdpx.demo.gallery docs/gallery`` (``make gallery``) to write
 the PNGs and a README.md showing them. Data sets are bundled with scikit-learn
 and palmerpenguins: nothing is downloaded.
 
@@ -196,7 +196,7 @@ ENTRIES: list[Entry] = [
 # ===================================================================== writers
 def write_figures(outdir: str | Path, *, dpi: int = 100, entries=None, verbose: bool = False) -> list[Path]:
     """Draw every gallery entry to ``outdir/<name>.png``; return the paths."""
-    from .plot import save
+    from ..outputs.plot import save
 
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -217,7 +217,7 @@ def write_readme(outdir: str | Path, entries=None) -> Path:
         "",
         "Every plot type of `res.plot()` / `coll.plot()`, drawn from real fitted scikit-learn models on",
         "bundled data (diabetes, iris and breast cancer from scikit-learn; palmerpenguins). Regenerate",
-        "with `make gallery` (`python -m pdpx.plugins.gallery docs/gallery`); the models are defined in",
+        "with `make gallery` (`python -m pdpx.demo.gallery docs/gallery`); the models are defined in",
         "`src/pdpx/plugins/gallery.py`. See `docs/plotting.md` for the options.",
         "",
         "Contents: " + " · ".join(f"[{e.title}](#{_anchor(e.title)})" for e in entries or ENTRIES),
@@ -264,7 +264,7 @@ def write_demo_figures(outdir: str | Path, *, dpi: int = 100, reports: bool = Tr
     list of Path
         Every file written, figures first.
     """
-    from .report import report
+    from ..outputs.report import report
 
     outdir = Path(outdir)
     paths = write_figures(outdir / "figures", dpi=dpi)
@@ -279,7 +279,7 @@ def write_demo_figures(outdir: str | Path, *, dpi: int = 100, reports: bool = Tr
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pdpx.plugins.gallery", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m pdpx.demo.gallery", description=__doc__.splitlines()[0])
     parser.add_argument("outdir", nargs="?", default="docs/gallery", help="folder to write (default docs/gallery)")
     parser.add_argument("--dpi", type=int, default=100)
     args = parser.parse_args(argv)

@@ -12,7 +12,7 @@ exactly the rows that reach it.
 The work is the same number of (row, node) visits as a walk, but a visit is a
 few instructions in a loop over a column rather than a dependent load and an
 unpredictable branch: about 4x faster on a 100-tree randomForest of 1,300-node
-trees. For shallow trees :mod:`._leafsets` is faster still.
+trees. For shallow trees :mod:`.leafsets` is faster still.
 
 Rows with sample weight 0 still pass (they add nothing to sums, and ICE wants
 them).
@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._treekernels import F_SPECIAL, _corner, _go_left_packed, _strides, finish_row
+from .kernels import F_SPECIAL, box_corner, go_left_packed, grid_strides, finish_row
 
 
 @njit(cache=True, inline="always")
@@ -48,7 +48,7 @@ def _split(idx, tmp, a, b, Xt, col_nan, node, nodes, thr_lt, miss_eff, thr, cat_
     if flags & F_SPECIAL:
         for k in range(a, b):
             r = idx[k]
-            c = _go_left_packed(col[r], node, flags, thr[node], cat_offset, cat_nwords, cat_words, le, False,
+            c = go_left_packed(col[r], node, flags, thr[node], cat_offset, cat_nwords, cat_words, le, False,
                                 cats_left)
             idx[nl] = r  # nl <= k: never overwrites a row not yet read
             tmp[nr] = r
@@ -108,7 +108,7 @@ def partition_sum(Xt, row_weight, unit_weight, n_parts, tree_start, max_tree_nod
     col_nan = _nan_columns(Xt)
     d = grid_shape.shape[0]
     n_trees = tree_start.shape[0] - 1
-    strides, n_cells = _strides(grid_shape)
+    strides, n_cells = grid_strides(grid_shape)
     sums = np.zeros((n_parts, n_margins * n_cells))
     for p in prange(n_parts):
         D = sums[p]
@@ -157,7 +157,7 @@ def partition_sum(Xt, row_weight, unit_weight, n_parts, tree_start, max_tree_nod
                         mid = leaf_mask[node]
                         for bx in range(box_ptr[mid], box_ptr[mid + 1]):
                             for corner in range(1 << d):
-                                pos, sign = _corner(bx, corner, box_lo, box_hi, strides, grid_shape)
+                                pos, sign = box_corner(bx, corner, box_lo, box_hi, strides, grid_shape)
                                 if pos >= 0:
                                     _add_leaf(D, pos, sign * cnt, value, node, g, n_margins, n_cells)
                     continue
@@ -214,7 +214,7 @@ def _push_intervals(sn, sa, sb, s_lo, s_hi, sp, node, a, b, o, d):
 
 @njit(cache=True, inline="always")
 def _interval_corner(s_lo, s_hi, o, corner, strides, grid_shape):
-    """Like ``_treekernels._corner`` for the box held as intervals at ``s_lo[o:o + d]``, ``s_hi[o:o + d]``."""
+    """Like ``kernels.box_corner`` for the box held as intervals at ``s_lo[o:o + d]``, ``s_hi[o:o + d]``."""
     pos = 0
     sign = 1.0
     for k in range(strides.shape[0]):
@@ -241,7 +241,7 @@ def _add_leaf(D, pos, v, value, node, g, n_margins, n_cells):
 def partition_rows(Xt, row_weight, n_parts, block, tree_start, max_tree_nodes, tgt, reach, nodes, thr_lt, miss_eff, thr,
                    cat_offset, cat_nwords, cat_words, le, cats_left, cptr, cpos, cval, n_margins, grid_shape,
                    base_score, link, link_scale, outputs, want_ice, ice, ice_row0):
-    """Per row: margins on the grid, the link, the requested outputs (see ``_treekernels.finish_row``).
+    """Per row: margins on the grid, the link, the requested outputs (see ``kernels.finish_row``).
 
     Rows go through the trees in blocks of ``block`` rows. Returns (n_parts, K,
     n_cells), weighted sums per part; ICE of row ``i`` goes to ``ice[:, ice_row0 + i]``.

@@ -21,7 +21,12 @@ import pytest
 lgb = pytest.importorskip("lightgbm")
 
 import pdpx  # noqa: E402
+from treetools import (  # noqa: E402
+    adversarial_rows, assert_exact_equals_brute, assert_library_not_imported, assert_recursion_is_friedman,
+    mixed_categories_frame,
+)
 from pdpx.adapters import lightgbm as la  # noqa: E402
+from pdpx.adapters import lightgbm_trees as lt  # noqa: E402
 from pdpx.core.errors import NotFittedError, PdpxError  # noqa: E402
 from pdpx.core.ir import NAN_AS_ZERO, NAN_MISSING, ZERO_OR_NAN_MISSING  # noqa: E402
 
@@ -47,33 +52,6 @@ def data():
         "X": X, "f": f, "bin": (f > np.median(f)).astype(int),
         "multi": np.digitize(f, np.quantile(f, [0.33, 0.66])), "pos": np.exp(0.4 * f),
     }
-
-
-def adversarial(ens, X: pd.DataFrame, seed=1) -> pd.DataFrame:
-    """Rows of X with cells replaced by thresholds, one float64 ulp either side, NaN,
-    zeros, +-1e-36 (LightGBM's zero), and random categories incl. ones unused in training."""
-    rng = np.random.default_rng(seed)
-    out = X.sample(len(X), replace=True, random_state=seed).reset_index(drop=True)
-    internal = (ens.left >= 0) & (ens.cat_offset < 0)
-    for j, name in enumerate(out.columns):
-        if isinstance(out[name].dtype, pd.CategoricalDtype):
-            cats = list(out[name].cat.categories)
-            vals = pd.Categorical(rng.choice(cats, len(out)), categories=cats)
-            take = rng.random(len(out)) < 0.5
-            col = out[name].copy()
-            col[take] = vals[take]
-            col[rng.random(len(out)) < 0.1] = np.nan
-            out[name] = col
-            continue
-        t = ens.threshold[internal & (ens.feature == j)]
-        t = np.unique(t) if t.size else np.array([0.0])
-        cand = np.concatenate([t, np.nextafter(t, np.inf), np.nextafter(t, -np.inf),
-                               [0.0, -0.0, np.nan, 1e-36, -1e-36, 1e-34]])
-        take = rng.random(len(out)) < 0.6
-        col = out[name].to_numpy(dtype=np.float64).copy()
-        col[take] = rng.choice(cand, take.sum())
-        out[name] = col
-    return out
 
 
 def assert_margins_match(adapter, response, X):
@@ -130,7 +108,7 @@ def test_ir_reproduces_lightgbm(models, data, name):
     assert isinstance(ad, la.LightGBMAdapter)
     tm = ad.tree_model(response)
     assert tm is not None, ad.tree_model_unavailable(response)
-    assert_margins_match(ad, response, adversarial(tm.ensemble, data["X"]))
+    assert_margins_match(ad, response, adversarial_rows(tm.ensemble, data["X"]))
 
 
 def test_ir_conventions(models):
@@ -173,7 +151,7 @@ def test_semantic_mutations_are_caught(models, data, mutation):
         "categories_go_left": dict(categories_go_left=False),
     }[mutation]
     wrong = dataclasses.replace(ens, **change, _effective_weight=None)
-    X = adversarial(ens, data["X"])
+    X = adversarial_rows(ens, data["X"])
     E = tm.encode(X)
     ref = ad.predict(X, "raw")
     assert np.abs(ens.predict_raw(E) - ref).max() < 1e-12
@@ -324,7 +302,7 @@ def test_extraction_cached_and_refit(data):
 def test_text_parse_matches_dump_model(models):
     """model_to_string parsing (used) agrees with dump_model's JSON, value for value."""
     b = models["binary"].booster_
-    _, parts = la.parse_model_string(b.model_to_string())
+    _, parts = lt.parse_model_string(b.model_to_string())
     dump = b.dump_model(num_iteration=-1)["tree_info"]
     thresholds, leaves = [], []
 
@@ -349,10 +327,10 @@ def test_float_parsers_agree_bit_for_bit(models, monkeypatch, name):
     """pyarrow's float parser (large models) and numpy's (small models, or no pyarrow) read the same bits."""
     pytest.importorskip("pyarrow", reason="pyarrow is installed with pdpx[dask]")
     text = models[name].booster_.model_to_string()
-    monkeypatch.setattr(la, "_ARROW_MIN", 0)
-    _, arrow = la.parse_model_string(text)
-    monkeypatch.setattr(la, "_arrow_floats", lambda text: None)
-    _, plain = la.parse_model_string(text)
+    monkeypatch.setattr(lt, "_ARROW_MIN", 0)
+    _, arrow = lt.parse_model_string(text)
+    monkeypatch.setattr(lt, "_arrow_floats", lambda text: None)
+    _, plain = lt.parse_model_string(text)
     for key in ("threshold", "value", "node_weight"):
         np.testing.assert_array_equal(arrow[key], plain[key], err_msg=key)
 
@@ -361,19 +339,19 @@ def test_float_parsers_agree_bit_for_bit(models, monkeypatch, name):
 def test_malformed_number_in_model_text(models, monkeypatch, arrow):
     if arrow:
         pytest.importorskip("pyarrow", reason="pyarrow is installed with pdpx[dask]")
-    monkeypatch.setattr(la, "_ARROW_MIN", 0 if arrow else 10**12)
+    monkeypatch.setattr(lt, "_ARROW_MIN", 0 if arrow else 10**12)
     text = models["binary"].booster_.model_to_string()
     bad = re.sub(r"(\nleaf_value=\S+) ", r"\1 x1.5 ", text, count=1)
     assert bad != text
     with pytest.raises(pdpx.PdpxError, match="could not parse the LightGBM model text"):
-        la.parse_model_string(bad)
+        lt.parse_model_string(bad)
 
 
 def test_self_check_refuses_a_wrong_reading(models, monkeypatch):
     from pdpx.core.ir import model_cache
 
     model_cache.clear()
-    real = la.parse_model_string
+    real = lt.parse_model_string
 
     def broken(text):
         header, parts = real(text)
@@ -388,12 +366,7 @@ def test_self_check_refuses_a_wrong_reading(models, monkeypatch):
 
 
 def test_module_does_not_import_lightgbm():
-    code = (
-        "import sys; import pdpx; from pdpx.core.plugins import get_plugin_manager; get_plugin_manager(); "
-        "from pdpx.adapters.lightgbm import is_lightgbm_model; assert not is_lightgbm_model(object()); "
-        "assert 'lightgbm' not in sys.modules, 'imported lightgbm'"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    assert_library_not_imported("pdpx.adapters.lightgbm", "is_lightgbm_model", "lightgbm")
 
 
 # ------------------------------------------------------------- exact == brute
@@ -409,17 +382,7 @@ EXACT_CASES = [
 @pytest.mark.parametrize("name,features", EXACT_CASES)
 def test_exact_equals_brute(models, data, name, features, kernel):
     model = models[name]
-    X = data["X"].iloc[:120]
-    kw = dict(kind="both", grid_resolution=12)
-    e = pdpx.partial_dependence(model, X, features, method="exact", method_options={"kernel": kernel}, **kw)
-    b = pdpx.partial_dependence(model, X, features, method="brute", **kw)
-    # kind="average" alone takes another path for responses linear in the trees
-    a = pdpx.partial_dependence(model, X, features, method="exact", method_options={"kernel": kernel},
-                                **{**kw, "kind": "average"})
-    assert e.method == "exact"
-    np.testing.assert_allclose(e.average, b.average, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(e.individual, b.individual, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(a.average, b.average, rtol=1e-9, atol=1e-9)
+    assert_exact_equals_brute(model, data["X"].iloc[:120], features, kernel=kernel, rtol=1e-9, atol=1e-9)
 
 
 def test_exact_with_unknown_category_in_rows(models, data):
@@ -438,31 +401,6 @@ def test_auto_picks_exact(models, data):
 
 
 # ------------------------------------------------------------------ recursion
-def friedman_reference(ens, points, features, margin=0):
-    out = []
-    w = ens.effective_tree_weight()
-    for point in points:
-        total = ens.base_score[margin]
-        for t in range(ens.n_trees):
-            if ens.tree_group[t] != margin:
-                continue
-
-            def walk(node, frac):
-                if ens.left[node] < 0:
-                    return frac * ens.value[node, 0]
-                f = ens.feature[node]
-                if f in features:
-                    go = bool(ens.goes_left(node, np.array([point[features.index(f)]]))[0])
-                    return walk(ens.left[node] if go else ens.right[node], frac)
-                wp = ens.node_weight[node]
-                return (walk(ens.left[node], frac * ens.node_weight[ens.left[node]] / wp)
-                        + walk(ens.right[node], frac * ens.node_weight[ens.right[node]] / wp))
-
-            total += w[t] * walk(int(ens.tree_start[t]), 1.0)
-        out.append(total)
-    return np.array(out)
-
-
 @pytest.mark.parametrize("name,response,features", [
     ("regression", "predict", ["a"]),
     ("binary", "raw", ["b", "c"]),
@@ -470,18 +408,7 @@ def friedman_reference(ens, points, features, margin=0):
     ("rf-regressor", "predict", ["z"]),
 ])
 def test_recursion_matches_weighted_traversal(models, data, name, response, features):
-    model = models[name]
-    X = data["X"]
-    res = pdpx.partial_dependence(model, X, features, method="recursion", response=response, grid_resolution=6)
-    ad = pdpx.core.plugins.adapt(model)
-    ad.validate_columns(X)
-    tm = ad.tree_model(response)
-    pos = [list(X.columns).index(f) for f in features]
-    grids = [tm.encode_values(p, g) for p, g in zip(pos, res.grid_values)]
-    mesh = np.stack([m.ravel() for m in np.meshgrid(*grids, indexing="ij")], axis=1)
-    for k in range(res.average.shape[0]):
-        ref = friedman_reference(tm.ensemble, mesh, pos, margin=k)
-        np.testing.assert_allclose(res.average[k].ravel(), ref, rtol=1e-10, atol=1e-10)
+    res = assert_recursion_is_friedman(models[name], data["X"], features, response=response)
     assert any("hessian" in n for n in res.notes)
 
 
@@ -492,18 +419,9 @@ def test_recursion_refuses_boosted_probabilities(models, data):
 
 def test_one_hot_and_integer_categories():
     """Few categories (one-hot splits) and integer category labels: grid labels map to codes."""
-    rng = np.random.default_rng(2)
-    n = 300
-    X = pd.DataFrame({
-        "a": rng.normal(size=n),
-        "k": pd.Categorical(rng.choice(["x", "y", "w"], n), categories=["y", "x", "w", "v"]),
-        "m": pd.Categorical(rng.choice([40, 10, 30], n), categories=[40, 30, 20, 10]),
-    })
-    y = X["a"] + (X["k"] == "x") * 2 - (X["k"] == "w") + 0.5 * (X["m"].astype(int) == 30)
+    X, y = mixed_categories_frame()
     m = lgb.LGBMRegressor(**{**KW, "n_estimators": 15}).fit(X, y)
     ad = la.LightGBMAdapter(m)
-    assert_margins_match(ad, "predict", adversarial(ad.tree_model("predict").ensemble, X))
+    assert_margins_match(ad, "predict", adversarial_rows(ad.tree_model("predict").ensemble, X))
     for feats in (["k"], ["m"], ["m", "a"]):
-        e = pdpx.partial_dependence(m, X, feats, method="exact", kind="both", grid_resolution=8)
-        b = pdpx.partial_dependence(m, X, feats, method="brute", kind="both", grid_resolution=8)
-        np.testing.assert_allclose(e.individual, b.individual, rtol=1e-9, atol=1e-9)
+        assert_exact_equals_brute(m, X, feats, grid_resolution=8, rtol=1e-9, atol=1e-9)

@@ -1,0 +1,107 @@
+"""Calling R from Python: one lock for every R call, decoding what R returns, and the
+adapter for any R model given as a predict function.
+
+R must be called from one thread at a time: adapters that call it are
+:class:`SingleThreaded` (methods then never call their ``predict`` from threads)
+and hold :data:`R_LOCK` around each call.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ..core.adapter import Adapter, as_2d
+from ..core.errors import PdpxError
+from .randomforest_trees import as_array, as_list
+
+#: Serialises every call into R made by pdpx adapters: R must be called from one thread.
+R_LOCK = threading.RLock()
+
+
+def decode_prediction(out: Any, n_rows: int) -> np.ndarray:
+    """Predictions returned by an R function, as (n_rows, n_outputs) float64.
+
+    Accepts raw float64 bytes (R: ``writeBin(as.double(p), raw())``, matrices in
+    column-major order), a dict or list of columns (R: a data.frame or list of
+    vectors), a flat list, or anything numpy reads.
+    """
+    if isinstance(out, (bytes, bytearray, memoryview)):
+        arr = np.frombuffer(bytes(out), dtype="<f8")
+        if n_rows == 0 or arr.size % n_rows:
+            raise PdpxError(f"the R predict function returned {arr.size} values for {n_rows} rows")
+        return np.ascontiguousarray(arr.reshape(arr.size // n_rows, n_rows).T)
+    if isinstance(out, Mapping):
+        out = list(out.values())
+    if isinstance(out, (list, tuple)) and out and isinstance(out[0], (list, tuple, np.ndarray)):
+        return np.column_stack([as_array(c) for c in out])
+    if isinstance(out, (list, tuple)):
+        return as_2d(as_array(out))
+    return as_2d(out)
+
+
+class SingleThreaded:
+    """Mixin of adapters that call R: ``thread_safe = False``."""
+
+    #: R may be called from one thread only: methods must not call :meth:`predict` from threads.
+    thread_safe = False
+
+
+class RFunctionAdapter(SingleThreaded, Adapter):
+    """Any model whose predictions come from a function, typically an R closure via reticulate.
+
+    Parameters
+    ----------
+    predict : callable
+        ``predict(X) -> predictions`` for a DataFrame ``X`` of the rows (the R bridge
+        wraps an R closure so that it takes one), returning any form
+        :func:`decode_prediction` reads.
+    output_names : list of str, optional
+        One name per prediction column (class labels for probabilities).
+    classes : list, optional
+        Class labels when the outputs are class probabilities.
+    feature_names : list of str, optional
+        Columns the model needs, in order.
+    model_name : str
+        Shown in results (e.g. the R class).
+    """
+
+    library = "R"
+
+    def __init__(self, predict: Callable, *, output_names=None, classes=None, feature_names=None,
+                 model_name: str = "R model"):
+        super().__init__(predict)
+        self._predict_fn = predict
+        self._classes = [str(c) for c in as_list(classes)] if classes is not None else None
+        names = as_list(output_names)
+        self._outputs = [str(o) for o in names] if names else (self._classes or ["prediction"])
+        self._features = [str(f) for f in as_list(feature_names)] if feature_names is not None else None
+        self.model_name = model_name
+
+    def feature_names(self):
+        return self._features
+
+    def is_classifier(self):
+        return self._classes is not None
+
+    def classes(self):
+        return self._classes
+
+    def responses(self):
+        return ["predict_proba"] if self._classes is not None else ["predict"]
+
+    def output_names(self, response):
+        return list(self._outputs)
+
+    def predict(self, X, response):
+        with R_LOCK:
+            out = self._predict_fn(X)
+        pred = decode_prediction(out, len(X))
+        if pred.shape != (len(X), len(self._outputs)):
+            raise PdpxError(
+                f"the predict function returned shape {pred.shape} for {len(X)} rows; expected "
+                f"({len(X)}, {len(self._outputs)}) (one column per output: {self._outputs!r})"
+            )
+        return pred

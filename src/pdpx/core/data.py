@@ -1,0 +1,111 @@
+"""Where the background rows live: one object per kind of data, so the session never asks which.
+
+* :class:`LocalData`: a pandas DataFrame (or an array) in this process;
+* :class:`pdpx.core.cluster.DaskData`: a Dask DataFrame or array, run partition by
+  partition on the workers.
+
+:func:`pdpx.core.session.data_source` picks one.
+
+Both answer the same questions: how many rows, a local frame with the model's
+columns (all rows, or a sample for Dask) that validation and tree encoding look
+at, one column over all rows (for grids and rugs), and running a method over
+every row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .adapter import Adapter
+from .errors import PdpxError
+from .method import MethodResult, Request
+
+
+def as_frame(X, adapter: Adapter) -> pd.DataFrame:
+    """``X`` as a DataFrame with named columns (an array takes the model's feature names).
+
+    Refuses what cannot be background rows: a Series, a sparse matrix, anything
+    not 2-D, no rows, no columns, repeated column names.
+    """
+    if isinstance(X, pd.DataFrame):
+        frame = X
+    elif isinstance(X, pd.Series):
+        raise PdpxError("X is a Series; pass a DataFrame (X.to_frame() for a single column)")
+    else:
+        if hasattr(X, "toarray") and hasattr(X, "nnz"):
+            raise PdpxError("X is a sparse matrix; pass a dense array or DataFrame (X.toarray())")
+        arr = np.asarray(X)
+        if arr.ndim != 2:
+            raise PdpxError(f"X must be 2-D (rows x features), got an array of shape {arr.shape}")
+        names = adapter.feature_names()
+        if names is not None and len(names) == arr.shape[1]:
+            columns = names
+        elif names is not None:
+            raise PdpxError(
+                f"X has {arr.shape[1]} columns but {type(adapter.model).__name__} was fitted on {len(names)}: "
+                f"{short_list(names)}. Pass a DataFrame with these columns"
+            )
+        else:
+            columns = [f"x{i}" for i in range(arr.shape[1])]
+        frame = pd.DataFrame(arr, columns=columns)
+    if frame.shape[0] == 0:
+        raise PdpxError("X has no rows; partial dependence averages over rows, so pass at least one")
+    if frame.shape[1] == 0:
+        raise PdpxError("X has no columns")
+    if len(set(map(str, frame.columns))) != frame.shape[1]:
+        raise PdpxError("X has repeated column names; give each column a distinct name")
+    return frame
+
+
+def short_list(items: Sequence, limit: int = 10) -> str:
+    """``[a, b, ...]`` with at most ``limit`` items shown (for error messages)."""
+    items = list(items)
+    shown = ", ".join(repr(i) for i in items[:limit])
+    return "[" + shown + (", ...]" if len(items) > limit else "]")
+
+
+class LocalData:
+    """Background rows held in this process.
+
+    Attributes
+    ----------
+    frame : DataFrame of shape (n_rows, n_features)
+        The rows, columns in the model's order (validated by the adapter).
+    n_rows : int
+    """
+
+    #: ICE for a random subset of the rows (``ice_sample``) is supported.
+    supports_ice_sample = True
+
+    def __init__(self, X, adapter: Adapter):
+        self.frame = adapter.validate_columns(as_frame(X, adapter))
+        self.n_rows = len(self.frame)
+
+    @property
+    def head(self) -> pd.DataFrame:
+        """The rows validation and encoders look at: here, all of them."""
+        return self.frame
+
+    def column(self, j: int) -> pd.Series:
+        """Column ``j`` over all rows."""
+        return self.frame.iloc[:, j]
+
+    def weights(self, sample_weight):
+        """``sample_weight`` as given (already local)."""
+        return sample_weight
+
+    def run(self, method, adapter: Adapter, req: Request, *, model: Any, ice_rows: np.ndarray | None) -> MethodResult:
+        """The method over every row; with ``ice_rows``, ICE for those rows only (the average uses all)."""
+        if ice_rows is None or not req.needs_individual:
+            return method.compute(adapter, req)
+        full = method.compute(adapter, replace(req, kind="average"))
+        sub = replace(req, X=self.frame.iloc[ice_rows], kind="individual",
+                      sample_weight=None if req.sample_weight is None else req.sample_weight[ice_rows])
+        if sub.sample_weight is not None and sub.sample_weight.sum() <= 0:
+            sub = replace(sub, sample_weight=None)
+        part = method.compute(adapter, sub)
+        return MethodResult(average=full.average, individual=part.individual, notes=full.notes)

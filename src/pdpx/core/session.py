@@ -1,0 +1,348 @@
+"""One call's validated inputs and the loop that turns each feature set into a result.
+
+:class:`Session` checks everything that does not depend on the feature set once
+(model, rows, response, target, weights, options), then for each feature set
+builds the :class:`~pdpx.core.method.Request`, picks the method and wraps what
+it returns in a :class:`~pdpx.core.result.PartialDependenceResult`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import numbers
+import time
+from typing import Any
+
+import numpy as np
+
+from . import cluster
+from . import config as _config
+from .adapter import RESPONSES, Adapter
+from .data import LocalData, short_list
+from .errors import PdpxError
+from .grid import check_percentiles, feature_grid, is_categorical_dtype
+from .method import Request
+from .plugins import adapt, get_methods, plugin_manager
+from .result import PartialDependenceResult
+
+#: Values of ``kind``.
+KINDS = ("average", "individual", "both")
+
+
+def data_source(X, adapter: Adapter):
+    """The data object for ``X``: :class:`~pdpx.core.data.LocalData`, or
+    :class:`~pdpx.core.cluster.DaskData` for Dask input."""
+    if cluster.is_dask_collection(X):
+        return cluster.DaskData(X, adapter)
+    return LocalData(X, adapter)
+
+
+class Session:
+    """Validated inputs shared by the feature sets of one call."""
+
+    def __init__(
+        self, model, X, *, kind="average", method="auto", response="auto", target=None,
+        grid_resolution=100, percentiles=(0.05, 0.95), custom_values=None,
+        categorical_features=None, sample_weight=None, centered=False, n_jobs=None,
+        progress=None, memory_budget=None, ice_sample=None, random_state=0, method_options=None,
+    ):
+        if kind not in KINDS:
+            raise PdpxError(f"kind must be one of {KINDS}, got {kind!r}")
+        if not isinstance(grid_resolution, numbers.Integral) or isinstance(grid_resolution, bool) or grid_resolution < 2:
+            raise PdpxError(f"grid_resolution must be an integer of at least 2, got {grid_resolution!r}")
+        self.kind = kind
+        self.grid_resolution = int(grid_resolution)
+        self.percentiles = check_percentiles(percentiles)
+        self.centered = bool(centered)
+        self.n_jobs = n_jobs
+        self.progress = progress
+        self.method_options = dict(method_options or {})
+        self.memory_budget = (
+            _config.parse_bytes(memory_budget) if memory_budget is not None else _config.get_config()["memory_budget"]
+        )
+
+        self.pm = plugin_manager()
+        self.model = model
+        self.adapter: Adapter = adapt(model, self.pm)
+        self.adapter.check_fitted()
+        self.data = data_source(X, self.adapter)
+        self.X = self.data.head
+        self.n_rows = self.data.n_rows
+        sample_weight = self.data.weights(sample_weight)
+        self.names = [str(c) for c in self.X.columns]
+        self.response = self._resolve_response(response)
+        self.outputs = self._resolve_target(target)
+        self.sample_weight = check_weights(sample_weight, self.n_rows)
+        self.ice_rows = self._resolve_ice_sample(ice_sample, random_state)
+        self.categorical = self._resolve_categorical(categorical_features)
+        self.custom_values = self._resolve_custom(custom_values)
+        self.methods = get_methods(self.pm)
+        self.method = method
+        if method != "auto" and method not in self.methods:
+            raise PdpxError(f"unknown method {method!r}; available: {['auto'] + sorted(self.methods)}")
+        self._grids: dict[int, np.ndarray] = {}
+
+    # ---------------------------------------------------------- validation
+    def _resolve_response(self, response: str) -> str:
+        available = self.adapter.responses()
+        if response == "auto":
+            if not available:
+                raise PdpxError(f"{type(self.adapter.model).__name__} has no response pdpx can average")
+            chosen = available[0]
+        elif response not in available:
+            if response not in RESPONSES:
+                raise PdpxError(f"response must be 'auto' or one of {list(RESPONSES)}, got {response!r}")
+            extra = ""
+            if response == "predict" and self.adapter.is_classifier():
+                extra = " (a classifier's predicted labels are not numbers to average)"
+            raise PdpxError(
+                f"{type(self.adapter.model).__name__} has no response {response!r}{extra}; "
+                f"use one of {available}"
+            )
+        else:
+            chosen = response
+        probe = getattr(self.adapter, "probe", None)
+        if probe is not None and len(self.X):
+            probe(self.X, chosen)
+        return chosen
+
+    def _resolve_target(self, target) -> list[int]:
+        names = self.adapter.output_names(self.response)
+        if target is None:
+            return self.adapter.default_outputs(self.response)
+        wanted = list(target) if isinstance(target, (list, tuple, np.ndarray)) else [target]
+        if not wanted:
+            raise PdpxError("target is empty; leave it out to get every output")
+        classes = self.adapter.classes() if self.adapter.is_classifier() else None
+        if classes is not None:  # plain Python values, so messages read 1, not np.int64(1)
+            classes = [c.item() if isinstance(c, np.generic) else c for c in classes]
+        out = []
+        for t in wanted:
+            idx = None
+            if classes is not None:
+                single = self.response in ("decision_function", "raw") and len(classes) == 2 and len(names) == 1
+                if single:
+                    lookup = {str(classes[1]): 0}
+                else:
+                    lookup = {str(c): i for i, c in enumerate(classes)}
+                idx = lookup.get(str(t))
+                if idx is None:
+                    hint = ""
+                    if single:
+                        hint = f" (a binary {self.response} has one output, for class {classes[1]!r})"
+                    raise PdpxError(
+                        f"target {t!r} is not a class of this model{hint}; its classes are {list(classes)!r}"
+                    )
+            else:
+                if isinstance(t, numbers.Integral) and not isinstance(t, bool) and 0 <= t < len(names):
+                    idx = int(t)
+                elif str(t) in names:
+                    idx = names.index(str(t))
+                else:
+                    raise PdpxError(
+                        f"target {t!r} is not an output of this model; its outputs are {names!r} "
+                        f"(or their positions 0..{len(names) - 1})"
+                    )
+            if idx in out:
+                raise PdpxError(f"target {t!r} is given twice")
+            out.append(idx)
+        return out
+
+    def _resolve_ice_sample(self, ice_sample, random_state) -> np.ndarray | None:
+        if ice_sample is None:
+            return None
+        if self.kind == "average":
+            raise PdpxError("ice_sample chooses rows for ICE curves; use it with kind='individual' or 'both'")
+        if not self.data.supports_ice_sample:
+            raise PdpxError("ice_sample is not supported for Dask input; pass X.sample(frac=...).compute() "
+                            "for ICE curves and the full Dask X for the average")
+        if not isinstance(ice_sample, numbers.Integral) or isinstance(ice_sample, bool) or ice_sample < 1:
+            raise PdpxError(f"ice_sample must be a positive number of rows, got {ice_sample!r}")
+        if ice_sample >= self.n_rows:
+            return None
+        rng = np.random.default_rng(random_state)
+        return np.sort(rng.choice(self.n_rows, size=int(ice_sample), replace=False))
+
+    def _column_index(self, f, what: str = "feature") -> int:
+        if isinstance(f, (numbers.Integral, np.integer)) and not isinstance(f, bool):
+            if not 0 <= f < len(self.names):
+                raise PdpxError(
+                    f"{what} index {f} is out of range: X has {len(self.names)} columns, "
+                    f"indices 0 to {len(self.names) - 1}"
+                )
+            return int(f)
+        if isinstance(f, str):
+            if f in self.names:
+                return self.names.index(f)
+            close = difflib.get_close_matches(f, self.names, n=3)
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            raise PdpxError(f"unknown {what} {f!r}: X has no such column.{hint} Columns: {short_list(self.names)}")
+        raise PdpxError(f"a {what} must be a column name or an integer position, got {f!r}")
+
+    def resolve_features(self, features) -> list[int]:
+        if isinstance(features, (str, numbers.Integral, np.integer)):
+            features = [features]
+        try:
+            feats = list(features)
+        except TypeError:
+            raise PdpxError(f"features must be a name, a position, or a list of them; got {features!r}") from None
+        if not feats:
+            raise PdpxError("features is empty; name at least one column of X")
+        idx = [self._column_index(f) for f in feats]
+        dupes = sorted({self.names[i] for i in idx if idx.count(i) > 1})
+        if dupes:
+            raise PdpxError(f"features lists {dupes} more than once; name each feature once")
+        return idx
+
+    def _resolve_categorical(self, categorical_features) -> list[bool]:
+        flags = [is_categorical_dtype(self.X.iloc[:, j]) for j in range(len(self.names))]
+        if categorical_features is None:
+            return flags
+        cats = list(categorical_features)
+        if cats and all(isinstance(c, (bool, np.bool_)) for c in cats):
+            if len(cats) != len(self.names):
+                raise PdpxError(
+                    f"categorical_features as a boolean mask needs one entry per column of X "
+                    f"({len(self.names)}), got {len(cats)}"
+                )
+            return [a or bool(b) for a, b in zip(flags, cats)]
+        for c in cats:
+            flags[self._column_index(c, "categorical feature")] = True
+        return flags
+
+    def _resolve_custom(self, custom_values) -> dict[int, Any]:
+        if custom_values is None:
+            return {}
+        if not isinstance(custom_values, dict):
+            raise PdpxError("custom_values must be a dict {feature: values}, e.g. {'age': [20, 40, 60]}")
+        return {self._column_index(k, "custom_values key"): v for k, v in custom_values.items()}
+
+    def grid_for(self, j: int) -> np.ndarray:
+        if j not in self._grids:
+            column = self.data.column(j)
+            self._grids[j] = feature_grid(
+                column, categorical=self.categorical[j], grid_resolution=self.grid_resolution,
+                percentiles=self.percentiles, custom=self.custom_values.get(j),
+            )
+        return self._grids[j]
+
+    # -------------------------------------------------------------- compute
+    def request(self, features: list[int]) -> Request:
+        grids = [self.grid_for(j) for j in features]
+        req = Request(
+            X=self.X, features=features, grid_values=grids, categorical=[self.categorical[j] for j in features],
+            response=self.response, outputs=self.outputs, kind=self.kind, sample_weight=self.sample_weight,
+            memory_budget=self.memory_budget, n_jobs=self.n_jobs, progress=self.progress,
+            options=self.method_options,
+        )
+        self._check_result_size(req)
+        return req
+
+    def _check_result_size(self, req: Request) -> None:
+        """Refuse results over the budget; leave methods the budget minus the result's size."""
+        n = self.n_rows if self.ice_rows is None else len(self.ice_rows)
+        K, G = len(req.outputs), req.n_grid
+        need = K * G * 8 * (n if req.needs_individual else 1)
+        req.memory_budget = max(req.memory_budget - need, req.memory_budget // 8)
+        if need > self.memory_budget:
+            what = "ICE curves" if req.needs_individual else "the partial dependence grid"
+            shape = " x ".join(str(s) for s in req.grid_shape)
+            advice = (
+                "use kind='average', ICE for a sample of rows (ice_sample=1000: the average still uses "
+                "every row), " if req.needs_individual else ""
+            )
+            raise PdpxError(
+                f"{what} for {n:,} rows, a {shape} grid and {K} output(s) would take "
+                f"{_config.format_bytes(need)}, over the memory budget of {_config.format_bytes(self.memory_budget)}. "
+                f"To fit: {advice}lower grid_resolution, or raise memory_budget (e.g. memory_budget='4GB')."
+            )
+
+    def choose_method(self, req: Request):
+        """The method to run and notes on faster methods ``auto`` could not use (each asked once)."""
+        if self.method != "auto":
+            m = self.methods[self.method]
+            reason = m.unavailable(self.adapter, req)
+            if reason:
+                raise PdpxError(f"method {self.method!r} cannot run here: {reason}")
+            return self._check_options(m), []
+        notes = []
+        candidates = sorted((m for m in self.methods.values() if m.equals_brute), key=lambda m: m.cost_rank)
+        for m in candidates:
+            reason = m.unavailable(self.adapter, req)
+            if reason is None:
+                return self._check_options(m), notes
+            notes.append(f"{m.name} not used: {reason}")
+        raise PdpxError("no method can compute this request")  # pragma: no cover - brute always can
+
+    def _check_options(self, m):
+        unknown = sorted(set(self.method_options) - set(m.options))
+        if unknown:
+            chosen = " (chosen by method='auto')" if self.method == "auto" else ""
+            raise PdpxError(
+                f"method_options {unknown} are not options of method {m.name!r}{chosen}; "
+                f"its options: {list(m.options) or 'none'}"
+            )
+        return m
+
+    def compute(self, features: list[int]) -> PartialDependenceResult:
+        req = self.request(features)
+        method, skipped = self.choose_method(req)
+        t0 = time.perf_counter()
+        out = self.data.run(method, self.adapter, req, model=self.model, ice_rows=self.ice_rows)
+        elapsed = time.perf_counter() - t0
+        average, individual = out.average, out.individual
+        if not req.needs_individual:
+            individual = None
+        if self.centered:
+            average = average - average.reshape(average.shape[0], -1)[:, :1].reshape(
+                (average.shape[0],) + (1,) * (average.ndim - 1)
+            )
+            if individual is not None:
+                first = individual.reshape(individual.shape[0], individual.shape[1], -1)[:, :, :1]
+                individual = individual - first.reshape(first.shape[:2] + (1,) * (individual.ndim - 2))
+        notes = list(out.notes) + skipped
+        names = self.adapter.output_names(self.response)
+        return PartialDependenceResult(
+            features=[self.names[j] for j in features],
+            grid_values=req.grid_values,
+            categorical=req.categorical,
+            average=average,
+            individual=individual,
+            outputs=[names[k] for k in self.outputs],
+            response=self.response,
+            response_label=self.adapter.response_label(self.response),
+            method=method.name,
+            kind=self.kind,
+            centered=self.centered,
+            n_rows=self.n_rows,
+            ice_rows=self.ice_rows if individual is not None else None,
+            elapsed=elapsed,
+            notes=notes,
+            feature_data={self.names[j]: self._feature_data(j) for j in features},
+            model_name=type(self.adapter.model).__name__,
+        )
+
+
+    def _feature_data(self, j: int) -> np.ndarray:
+        return self.data.column(j).to_numpy()
+
+
+def check_weights(sample_weight, n: int) -> np.ndarray | None:
+    """``sample_weight`` as a float64 array of ``n`` finite, non-negative weights, not all zero."""
+    if sample_weight is None:
+        return None
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PdpxError("sample_weight must be numbers, one per row of X") from None
+    if w.ndim != 1 or w.shape[0] != n:
+        raise PdpxError(f"sample_weight must have one weight per row of X ({n}), got shape {w.shape}")
+    if not np.all(np.isfinite(w)):
+        raise PdpxError("sample_weight contains NaN or infinite values; give every row a finite weight")
+    if (w < 0).any():
+        raise PdpxError(
+            f"sample_weight has {(w < 0).sum()} negative value(s); weights must be >= 0 (0 leaves a row out)"
+        )
+    if w.sum() <= 0:
+        raise PdpxError("sample_weight is zero for every row; at least one row needs a positive weight")
+    return np.ascontiguousarray(w)

@@ -1,0 +1,159 @@
+"""What every pdpx figure shares: colours, the theme, the drawing options and the frame a figure draws.
+
+Used by :mod:`.plot_oneway` and :mod:`.plot_twoway`; users reach all of it
+through :mod:`pdpx.outputs.plot`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..core.errors import PdpxError
+from ..core.result import grid_label
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..core.result import PartialDependenceResult
+
+#: Colour of ICE curves (drawn light, under the PD curve).
+ICE_COLOR = "#5b84b1"
+#: Colour of the partial dependence curve.
+PD_COLOR = "#d55e00"
+#: Okabe-Ito colours for categories (colour-blind safe).
+PALETTE = ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000"]
+#: Largest number of data points drawn in a rug (a seeded subsample beyond).
+RUG_MAX = 1500
+
+
+def theme_pdpx(base_size: float = 11, base_family: str | None = None):
+    """The pdpx theme: ``theme_bw`` with light grid, soft strips and a quiet caption."""
+    from plotnine import element_blank, element_line, element_rect, element_text, theme, theme_bw
+
+    return theme_bw(base_size=base_size, base_family=base_family) + theme(
+        panel_grid_minor=element_blank(),
+        panel_grid_major=element_line(color="#ebebeb", size=0.5),
+        panel_border=element_rect(color="#bdbdbd", fill="none"),
+        strip_background=element_rect(fill="#f2f2f2", color="#bdbdbd"),
+        strip_text=element_text(size=0.85 * base_size, color="#222222"),
+        axis_text=element_text(size=0.8 * base_size, color="#444444"),
+        axis_title=element_text(size=0.9 * base_size, color="#222222"),
+        axis_ticks=element_line(color="#bdbdbd"),
+        legend_title=element_text(size=0.85 * base_size),
+        legend_text=element_text(size=0.8 * base_size),
+        legend_key=element_blank(),
+        plot_title=element_text(size=1.1 * base_size, weight="bold"),
+        plot_caption=element_text(size=0.7 * base_size, color="#777777"),
+    )
+
+
+
+@dataclasses.dataclass
+class PlotOptions:
+    n_ice: int | None = 100
+    seed: int = 0
+    centered: bool | None = None
+    ice: bool = True
+    rug: bool = True
+    points: bool = True
+    contours: bool = True
+    share_y: bool = True
+    ice_alpha: float | None = None
+    caption: bool = True
+    base_size: float = 11
+
+    def __post_init__(self):
+        if self.n_ice is not None and (not isinstance(self.n_ice, (int, np.integer)) or self.n_ice < 1):
+            raise PdpxError(f"n_ice must be a positive integer or None (all rows), got {self.n_ice!r}")
+        if self.ice_alpha is not None and not 0 < self.ice_alpha <= 1:
+            raise PdpxError(f"ice_alpha must be in (0, 1], got {self.ice_alpha!r}")
+
+
+
+def result_frame(res: "PartialDependenceResult", opts: PlotOptions) -> tuple[pd.DataFrame, str]:
+    """The tidy frame to draw: ICE subsampled, average always present, centred if asked.
+
+    Returns the frame and a note on the ICE curves drawn ("" when none).
+    """
+    individual = res.individual if opts.ice else None
+    note = ""
+    rows = None
+    if individual is not None:
+        n = individual.shape[1]
+        if opts.n_ice is not None and n > opts.n_ice:
+            rows = np.sort(np.random.default_rng(opts.seed).choice(n, opts.n_ice, replace=False))
+            individual = individual[:, rows]
+            note = f"thin lines: ICE curves of {opts.n_ice} of {n:,} rows (random, seed {opts.seed})"
+        else:
+            note = f"thin lines: ICE curves of all {n:,} rows"
+    view = dataclasses.replace(res, individual=individual, kind="both" if individual is not None else "average")
+    df = view.to_frame()
+    if rows is not None:
+        ice_mask = df["kind"] == "individual"
+        df.loc[ice_mask, "row"] = rows[df.loc[ice_mask, "row"].to_numpy(dtype=np.int64)]
+    centered = res.centered
+    if opts.centered and not res.centered:
+        keys = ["output", "kind", df["row"].fillna(-1)]
+        df["yhat"] = df["yhat"] - df.groupby(keys, sort=False)["yhat"].transform("first")
+        centered = True
+    elif opts.centered is False and res.centered:
+        raise PdpxError(
+            "this result was computed centered and cannot be un-centered; "
+            "compute it again with centered=False"
+        )
+    df.attrs["centered"] = centered
+    return df, note
+
+
+def value_label(results: Sequence["PartialDependenceResult"], centered: bool) -> str:
+    res = results[0]
+    what = res.response_label or res.response
+    outputs = res.outputs
+    if len(outputs) == 1 and outputs[0] != what:
+        o = outputs[0]
+        what = f"probability of {o}" if res.response == "predict_proba" else f"{what}, {o}"
+    return ("centered " if centered else "") + f"partial dependence ({what})"
+
+
+def grid_labels(res, j: int) -> list[str]:
+    """Feature j's grid values as text, exactly as ``to_frame()`` writes them in ``label_j``."""
+    return [grid_label(v) for v in res.grid_values[j]]
+
+
+def rug_frame(results, seed: int) -> pd.DataFrame:
+    parts = []
+    rng = np.random.default_rng(seed)
+    for r in results:
+        if r.categorical[0]:
+            continue
+        values = r.feature_data.get(r.features[0])
+        if values is None:
+            continue
+        v = pd.to_numeric(pd.Series(np.asarray(values)), errors="coerce").to_numpy(dtype=float)
+        grid = np.asarray(r.grid_values[0], dtype=float)
+        v = v[np.isfinite(v) & (v >= grid.min()) & (v <= grid.max())]
+        if v.size > RUG_MAX:
+            v = rng.choice(v, RUG_MAX, replace=False)
+        parts.append(pd.DataFrame({"feature_set": r.feature_set, "x": v}))
+    if not parts:
+        return pd.DataFrame({"feature_set": [], "x": []})
+    rug = pd.concat(parts, ignore_index=True)
+    rug["feature_set"] = pd.Categorical(rug["feature_set"], categories=[r.feature_set for r in results])
+    return rug
+
+
+def rug_alpha(rug: pd.DataFrame) -> float:
+    per_panel = rug.groupby("feature_set", observed=True).size().max()
+    return float(np.clip(8 / math.sqrt(max(per_panel, 1)), 0.1, 0.6))
+
+
+def figure_size(nrow: int, ncol: int) -> tuple[float, float]:
+    if nrow == 1 and ncol == 1:
+        return (6.0, 4.0)
+    width = {1: 5.5, 2: 7.5}.get(ncol, min(11.0, 2.4 * ncol + 1.3))
+    return (width, min(24.0, 0.9 + 2.4 * nrow))
+
+

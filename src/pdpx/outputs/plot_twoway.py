@@ -1,0 +1,268 @@
+"""Figures of 2-way results: tiles with contours (numeric x numeric), one line per category
+(numeric x categorical), tiles with their values (categorical x categorical), and the
+composition that stacks them under 1-way facets.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from .plot_style import (
+    PALETTE, RUG_MAX, PlotOptions, figure_size, grid_labels, result_frame, rug_alpha, rug_frame, theme_pdpx,
+    value_label,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..core.result import PartialDependenceResult
+
+
+def twoway_plot(res: "PartialDependenceResult", opts: PlotOptions):
+    df, _ = result_frame(dataclasses.replace(res, individual=None, kind="average"), opts)
+    centered = bool(df.attrs["centered"])
+    df["output"] = pd.Categorical(df["output"].astype(str), categories=list(dict.fromkeys(res.outputs)))
+    cats = res.categorical
+    if not any(cats):
+        p, names = _tiles_numeric(res, df, opts, centered)
+    elif all(cats):
+        p, names = _tiles_categorical(res, df, opts, centered)
+    else:
+        p, names = _lines_by_category(res, df, opts, centered)
+
+    from plotnine import facet_wrap, theme
+
+    k = len(res.outputs)
+    if k > 1:
+        ncol = min(k, 3)
+        p = p + facet_wrap("output", ncol=ncol, scales="fixed" if opts.share_y or not all(cats) else "free")
+        size = figure_size(math.ceil(k / ncol), ncol)
+        size = (size[0] + 1.0, size[1])  # room for the legend
+    else:
+        size = (6.5, 4.5)
+    p = p + theme_pdpx(opts.base_size) + theme(figure_size=size)
+    p._pdpx_layers = names
+    return p
+
+
+def _edges(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Tile bounds around each grid value: midway to its neighbours."""
+    v = np.asarray(values, dtype=float)
+    if v.size == 1:
+        return v - 0.5, v + 0.5
+    mid = (v[1:] + v[:-1]) / 2
+    lo = np.concatenate([[v[0] - (mid[0] - v[0])], mid])
+    hi = np.concatenate([mid, [v[-1] + (v[-1] - mid[-1])]])
+    return lo, hi
+
+
+def _fill_scale(centered: bool, name: str):
+    from plotnine import guide_colorbar, scale_fill_cmap, scale_fill_gradient2
+
+    guide = guide_colorbar()
+    if centered:
+        return scale_fill_gradient2(low="#2166ac", mid="#f7f7f7", high="#b2182b", midpoint=0, name=name,
+                                    guide=guide)
+    return scale_fill_cmap("viridis", name=name, guide=guide)
+
+
+def _legend_name(res, centered: bool) -> str:
+    what = res.response_label or res.response
+    if len(res.outputs) == 1 and res.outputs[0] != what:
+        what = f"P({res.outputs[0]})" if res.response == "predict_proba" else f"{what}, {res.outputs[0]}"
+    return ("centered\n" if centered else "") + "partial\ndependence\n" + f"({what})"
+
+
+def _tiles_numeric(res, df, opts, centered):
+    from plotnine import aes, geom_path, geom_rect, geom_rug, ggplot, labs, scale_x_continuous, scale_y_continuous
+
+    f1, f2 = res.features
+    g1, g2 = (np.asarray(g, dtype=float) for g in res.grid_values)
+    lo1, hi1 = _edges(g1)
+    lo2, hi2 = _edges(g2)
+    i1 = np.searchsorted(g1, df["x_1"].to_numpy())
+    i2 = np.searchsorted(g2, df["x_2"].to_numpy())
+    tiles = df.assign(xmin=lo1[i1], xmax=hi1[i1], ymin=lo2[i2], ymax=hi2[i2])
+    layers = [geom_rect(tiles, aes(xmin="xmin", xmax="xmax", ymin="ymin", ymax="ymax", fill="yhat"))]
+    names = ["tiles"]
+    if opts.contours:
+        lines = _contour_lines(res, df)
+        if len(lines):
+            ink = "#333333" if centered else "white"  # the diverging scale is light around 0
+            layers.append(geom_path(lines, aes("x", "y", group="piece"), color=ink, alpha=0.6 if centered else 0.75,
+                                    size=0.45))
+            names.append("contours")
+    if opts.rug:
+        pts = _joint_rug(res, g1, g2, opts.seed)
+        if len(pts):
+            layers.append(geom_rug(pts, aes(x="x", y="y"), sides="bl", color="#555555", alpha=rug_alpha(
+                pts.assign(feature_set="_")), size=0.3, length=0.03))
+            names.append("rug")
+    p = ggplot()
+    for layer in layers:
+        p = p + layer
+    zero = (0.0, 0.0)
+    p = (p + scale_x_continuous(expand=zero) + scale_y_continuous(expand=zero)
+         + _fill_scale(centered, _legend_name(res, centered)) + labs(x=f1, y=f2))
+    return p, names
+
+
+def contour_levels(z: np.ndarray) -> np.ndarray:
+    from mizani.breaks import breaks_extended
+
+    lo, hi = float(np.nanmin(z)), float(np.nanmax(z))
+    if not np.isfinite(lo) or hi - lo <= 1e-12 * max(1.0, abs(hi)):
+        return np.array([])
+    levels = np.asarray(breaks_extended(n=7)((lo, hi)), dtype=float)
+    return levels[(levels > lo) & (levels < hi)]
+
+
+def _contour_lines(res, df) -> pd.DataFrame:
+    import contourpy
+
+    g1, g2 = (np.asarray(g, dtype=float) for g in res.grid_values)
+    if g1.size < 2 or g2.size < 2:
+        return pd.DataFrame({"x": [], "y": [], "piece": [], "output": [], "level": []})
+    levels = contour_levels(df["yhat"].to_numpy())
+    parts = []
+    for k, out in enumerate(res.outputs):
+        z = df.loc[df["output"] == out, "yhat"].to_numpy().reshape(g1.size, g2.size).T  # rows: feature 2
+        gen = contourpy.contour_generator(x=g1, y=g2, z=z, line_type=contourpy.LineType.Separate)
+        for level in levels:
+            for j, seg in enumerate(gen.lines(level)):
+                if len(seg) < 2:
+                    continue
+                parts.append(pd.DataFrame({
+                    "x": seg[:, 0], "y": seg[:, 1], "piece": f"{k}|{level:.12g}|{j}", "output": out,
+                    "level": level,
+                }))
+    if not parts:
+        return pd.DataFrame({"x": [], "y": [], "piece": [], "output": [], "level": []})
+    lines = pd.concat(parts, ignore_index=True)
+    lines["output"] = pd.Categorical(lines["output"], categories=list(dict.fromkeys(res.outputs)))
+    return lines
+
+
+def _joint_rug(res, g1, g2, seed) -> pd.DataFrame:
+    f1, f2 = res.features
+    if f1 not in res.feature_data or f2 not in res.feature_data:
+        return pd.DataFrame({"x": [], "y": []})
+    a = pd.to_numeric(pd.Series(np.asarray(res.feature_data[f1])), errors="coerce").to_numpy(dtype=float)
+    b = pd.to_numeric(pd.Series(np.asarray(res.feature_data[f2])), errors="coerce").to_numpy(dtype=float)
+    lo1, hi1 = _edges(g1)
+    lo2, hi2 = _edges(g2)
+    ok = (np.isfinite(a) & np.isfinite(b) & (a >= lo1[0]) & (a <= hi1[-1]) & (b >= lo2[0]) & (b <= hi2[-1]))
+    a, b = a[ok], b[ok]
+    if a.size > RUG_MAX:
+        pick = np.random.default_rng(seed).choice(a.size, RUG_MAX, replace=False)
+        a, b = a[pick], b[pick]
+    return pd.DataFrame({"x": a, "y": b})
+
+
+def _format_values(v: np.ndarray) -> list[str]:
+    v = np.asarray(v, dtype=float)
+    top = float(np.nanmax(np.abs(v))) if v.size else 0.0
+    digits = 3 if top == 0 else int(np.clip(2 - math.floor(math.log10(top)), 0, 4))
+    return [f"{x:,.{digits}f}" for x in v]
+
+
+def _tiles_categorical(res, df, opts, centered):
+    from plotnine import aes, geom_text, geom_tile, ggplot, labs, scale_color_identity, scale_x_discrete, \
+        scale_y_discrete
+
+    f1, f2 = res.features
+    levels1, levels2 = grid_labels(res, 0), grid_labels(res, 1)
+    t = df.assign(
+        a=pd.Categorical(df["label_1"].astype(str), categories=levels1),
+        b=pd.Categorical(df["label_2"].astype(str), categories=levels2),
+        text=_format_values(df["yhat"].to_numpy()),
+    )
+    z = t["yhat"].to_numpy()
+    span = float(np.ptp(z)) or 1.0
+    if centered:
+        light = np.abs(z) / max(float(np.abs(z).max()), 1e-300) < 0.6
+    else:
+        light = (z - z.min()) / span > 0.55  # upper viridis is light: dark text
+    t["ink"] = np.where(light, "#1a1a1a", "white")
+    p = (
+        ggplot(t, aes("a", "b"))
+        + geom_tile(aes(fill="yhat"), color="white", size=0.8)
+        + geom_text(aes(label="text", color="ink"), size=0.8 * opts.base_size)
+        + scale_color_identity()
+        + scale_x_discrete(expand=(0, 0))
+        + scale_y_discrete(expand=(0, 0))
+        + _fill_scale(centered, _legend_name(res, centered))
+        + labs(x=f1, y=f2)
+    )
+    return p, ["tiles", "values"]
+
+
+def _lines_by_category(res, df, opts, centered):
+    from plotnine import aes, geom_line, geom_point, geom_rug, ggplot, labs, scale_color_manual
+
+    num = 0 if not res.categorical[0] else 1
+    cat = 1 - num
+    fn, fc = res.features[num], res.features[cat]
+    levels = grid_labels(res, cat)
+    t = df.assign(
+        x=df[f"x_{num + 1}"].to_numpy(dtype=float),
+        category=pd.Categorical(df[f"label_{cat + 1}"].astype(str), categories=levels),
+    )
+    t["curve"] = t["output"].astype(str) + "|" + t["category"].astype(str)
+    palette = PALETTE if len(levels) <= len(PALETTE) else None
+    p = ggplot(t, aes("x", "yhat", color="category", group="curve")) + geom_line(size=1.0)
+    names = ["lines"]
+    if opts.points:
+        p = p + geom_point(size=1.1)
+        names.append("points")
+    if opts.rug:
+        rug = rug_frame([dataclasses.replace(res, features=[fn], grid_values=[res.grid_values[num]],
+                                              categorical=[False])], opts.seed)
+        if len(rug):
+            p = p + geom_rug(rug.drop(columns="feature_set"), aes(x="x"), inherit_aes=False, color="#555555",
+                             alpha=rug_alpha(rug), size=0.3, length=0.035)
+            names.append("rug")
+    if palette is not None:
+        p = p + scale_color_manual(values=palette[: len(levels)], name=fc)
+    p = p + labs(x=fn, y=value_label([res], centered), color=fc)
+    return p, names
+
+
+
+def compose(oneway, twoway: list, wide: list[bool]):
+    """Stack the 1-way facets (if any) over the 2-way figures.
+
+    Single-output 2-way figures go two to a row; faceted ones (``wide``) get a row each.
+    """
+    from plotnine import theme
+
+    rows, pending = [], []
+    for p, is_wide in zip(twoway, wide):
+        if is_wide:
+            rows.append(p)
+            continue
+        pending.append(p)
+        if len(pending) == 2:
+            rows.append(pending[0] | pending[1])
+            pending = []
+    if pending:  # an odd one out keeps the width of its neighbours above
+        narrow = sum(not w for w in wide)
+        if narrow > 1:
+            from plotnine.composition import plot_spacer
+
+            rows.append(pending[0] | plot_spacer())
+        else:
+            rows.append(pending[0])
+    parts = ([oneway] if oneway is not None else []) + rows
+    out = parts[0]
+    for part in parts[1:]:
+        out = out / part
+    heights = [oneway.theme.getp("figure_size")[1]] if oneway is not None else []
+    heights += [4.5] * len(rows)
+    width = 9.0 if len(twoway) > 1 or any(wide) else 7.0
+    if oneway is not None:
+        width = max(width, oneway.theme.getp("figure_size")[0])
+    return out & theme(figure_size=(width, min(24.0, sum(heights))))

@@ -1,0 +1,260 @@
+"""``pdpx.report``: one self-contained HTML file a person can hand to a colleague.
+
+The report holds the model and data summary, the features ranked by how much
+their partial dependence varies, one figure per feature (PD with ICE), the
+strongest 2-way interactions among the top features (or the pairs you name), and
+the method and time used. Figures are embedded (base64 PNG or inline SVG): the
+file has no external assets and opens offline.
+
+Importance of a feature is the spread of its PD curve (Greenwell, Boehmke and
+McCarthy 2018, "A simple and effective model-based variable importance
+measure"): the standard deviation over the grid for numeric features, the range
+divided by 4 for categorical ones, averaged over outputs. Interaction strength of
+a pair is the standard deviation, over the 2-way grid, of what the 2-way PD
+does not explain additively: ``pd(a, b) - row mean - column mean + grand mean``.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html
+import io
+import itertools
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..core.compute import partial_dependence
+from ..core.data import as_frame
+from ..core.errors import PdpxError
+from ..core.plugins import adapt
+from ..core.progress import progress_bar
+from .report_page import Page, embed
+
+__all__ = ["report", "feature_importance", "interaction_strength"]
+
+#: How many top-ranked features are paired when looking for interactions.
+TOP_FOR_PAIRS = 4
+#: Grid points per numeric feature of a 2-way PD in a report (unless given).
+PAIR_GRID = 20
+
+
+def report(
+    model: Any,
+    X,
+    path: str | Path,
+    *,
+    features: Sequence | None = None,
+    interactions: int | Sequence | str | None = "auto",
+    title: str | None = None,
+    n_ice: int = 100,
+    seed: int = 0,
+    max_rows: int | None = None,
+    image_format: str = "png",
+    dpi: int = 150,
+    progress: bool = True,
+    pair_grid_resolution: int = PAIR_GRID,
+    **pd_options: Any,
+) -> Path:
+    """Write a self-contained HTML report of the model's partial dependence.
+
+    Parameters
+    ----------
+    model : fitted model
+        Anything :func:`pdpx.partial_dependence` accepts.
+    X : DataFrame or ndarray of shape (n_rows, n_features)
+        Background rows (and the data the summary describes).
+    path : str or Path
+        The HTML file to write (folders are created).
+    features : list of str / int, optional
+        Features to show, 1-way. Default: every column (constant columns are
+        listed as skipped).
+    interactions : "auto", int, list of pairs, or None, default "auto"
+        ``"auto"``: the 3 strongest pairs among the 4 top-ranked features; an
+        integer: that many strongest pairs; a list such as ``[("age", "bmi")]``:
+        those pairs; ``None`` or ``0``: no 2-way section.
+    title : str, optional
+        Default: "Partial dependence of <model class>".
+    n_ice : int, default 100
+        ICE curves drawn per figure (a seeded subsample of the rows).
+    seed : int, default 0
+        Seed of the ICE subsample and of the row sample (``max_rows``).
+    max_rows : int, optional
+        Average over a random sample of this many rows when X has more.
+    image_format : {"png", "svg"}, default "png"
+        PNGs are embedded as base64, SVGs inline.
+    dpi : int, default 150
+        Resolution of embedded PNGs.
+    progress : bool, default True
+        Show a tqdm progress bar while computing and drawing.
+    pair_grid_resolution : int, default 20
+        Grid points per numeric feature of the 2-way results.
+    **pd_options
+        Options of :func:`pdpx.partial_dependence` (``method``, ``response``,
+        ``grid_resolution``, ``categorical_features``, ``target``, ...).
+        ``kind`` defaults to ``"both"``.
+
+    Returns
+    -------
+    Path
+        The file written.
+    """
+    if image_format not in ("png", "svg"):
+        raise PdpxError(f"image_format must be 'png' or 'svg', got {image_format!r}")
+    pd_options.pop("progress", None)  # the report has its own bar
+    pd_options.setdefault("kind", "both")
+    t_start = time.perf_counter()
+
+    frame = _as_frame(model, X)
+    sampled_from = None
+    if max_rows is not None and len(frame) > max_rows:
+        sampled_from = len(frame)
+        take = np.sort(np.random.default_rng(seed).choice(len(frame), int(max_rows), replace=False))
+        frame = frame.iloc[take]
+        if pd_options.get("sample_weight") is not None:
+            pd_options["sample_weight"] = np.asarray(pd_options["sample_weight"])[take]
+
+    auto_features = features is None
+    wanted = [str(c) for c in frame.columns] if auto_features else list(features)
+    pairs_given = _given_pairs(interactions)
+    n_auto_pairs = _auto_pair_count(interactions)
+
+    bar = _bar(progress, total=len(wanted) * 2 + (len(pairs_given) if pairs_given is not None else
+                                                   math.comb(TOP_FOR_PAIRS, 2)) * 2)
+    try:
+        # ---------------------------------------------------------- 1-way
+        results, skipped = [], {}
+        for f in wanted:
+            bar.set_postfix_str(f"PD {f}")
+            try:
+                results.append(partial_dependence(model, frame, f, progress=False, **pd_options))
+            except PdpxError as exc:
+                if not auto_features:
+                    raise
+                skipped[str(f)] = str(exc)
+            bar.update(1)
+        if not results:
+            raise PdpxError("no feature could be computed: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+        ranking = _rank(results)
+
+        # ---------------------------------------------------------- 2-way
+        if pairs_given is not None:
+            candidates = pairs_given
+        elif n_auto_pairs:
+            top = [r.features[0] for r, _ in ranking[:TOP_FOR_PAIRS]]
+            candidates = list(itertools.combinations(top, 2))
+        else:
+            candidates = []
+        bar.total = len(wanted) * 2 + len(candidates) * 2
+        bar.refresh()
+        pair_opts = dict(pd_options, kind="average", grid_resolution=pair_grid_resolution)
+        pair_results = []
+        for a, b in candidates:
+            bar.set_postfix_str(f"PD {a} x {b}")
+            r2 = partial_dependence(model, frame, [a, b], progress=False, **pair_opts)
+            pair_results.append((r2, interaction_strength(r2)))
+            bar.update(1)
+        if pairs_given is None:
+            pair_results.sort(key=lambda t: -t[1])
+            pair_results = pair_results[:n_auto_pairs]
+            bar.total = bar.n + len(results) + len(pair_results)
+            bar.refresh()
+
+        # ---------------------------------------------------------- figures
+        figures = []
+        for r, _ in ranking:
+            bar.set_postfix_str(f"figure {r.feature_set}")
+            figures.append((r, embed(r.plot(n_ice=n_ice, seed=seed), image_format, dpi)))
+            bar.update(1)
+        pair_figures = []
+        for r2, s in pair_results:
+            bar.set_postfix_str(f"figure {r2.feature_set}")
+            pair_figures.append((r2, s, embed(r2.plot(seed=seed), image_format, dpi)))
+            bar.update(1)
+    finally:
+        bar.close()
+
+    page = Page(
+        title=title or f"Partial dependence of {results[0].model_name or type(model).__name__}",
+        model=model, frame=frame, sampled_from=sampled_from, seed=seed, results=results, ranking=ranking,
+        skipped=skipped, figures=figures, pair_figures=pair_figures, pairs_auto=pairs_given is None,
+        n_candidates=len(candidates), top_for_pairs=TOP_FOR_PAIRS, options=pd_options, n_ice=n_ice,
+        elapsed=time.perf_counter() - t_start,
+    )
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page.render(), encoding="utf-8")
+    return path
+
+
+def feature_importance(res) -> float:
+    """Spread of a 1-way PD: standard deviation over the grid (numeric) or range / 4 (categorical).
+
+    Averaged over the outputs. ``res`` is a 1-way :class:`PartialDependenceResult`.
+    """
+    avg = np.asarray(res.average, dtype=float).reshape(len(res.outputs), -1)
+    if res.categorical[0]:
+        per_output = (avg.max(axis=1) - avg.min(axis=1)) / 4
+    else:
+        per_output = avg.std(axis=1)
+    return float(np.mean(per_output))
+
+
+def interaction_strength(res) -> float:
+    """How far a 2-way PD is from additive: sd over the grid of its interaction part.
+
+    ``pd(a, b) - mean_b pd(a, .) - mean_a pd(., b) + mean pd``, averaged over
+    outputs (grid points weighted equally). Zero for an additive model.
+    """
+    z = np.asarray(res.average, dtype=float)
+    if z.ndim != 3:
+        raise PdpxError("interaction_strength needs a 2-way result")
+    r = z - z.mean(axis=2, keepdims=True) - z.mean(axis=1, keepdims=True) + z.mean(axis=(1, 2), keepdims=True)
+    return float(np.mean(r.reshape(r.shape[0], -1).std(axis=1)))
+
+
+def _as_frame(model, X) -> pd.DataFrame:
+    if isinstance(X, pd.DataFrame):
+        return X
+    return as_frame(X, adapt(model))
+
+
+def _given_pairs(interactions) -> list[tuple] | None:
+    if interactions is None or interactions is False or isinstance(interactions, (str, int, np.integer)):
+        if isinstance(interactions, str) and interactions != "auto":
+            raise PdpxError(f"interactions must be 'auto', a number of pairs, a list of pairs or None; "
+                            f"got {interactions!r}")
+        return None
+    pairs = []
+    for p in interactions:
+        if isinstance(p, str) or len(p) != 2:
+            raise PdpxError(f"each interaction must be a pair of features, e.g. ('age', 'bmi'); got {p!r}")
+        pairs.append(tuple(p))
+    return pairs
+
+
+def _auto_pair_count(interactions) -> int:
+    if interactions is None or interactions is False:
+        return 0
+    if isinstance(interactions, str):
+        return 3
+    if isinstance(interactions, (int, np.integer)):
+        if interactions < 0:
+            raise PdpxError(f"interactions must be >= 0, got {interactions}")
+        return int(interactions)
+    return 0
+
+
+def _rank(results) -> list[tuple[Any, float]]:
+    scored = [(r, feature_importance(r)) for r in results]
+    return sorted(scored, key=lambda t: -t[1])
+
+
+def _bar(progress: bool, total: int):
+    return progress_bar(total, progress=bool(progress), desc="pdpx report")

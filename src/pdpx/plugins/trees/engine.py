@@ -1,0 +1,113 @@
+"""The two tree computations, given a tree model and a request: brute's exact answer, and recursion.
+
+The registered methods (:mod:`pdpx.plugins.exact`, :mod:`pdpx.plugins.recursion`)
+decide *whether* they can run and call these; anything else that needs partial
+dependence from trees (warm-up, and later importance or interaction measures)
+calls them too, without going through the plugin layer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.errors import PdpxError
+from ...core.ir import TreeModel
+from ...core.method import MethodResult, Request
+from ...core.progress import progress_bar
+from .prep import integrate, prepare, set_threads
+
+#: Values of ``method_options={"kernel": ...}`` for ``exact``.
+KERNELS = ("auto", "leafsets", "partition")
+
+
+def kernel_option(options: dict) -> str:
+    """The ``kernel`` method option, checked."""
+    kernel = options.get("kernel", "auto")
+    if kernel not in KERNELS:
+        raise PdpxError(f"method_options={{'kernel': {kernel!r}}}: expected one of {list(KERNELS)}")
+    return kernel
+
+
+def encoded_chunk(tm: TreeModel, X) -> np.ndarray:
+    """Encoded rows as float64 (float32-rounded once here when the model compares in float32)."""
+    Xc = np.ascontiguousarray(tm.encode(X), dtype=np.float64)
+    if tm.ensemble.float32_input:  # round once here instead of at every node
+        Xc = Xc.astype(np.float32).astype(np.float64)
+    return Xc
+
+
+def choose_kernel(prep, kernel: str = "auto"):
+    """The row kernel for a prepared request: leaf sets when every tree has at most 64 leaves, else partition."""
+    from . import leafsets, partition
+
+    if kernel != "partition":
+        ls = leafsets.plan(prep, required=kernel == "leafsets")
+        if ls is not None:
+            return ls
+        if kernel == "leafsets":
+            raise PdpxError(
+                "method_options={'kernel': 'leafsets'}: a tree of this model has more than "
+                f"{leafsets.MAX_LEAVES} leaves that the grid reaches; use kernel 'auto' or 'partition'"
+            )
+    return partition.plan(prep)
+
+
+def exact(tm: TreeModel, req: Request) -> MethodResult:
+    """What ``brute`` returns for ``req``, computed from the trees (see :mod:`pdpx.plugins.exact`)."""
+    from .kernels import LINK_CODES
+
+    kernel_name = kernel_option(req.options)
+    ens = tm.ensemble
+    threads = set_threads(req.n_jobs)
+    n = len(req.X)
+    prep = prepare(tm, req)
+    kernel = choose_kernel(prep, kernel_name)
+    outputs = np.asarray(req.outputs, dtype=np.int64)
+    K = outputs.size
+    M = int(ens.n_margins)
+    G = prep.n_cells
+    w = req.sample_weight
+    total_w = float(n) if w is None else float(w.sum())
+    row_w = np.ones(n) if w is None else np.ascontiguousarray(w, dtype=np.float64)
+    linear = ens.is_linear and not req.needs_individual
+    base = ens.base_score.reshape((M,) + (1,) * len(prep.grid_shape))
+
+    # rows are encoded (and transposed by the partition kernel) in chunks within the budget
+    chunk = int(max(1, min(n, req.memory_budget // (8 * req.X.shape[1] * 3))))
+    starts = list(range(0, n, chunk))
+    D = np.zeros(M * G)
+    sums = np.zeros((K, G))
+    ice = np.empty((K, n if req.needs_individual else 0, G))
+    finish_args = (M, prep.grid_shape_array, ens.base_score, LINK_CODES[ens.link], float(ens.link_scale),
+                   outputs, bool(req.needs_individual))
+    with progress_bar(len(starts), progress=req.progress, desc="pdpx exact") as bar:
+        for r0 in starts:
+            r1 = min(n, r0 + chunk)
+            Xc = encoded_chunk(tm, req.X.iloc[r0:r1])
+            if linear:
+                D += kernel.average_sum(Xc, row_w[r0:r1], w is None, threads)
+            else:
+                sums += kernel.rows(Xc, row_w[r0:r1], threads, finish_args, ice, r0)
+            bar.update(1)
+    if linear:
+        avg = integrate(D.reshape(M, G), prep.grid_shape) / total_w + base
+        return MethodResult(average=avg[outputs], notes=list(tm.notes))
+    individual = ice.reshape((K, n) + prep.grid_shape) if req.needs_individual else None
+    return MethodResult(average=sums.reshape((K,) + prep.grid_shape) / total_w, individual=individual,
+                        notes=list(tm.notes))
+
+
+def recursion(tm: TreeModel, req: Request) -> MethodResult:
+    """Friedman's weighted traversal for ``req`` (see :mod:`pdpx.plugins.recursion`)."""
+    from .kernels import recursion_weights, scatter_boxes
+
+    ens = tm.ensemble
+    prep = prepare(tm, req)
+    # each leaf's share of its tree's node weight, added to its box like a count of rows
+    share = recursion_weights(ens.tree_start, ens.left, ens.right, ens.node_weight, prep.tgt, prep.reach,
+                              int(prep.max_tree_nodes))
+    M = int(ens.n_margins)
+    D = scatter_boxes(share, *prep.box_args()).reshape(M, prep.n_cells)
+    avg = integrate(D, prep.grid_shape) + ens.base_score.reshape((M,) + (1,) * len(prep.grid_shape))
+    notes = list(tm.notes) + [f"recursion weights: {tm.recursion_weights}"]
+    return MethodResult(average=avg[np.asarray(req.outputs)], notes=notes)

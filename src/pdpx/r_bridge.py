@@ -1,0 +1,231 @@
+"""The bridge the R package calls (``py$bridge`` in ``r/pdpx/R/python.R``).
+
+Everything crossing the language boundary is plain data, because reticulate 1.28
+(Debian's) cannot convert NumPy arrays under NumPy 2: numbers travel as raw
+little-endian float64 bytes, text as lists of str.
+
+* :func:`frame_from_r`: the R package's data.frame payload -> DataFrame;
+* :func:`frame_columns`: rows -> what an R predict closure reads;
+* :func:`frame_for_r`: a result's tidy frame -> a payload R turns into a data.frame;
+* :func:`r_adapter`: the adapter an R model spec describes (randomForest forest
+  arrays plus a predict closure, or any R model's predict closure);
+* :func:`r_partial_dependence`: one call of :func:`pdpx.partial_dependence`, whose
+  keyword options the R side may pass by name (the set is read from the Python
+  function's signature, so the two never drift apart).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .adapters.randomforest import RandomForestAdapter
+from .adapters.randomforest_trees import as_array, as_list, read_forest
+from .adapters.rfunction import RFunctionAdapter
+from .core.adapter import Adapter
+from .core.compute import partial_dependence
+from .core.errors import PdpxError
+
+
+def frame_columns(X: pd.DataFrame) -> dict:
+    """A DataFrame as plain data an R function can read through reticulate.
+
+    ``{"n": n_rows, "names": [...], "columns": {name: value}}`` where each value is
+    raw little-endian float64 bytes (a ``bytearray``, R ``raw``; read it with
+    ``readBin(x, "double", n)``): the numbers of numeric and bool columns, and the
+    1-based codes of categorical columns (NaN for missing). Other columns (text)
+    are lists of str, None for missing.
+    """
+    cols = {}
+    for name in X.columns:
+        s = X[name]
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            codes = s.cat.codes.to_numpy().astype(np.float64)
+            arr = np.where(codes < 0, np.nan, codes + 1.0)
+        elif pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
+            arr = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            cols[str(name)] = [None if _is_missing(v) else str(v) for v in s.to_numpy(dtype=object)]
+            continue
+        cols[str(name)] = bytearray(np.ascontiguousarray(arr, dtype="<f8").tobytes())
+    return {"n": int(len(X)), "names": [str(c) for c in X.columns], "columns": cols}
+
+
+def _is_missing(v) -> bool:
+    try:
+        return v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
+    except TypeError:  # pragma: no cover
+        return False
+
+
+def frame_from_r(payload: Mapping) -> pd.DataFrame:
+    """The DataFrame the R package sends as plain data (R's ``.frame_payload``).
+
+    ``{"n": n, "names": [...], "columns": {name: {"type": ..., ...}}}``; types:
+    "double" and "integer" (``data``: float64 bytes, NaN for NA; integers without NA
+    stay integers), "logical" (same; pandas' nullable boolean when NA occurs),
+    "factor" (``codes``: 1-based float64 bytes, ``levels``, ``ordered``: a pandas
+    Categorical with the R levels) and "character" (``codes`` into ``levels``).
+    R's NA becomes missing in every type (reticulate's own conversion reads an
+    integer NA as -2147483648, a logical NA as True and a character NA as "NA").
+    """
+    n = int(payload["n"])
+    names = [str(v) for v in as_list(payload["names"]) or []]
+    columns = payload["columns"]
+    data = {}
+    for name in names:
+        col = columns[name]
+        kind = col["type"]
+        if kind in ("double", "integer", "logical"):
+            arr = as_array(col["data"])
+            if len(arr) != n:
+                raise PdpxError(f"column {name!r} from R has {len(arr)} values, expected {n}")
+            missing = np.isnan(arr)
+            if kind == "integer" and not missing.any():
+                data[name] = arr.astype(np.int64)
+            elif kind == "logical":
+                data[name] = arr.astype(bool) if not missing.any() else pd.array(
+                    np.where(missing, None, arr != 0).tolist(), dtype="boolean")
+            else:
+                data[name] = arr
+        elif kind in ("factor", "character"):
+            codes = as_array(col["codes"])
+            levels = [str(v) for v in as_list(col["levels"]) or []]
+            idx = np.where(np.isnan(codes), -1, codes - 1).astype(np.int64)
+            if kind == "factor":
+                data[name] = pd.Categorical.from_codes(idx, categories=levels, ordered=bool(col.get("ordered")))
+            else:
+                values = np.array(levels + [None], dtype=object)[idx]  # -1 picks None
+                data[name] = pd.Series(values, dtype="str")
+        else:
+            raise PdpxError(f"column {name!r} from R has an unknown type {kind!r}")
+    return pd.DataFrame(data, columns=names)
+
+
+def frame_for_r(df: pd.DataFrame, *, one_based: Sequence[str] = ()) -> dict:
+    """A DataFrame as plain data for R: numbers as raw float64 bytes, text as levels + codes.
+
+    Returns ``{"n": n, "names": [...], "columns": {name: {"type": ..., ...}}}`` with
+    ``type`` "double" (``data``: bytes, NaN for missing), "integer" (same, R
+    converts), or "character" (``levels``: list of str, ``codes``: float64 bytes of
+    1-based codes, NaN for missing). Columns named in ``one_based`` get 1 added
+    (positions become R's 1-based ones).
+    """
+    out = {}
+    for name in df.columns:
+        s = df[name]
+        if pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
+            arr = s.to_numpy(dtype=np.float64, na_value=np.nan)
+            if name in one_based:
+                arr = arr + 1.0
+            kind = "integer" if pd.api.types.is_integer_dtype(s.dtype) else "double"
+            out[str(name)] = {"type": kind, "data": bytearray(np.ascontiguousarray(arr, dtype="<f8").tobytes())}
+        else:
+            codes, uniques = pd.factorize(s, use_na_sentinel=True)
+            c = np.where(codes < 0, np.nan, codes + 1.0)
+            out[str(name)] = {
+                "type": "character",
+                "levels": [str(u) for u in uniques],
+                "codes": bytearray(np.ascontiguousarray(c, dtype="<f8").tobytes()),
+            }
+    return {"n": int(len(df)), "names": [str(c) for c in df.columns], "columns": out}
+
+
+def r_adapter(spec: Mapping) -> Adapter:
+    """Build the adapter the R package describes in ``spec`` (a named R list).
+
+    ``spec$type`` is "randomForest" (``forest``: the forest arrays, ``feature_names``,
+    ``classes``, ``coefs``, ``predict``: an R closure reading :func:`frame_columns`,
+    optional ``input_names`` and ``training_data``) or "function" (``predict``, ``output_names``,
+    ``classes``, ``feature_names``, ``model_name``).
+    """
+    kind = spec.get("type")
+    if kind == "randomForest":
+        fd = read_forest(spec["forest"], feature_names=spec.get("feature_names"), classes=spec.get("classes"),
+                         coefs=spec.get("coefs"), input_names=spec.get("input_names"))
+        return RandomForestAdapter(
+            fd, _takes_columns(spec.get("predict")),
+            training_data=spec.get("training_data"), training_weight=spec.get("training_weight"),
+        )
+    if kind == "function":
+        return RFunctionAdapter(
+            _takes_columns(spec["predict"]), output_names=spec.get("output_names"), classes=spec.get("classes"),
+            feature_names=spec.get("feature_names"), model_name=str(spec.get("model_name") or "R model"),
+        )
+    raise PdpxError(f"unknown R model spec type {kind!r}")
+
+
+def _keyword_options(fn) -> frozenset:
+    """The keyword-only parameters of ``fn``: what the R package may pass as options."""
+    return frozenset(name for name, p in inspect.signature(fn).parameters.items() if p.kind is p.KEYWORD_ONLY)
+
+
+def _takes_columns(closure):
+    """An R predict closure, which reads :func:`frame_columns`, as a function of a DataFrame."""
+    if closure is None:
+        return None
+
+    def predict(X: pd.DataFrame):
+        return closure(frame_columns(X))
+
+    return predict
+
+
+def r_partial_dependence(adapter: Adapter, X: pd.DataFrame, features, options: Mapping | None = None) -> dict:
+    """Compute a partial dependence for the R package; everything returned is plain data.
+
+    Returns ``{"frame": frame_for_r(result.to_frame()), "meta": {...}}``; in the
+    frame, ``row`` and the ``x_j`` of categorical features are 1-based (R positions).
+    """
+    if isinstance(X, Mapping):  # columns as plain data (R's .frame_payload)
+        X = frame_from_r(X)
+    opts = dict(options or {})
+    known = _keyword_options(partial_dependence)
+    unknown = sorted(set(opts) - known)
+    if unknown:
+        raise PdpxError(f"unknown option(s) {unknown}; known: {sorted(known)}")
+    if "percentiles" in opts and opts["percentiles"] is not None:
+        opts["percentiles"] = tuple(as_list(opts["percentiles"]))
+    if opts.get("custom_values") is not None:
+        opts["custom_values"] = {str(k): as_list(v) for k, v in dict(opts["custom_values"]).items()}
+    for key in ("categorical_features", "target"):
+        if opts.get(key) is not None and not isinstance(opts[key], (list, tuple)):
+            opts[key] = as_list(opts[key])
+    if opts.get("sample_weight") is not None:
+        opts["sample_weight"] = as_array(opts["sample_weight"])
+    for key in ("grid_resolution", "n_jobs"):
+        if isinstance(opts.get(key), float) and float(opts[key]).is_integer():
+            opts[key] = int(opts[key])
+    opts = {k: v for k, v in opts.items() if v is not None}
+    feats = as_list(features)
+    res = partial_dependence(adapter, X, feats if len(feats) > 1 else feats[0], **opts)
+    df = res.to_frame()
+    one_based = ["row"] + [f"x_{j + 1}" for j, c in enumerate(res.categorical) if c]
+    grid = []
+    for j, (g, c) in enumerate(zip(res.grid_values, res.categorical)):
+        if not c:
+            grid.append(np.asarray(g, dtype=np.float64).tolist())
+        elif np.asarray(g).dtype == bool:  # R spells logicals TRUE / FALSE
+            grid.append(["TRUE" if v else "FALSE" for v in g])
+            df[f"label_{j + 1}"] = df[f"label_{j + 1}"].map({"True": "TRUE", "False": "FALSE"}).astype("string")
+        else:
+            grid.append([str(v) for v in g])
+    meta = {
+        "features": list(res.features),
+        "categorical": [bool(c) for c in res.categorical],
+        "grid_values": grid,
+        "outputs": list(res.outputs),
+        "response": res.response,
+        "response_label": res.response_label,
+        "method": res.method,
+        "kind": res.kind,
+        "centered": bool(res.centered),
+        "n_rows": int(res.n_rows),
+        "elapsed": float(res.elapsed),
+        "notes": list(res.notes),
+    }
+    return {"frame": frame_for_r(df, one_based=one_based), "meta": meta}
