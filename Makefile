@@ -9,7 +9,7 @@ APT_PACKAGES := r-base-core r-base-dev r-cran-randomforest r-cran-reticulate r-c
 export PDPX_PYTHON := $(PY)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: setup system-packages demo test test-python test-r bench gallery clean
+.PHONY: setup system-packages demo test lint test-python test-r bench gallery clean
 
 setup: system-packages $(STAMP)
 
@@ -37,7 +37,13 @@ $(STAMP): pyproject.toml $(VENV)/bin/python
 demo: setup
 	$(PY) -m pdpx.demo
 
-test: setup test-python test-r
+test: setup lint test-python test-r
+
+# House rules (docs/architecture.md): ruff (lint, docstrings) and import-linter (layers, no cycles,
+# core names no model library), contracts in pyproject.toml.
+lint:
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/lint-imports
 
 test-python:
 	$(PY) -m pytest -q -p no:cacheprovider

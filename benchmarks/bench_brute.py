@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor

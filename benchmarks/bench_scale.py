@@ -168,7 +168,7 @@ def dask_vs_single(model) -> list[dict]:
     grid2 = dict(custom_values={"x0": np.linspace(0.05, 0.95, 50), "x1": np.linspace(0.05, 0.95, 50)})
     t_single, _ = measure(lambda: pdpx.partial_dependence(model, X, ["x0", "x1"], method="exact", **grid2))
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=50) as lc, Client(lc) as client:
+                      silence_logs=50) as lc, Client(lc):
         # the rows live on the workers, as when they read them from storage; shipping 150 MB
         # from this process to theirs is timed separately
         with warnings.catch_warnings():  # dask warns about the large graph: that is the point here

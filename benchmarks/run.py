@@ -52,7 +52,8 @@ def main(argv: list[str]) -> int:
         if extra:
             rows.append({"markdown": extra()})
 
-    import numpy, sklearn  # noqa: E401
+    import numpy  # noqa: E401
+    import sklearn
 
     lines = [
         "# Benchmark results",

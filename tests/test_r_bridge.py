@@ -13,7 +13,6 @@ from rforests import as_layouts, hand_prediction, hand_X, padded_forest
 import pdpx
 from pdpx.r_bridge import frame_columns, frame_for_r, frame_from_r, r_adapter, r_partial_dependence
 
-
 R_NA = np.array([0x7FF00000000007A2], dtype="<u8").view("<f8")[0]  # R's NA_real_: a signalling NaN
 
 

@@ -13,7 +13,6 @@ from .core.plugins import get_plugin_manager
 from .core.result import PartialDependenceCollection, PartialDependenceResult
 from .core.version import __version__
 
-
 __all__ = [
     "__version__",
     "report",

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -20,11 +18,15 @@ import pytest
 
 lgb = pytest.importorskip("lightgbm")
 
-import pdpx  # noqa: E402
 from treetools import (  # noqa: E402
-    adversarial_rows, assert_exact_equals_brute, assert_library_not_imported, assert_recursion_is_friedman,
+    adversarial_rows,
+    assert_exact_equals_brute,
+    assert_library_not_imported,
+    assert_recursion_is_friedman,
     mixed_categories_frame,
 )
+
+import pdpx  # noqa: E402
 from pdpx.adapters import lightgbm as la  # noqa: E402
 from pdpx.adapters import lightgbm_trees as lt  # noqa: E402
 from pdpx.core.errors import NotFittedError, PdpxError  # noqa: E402

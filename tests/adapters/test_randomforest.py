@@ -15,6 +15,8 @@ import threading
 import numpy as np
 import pandas as pd
 import pytest
+from rforests import as_layouts, hand_prediction, hand_X, padded_forest  # noqa: E402
+from treetools import friedman_reference  # noqa: E402
 
 import pdpx
 from pdpx.adapters import randomforest_trees as rfmod
@@ -23,9 +25,6 @@ from pdpx.adapters.randomforest import RandomForestAdapter
 from pdpx.adapters.randomforest_trees import forest_ensemble, read_forest, route_counts
 from pdpx.adapters.rfunction import RFunctionAdapter, decode_prediction
 from pdpx.core.ir import MalformedTreeError
-
-from rforests import as_layouts, hand_prediction, hand_X, padded_forest  # noqa: E402
-from treetools import friedman_reference  # noqa: E402
 
 
 @pytest.mark.parametrize("layout", ["padded", "flat", "compact"])

@@ -16,11 +16,11 @@ from sklearn.ensemble import (
 from sklearn.inspection import partial_dependence as sk_pd
 from sklearn.linear_model import LinearRegression
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor, ExtraTreeClassifier, ExtraTreeRegressor
+from treetools import assert_exact_equals_brute, friedman_reference
 
 import pdpx
 from pdpx.core.ir import model_cache
 from pdpx.core.plugins import adapt
-from treetools import assert_exact_equals_brute, friedman_reference
 
 N = 300
 rng = np.random.default_rng(42)

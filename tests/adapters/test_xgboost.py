@@ -1,6 +1,6 @@
 """XGBoost adapter: predict, tree extraction into the IR, exact and recursion.
 
-Every semantic of backends.md has a fidelity test that fails when it is handled
+Every semantic in docs/adapters.md (XGBoost) has a fidelity test that fails when it is handled
 wrong: the IR's raw prediction is compared with XGBoost's margin on data built to
 hit thresholds exactly and one float32 ulp either side, missing values, zeros and
 unseen categories; `test_semantic_mutations_are_caught` shows the comparison
@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -21,11 +19,15 @@ import pytest
 
 xgb = pytest.importorskip("xgboost")
 
-import pdpx  # noqa: E402
 from treetools import (  # noqa: E402
-    adversarial_rows, assert_exact_equals_brute, assert_library_not_imported, assert_recursion_is_friedman,
+    adversarial_rows,
+    assert_exact_equals_brute,
+    assert_library_not_imported,
+    assert_recursion_is_friedman,
     mixed_categories_frame,
 )
+
+import pdpx  # noqa: E402
 from pdpx.adapters import ubjson  # noqa: E402
 from pdpx.adapters import xgboost as xa  # noqa: E402
 from pdpx.adapters import xgboost_trees as xt  # noqa: E402

@@ -1,6 +1,5 @@
 """Dask input: per-partition computation, exact combination, model shipped once per worker."""
 
-import os
 import signal
 import subprocess
 import sys
@@ -17,9 +16,10 @@ da = pytest.importorskip("dask.array", reason="dask is not installed")
 distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
 psutil = pytest.importorskip("psutil", reason="psutil is not installed")
 
-import pdpx  # noqa: E402
 from _dask_models import CountingForest  # noqa: E402
 from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: E402
+
+import pdpx  # noqa: E402
 
 TESTS = Path(__file__).resolve().parent.parent  # where _dask_models lives (workers import it)
 

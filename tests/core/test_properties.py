@@ -5,11 +5,10 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from treetools import IRAdapter
 
 import pdpx
 from pdpx.core.ir import LINKS, MalformedTreeError, TreeEnsemble
-
-from treetools import IRAdapter
 
 N_FEATURES = 3
 VALUES = [-1.0, 0.0, 0.5, 1.0, 2.0, 3.0]  # thresholds and data share these: ties everywhere

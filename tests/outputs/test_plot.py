@@ -230,7 +230,7 @@ def test_numeric_by_categorical_one_line_per_category(penguins):
     lines = P.layer_data(p, "lines")
     assert lines["group"].nunique() == 3 and lines["color"].nunique() == 3
     grid = res.grid_values[1]
-    for k, sp in enumerate(res.grid_values[0]):
+    for k, _sp in enumerate(res.grid_values[0]):
         one = lines[lines["group"] == lines["group"].unique()[k]].sort_values("x")
         np.testing.assert_allclose(one["x"], grid)
         np.testing.assert_allclose(one["y"], res.average[0, k])

@@ -11,12 +11,11 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from treetools import IRAdapter
 
 import pdpx
 from pdpx.core.ir import TreeEnsemble
 from pdpx.plugins.trees import leafsets as _leafsets
-
-from treetools import IRAdapter
 
 
 def full_tree_ensemble(depth, n_trees=3, n_features=3, seed=0, link="identity", **over):

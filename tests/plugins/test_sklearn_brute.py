@@ -1,7 +1,6 @@
 """brute through the scikit-learn adapter equals sklearn.inspection.partial_dependence(method="brute")."""
 
 import numpy as np
-import pandas as pd
 import pytest
 from sklearn.compose import ColumnTransformer
 from sklearn.datasets import load_diabetes, load_iris

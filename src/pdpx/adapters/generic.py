@@ -5,7 +5,6 @@ Registered last (``trylast``): library adapters get the first look.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from ..core.adapter import Adapter, as_2d
@@ -71,6 +70,7 @@ class GenericAdapter(Adapter):
 
 @hookimpl(trylast=True)
 def pdpx_adapt_model(model):
+    """The generic adapter for anything with ``predict``, or a plain function (asked last)."""
     if isinstance(model, type):
         return None
     if callable(getattr(model, "predict", None)) or callable(model):

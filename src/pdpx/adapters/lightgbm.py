@@ -18,15 +18,20 @@ import re
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from ..core.adapter import as_2d
 from ..core.errors import NotFittedError, PdpxError
 from ..core.hookspecs import hookimpl
 from .boosters import BoosterAdapter, Extracted, Unavailable, self_check
 from .lightgbm_trees import (
-    CLASSIFIER_OBJECTIVES, EXP_OBJECTIVES, IDENTITY_OBJECTIVES, LightGBMEncoder, frame_categories, parse_header,
-    parse_model_string, parse_objective,
+    CLASSIFIER_OBJECTIVES,
+    EXP_OBJECTIVES,
+    IDENTITY_OBJECTIVES,
+    LightGBMEncoder,
+    frame_categories,
+    parse_header,
+    parse_model_string,
+    parse_objective,
 )
 
 _DEFAULT_NAMES = re.compile(r"Column_\d+$")
@@ -48,6 +53,7 @@ def _is_booster(model) -> bool:
 
 
 class LightGBMAdapter(BoosterAdapter):
+    """A LightGBM scikit-learn estimator or Booster: LightGBM's predict, and its trees read from the model text."""
     library = "lightgbm"
 
     def __init__(self, model: Any):
@@ -263,6 +269,7 @@ class LightGBMAdapter(BoosterAdapter):
 
 @hookimpl(tryfirst=True)
 def pdpx_adapt_model(model):
+    """The LightGBM adapter for LightGBM models (recognised without importing lightgbm)."""
     if is_lightgbm_model(model):
         return LightGBMAdapter(model)
     return None

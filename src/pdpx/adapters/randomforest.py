@@ -19,7 +19,13 @@ from ..core.adapter import Adapter
 from ..core.errors import PdpxError
 from ..core.ir import TreeEnsemble, TreeModel
 from .randomforest_trees import (
-    ForestData, ForestEncoder, as_array, forest_ensemble, read_forest, route_counts, with_node_weights,
+    ForestData,
+    ForestEncoder,
+    as_array,
+    forest_ensemble,
+    read_forest,
+    route_counts,
+    with_node_weights,
 )
 from .rfunction import R_LOCK, SingleThreaded, decode_prediction
 

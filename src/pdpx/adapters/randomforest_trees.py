@@ -37,16 +37,16 @@ adapters in :mod:`pdpx.adapters.randomforest`); ``exact`` needs none of that.
 
 from __future__ import annotations
 
-import math
 import numbers
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..core.errors import PdpxError
 from ..core.ir import MalformedTreeError, TreeEnsemble, TreeModel
+
 
 # ---------------------------------------------------------------------------
 # plain-data helpers
@@ -183,7 +183,9 @@ def read_forest(
         if name in forest and forest[name] is not None:
             return forest[name]
         if required:
-            raise PdpxError(f"the randomForest forest has no {name!r} component; was it fitted with keep.forest = TRUE?")
+            raise PdpxError(
+                f"the randomForest forest has no {name!r} component; was it fitted with keep.forest = TRUE?"
+            )
         return None
 
     ndbig = as_array(get("ndbigtree"), np.int64).ravel()
@@ -390,7 +392,8 @@ class ForestEncoder:
             raise PdpxError(
                 f"{what} {self._name(j)!r} is a factor in the randomForest model but holds numbers; pass it as "
                 f"a pandas Categorical with the model's levels, e.g. "
-                f"pd.Categorical(values, categories={self.fd.xlevels[j][:6]!r}{'...' if len(self.fd.xlevels[j]) > 6 else ''})"
+                f"pd.Categorical(values, categories={self.fd.xlevels[j][:6]!r}"
+                f"{'...' if len(self.fd.xlevels[j]) > 6 else ''})"
             )
         else:
             uniq, inv = np.unique(s.astype(str).to_numpy(), return_inverse=True)

@@ -249,6 +249,7 @@ class RandomForestRpy2Adapter(RandomForestAdapter):
 
 @hookimpl
 def pdpx_adapt_model(model):
+    """The randomForest adapter for rpy2 objects of R class randomForest; other R objects are refused."""
     if not is_rpy2_object(model):
         return None
     classes = r_class(model)

@@ -32,6 +32,7 @@ def _single_output(model) -> bool:
 
 
 class SklearnAdapter(Adapter):
+    """A scikit-learn estimator or Pipeline: its own predict methods, and its trees when it is a tree model."""
     library = "scikit-learn"
 
     def check_fitted(self):
@@ -143,6 +144,7 @@ class SklearnAdapter(Adapter):
 
 @hookimpl
 def pdpx_adapt_model(model):
+    """The scikit-learn adapter for scikit-learn estimators (recognised without importing scikit-learn)."""
     if is_sklearn_estimator(model):
         return SklearnAdapter(model)
     return None

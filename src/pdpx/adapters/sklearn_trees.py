@@ -2,16 +2,15 @@
 
 Covers DecisionTree*/ExtraTree*, RandomForest*/ExtraTrees*, GradientBoosting*
 (constant ``init`` only) and HistGradientBoosting* (numeric, categorical, missing
-values): regression, binary, multiclass and multi-output. See
-``shared/docs/backends.md`` (scikit-learn) for the facts relied on; each is
-pinned by a fidelity test against the estimator's own prediction.
+values): regression, binary, multiclass and multi-output. ``docs/adapters.md``
+(scikit-learn) lists the facts relied on; each is pinned by a fidelity test
+against the estimator's own prediction.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import PdpxError
 from ..core.ir import TreeEnsemble, TreeModel, model_cache, numeric_encoder, numeric_values
 
 _TREE_FAMILY = ("DecisionTree", "ExtraTree")
@@ -43,6 +42,7 @@ def _kind(model) -> str | None:
 
 
 def unavailable_reason(adapter, response: str) -> str:
+    """Why ``tree_model(adapter, response)`` returned None: the sentence shown to the user."""
     model = adapter.model
     kind = _kind(model)
     name = type(model).__name__
@@ -68,6 +68,7 @@ def _constant_init(init) -> bool:
 
 
 def tree_model(adapter, response: str) -> TreeModel | None:
+    """The model's trees for ``response`` (cached per fitted model), or None when they cannot give it exactly."""
     model = adapter.model
     kind = _kind(model)
     if kind is None:

@@ -23,8 +23,15 @@ from ..core.errors import NotFittedError, PdpxError
 from ..core.hookspecs import hookimpl
 from .boosters import BoosterAdapter, Extracted, Unavailable, self_check
 from .xgboost_trees import (
-    CLASSIFIER_OBJECTIVES, EXP_OBJECTIVES, IDENTITY_OBJECTIVES, LOGISTIC_OBJECTIVES, SOFTMAX_OBJECTIVES,
-    XGBoostEncoder, build_ensemble, model_categories, read_booster,
+    CLASSIFIER_OBJECTIVES,
+    EXP_OBJECTIVES,
+    IDENTITY_OBJECTIVES,
+    LOGISTIC_OBJECTIVES,
+    SOFTMAX_OBJECTIVES,
+    XGBoostEncoder,
+    build_ensemble,
+    model_categories,
+    read_booster,
 )
 
 
@@ -44,6 +51,7 @@ def _is_booster(model) -> bool:
 
 
 class XGBoostAdapter(BoosterAdapter):
+    """An XGBoost scikit-learn wrapper or Booster: XGBoost's predict, and its trees read from the UBJSON model."""
     library = "xgboost"
 
     def __init__(self, model: Any):
@@ -313,6 +321,7 @@ class XGBoostAdapter(BoosterAdapter):
 
 
 def xgboost_version() -> str:
+    """The installed xgboost's version (for messages)."""
     import xgboost
 
     return xgboost.__version__
@@ -320,6 +329,7 @@ def xgboost_version() -> str:
 
 @hookimpl(tryfirst=True)
 def pdpx_adapt_model(model):
+    """The XGBoost adapter for XGBoost models (recognised without importing xgboost)."""
     if is_xgboost_model(model):
         return XGBoostAdapter(model)
     return None

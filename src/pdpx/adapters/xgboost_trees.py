@@ -154,6 +154,7 @@ def model_categories(learner: dict) -> dict[int, list]:
 
 
 def parse_base_score(text) -> np.ndarray:
+    """``base_score`` as stored (a number, or a bracketed list since 3.1) -> float32 array."""
     if isinstance(text, (int, float)):
         return np.array([float(text)], dtype=np.float32)
     s = str(text).strip()
@@ -321,7 +322,8 @@ def _reachable(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     return np.asarray(order, dtype=np.int64)
 
 
-def build_ensemble(learner: dict, response: str, rounds: int, *, n_features: int, description: str = "") -> TreeEnsemble:
+def build_ensemble(learner: dict, response: str, rounds: int, *, n_features: int,
+                   description: str = "") -> TreeEnsemble:
     """The first ``rounds`` rounds of the model as a TreeEnsemble whose link gives ``response``."""
     obj = learner["objective"]["name"]
     parts = extract_trees(learner, rounds)

@@ -43,7 +43,7 @@ class Adapter:
 
     library = "generic"
     #: False when ``predict`` must not be called from several threads at once
-    #: (e.g. R through rpy2); methods then run its predictions one at a time.
+    #: (e.g. a model living in an embedded R); methods then run its predictions one at a time.
     thread_safe = True
 
     def __init__(self, model: Any):

@@ -15,11 +15,10 @@ computed and brought back (a million rows of one column is 8 MB).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
-
-from typing import Any
 
 from .adapter import Adapter
 from .data import as_frame

@@ -6,14 +6,8 @@ one result per feature set.
 
 from __future__ import annotations
 
-import difflib
 import numbers
-import time
-from dataclasses import replace
-from typing import Any, Iterable, Sequence
-
-import numpy as np
-import pandas as pd
+from typing import Any, Iterable
 
 from .errors import PdpxError
 from .result import PartialDependenceCollection, PartialDependenceResult
@@ -47,9 +41,9 @@ def partial_dependence(
     Parameters
     ----------
     model : fitted model
-        Any model pdpx has an adapter for (scikit-learn, XGBoost, LightGBM,
-        R randomForest via rpy2), anything with a ``predict`` method, or a
-        function ``f(X) -> predictions``.
+        Any model an installed adapter recognises (``docs/api.md`` lists the
+        built-in ones), anything with a ``predict`` method, or a function
+        ``f(X) -> predictions``.
     X : DataFrame or ndarray of shape (n_rows, n_features)
         Background rows to average over, with the columns the model was fitted on.
     features : str, int, or list of str / int

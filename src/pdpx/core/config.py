@@ -63,6 +63,7 @@ def config_context(**kwargs):
 
 
 def format_bytes(n: float) -> str:
+    """A byte count for people: ``1.5 GiB``."""
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
         if abs(n) < 1024 or unit == "TiB":
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"

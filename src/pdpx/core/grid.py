@@ -22,8 +22,8 @@ def is_categorical_dtype(series: pd.Series) -> bool:
 def mquantiles(values: np.ndarray, probs) -> np.ndarray:
     """Sample quantiles with plotting positions alpha = beta = 0.4.
 
-    The same estimator as ``scipy.stats.mstats.mquantiles`` (its default), which
-    scikit-learn uses for its grids, so both produce the same grid.
+    The same estimator as ``scipy.stats.mstats.mquantiles`` (its default), so
+    grids match those of the tools that build theirs with it.
     """
     x = np.sort(values)
     n = x.size
@@ -37,6 +37,7 @@ def mquantiles(values: np.ndarray, probs) -> np.ndarray:
 
 
 def check_percentiles(percentiles) -> tuple[float, float]:
+    """``percentiles`` as a checked (low, high) pair of floats in [0, 1], low < high."""
     try:
         lo, hi = (float(p) for p in percentiles)
     except (TypeError, ValueError):

@@ -23,4 +23,7 @@ def pdpx_adapt_model(model):
 
 @hookspec
 def pdpx_register_methods(register):
-    """Register methods that compute partial dependence: call ``register(method)`` with each :class:`~pdpx.core.method.Method`."""
+    """Register methods that compute partial dependence.
+
+    Call ``register(method)`` with each :class:`~pdpx.core.method.Method`.
+    """

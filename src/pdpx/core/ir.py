@@ -1,8 +1,8 @@
 """The common tree representation ("IR") that adapters produce and tree methods consume.
 
-Flat arrays over all nodes of all trees (struct of arrays, like scikit-learn's
-``tree_``). The nodes of tree ``t`` are ``tree_start[t] : tree_start[t + 1]``;
-child indices are global (into the node arrays). No method knows which library a
+Flat arrays over all nodes of all trees (a struct of arrays). The nodes of tree
+``t`` are ``tree_start[t] : tree_start[t + 1]``; child indices are global (into
+the node arrays). No method knows which library a
 model came from.
 
 Routing rule of an internal node with feature ``f`` and input value ``x``
@@ -19,8 +19,8 @@ Routing rule of an internal node with feature ``f`` and input value ``x``
 * categorical split: NaN goes to the missing side. Otherwise the category code
   ``c = int(x)`` is *in the set* when ``0 <= c < 32 * cat_nwords`` and bit
   ``c % 32`` of word ``cat_words[cat_offset + c // 32]`` is set. Values in the set
-  go left when ``categories_go_left`` (scikit-learn, LightGBM), right otherwise
-  (XGBoost).
+  go left when ``categories_go_left``, right otherwise (libraries differ;
+  ``docs/adapters.md`` lists which does what).
 
 Leaves (``left == -1``) hold ``value[node]``: a scalar in column 0 added to
 margin ``tree_group[t]``, or, when ``tree_group[t] == -1``, a vector of
@@ -376,6 +376,7 @@ class TreeEnsemble:
 
 
 def apply_link(link: str, margins: np.ndarray, scale: float = 1.0, axis: int = -1) -> np.ndarray:
+    """Map margins to the response with the named link (the margin axis is ``axis``)."""
     m = np.asarray(margins, dtype=np.float64)
     if link == "identity":
         return m
@@ -439,6 +440,7 @@ def numeric_encoder(X) -> np.ndarray:
 
 
 def numeric_values(_position: int, values) -> np.ndarray:
+    """Default ``encode_values``: grid values as float64."""
     return np.asarray(values, dtype=np.float64)
 
 

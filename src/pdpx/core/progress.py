@@ -55,6 +55,7 @@ class _NoBar:
 
 
 def effective_jobs(n_jobs: int | None) -> int:
+    """Threads for ``n_jobs`` (None: 1; negative: counted back from the number of cores)."""
     if n_jobs is None:
         return 1
     cores = os.cpu_count() or 1

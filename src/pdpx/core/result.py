@@ -32,6 +32,7 @@ SCHEMA_HEAD = ["feature_set", "output", "kind", "row"]
 
 
 def feature_columns(j: int) -> list[str]:
+    """The tidy frame's columns for the j-th feature (1-based): ``feature_j``, ``type_j``, ``x_j``, ``label_j``."""
     return [f"feature_{j}", f"type_{j}", f"x_{j}", f"label_{j}"]
 
 

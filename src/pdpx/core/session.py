@@ -48,7 +48,8 @@ class Session:
     ):
         if kind not in KINDS:
             raise PdpxError(f"kind must be one of {KINDS}, got {kind!r}")
-        if not isinstance(grid_resolution, numbers.Integral) or isinstance(grid_resolution, bool) or grid_resolution < 2:
+        if (not isinstance(grid_resolution, numbers.Integral) or isinstance(grid_resolution, bool)
+                or grid_resolution < 2):
             raise PdpxError(f"grid_resolution must be an integer of at least 2, got {grid_resolution!r}")
         self.kind = kind
         self.grid_resolution = int(grid_resolution)

@@ -21,6 +21,7 @@ OUT = Path("demo-output")
 
 
 def heading(text: str) -> None:
+    """Print a section heading."""
     print()
     print(text)
     print("-" * len(text))
@@ -40,12 +41,14 @@ def table(res, rows: int = 6) -> str:
 
 
 def timed(fn):
+    """Run ``fn()``; return its result and the seconds it took."""
     t0 = time.perf_counter()
     out = fn()
     return out, time.perf_counter() - t0
 
 
 def penguins() -> tuple[pd.DataFrame, pd.Series]:
+    """The Palmer penguins (bundled with the palmerpenguins package): predictors and body mass."""
     from palmerpenguins import load_penguins
 
     df = load_penguins().dropna().reset_index(drop=True)
@@ -56,6 +59,7 @@ def penguins() -> tuple[pd.DataFrame, pd.Series]:
 
 
 def sklearn_part():
+    """scikit-learn models: pdpx next to scikit-learn's own partial_dependence."""
     from sklearn.datasets import load_diabetes
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
     from sklearn.inspection import partial_dependence as sk_pd
@@ -87,6 +91,7 @@ def sklearn_part():
 
 
 def boosters_part():
+    """XGBoost and LightGBM classifiers: exact next to brute."""
     import lightgbm as lgb
     import xgboost as xgb
     from sklearn.datasets import load_breast_cancer
@@ -99,8 +104,8 @@ def boosters_part():
     ):
         heading(f"{name} on the breast cancer data (569 rows, 30 features)")
         model.fit(X, y)
-        res, t = timed(lambda: pdpx.partial_dependence(model, X, ["worst_concave_points"], grid_resolution=40))
-        brute, tb = timed(lambda: pdpx.partial_dependence(model, X, ["worst_concave_points"], method="brute",
+        res, t = timed(lambda m=model: pdpx.partial_dependence(m, X, ["worst_concave_points"], grid_resolution=40))
+        brute, tb = timed(lambda m=model: pdpx.partial_dependence(m, X, ["worst_concave_points"], method="brute",
                                                           grid_resolution=40))
         print(f"P(benign) vs worst_concave_points: method={res.method!r} {t * 1000:.0f} ms "
               f"(brute through {name}.predict_proba: {tb * 1000:.0f} ms, "
@@ -109,6 +114,7 @@ def boosters_part():
 
 
 def r_part() -> list[Path]:
+    """An R randomForest through rpy2 (skipped with the reason when R is missing)."""
     heading("R: randomForest fitted in R on airquality (111 complete rows), through rpy2")
     import rpy2.robjects as ro
     from rpy2.robjects import pandas2ri
@@ -135,6 +141,7 @@ def r_part() -> list[Path]:
 
 
 def figures_part(models) -> list[Path]:
+    """The demo's figures and reports."""
     heading(f"Figures and report -> {OUT}/")
     from pdpx.demo.gallery import write_demo_figures
 
@@ -142,6 +149,7 @@ def figures_part(models) -> list[Path]:
 
 
 def main() -> int:
+    """Run every part of the demo; returns the exit code."""
     warnings.simplefilter("default")
     print(f"pdpx {pdpx.__version__}: partial dependence for any fitted model")
     models = sklearn_part()

@@ -28,13 +28,10 @@ continuous x scales in one plot). See ``docs/plotting.md``.
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from copy import deepcopy
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 
 from ..core.errors import PdpxError

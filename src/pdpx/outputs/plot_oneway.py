@@ -10,7 +10,15 @@ import pandas as pd
 
 from ..core.errors import PdpxError
 from .plot_style import (
-    ICE_COLOR, PD_COLOR, PlotOptions, figure_size, grid_labels, result_frame, rug_alpha, rug_frame, theme_pdpx,
+    ICE_COLOR,
+    PD_COLOR,
+    PlotOptions,
+    figure_size,
+    grid_labels,
+    result_frame,
+    rug_alpha,
+    rug_frame,
+    theme_pdpx,
     value_label,
 )
 
@@ -19,9 +27,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, ncol: int | None = None):
+    """One ggplot of 1-way results: facets per feature (and output), PD lines, ICE curves, rugs."""
     from plotnine import (
-        aes, facet_grid, facet_wrap, geom_blank, geom_line, geom_point, geom_rug, ggplot, labs,
-        scale_x_continuous, theme,
+        aes,
+        facet_grid,
+        facet_wrap,
+        geom_blank,
+        geom_line,
+        geom_point,
+        geom_rug,
+        ggplot,
+        labs,
+        scale_x_continuous,
+        theme,
     )
 
     frames, notes = [], []

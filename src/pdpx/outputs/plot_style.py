@@ -53,6 +53,7 @@ def theme_pdpx(base_size: float = 11, base_family: str | None = None):
 
 @dataclasses.dataclass
 class PlotOptions:
+    """The drawing options of :func:`pdpx.outputs.plot.plot_result`, checked."""
     n_ice: int | None = 100
     seed: int = 0
     centered: bool | None = None
@@ -109,6 +110,7 @@ def result_frame(res: "PartialDependenceResult", opts: PlotOptions) -> tuple[pd.
 
 
 def value_label(results: Sequence["PartialDependenceResult"], centered: bool) -> str:
+    """The y-axis label: what is averaged (response, class), centered or not."""
     res = results[0]
     what = res.response_label or res.response
     outputs = res.outputs
@@ -124,6 +126,7 @@ def grid_labels(res, j: int) -> list[str]:
 
 
 def rug_frame(results, seed: int) -> pd.DataFrame:
+    """Data values of the numeric features within their grid (a seeded subsample beyond ``RUG_MAX``)."""
     parts = []
     rng = np.random.default_rng(seed)
     for r in results:
@@ -146,11 +149,13 @@ def rug_frame(results, seed: int) -> pd.DataFrame:
 
 
 def rug_alpha(rug: pd.DataFrame) -> float:
+    """Rug opacity: lighter when a panel holds many marks."""
     per_panel = rug.groupby("feature_set", observed=True).size().max()
     return float(np.clip(8 / math.sqrt(max(per_panel, 1)), 0.1, 0.6))
 
 
 def figure_size(nrow: int, ncol: int) -> tuple[float, float]:
+    """Figure size in inches for a grid of ``nrow`` x ``ncol`` panels."""
     if nrow == 1 and ncol == 1:
         return (6.0, 4.0)
     width = {1: 5.5, 2: 7.5}.get(ncol, min(11.0, 2.4 * ncol + 1.3))

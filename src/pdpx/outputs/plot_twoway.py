@@ -13,7 +13,15 @@ import numpy as np
 import pandas as pd
 
 from .plot_style import (
-    PALETTE, RUG_MAX, PlotOptions, figure_size, grid_labels, result_frame, rug_alpha, rug_frame, theme_pdpx,
+    PALETTE,
+    RUG_MAX,
+    PlotOptions,
+    figure_size,
+    grid_labels,
+    result_frame,
+    rug_alpha,
+    rug_frame,
+    theme_pdpx,
     value_label,
 )
 
@@ -22,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def twoway_plot(res: "PartialDependenceResult", opts: PlotOptions):
+    """One ggplot of a 2-way result, by the features' types (see the module docstring)."""
     df, _ = result_frame(dataclasses.replace(res, individual=None, kind="average"), opts)
     centered = bool(df.attrs["centered"])
     df["output"] = pd.Categorical(df["output"].astype(str), categories=list(dict.fromkeys(res.outputs)))
@@ -111,6 +120,7 @@ def _tiles_numeric(res, df, opts, centered):
 
 
 def contour_levels(z: np.ndarray) -> np.ndarray:
+    """Contour levels at round numbers strictly inside the range of ``z``."""
     from mizani.breaks import breaks_extended
 
     lo, hi = float(np.nanmin(z)), float(np.nanmax(z))
@@ -170,8 +180,16 @@ def _format_values(v: np.ndarray) -> list[str]:
 
 
 def _tiles_categorical(res, df, opts, centered):
-    from plotnine import aes, geom_text, geom_tile, ggplot, labs, scale_color_identity, scale_x_discrete, \
-        scale_y_discrete
+    from plotnine import (
+        aes,
+        geom_text,
+        geom_tile,
+        ggplot,
+        labs,
+        scale_color_identity,
+        scale_x_discrete,
+        scale_y_discrete,
+    )
 
     f1, f2 = res.features
     levels1, levels2 = grid_labels(res, 0), grid_labels(res, 1)

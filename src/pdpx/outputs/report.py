@@ -16,14 +16,9 @@ does not explain additively: ``pd(a, b) - row mean - column mean + grand mean``.
 
 from __future__ import annotations
 
-import base64
-import datetime as _dt
-import html
-import io
 import itertools
 import math
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 

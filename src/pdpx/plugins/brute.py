@@ -56,6 +56,7 @@ def plan_chunks(n_rows: int, n_points: int, bytes_per_row: float, budget: int, j
 
 
 class Brute(Method):
+    """``brute``: predict on stacked copies of the rows, one per grid point, and average."""
     name = "brute"
     equals_brute = True
     cost_rank = 1000
@@ -98,4 +99,5 @@ class Brute(Method):
 
 @hookimpl
 def pdpx_register_methods(register):
+    """Register ``brute``."""
     register(Brute())

@@ -31,16 +31,14 @@ Rows are encoded and passed in chunks that fit the memory budget.
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..core.errors import PdpxError
 from ..core.hookspecs import hookimpl
 from ..core.method import Method, MethodResult, Request
-from ..core.progress import progress_bar
 from .trees import engine
 from .trees.prep import tree_unavailable
 
+
 class Exact(Method):
+    """``exact``: brute's answer computed from the trees (see the module docstring)."""
     name = "exact"
     equals_brute = True
     cost_rank = 10
@@ -55,4 +53,5 @@ class Exact(Method):
 
 @hookimpl
 def pdpx_register_methods(register):
+    """Register ``exact``."""
     register(Exact())

@@ -13,8 +13,6 @@ classifier use ``method="exact"``.
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..core.hookspecs import hookimpl
 from ..core.method import Method, MethodResult, Request
 from .trees import engine
@@ -22,6 +20,7 @@ from .trees.prep import tree_unavailable
 
 
 class Recursion(Method):
+    """``recursion``: Friedman's weighted traversal of the training node weights."""
     name = "recursion"
     equals_brute = False
     cost_rank = 5
@@ -53,4 +52,5 @@ class Recursion(Method):
 
 @hookimpl
 def pdpx_register_methods(register):
+    """Register ``recursion``."""
     register(Recursion())

@@ -27,7 +27,6 @@ from numba import njit
 
 from ...core.ir import LINKS, NAN_AS_ZERO, ZERO_OR_NAN_MISSING
 
-
 # bits of the packed node flags (see prep.pack_nodes)
 F_MISSING_LEFT = 1
 F_NAN_SHIFT = 1  # two bits: nan_mode
@@ -44,6 +43,7 @@ LINK_SOFTMAX = LINK_CODES["softmax"]
 
 @njit(cache=True, inline="always")
 def go_left_packed(x, node, flags, thr, cat_offset, cat_nwords, cat_words, le, float32_input, cats_left):
+    """Where value ``x`` goes at ``node``: the routing rule of :mod:`pdpx.core.ir` on the packed node flags."""
     if float32_input:
         x = np.float64(np.float32(x))
     missing_left = (flags & F_MISSING_LEFT) != 0
@@ -225,6 +225,7 @@ def leaf_regions(tree_start, left, right, tgt, left_grid, left_grid_row, dim_off
 
 @njit(cache=True, inline="always")
 def grid_strides(grid_shape):
+    """Row-major strides of a grid of shape ``grid_shape``."""
     d = grid_shape.shape[0]
     strides = np.empty(d, dtype=np.int64)
     s = 1

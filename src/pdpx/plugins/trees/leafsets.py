@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from .kernels import F_SPECIAL, go_left_packed, finish_row, scatter_boxes
+from .kernels import F_SPECIAL, finish_row, go_left_packed, scatter_boxes
 
 MAX_LEAVES = 64
 BLOCK = 64  # rows per block: one column of a block is one vectorised compare per node

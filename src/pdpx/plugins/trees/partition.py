@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .kernels import F_SPECIAL, box_corner, go_left_packed, grid_strides, finish_row
+from .kernels import F_SPECIAL, box_corner, finish_row, go_left_packed, grid_strides
 
 
 @njit(cache=True, inline="always")
@@ -361,4 +361,5 @@ class Partition:
 
 
 def plan(prep) -> Partition:
+    """The partition kernels for a prepared request (any tree size)."""
     return Partition(prep)

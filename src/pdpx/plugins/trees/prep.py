@@ -12,6 +12,7 @@ from ...core.method import Request
 
 
 def numba_missing() -> str | None:
+    """Why the tree methods cannot run without numba, or None when it is installed."""
     try:
         import numba  # noqa: F401
     except ImportError:
@@ -47,6 +48,7 @@ class Static:
 
 
 def static_layout(ens: TreeEnsemble) -> Static:
+    """The request-independent node layout of ``ens`` (built once, kept with the ensemble)."""
     return ens.derived("pdpx.plugins.trees.prep.static_layout", lambda: _build_static(ens))
 
 
@@ -138,11 +140,11 @@ class Prepared:
 
 
 def prepare(tm: TreeModel, req: Request) -> Prepared:
+    """``tm`` prepared for ``req``: target nodes, and the grid regions of the leaves (see :class:`Prepared`)."""
     from .kernels import F_SPECIAL, grid_left
 
     ens = tm.ensemble
     st = static_layout(ens)
-    d = len(req.features)
     grid_codes = [np.asarray(tm.encode_values(j, g), dtype=np.float64) for j, g in zip(req.features, req.grid_values)]
     if ens.float32_input:
         grid_codes = [g.astype(np.float32).astype(np.float64) for g in grid_codes]
