@@ -218,7 +218,7 @@ def write_readme(outdir: str | Path, entries=None) -> Path:
         "Every plot type of `res.plot()` / `coll.plot()`, drawn from real fitted scikit-learn models on",
         "bundled data (diabetes, iris and breast cancer from scikit-learn; palmerpenguins). Regenerate",
         "with `make gallery` (`python -m pdpx.demo.gallery docs/gallery`); the models are defined in",
-        "`src/pdpx/plugins/gallery.py`. See `docs/plotting.md` for the options.",
+        "`src/pdpx/demo/gallery.py`. See `docs/plotting.md` for the options.",
         "",
         "Contents: " + " · ".join(f"[{e.title}](#{_anchor(e.title)})" for e in entries or ENTRIES),
         "",
