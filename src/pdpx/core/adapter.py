@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import PdpxError
+from .errors import ModelOutputError, PdpxError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .ir import TreeModel
@@ -146,11 +146,47 @@ def _short(items: Sequence, limit: int = 8) -> str:
     return "[" + shown + "]"
 
 
-def as_2d(pred: Any) -> np.ndarray:
-    """Prediction as float64 (n_rows, n_outputs)."""
-    arr = np.asarray(pred, dtype=np.float64)
+def checked_predict(adapter: "Adapter", X: pd.DataFrame, response: str) -> np.ndarray:
+    """``adapter.predict(X, response)``, checked: float64 of shape (len(X), number of outputs).
+
+    A prediction of the wrong length, shape or type (strings, a dict, objects) is
+    the model's fault and raises :class:`~pdpx.core.errors.ModelOutputError` saying
+    what was returned and what was expected.
+    """
+    where = f"the model's {response} ({type(adapter.model).__name__}, through pdpx's {adapter.library} adapter)"
+    arr = as_2d(adapter.predict(X, response), where=where)
+    n = len(X)
+    if arr.shape[0] != n:
+        raise ModelOutputError(
+            f"{where} returned {arr.shape[0]:,} predictions for {n:,} rows; expected one per row"
+        )
+    names = adapter.output_names(response)
+    if arr.shape[1] != len(names):
+        raise ModelOutputError(
+            f"{where} returned {arr.shape[1]} column(s) per row; expected {len(names)} ({names!r})"
+        )
+    return arr
+
+
+def as_2d(pred: Any, *, where: str = "the model's predict") -> np.ndarray:
+    """Predictions as float64 (n_rows, n_outputs); anything else is a :class:`ModelOutputError`."""
+    if isinstance(pred, (dict, str, bytes)):
+        raise ModelOutputError(f"{where} returned a {type(pred).__name__}; expected an array of predictions")
+    try:
+        raw = np.asarray(pred)
+    except (TypeError, ValueError):
+        raise ModelOutputError(f"{where} returned {type(pred).__name__} that is not an array") from None
+    try:
+        arr = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        found = sorted({type(v).__name__ for v in raw.ravel()[:100]}) if raw.dtype == object else [str(raw.dtype)]
+        raise ModelOutputError(
+            f"{where} returned values that are not numbers ({', '.join(found)}); expected numbers to average"
+        ) from None
     if arr.ndim == 1:
         arr = arr[:, None]
     elif arr.ndim != 2:
-        raise PdpxError(f"the model returned predictions of shape {arr.shape}; expected 1-D or 2-D")
+        raise ModelOutputError(
+            f"{where} returned an array of shape {arr.shape}; expected (n_rows,) or (n_rows, n_outputs)"
+        )
     return arr

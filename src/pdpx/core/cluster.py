@@ -58,9 +58,11 @@ class DaskData:
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)])
         if self.n_rows == 0:
             raise PdpxError("X has no rows; partial dependence averages over rows, so pass at least one")
-        sample = X.head(min(1000, int(self.sizes[0])) or 1, npartitions=-1)
+        sample = as_frame(X.head(min(1000, int(self.sizes[0])) or 1, npartitions=-1), adapter)
+        #: X's columns in the order the user gave them (integer positions refer to these)
+        self.input_columns = [str(c) for c in sample.columns]
         #: a local sample of the rows, columns in the model's order: what validation and encoders see
-        self.head = adapter.validate_columns(as_frame(sample, adapter))
+        self.head = adapter.validate_columns(sample)
         self.columns = list(self.head.columns)
 
     def column(self, j: int) -> pd.Series:

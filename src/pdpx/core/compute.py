@@ -9,11 +9,87 @@ from __future__ import annotations
 import numbers
 from typing import Any, Iterable
 
-from .errors import PdpxError
+import numpy as np
+import pandas as pd
+
+from .adapter import RESPONSES
+from .config import parse_bytes
+from .errors import PdpxError, PdpxTypeError
 from .result import PartialDependenceCollection, PartialDependenceResult
-from .session import Session
+from .session import KINDS, Session
+from .validation import (
+    N_JOBS, PERCENTILES, PROGRESS, SEED, Boolean, Constraint, InstanceOf, Integral, Options, Satisfies, String,
+    check_param, validate_params,
+)
 
 
+class _Bytes(Constraint):
+    """A memory budget: what :func:`pdpx.core.config.parse_bytes` reads."""
+
+    def accepts_type(self, value):
+        return isinstance(value, (numbers.Real, str)) and not isinstance(value, (bool, np.bool_))
+
+    def accepts(self, value):
+        try:
+            parse_bytes(value)
+        except PdpxError:
+            return False
+        return True
+
+    def describe(self):
+        return "a number of bytes from 1 MiB to 1 PiB, or a string like '512MB'"
+
+    def hint(self, value):
+        try:
+            parse_bytes(value)
+        except PdpxError as exc:
+            return str(exc)
+        return None
+
+
+_ARRAY = (list, tuple, np.ndarray, pd.Series, pd.Index)
+_FEATURE = (str, numbers.Integral)
+
+#: What each option of :func:`partial_dependence` accepts (checked before any work;
+#: also by :func:`partial_dependence_many`, :func:`pdpx.report` and the R bridge).
+PD_OPTIONS = {
+    "kind": [Options(*KINDS)],
+    "method": [String("a method name ('auto', 'brute', 'exact', 'recursion' or a plugin's)")],
+    "response": [Options("auto", *RESPONSES)],
+    "grid_resolution": [Integral(low=2)],
+    "percentiles": PERCENTILES,
+    "custom_values": [InstanceOf(dict, what="a dict {feature: values}"), None],
+    "categorical_features": [String("a column name"),
+                             InstanceOf(*_ARRAY, what="a list of column names / positions, or a boolean mask"), None],
+    "sample_weight": [Satisfies((*_ARRAY, object), lambda v: not isinstance(v, (str, bytes, dict))
+                                and (hasattr(v, "__len__") or hasattr(v, "compute")),
+                                "an array of one weight per row of X"), None],
+    "centered": [Boolean()],
+    "n_jobs": N_JOBS,
+    "progress": PROGRESS,
+    "memory_budget": [_Bytes(), None],
+    "ice_sample": [Integral(low=1), None],
+    "random_state": SEED,
+    "method_options": [InstanceOf(dict, what="a dict of the method's options"), None],
+}
+_FEATURES = [Satisfies((*_FEATURE, *_ARRAY), lambda v: not isinstance(v, (bool, np.bool_)),
+                       "a column name, an integer position, or a list of them")]
+
+
+def check_options(function: str, options: dict) -> None:
+    """Check keyword options meant for :func:`partial_dependence` (unknown names included)."""
+    unknown = sorted(set(options) - set(PD_OPTIONS) - {"target"})
+    if unknown:
+        raise PdpxTypeError(
+            f"{function}(): unknown option(s) {unknown}; the options of partial_dependence are "
+            f"{sorted(set(PD_OPTIONS) | {'target'})}"
+        )
+    for name, value in options.items():
+        if name in PD_OPTIONS:
+            check_param(function, name, value, PD_OPTIONS[name])
+
+
+@validate_params({"features": _FEATURES, **PD_OPTIONS})
 def partial_dependence(
     model: Any,
     X,
@@ -107,6 +183,7 @@ def partial_dependence(
     return session.compute(session.resolve_features(features))
 
 
+@validate_params({"feature_sets": [InstanceOf(*_ARRAY, what="a list of feature sets"), None]})
 def partial_dependence_many(
     model: Any,
     X,
@@ -133,6 +210,7 @@ def partial_dependence_many(
     PartialDependenceCollection
         A sequence of results, indexable by feature names, with ``to_frame()``.
     """
+    check_options("partial_dependence_many", options)
     session = Session(model, X, **options)
     skipped = {}
     if feature_sets is None:

@@ -82,7 +82,10 @@ class LocalData:
     supports_ice_sample = True
 
     def __init__(self, X, adapter: Adapter):
-        self.frame = adapter.validate_columns(as_frame(X, adapter))
+        frame = as_frame(X, adapter)
+        #: X's columns in the order the user gave them (integer positions refer to these)
+        self.input_columns = [str(c) for c in frame.columns]
+        self.frame = adapter.validate_columns(frame)
         self.n_rows = len(self.frame)
 
     @property

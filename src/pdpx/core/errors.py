@@ -1,13 +1,30 @@
-"""Exceptions and warnings raised by pdpx."""
+"""Exceptions and warnings raised by pdpx.
+
+Every error a user can cause is a :class:`PdpxError` (a ``ValueError``); a value of
+the wrong type is a :class:`PdpxTypeError`, which is also a ``TypeError``. Messages
+name the argument, the value given and what is accepted.
+"""
 
 
 class PdpxError(ValueError):
     """Bad input or a request pdpx cannot honour. The message says what to do."""
 
 
+class PdpxTypeError(PdpxError, TypeError):
+    """An argument of the wrong type (also a ``TypeError``)."""
+
+
 class NotFittedError(PdpxError):
     """The model has not been fitted."""
 
 
+class ModelOutputError(PdpxError):
+    """The model's predict returned something pdpx cannot average (wrong shape, length or type)."""
+
+
 class PdpxWarning(UserWarning):
     """Something the user should know about; never raised on the happy path."""
+
+
+class NonFiniteWarning(PdpxWarning):
+    """The model's predictions, and so the result, contain NaN or infinite values."""

@@ -66,7 +66,9 @@ def feature_grid(
     percentiles of the data, or the unique values when there are fewer; integer
     columns get whole numbers. Categorical features: the categories that occur,
     in the column's category order (sorted for object / string columns).
-    ``NaN`` never enters a grid. ``custom`` replaces all of this.
+    Neither ``NaN`` nor infinity ever enters a grid, and a grid of an integer column
+    has a dtype that holds every value (:func:`grid_dtype`). ``custom`` replaces all
+    of this.
 
     Returns
     -------
@@ -103,28 +105,90 @@ def feature_grid(
         raise PdpxError(
             f"feature {name!r} is not numeric; mark it categorical with categorical_features=[{name!r}]"
         ) from None
-    data = data[~np.isnan(data)]
-    if data.size == 0:
-        raise PdpxError(f"feature {name!r} has only missing values; it has no grid")
-    uniques = np.unique(data)
+    finite = data[np.isfinite(data)]  # a grid holds finite values: NaN and +-inf never enter it
+    if finite.size == 0:
+        raise PdpxError(f"feature {name!r} has no finite values (only missing or infinite ones); it has no grid")
+    uniques = np.unique(finite)
     if uniques.size == 1:
         raise _constant(name, uniques[0])
     integer = pd.api.types.is_integer_dtype(column.dtype)
     if uniques.size < grid_resolution:
         values = uniques
     else:
-        lo, hi = mquantiles(data, percentiles)
-        if np.allclose(lo, hi):
+        lo, hi = mquantiles(finite, percentiles)
+        if not hi > lo:
             raise PdpxError(
                 f"the percentiles {percentiles} of feature {name!r} are equal ({lo:g}): most of its values "
                 "are the same. Widen percentiles (e.g. (0, 1)) or pass custom_values for it"
             )
-        values = np.linspace(lo, hi, num=grid_resolution, endpoint=True)
+        values = spaced(lo, hi, grid_resolution)
         if integer:
             values = np.unique(np.round(values))
+        if values.size < 2:
+            raise PdpxError(
+                f"feature {name!r} spans too narrow a range ({lo!r} to {hi!r}) for distinct grid points; "
+                "pass custom_values for it"
+            )
     if integer:
-        return values.astype(column.dtype.numpy_dtype if hasattr(column.dtype, "numpy_dtype") else column.dtype)
+        return values.astype(grid_dtype(column.dtype, values))
     return values.astype(np.float64)
+
+
+def spaced(lo: float, hi: float, n: int) -> np.ndarray:
+    """``n`` equally spaced values from ``lo`` to ``hi`` (both included), without overflow.
+
+    ``np.linspace`` computes ``hi - lo``, which overflows to inf for data spanning
+    most of the float range; a convex combination does not. Duplicates (a range only
+    a few ulps wide) are dropped.
+    """
+    t = np.linspace(0.0, 1.0, n)
+    values = lo * (1.0 - t) + hi * t
+    values[0], values[-1] = lo, hi
+    return np.unique(values)
+
+
+def grid_dtype(dtype, values) -> np.dtype:
+    """The numpy dtype a grid of an integer column takes: the column's own when every value fits in it.
+
+    Otherwise the smallest wider integer type that holds them all (``float64`` for
+    values that are not whole numbers or exceed int64), so a value is never wrapped
+    into a narrow type (300 into ``int8`` would become 44).
+    """
+    base = np.dtype(getattr(dtype, "numpy_dtype", dtype))
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 0 or base.kind not in "iu":
+        return base if v.size == 0 else np.dtype(np.float64)
+    if not np.all(np.isfinite(v)) or not np.all(v == np.round(v)):
+        return np.dtype(np.float64)
+    lo, hi = float(v.min()), float(v.max())
+    info = np.iinfo(base)
+    if info.min <= lo and hi <= info.max:
+        return base
+    for cand in (np.int8, np.int16, np.int32, np.int64):
+        ci = np.iinfo(cand)
+        if ci.min <= lo and hi <= ci.max and np.dtype(cand).itemsize >= base.itemsize:
+            return np.dtype(cand)
+    if lo >= 0 and hi <= np.iinfo(np.uint64).max and base.kind == "u":
+        return np.dtype(np.uint64)
+    return np.dtype(np.float64)
+
+
+def column_dtype(dtype, values):
+    """The dtype a column of ``dtype`` takes when set to grid ``values``: its own, unless a value does not fit.
+
+    Then a wider one of the same family (nullable pandas integers stay nullable),
+    as :func:`grid_dtype` chooses. Every method feeds the model these same values.
+    """
+    if not pd.api.types.is_integer_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
+        return dtype
+    wide = grid_dtype(dtype, values)
+    base = np.dtype(getattr(dtype, "numpy_dtype", dtype))
+    if wide == base:
+        return dtype
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype):  # nullable Int8 -> Int16 / Float64
+        return pd.api.types.pandas_dtype("Float64" if wide.kind == "f" else f"{'U' if wide.kind == 'u' else ''}Int"
+                                         f"{wide.itemsize * 8}")
+    return wide
 
 
 def _constant(name, value) -> PdpxError:
@@ -159,8 +223,10 @@ def _custom_grid(column: pd.Series, custom, categorical: bool) -> np.ndarray:
         raise PdpxError(f"custom_values for numeric feature {name!r} must be numbers, got {custom!r}") from None
     if np.isnan(arr).any():
         raise PdpxError(f"custom_values for {name!r} contains NaN; a grid holds values, not missing ones")
+    if np.isinf(arr).any():
+        raise PdpxError(f"custom_values for {name!r} contains an infinite value; a grid holds finite values")
     if np.unique(arr).size != arr.size:
         raise PdpxError(f"custom_values for {name!r} has repeated values; give each value once")
     if pd.api.types.is_integer_dtype(column.dtype) and np.all(arr == np.round(arr)):
-        return arr.astype(np.int64)
+        return arr.astype(grid_dtype(column.dtype, arr))
     return arr

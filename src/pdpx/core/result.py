@@ -28,7 +28,13 @@ from typing import Iterator, Sequence
 import numpy as np
 import pandas as pd
 
+from .errors import PdpxError
+
 SCHEMA_HEAD = ["feature_set", "output", "kind", "row"]
+#: Bytes a string cell takes beyond its text (an offset, or a pointer), and what
+#: building the frame holds per row beyond the frame (one index array at a time).
+_STRING_ROW = 9
+_BUILD_ROW = 16
 
 
 def feature_columns(j: int) -> list[str]:
@@ -115,70 +121,128 @@ class PartialDependenceResult:
         )
 
     # -------------------------------------------------------------- tidy
-    def to_frame(self, *, n_features: int | None = None) -> pd.DataFrame:
+    def _parts(self, kind: str | None) -> list[tuple[str, np.ndarray | None, np.ndarray]]:
+        """(kind, ICE row positions or None, values (K, n_curves, n_grid)) of the curves ``kind`` selects."""
+        if kind not in (None, "average", "individual"):
+            raise PdpxError(f"to_frame(): kind must be None (everything), 'average' or 'individual'; got {kind!r}")
+        K, n_grid = len(self.outputs), int(np.prod(self.grid_shape))
+        parts = []
+        if kind in (None, "average") and self.kind in ("average", "both"):
+            parts.append(("average", None, np.asarray(self.average).reshape(K, 1, n_grid)))
+        if kind in (None, "individual") and self.individual is not None:
+            n = self.individual.shape[1]
+            rows = np.arange(n) if self.ice_rows is None else np.asarray(self.ice_rows)
+            parts.append(("individual", rows, np.asarray(self.individual).reshape(K, n, n_grid)))
+        if kind == "individual" and not parts:
+            raise PdpxError("to_frame(kind='individual'): this result holds no ICE curves (computed with "
+                            f"kind={self.kind!r}); compute it with kind='individual' or 'both'")
+        return parts
+
+    def frame_nbytes(self, *, kind: str | None = None, n_features: int | None = None) -> int:
+        """Estimated peak bytes of :meth:`to_frame` (the frame plus what building it holds)."""
+        parts = self._parts(kind)
+        rows = sum(v.shape[0] * v.shape[1] * v.shape[2] for _, _, v in parts)
+        d = len(self.features)
+        n_features = max(n_features or d, d)
+        text = [len(self.feature_set), float(np.mean([len(o) for o in self.outputs])), 9.0]
+        for j in range(d):
+            labels = [grid_label(v) for v in self.grid_values[j][:1000]]
+            text += [len(self.features[j]), 11.0, float(np.mean([len(x) for x in labels])) if labels else 0.0]
+        per_row = 8 + 9 + 8 * n_features + sum(_STRING_ROW + t for t in text) + _STRING_ROW * 3 * (n_features - d)
+        return int(rows * (per_row + _BUILD_ROW))
+
+    def to_frame(self, *, kind: str | None = None, n_features: int | None = None,
+                 memory_budget=None) -> pd.DataFrame:
         """The tidy long DataFrame (schema in :mod:`pdpx.core.result`).
 
         Parameters
         ----------
+        kind : {None, "average", "individual"}
+            Which curves: everything the result holds (default), only the PD
+            curve, or only the ICE curves.
         n_features : int, optional
             Emit ``feature_j`` ... columns up to this many features (used to stack
             results of different sizes); default: this result's number of features.
+        memory_budget : int or str, optional
+            Bytes the frame may take (default: the current setting, see
+            :func:`pdpx.set_config`). A frame that would not fit is refused up
+            front with its estimated size and what to do instead.
         """
+        from .config import format_bytes, get_config, parse_bytes
+
+        if n_features is not None and (not isinstance(n_features, (int, np.integer))
+                                       or isinstance(n_features, bool) or n_features < 1):
+            raise PdpxError(f"to_frame(): n_features must be an integer >= 1 or None; got {n_features!r}")
+        budget = get_config()["memory_budget"] if memory_budget is None else parse_bytes(memory_budget)
+        need = self.frame_nbytes(kind=kind, n_features=n_features)
+        if need > budget:
+            n_ice = 0 if self.individual is None else self.individual.shape[1]
+            raise PdpxError(
+                f"to_frame(): the tidy frame of this result would take about {format_bytes(need)} "
+                f"({n_ice:,} ICE curves x {int(np.prod(self.grid_shape)):,} grid points x "
+                f"{len(self.outputs)} output(s)), over the memory budget of {format_bytes(budget)}. "
+                "Use to_frame(kind='average'), the arrays res.average / res.individual directly, ICE for a "
+                "sample of rows (ice_sample=1000 when computing), or raise the budget "
+                "(to_frame(memory_budget='4GB') or pdpx.set_config(memory_budget='4GB'))."
+            )
+        return self._build_frame(self._parts(kind), n_features)
+
+    def _build_frame(self, parts, n_features: int | None) -> pd.DataFrame:
+        """Columns built once at full length, strings taken from small arrays of their values."""
         d = len(self.features)
         n_features = max(n_features or d, d)
         grid_shape = self.grid_shape
         n_grid = int(np.prod(grid_shape))
-        mesh = np.indices(grid_shape).reshape(d, n_grid)  # grid index of each cell, per feature
         K = len(self.outputs)
+        sizes = [K * v.shape[1] * n_grid for _, _, v in parts]
+        total = int(sum(sizes))
+        idx_type = np.int32 if max(n_grid, K, 2) < 2**31 else np.int64
 
-        parts = []
-        if self.kind in ("average", "both"):
-            parts.append(("average", None, self.average.reshape(K, 1, n_grid)))
-        if self.individual is not None:
-            n = self.individual.shape[1]
-            rows = np.arange(n) if self.ice_rows is None else np.asarray(self.ice_rows)
-            parts.append(("individual", rows, self.individual.reshape(K, n, n_grid)))
+        def text(values, codes) -> pd.api.extensions.ExtensionArray:
+            return pd.array(np.asarray(values, dtype=object), dtype="string").take(codes)
 
-        frames = []
-        for kind, rows, values in parts:
-            n_curves = values.shape[1]
-            total = K * n_curves * n_grid
-            cols: dict = {
-                "feature_set": np.full(total, self.feature_set, dtype=object),
-                "output": np.repeat(np.array(self.outputs, dtype=object), n_curves * n_grid),
-                "kind": np.full(total, kind, dtype=object),
-                "row": (
-                    pd.array(np.tile(np.repeat(rows, n_grid), K), dtype="Int64")
-                    if rows is not None
-                    else pd.array([pd.NA] * total, dtype="Int64")
-                ),
-            }
-            for j in range(n_features):
-                names = feature_columns(j + 1)
-                if j < d:
-                    idx = np.tile(mesh[j], K * n_curves)
-                    grid = self.grid_values[j]
-                    if self.categorical[j]:
-                        x = idx.astype(np.float64)
-                    else:
-                        x = np.asarray(grid, dtype=np.float64)[idx]
-                    labels = np.array([grid_label(v) for v in grid], dtype=object)[idx]
-                    cols[names[0]] = np.full(total, self.features[j], dtype=object)
-                    cols[names[1]] = np.full(total, "categorical" if self.categorical[j] else "numeric", dtype=object)
-                    cols[names[2]] = x
-                    cols[names[3]] = labels
-                else:
-                    cols[names[0]] = np.full(total, None, dtype=object)
-                    cols[names[1]] = np.full(total, None, dtype=object)
-                    cols[names[2]] = np.full(total, np.nan)
-                    cols[names[3]] = np.full(total, None, dtype=object)
-            cols["yhat"] = values.reshape(-1).astype(np.float64)
-            frames.append(pd.DataFrame(cols))
-        df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-        for c in df.columns:
-            if c in ("row", "yhat") or c.startswith("x_"):
+        def constant(value) -> pd.api.extensions.ExtensionArray:
+            return text([value], np.zeros(total, dtype=idx_type))
+
+        cols: dict = {"feature_set": constant(self.feature_set)}
+        cols["output"] = text(list(self.outputs), np.concatenate(
+            [np.repeat(np.arange(K, dtype=idx_type), v.shape[1] * n_grid) for _, _, v in parts]))
+        kinds = ["average", "individual"]
+        cols["kind"] = text(kinds, np.concatenate(
+            [np.full(size, kinds.index(k), dtype=idx_type) for (k, _, _), size in zip(parts, sizes)]))
+        row_values = np.zeros(total, dtype=np.int64)
+        row_mask = np.ones(total, dtype=bool)
+        at = 0
+        for (_, rows, _), size in zip(parts, sizes):
+            if rows is not None:
+                row_values[at: at + size] = np.tile(np.repeat(np.asarray(rows, dtype=np.int64), n_grid), K)
+                row_mask[at: at + size] = False
+            at += size
+        cols["row"] = pd.arrays.IntegerArray(row_values, row_mask)
+        del row_values, row_mask
+        strides = np.cumprod((1,) + tuple(reversed(grid_shape)))[::-1][1:]  # row-major strides
+        for j in range(n_features):
+            names = feature_columns(j + 1)
+            if j >= d:
+                cols[names[0]] = constant(None)
+                cols[names[1]] = constant(None)
+                cols[names[2]] = np.full(total, np.nan)
+                cols[names[3]] = constant(None)
                 continue
-            df[c] = df[c].astype("string")
+            cell = np.arange(n_grid, dtype=np.int64)
+            along = ((cell // strides[j]) % grid_shape[j]).astype(idx_type)  # grid index of each cell
+            idx = np.concatenate([np.tile(along, K * v.shape[1]) for _, _, v in parts])
+            grid = self.grid_values[j]
+            cols[names[0]] = constant(self.features[j])
+            cols[names[1]] = constant("categorical" if self.categorical[j] else "numeric")
+            if self.categorical[j]:
+                cols[names[2]] = idx.astype(np.float64)
+            else:
+                cols[names[2]] = np.asarray(grid, dtype=np.float64)[idx]
+            cols[names[3]] = text([grid_label(v) for v in grid], idx)
+            del idx
+        cols["yhat"] = np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1) for _, _, v in parts])
+        df = pd.DataFrame(cols, copy=False)
         df.attrs.update(
             response=self.response, response_label=self.response_label, method=self.method,
             centered=self.centered,
@@ -199,7 +263,7 @@ class PartialDependenceResult:
         """
         from ..outputs import plot as _plot
 
-        return _plot.save(self.plot(**plot_options), path, width=width, height=height, dpi=dpi)
+        return _plot.save_result(self, path, width=width, height=height, dpi=dpi, **plot_options)
 
 
 class PartialDependenceCollection(Sequence):
@@ -241,8 +305,20 @@ class PartialDependenceCollection(Sequence):
         """All results stacked in the tidy schema."""
         if not self.results:
             raise ValueError("the collection is empty")
+        from .config import format_bytes, get_config
+
         width = max(len(r.features) for r in self.results)
-        return pd.concat([r.to_frame(n_features=width) for r in self.results], ignore_index=True)
+        need = sum(r.frame_nbytes(n_features=width) for r in self.results)
+        budget = get_config()["memory_budget"]
+        if 2 * need > budget:  # the results' frames and their concatenation
+            raise PdpxError(
+                f"to_frame(): the tidy frame of this collection would take about {format_bytes(2 * need)} "
+                f"while it is stacked, over the memory budget of {format_bytes(budget)}; stack the results' "
+                "own frames yourself (coll[i].to_frame()), use kind='average' when computing, or raise the "
+                "budget (pdpx.set_config(memory_budget='4GB'))."
+            )
+        return pd.concat([r.to_frame(n_features=width, memory_budget=budget) for r in self.results],
+                         ignore_index=True)
 
     def plot(self, **kwargs):
         """An undrawn plotnine figure, one facet per feature set (see :func:`pdpx.outputs.plot.plot_collection`)."""
@@ -254,4 +330,4 @@ class PartialDependenceCollection(Sequence):
         """Draw :meth:`plot` (with ``plot_options``) and write it to PNG, SVG or PDF (by the extension)."""
         from ..outputs import plot as _plot
 
-        return _plot.save(self.plot(**plot_options), path, width=width, height=height, dpi=dpi)
+        return _plot.save_result(self, path, width=width, height=height, dpi=dpi, **plot_options)

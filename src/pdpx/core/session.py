@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import numbers
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -19,9 +20,10 @@ from . import cluster
 from . import config as _config
 from .adapter import RESPONSES, Adapter
 from .data import LocalData, short_list
-from .errors import PdpxError
+from .errors import NonFiniteWarning, PdpxError, PdpxTypeError
 from .grid import check_percentiles, feature_grid, is_categorical_dtype
 from .method import Request
+from .validation import shown
 from .plugins import adapt, get_methods, plugin_manager
 from .result import PartialDependenceResult
 
@@ -46,15 +48,10 @@ class Session:
         categorical_features=None, sample_weight=None, centered=False, n_jobs=None,
         progress=None, memory_budget=None, ice_sample=None, random_state=0, method_options=None,
     ):
-        if kind not in KINDS:
-            raise PdpxError(f"kind must be one of {KINDS}, got {kind!r}")
-        if (not isinstance(grid_resolution, numbers.Integral) or isinstance(grid_resolution, bool)
-                or grid_resolution < 2):
-            raise PdpxError(f"grid_resolution must be an integer of at least 2, got {grid_resolution!r}")
         self.kind = kind
         self.grid_resolution = int(grid_resolution)
         self.percentiles = check_percentiles(percentiles)
-        self.centered = bool(centered)
+        self.centered = centered
         self.n_jobs = n_jobs
         self.progress = progress
         self.method_options = dict(method_options or {})
@@ -157,28 +154,28 @@ class Session:
         if not self.data.supports_ice_sample:
             raise PdpxError("ice_sample is not supported for Dask input; pass X.sample(frac=...).compute() "
                             "for ICE curves and the full Dask X for the average")
-        if not isinstance(ice_sample, numbers.Integral) or isinstance(ice_sample, bool) or ice_sample < 1:
-            raise PdpxError(f"ice_sample must be a positive number of rows, got {ice_sample!r}")
         if ice_sample >= self.n_rows:
             return None
         rng = np.random.default_rng(random_state)
         return np.sort(rng.choice(self.n_rows, size=int(ice_sample), replace=False))
 
     def _column_index(self, f, what: str = "feature") -> int:
-        if isinstance(f, (numbers.Integral, np.integer)) and not isinstance(f, bool):
-            if not 0 <= f < len(self.names):
+        """Position in the model-ordered ``self.X`` of a column named, or at position ``f`` of X as given."""
+        if isinstance(f, (numbers.Integral, np.integer)) and not isinstance(f, (bool, np.bool_)):
+            given = self.data.input_columns
+            if not 0 <= f < len(given):
                 raise PdpxError(
-                    f"{what} index {f} is out of range: X has {len(self.names)} columns, "
-                    f"indices 0 to {len(self.names) - 1}"
+                    f"{what} index {f} is out of range: X has {len(given)} columns, "
+                    f"indices 0 to {len(given) - 1}"
                 )
-            return int(f)
+            return self.names.index(given[int(f)])
         if isinstance(f, str):
             if f in self.names:
                 return self.names.index(f)
             close = difflib.get_close_matches(f, self.names, n=3)
             hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
             raise PdpxError(f"unknown {what} {f!r}: X has no such column.{hint} Columns: {short_list(self.names)}")
-        raise PdpxError(f"a {what} must be a column name or an integer position, got {f!r}")
+        raise PdpxTypeError(f"a {what} must be a column name or an integer position, got {shown(f)}")
 
     def resolve_features(self, features) -> list[int]:
         if isinstance(features, (str, numbers.Integral, np.integer)):
@@ -199,14 +196,20 @@ class Session:
         flags = [is_categorical_dtype(self.X.iloc[:, j]) for j in range(len(self.names))]
         if categorical_features is None:
             return flags
+        if isinstance(categorical_features, str):  # one name, not its letters
+            categorical_features = [categorical_features]
         cats = list(categorical_features)
         if cats and all(isinstance(c, (bool, np.bool_)) for c in cats):
-            if len(cats) != len(self.names):
+            given = self.data.input_columns
+            if len(cats) != len(given):
                 raise PdpxError(
                     f"categorical_features as a boolean mask needs one entry per column of X "
-                    f"({len(self.names)}), got {len(cats)}"
+                    f"({len(given)}), got {len(cats)}"
                 )
-            return [a or bool(b) for a, b in zip(flags, cats)]
+            for name, flag in zip(given, cats):  # the mask follows X's columns as given
+                if flag:
+                    flags[self.names.index(name)] = True
+            return flags
         for c in cats:
             flags[self._column_index(c, "categorical feature")] = True
         return flags
@@ -294,15 +297,14 @@ class Session:
         average, individual = out.average, out.individual
         if not req.needs_individual:
             individual = None
-        if self.centered:
-            average = average - average.reshape(average.shape[0], -1)[:, :1].reshape(
-                (average.shape[0],) + (1,) * (average.ndim - 1)
-            )
-            if individual is not None:
-                first = individual.reshape(individual.shape[0], individual.shape[1], -1)[:, :, :1]
-                individual = individual - first.reshape(first.shape[:2] + (1,) * (individual.ndim - 2))
-        notes = list(out.notes) + skipped
         names = self.adapter.output_names(self.response)
+        warn_non_finite(average, individual, [names[k] for k in self.outputs],
+                        [self.names[j] for j in features], req.grid_values, self.ice_rows)
+        if self.centered:  # in place: no second copy of a large ICE array
+            average = center_curves(average, lead=1)
+            if individual is not None:
+                individual = center_curves(individual, lead=2)
+        notes = list(out.notes) + skipped
         return PartialDependenceResult(
             features=[self.names[j] for j in features],
             grid_values=req.grid_values,
@@ -326,6 +328,50 @@ class Session:
 
     def _feature_data(self, j: int) -> np.ndarray:
         return self.data.column(j).to_numpy()
+
+
+def center_curves(values: np.ndarray, lead: int) -> np.ndarray:
+    """Subtract each curve's value at the first grid cell, in place (the ``lead`` axes index curves)."""
+    values = np.asarray(values, dtype=np.float64)
+    if not values.flags.writeable:
+        values = values.copy()
+    flat = values.reshape(values.shape[:lead] + (-1,))
+    flat -= flat[..., :1].copy()
+    return values
+
+
+def warn_non_finite(average, individual, outputs, features, grids, ice_rows=None) -> None:
+    """Warn (:class:`~pdpx.core.errors.NonFiniteWarning`) when the result holds NaN or infinite values.
+
+    They can only come from the model's own predictions; the warning says how
+    many, for which output, at which grid point first and (ICE) in which rows.
+    """
+    parts = []
+    avg = np.asarray(average).reshape(len(outputs), -1)
+    bad = ~np.isfinite(avg)
+    shape = tuple(len(g) for g in grids)
+    for k, out in enumerate(outputs):
+        if bad[k].any():
+            first = np.unravel_index(int(np.flatnonzero(bad[k])[0]), shape)
+            at = ", ".join(f"{f} = {grids[d][first[d]]!r}" for d, f in enumerate(features))
+            kinds = sorted({"NaN" if np.isnan(v) else "inf" for v in avg[k][bad[k]]})
+            parts.append(f"{int(bad[k].sum())} of {avg.shape[1]} grid points of the average for output {out!r} "
+                         f"are {' and '.join(kinds)} (first at {at})")
+    if individual is not None:
+        ind = np.asarray(individual).reshape(len(outputs), np.asarray(individual).shape[1], -1)
+        bad_rows = ~np.isfinite(ind).all(axis=(0, 2))
+        if bad_rows.any():
+            rows = np.flatnonzero(bad_rows)
+            if ice_rows is not None:
+                rows = np.asarray(ice_rows)[rows]
+            shown_rows = ", ".join(str(int(r)) for r in rows[:8]) + (", ..." if len(rows) > 8 else "")
+            parts.append(f"the ICE curves of {len(rows)} row(s) hold NaN or inf (rows {shown_rows})")
+    if parts:
+        warnings.warn(
+            "the model's predictions are not all finite, so neither is the partial dependence: "
+            + "; ".join(parts) + ". Check the model's predict on these inputs (pdpx reports them as they are).",
+            NonFiniteWarning, stacklevel=4,
+        )
 
 
 def check_weights(sample_weight, n: int) -> np.ndarray | None:

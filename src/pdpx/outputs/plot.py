@@ -34,9 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..core.errors import PdpxError
+from ..core.errors import PdpxError, PdpxTypeError
+from ..core.files import atomic_path, check_writable
+from ..core.validation import Integral, Options, PathLike, Real, check_param, shown, validate_params
 from .plot_oneway import oneway_plot
-from .plot_style import ICE_COLOR, PALETTE, PD_COLOR, PlotOptions, theme_pdpx
+from .plot_style import ICE_COLOR, PALETTE, PD_COLOR, PlotOptions, check_plot_options, theme_pdpx
 from .plot_twoway import compose, twoway_plot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -149,7 +151,9 @@ def plot_collection(coll: "PartialDependenceCollection", **kwargs):
     results = list(coll)
     if not results:
         raise PdpxError("the collection is empty; nothing to plot")
+    check_plot_options("plot", kwargs, extra=("ncol",))
     ncol = kwargs.pop("ncol", None)
+    check_param("plot", "ncol", ncol, [Integral(low=1), None])
     opts = PlotOptions(**kwargs)
     too_wide = [r.feature_set for r in results if len(r.features) > 2]
     if too_wide:
@@ -165,6 +169,13 @@ def plot_collection(coll: "PartialDependenceCollection", **kwargs):
     return compose(oneway, twoway, wide=[len(r.outputs) > 1 for r in two])
 
 
+@validate_params({
+    "path": [PathLike()],
+    "width": [Real(0, 200, low_open=True), None],
+    "height": [Real(0, 200, low_open=True), None],
+    "dpi": [Integral(low=1, high=2400)],
+    "units": [Options("in", "cm", "mm")],
+}, name="save")
 def save(
     plot,
     path: str | Path,
@@ -200,30 +211,49 @@ def save(
     """
     from plotnine import ggplot, theme
 
-    path = Path(path)
+    path = check_writable(path, suffixes=tuple("." + f for f in FORMATS))
     fmt = path.suffix.lower().lstrip(".")
-    if fmt not in FORMATS:
-        raise PdpxError(f"cannot save {path.name!r}: the file name must end in one of {['.' + f for f in FORMATS]}")
     if (width is None) != (height is None):
-        raise PdpxError("give both width and height, or neither (the plot's own size is used then)")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(plot, ggplot):
-        plot.save(path, format=fmt, width=width, height=height, units=units, dpi=dpi, verbose=False,
-                  **savefig_kwargs)
-        return path
-    # a composition: its size is the last plot's figure_size
-    if width is not None:
-        factor = {"in": 1.0, "cm": 1 / 2.54, "mm": 1 / 25.4}[units]
-        plot = plot + theme(figure_size=(width * factor, height * factor))
-    plot = plot + theme(dpi=dpi)
-    figure = plot.draw()
-    try:
-        figure.savefig(path, format=fmt, **savefig_kwargs)
-    finally:
-        import matplotlib.pyplot as plt
+        raise PdpxError("save(): give both width and height, or neither (the plot's own size is used then)")
+    if not isinstance(plot, ggplot) and type(plot).__module__.split(".")[0] != "plotnine":
+        raise PdpxTypeError(f"save(): plot must be a plotnine figure (res.plot()); got {shown(plot)}")
+    with atomic_path(path) as tmp:
+        if isinstance(plot, ggplot):
+            plot.save(tmp, format=fmt, width=width, height=height, units=units, dpi=dpi, verbose=False,
+                      **savefig_kwargs)
+            return path
+        # a composition: its size is the last plot's figure_size
+        if width is not None:
+            factor = {"in": 1.0, "cm": 1 / 2.54, "mm": 1 / 25.4}[units]
+            plot = plot + theme(figure_size=(width * factor, height * factor))
+        plot = plot + theme(dpi=dpi)
+        figure = plot.draw()
+        try:
+            figure.savefig(tmp, format=fmt, **savefig_kwargs)
+        finally:
+            import matplotlib.pyplot as plt
 
-        plt.close(figure)
+            plt.close(figure)
     return path
+
+
+_SAVE_PARAMS = {
+    "path": [PathLike()],
+    "width": [Real(0, 200, low_open=True), None],
+    "height": [Real(0, 200, low_open=True), None],
+    "dpi": [Integral(low=1, high=2400)],
+}
+
+
+@validate_params(_SAVE_PARAMS, name="save")
+def save_result(res, path, *, width=None, height=None, dpi: int = 200, **plot_options) -> Path:
+    """``res.save(...)``: check the file and every option first, then draw ``res.plot(**plot_options)`` and write it.
+
+    ``res`` is a result or a collection; see :func:`save` for the file and size.
+    """
+    check_writable(path, suffixes=tuple("." + f for f in FORMATS))
+    check_plot_options("save", plot_options, extra=("ncol",))
+    return save(res.plot(**plot_options), path, width=width, height=height, dpi=dpi)
 
 
 def layer_data(plot, i: int | str = 0) -> pd.DataFrame:

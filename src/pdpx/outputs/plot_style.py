@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 import pandas as pd
 
-from ..core.errors import PdpxError
+from ..core.config import format_bytes, get_config
+from ..core.errors import PdpxError, PdpxTypeError
+from ..core.validation import SEED, Boolean, Integral, Real, check_param
 from ..core.result import grid_label
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -67,10 +69,34 @@ class PlotOptions:
     base_size: float = 11
 
     def __post_init__(self):
-        if self.n_ice is not None and (not isinstance(self.n_ice, (int, np.integer)) or self.n_ice < 1):
-            raise PdpxError(f"n_ice must be a positive integer or None (all rows), got {self.n_ice!r}")
-        if self.ice_alpha is not None and not 0 < self.ice_alpha <= 1:
-            raise PdpxError(f"ice_alpha must be in (0, 1], got {self.ice_alpha!r}")
+        check_plot_options("plot", dataclasses.asdict(self))
+
+
+#: What each drawing option accepts (checked by the public plot functions before drawing).
+PLOT_OPTIONS = {
+    "n_ice": [Integral(low=1, what="a number of ICE curves (>= 1)"), None],
+    "seed": SEED,
+    "centered": [Boolean(), None],
+    "ice": [Boolean()],
+    "rug": [Boolean()],
+    "points": [Boolean()],
+    "contours": [Boolean()],
+    "share_y": [Boolean()],
+    "ice_alpha": [Real(0, 1, low_open=True), None],
+    "caption": [Boolean()],
+    "base_size": [Real(1, 100)],
+}
+
+
+def check_plot_options(function: str, options: dict, extra: tuple[str, ...] = ()) -> None:
+    """Check drawing options by name (unknown names are errors that list the known ones)."""
+    known = set(PLOT_OPTIONS) | set(extra)
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise PdpxTypeError(f"{function}(): unknown option(s) {unknown}; the plot options are {sorted(known)}")
+    for name, value in options.items():
+        if name in PLOT_OPTIONS:
+            check_param(function, name, value, PLOT_OPTIONS[name])
 
 
 
@@ -81,20 +107,28 @@ def result_frame(res: "PartialDependenceResult", opts: PlotOptions) -> tuple[pd.
     """
     individual = res.individual if opts.ice else None
     note = ""
-    rows = None
+    ice_rows = None
     if individual is not None:
         n = individual.shape[1]
+        ice_rows = np.arange(n) if res.ice_rows is None else np.asarray(res.ice_rows)
+        of = f"{n:,} rows" if res.ice_rows is None else f"{n:,} sampled rows of {res.n_rows:,}"
         if opts.n_ice is not None and n > opts.n_ice:
-            rows = np.sort(np.random.default_rng(opts.seed).choice(n, opts.n_ice, replace=False))
-            individual = individual[:, rows]
-            note = f"thin lines: ICE curves of {opts.n_ice} of {n:,} rows (random, seed {opts.seed})"
+            pick = np.sort(np.random.default_rng(opts.seed).choice(n, opts.n_ice, replace=False))
+            individual, ice_rows = individual[:, pick], ice_rows[pick]
+            note = f"thin lines: ICE curves of {opts.n_ice} of {of} (random, seed {opts.seed})"
         else:
-            note = f"thin lines: ICE curves of all {n:,} rows"
-    view = dataclasses.replace(res, individual=individual, kind="both" if individual is not None else "average")
-    df = view.to_frame()
-    if rows is not None:
-        ice_mask = df["kind"] == "individual"
-        df.loc[ice_mask, "row"] = rows[df.loc[ice_mask, "row"].to_numpy(dtype=np.int64)]
+            note = f"thin lines: ICE curves of all {of}"
+    view = dataclasses.replace(res, individual=individual, ice_rows=ice_rows,
+                               kind="both" if individual is not None else "average")
+    need = view.frame_nbytes()
+    budget = get_config()["memory_budget"]
+    if need > budget:
+        raise PdpxError(
+            f"drawing this result needs a frame of about {format_bytes(need)}, over the memory budget of "
+            f"{format_bytes(budget)}: draw fewer ICE curves (n_ice=100), or raise the budget "
+            "(pdpx.set_config(memory_budget='4GB'))"
+        )
+    df = view.to_frame(memory_budget=budget)
     centered = res.centered
     if opts.centered and not res.centered:
         keys = ["output", "kind", df["row"].fillna(-1)]

@@ -25,11 +25,16 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..core.compute import partial_dependence
+from ..core.compute import check_options
 from ..core.data import as_frame
 from ..core.errors import PdpxError
+from ..core.files import check_writable, write_text_atomic
 from ..core.plugins import adapt
 from ..core.progress import progress_bar
+from ..core.session import Session
+from ..core.validation import (
+    SEED, Boolean, InstanceOf, Integral, Options, PathLike, String, validate_params,
+)
 from .report_page import Page, embed
 
 __all__ = ["report", "feature_importance", "interaction_strength"]
@@ -40,6 +45,20 @@ TOP_FOR_PAIRS = 4
 PAIR_GRID = 20
 
 
+@validate_params({
+    "path": [PathLike()],
+    "features": [InstanceOf(list, tuple, pd.Index, np.ndarray, what="a list of column names"), None],
+    "interactions": [Options("auto"), Integral(low=0, what="a number of pairs (>= 0)"),
+                     InstanceOf(list, tuple, what="a list of pairs of column names"), None],
+    "title": [String("a title"), None],
+    "n_ice": [Integral(low=1)],
+    "seed": SEED,
+    "max_rows": [Integral(low=1), None],
+    "image_format": [Options("png", "svg")],
+    "dpi": [Integral(low=1, high=2400)],
+    "progress": [Boolean()],
+    "pair_grid_resolution": [Integral(low=2)],
+})
 def report(
     model: Any,
     X,
@@ -100,10 +119,13 @@ def report(
     Path
         The file written.
     """
-    if image_format not in ("png", "svg"):
-        raise PdpxError(f"image_format must be 'png' or 'svg', got {image_format!r}")
+    check_options("report", pd_options)
+    path = check_writable(path)
     pd_options.pop("progress", None)  # the report has its own bar
     pd_options.setdefault("kind", "both")
+    if pd_options["kind"] != "average" and pd_options.get("ice_sample") is None:
+        # keep only the ICE curves the figures draw; the PD curve still averages every row
+        pd_options.update(ice_sample=n_ice, random_state=seed)
     t_start = time.perf_counter()
 
     frame = _as_frame(model, X)
@@ -115,10 +137,18 @@ def report(
         if pd_options.get("sample_weight") is not None:
             pd_options["sample_weight"] = np.asarray(pd_options["sample_weight"])[take]
 
+    # everything that can be checked is checked before the work starts
+    session = Session(model, frame, progress=False, **pd_options)
     auto_features = features is None
-    wanted = [str(c) for c in frame.columns] if auto_features else list(features)
+    wanted = [[j] for j in range(len(session.names))] if auto_features else [
+        session.resolve_features([f]) for f in features]
     pairs_given = _given_pairs(interactions)
+    if pairs_given is not None:
+        pairs_given = [tuple(session.names[j] for j in session.resolve_features(list(p))) for p in pairs_given]
     n_auto_pairs = _auto_pair_count(interactions)
+    pair_opts = dict(pd_options, kind="average", grid_resolution=pair_grid_resolution)
+    pair_opts.pop("ice_sample", None)
+    pair_session = Session(model, frame, progress=False, **pair_opts)
 
     bar = _bar(progress, total=len(wanted) * 2 + (len(pairs_given) if pairs_given is not None else
                                                    math.comb(TOP_FOR_PAIRS, 2)) * 2)
@@ -126,13 +156,14 @@ def report(
         # ---------------------------------------------------------- 1-way
         results, skipped = [], {}
         for f in wanted:
-            bar.set_postfix_str(f"PD {f}")
+            name = session.names[f[0]]
+            bar.set_postfix_str(f"PD {name}")
             try:
-                results.append(partial_dependence(model, frame, f, progress=False, **pd_options))
+                results.append(session.compute(f))
             except PdpxError as exc:
                 if not auto_features:
                     raise
-                skipped[str(f)] = str(exc)
+                skipped[name] = str(exc)
             bar.update(1)
         if not results:
             raise PdpxError("no feature could be computed: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
@@ -148,11 +179,10 @@ def report(
             candidates = []
         bar.total = len(wanted) * 2 + len(candidates) * 2
         bar.refresh()
-        pair_opts = dict(pd_options, kind="average", grid_resolution=pair_grid_resolution)
         pair_results = []
         for a, b in candidates:
             bar.set_postfix_str(f"PD {a} x {b}")
-            r2 = partial_dependence(model, frame, [a, b], progress=False, **pair_opts)
+            r2 = pair_session.compute(pair_session.resolve_features([a, b]))
             pair_results.append((r2, interaction_strength(r2)))
             bar.update(1)
         if pairs_given is None:
@@ -182,10 +212,7 @@ def report(
         n_candidates=len(candidates), top_for_pairs=TOP_FOR_PAIRS, options=pd_options, n_ice=n_ice,
         elapsed=time.perf_counter() - t_start,
     )
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page.render(), encoding="utf-8")
-    return path
+    return write_text_atomic(path, page.render())
 
 
 def feature_importance(res) -> float:
@@ -228,7 +255,7 @@ def _given_pairs(interactions) -> list[tuple] | None:
         return None
     pairs = []
     for p in interactions:
-        if isinstance(p, str) or len(p) != 2:
+        if not isinstance(p, (list, tuple)) or len(p) != 2:
             raise PdpxError(f"each interaction must be a pair of features, e.g. ('age', 'bmi'); got {p!r}")
         pairs.append(tuple(p))
     return pairs

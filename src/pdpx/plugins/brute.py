@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..core.adapter import checked_predict
+from ..core.grid import column_dtype
 from ..core.hookspecs import hookimpl
 from ..core.method import Method, MethodResult, Request
 from ..core.progress import effective_jobs, progress_bar, run_tasks
@@ -24,14 +26,19 @@ def grid_points(req: Request) -> list[np.ndarray]:
     return [np.asarray(g)[m] for g, m in zip(req.grid_values, mesh)]
 
 
-def stacked_frame(base: pd.DataFrame, features: list[int], values: list[np.ndarray]) -> pd.DataFrame:
-    """``len(values[0])`` copies of ``base``, copy ``b`` with feature ``features[j]`` set to ``values[j][b]``."""
+def stacked_frame(base: pd.DataFrame, features: list[int], values: list[np.ndarray],
+                  dtypes: list | None = None) -> pd.DataFrame:
+    """``len(values[0])`` copies of ``base``, copy ``b`` with feature ``features[j]`` set to ``values[j][b]``.
+
+    ``dtypes[j]``: the dtype of target column j (default: the column's own; see
+    :func:`pdpx.core.grid.column_dtype` for grids that do not fit it).
+    """
     n, B = len(base), len(values[0])
     out = base.take(np.tile(np.arange(n), B))
     out.index = pd.RangeIndex(n * B)
-    for pos, vals in zip(features, values):
+    for j, (pos, vals) in enumerate(zip(features, values)):
         col = np.repeat(vals, n)
-        dtype = base.dtypes.iloc[pos]
+        dtype = base.dtypes.iloc[pos] if dtypes is None else dtypes[j]
         try:
             col = pd.array(col, dtype=dtype)
         except (TypeError, ValueError):
@@ -72,6 +79,8 @@ class Brute(Method):
         n_jobs = req.n_jobs if getattr(adapter, "thread_safe", True) else 1
         jobs = effective_jobs(n_jobs)
         tasks = plan_chunks(n, P, bytes_per_row, req.memory_budget, jobs)
+        # one dtype per target column for every chunk: the column's own unless a grid value does not fit
+        dtypes = [column_dtype(X.dtypes.iloc[pos], g) for pos, g in zip(req.features, req.grid_values)]
 
         sums = np.zeros((P, K))
         ice = np.empty((K, n, P)) if req.needs_individual else None
@@ -79,8 +88,8 @@ class Brute(Method):
         def run(task):
             p0, p1, r0, r1 = task
             base = X.iloc[r0:r1]
-            frame = stacked_frame(base, req.features, [v[p0:p1] for v in points])
-            pred = adapter.predict(frame, req.response)[:, outputs]  # (B * nr, K)
+            frame = stacked_frame(base, req.features, [v[p0:p1] for v in points], dtypes)
+            pred = checked_predict(adapter, frame, req.response)[:, outputs]  # (B * nr, K)
             return task, pred.reshape(p1 - p0, r1 - r0, K)
 
         with progress_bar(len(tasks), progress=req.progress, desc="pdpx brute") as bar:

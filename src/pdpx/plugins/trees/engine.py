@@ -14,7 +14,8 @@ from ...core.errors import PdpxError
 from ...core.ir import TreeModel
 from ...core.method import MethodResult, Request
 from ...core.progress import progress_bar
-from .prep import integrate, prepare, set_threads
+from .prep import integrate, prepare
+from .threads import kernel_threads
 
 #: Values of ``method_options={"kernel": ...}`` for ``exact``.
 KERNELS = ("auto", "leafsets", "partition")
@@ -58,7 +59,6 @@ def exact(tm: TreeModel, req: Request) -> MethodResult:
 
     kernel_name = kernel_option(req.options)
     ens = tm.ensemble
-    threads = set_threads(req.n_jobs)
     n = len(req.X)
     prep = prepare(tm, req)
     kernel = choose_kernel(prep, kernel_name)
@@ -80,7 +80,8 @@ def exact(tm: TreeModel, req: Request) -> MethodResult:
     ice = np.empty((K, n if req.needs_individual else 0, G))
     finish_args = (M, prep.grid_shape_array, ens.base_score, LINK_CODES[ens.link], float(ens.link_scale),
                    outputs, bool(req.needs_individual))
-    with progress_bar(len(starts), progress=req.progress, desc="pdpx exact") as bar:
+    with progress_bar(len(starts), progress=req.progress, desc="pdpx exact") as bar, \
+            kernel_threads(req.n_jobs) as threads:
         for r0 in starts:
             r1 = min(n, r0 + chunk)
             Xc = encoded_chunk(tm, req.X.iloc[r0:r1])

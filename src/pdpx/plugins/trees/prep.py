@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +24,11 @@ def tree_unavailable(adapter, request: Request) -> str | None:
     missing = numba_missing()
     if missing:
         return missing
+    from .threads import fork_problem
+
+    problem = fork_problem()
+    if problem:
+        return problem
     if adapter.tree_model(request.response) is None:
         return adapter.tree_model_unavailable(request.response)
     return None
@@ -209,19 +213,3 @@ def integrate(D: np.ndarray, grid_shape: tuple) -> np.ndarray:
     for axis in range(len(lead), arr.ndim):
         arr = np.cumsum(arr, axis=axis)
     return arr
-
-
-def set_threads(n_jobs: int | None) -> int:
-    """Threads for numba kernels: n_jobs, or every core when None."""
-    import numba
-
-    cores = numba.config.NUMBA_NUM_THREADS
-    if n_jobs is None:
-        jobs = cores
-    elif n_jobs < 0:
-        jobs = max(1, (os.cpu_count() or 1) + 1 + n_jobs)
-    else:
-        jobs = max(1, int(n_jobs))
-    jobs = min(jobs, cores)
-    numba.set_num_threads(jobs)
-    return jobs
