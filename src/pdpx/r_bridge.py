@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import warnings
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -28,7 +29,7 @@ from .adapters.randomforest_trees import as_array, as_list, read_forest
 from .adapters.rfunction import RFunctionAdapter
 from .core.adapter import Adapter
 from .core.compute import partial_dependence
-from .core.errors import PdpxError
+from .core.errors import PdpxError, PdpxWarning
 
 
 def frame_columns(X: pd.DataFrame) -> dict:
@@ -202,8 +203,10 @@ def r_partial_dependence(adapter: Adapter, X: pd.DataFrame, features, options: M
             opts[key] = int(opts[key])
     opts = {k: v for k, v in opts.items() if v is not None}
     feats = as_list(features)
-    res = partial_dependence(adapter, X, feats if len(feats) > 1 else feats[0], **opts)
-    df = res.to_frame()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = partial_dependence(adapter, X, feats if len(feats) > 1 else feats[0], **opts)
+        df = res.to_frame()
     one_based = ["row"] + [f"x_{j + 1}" for j, c in enumerate(res.categorical) if c]
     grid = []
     for j, (g, c) in enumerate(zip(res.grid_values, res.categorical)):
@@ -227,5 +230,7 @@ def r_partial_dependence(adapter: Adapter, X: pd.DataFrame, features, options: M
         "n_rows": int(res.n_rows),
         "elapsed": float(res.elapsed),
         "notes": list(res.notes),
+        # R raises these with warning(): Python's warnings do not cross reticulate
+        "warnings": [str(w.message) for w in caught if issubclass(w.category, PdpxWarning)],
     }
     return {"frame": frame_for_r(df, one_based=one_based), "meta": meta}

@@ -90,7 +90,28 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
                                memory_budget = NULL, ...) {
   .check_dots(list(...))
   kind_given <- !missing(kind)
-  kind <- match.arg(kind)
+  kind <- .check_choice(kind, "kind", c("average", "individual", "both"), several = !kind_given)
+  .check_flag(ice, "ice")
+  .check_flag(center, "center")
+  .check_string(method, "method")
+  .check_string(response, "response")
+  .check_count(grid_resolution, "grid_resolution", min = 2)
+  .check_percentiles(percentiles)
+  if (!is.null(n_jobs)) .check_count(n_jobs, "n_jobs", min = -Inf, nonzero = TRUE)
+  if (!is.null(memory_budget) && !((is.character(memory_budget) || is.numeric(memory_budget)) &&
+                                   length(memory_budget) == 1 && !is.na(memory_budget))) {
+    .arg_error("memory_budget", memory_budget, "a number of bytes or a string like \"512MB\"")
+  }
+  if (!is.null(custom_values) && !(is.list(custom_values) && !is.null(names(custom_values)) &&
+                                   all(nzchar(names(custom_values))))) {
+    .arg_error("custom_values", custom_values, "a named list, e.g. list(wt = c(2, 3, 4))")
+  }
+  if (!is.null(sample_weight) && !(is.numeric(sample_weight) && length(sample_weight) == nrow(as.data.frame(data)))) {
+    .arg_error("sample_weight", sample_weight, "a numeric vector with one weight per row of data")
+  }
+  if (!is.null(categorical_features) && !is.character(categorical_features)) {
+    .arg_error("categorical_features", categorical_features, "a character vector of column names")
+  }
   if (isTRUE(ice) && !kind_given) kind <- "individual"
   if (!is.data.frame(data)) {
     stop("data must be a data.frame of background rows (e.g. the training data)", call. = FALSE)
@@ -128,6 +149,48 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   X_py <- if (is.null(payload)) X else payload
   out <- .py_call(py$bridge$r_partial_dependence(prepared$adapter, X_py, as.list(features), options))
   .new_pd(out, data, features)
+}
+
+# Argument checks, before anything is sent to Python: each error names the argument, the value
+# given and what is accepted (the Python side checks again, with the Python names).
+.arg_error <- function(name, value, accepted) {
+  shown <- tryCatch(paste(utils::capture.output(utils::str(value, give.attr = FALSE, vec.len = 3)),
+                          collapse = " "), error = function(e) class(value)[1])
+  stop(sprintf("%s must be %s; got %s", name, accepted, trimws(shown)), call. = FALSE)
+}
+
+.check_flag <- function(x, name) {
+  if (!(is.logical(x) && length(x) == 1 && !is.na(x))) .arg_error(name, x, "TRUE or FALSE")
+  invisible(x)
+}
+
+.check_string <- function(x, name) {
+  if (!(is.character(x) && length(x) == 1 && !is.na(x) && nzchar(x))) .arg_error(name, x, "a single string")
+  invisible(x)
+}
+
+.check_count <- function(x, name, min = 1, nonzero = FALSE) {
+  ok <- is.numeric(x) && length(x) == 1 && !is.na(x) && is.finite(x) && x == round(x) && x >= min &&
+    !(nonzero && x == 0)
+  if (!ok) {
+    what <- if (nonzero) "a nonzero whole number (-1: every core)" else sprintf("a whole number >= %s", min)
+    .arg_error(name, x, what)
+  }
+  invisible(x)
+}
+
+.check_percentiles <- function(x) {
+  ok <- is.numeric(x) && length(x) == 2 && all(is.finite(x)) && x[1] >= 0 && x[2] <= 1 && x[1] < x[2]
+  if (!ok) .arg_error("percentiles", x, "two numbers in [0, 1] in increasing order, e.g. c(0.05, 0.95)")
+  invisible(x)
+}
+
+.check_choice <- function(x, name, choices, several = FALSE) {
+  if (several && identical(x, choices)) return(choices[1])
+  if (!(is.character(x) && length(x) == 1 && !is.na(x) && x %in% choices)) {
+    .arg_error(name, x, paste0("one of ", paste0("\"", choices, "\"", collapse = ", ")))
+  }
+  x
 }
 
 .check_dots <- function(dots) {
@@ -213,6 +276,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   meta$features <- .as_chr(meta$features)
   meta$outputs <- .as_chr(meta$outputs)
   meta$notes <- .as_chr(meta$notes)
+  for (w in .as_chr(meta$warnings)) warning(w, call. = FALSE)
   meta$categorical <- as.logical(unlist(meta$categorical))
   meta$grid_values <- lapply(seq_along(meta$features), function(j) {
     g <- meta$grid_values[[j]]

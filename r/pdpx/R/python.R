@@ -110,7 +110,8 @@ pdpx_available <- function() {
   tryCatch(expr, error = function(e) {
     msg <- conditionMessage(e)
     msg <- sub("\n+Detailed traceback:.*$", "", msg)
-    msg <- sub("^.*?(PdpxError|NotFittedError|MalformedTreeError): ", "", msg, perl = TRUE)
+    msg <- sub("^.*?(Pdpx[A-Za-z]*Error|NotFittedError|MalformedTreeError|ModelOutputError): ", "", msg,
+               perl = TRUE)
     stop(msg, call. = FALSE)
   })
 }

@@ -110,6 +110,10 @@ class LightGBMAdapter(BoosterAdapter):
     def n_features(self) -> int:
         return int(self.booster().num_feature())
 
+    def column_key(self, name):
+        """LightGBM stores column names with spaces replaced by underscores."""
+        return name.replace(" ", "_")
+
     def validate_columns(self, X):
         X = super().validate_columns(X)
         n = self.n_features()

@@ -125,7 +125,7 @@ class LightGBMEncoder:
         if pos in self.frame:
             out = self._codes(self.frame[pos], values)
         else:
-            out = _as_float(pd.Series(np.asarray(values)), f"feature {pos}")
+            out = _as_float(pd.Series(np.asarray(values)), f"column {pos}")
         _lightgbm_zeros(out)
         if pos in self.cat_features:
             out = np.trunc(out)

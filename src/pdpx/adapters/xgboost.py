@@ -62,6 +62,7 @@ class XGBoostAdapter(BoosterAdapter):
         #: categories of X's pandas category columns, by position (recorded by
         #: validate_columns; used for models that carry no categories of their own)
         self._frame_categories: dict[int, list] = {}
+        self._columns: list[str] = []
 
     @property
     def thread_safe(self) -> bool:  # XGBoost's predict is thread safe for gbtree and dart only
@@ -125,6 +126,7 @@ class XGBoostAdapter(BoosterAdapter):
                 f"X has {X.shape[1]} columns but this {type(self.model).__name__} was fitted on {n}; "
                 f"pass X with the {n} columns used for fitting, in the same order"
             )
+        self._columns = [str(c) for c in X.columns]
         self._frame_categories.clear()
         for j in range(X.shape[1]):
             if isinstance(X.dtypes.iloc[j], pd.CategoricalDtype):
@@ -280,7 +282,7 @@ class XGBoostAdapter(BoosterAdapter):
         key = f"{response}#rounds={rounds}#missing={getattr(self.model, 'missing', None)}"
         return self._cached_tree_model(
             response, key, booster, lambda: self._build(response, rounds),
-            lambda entry: XGBoostEncoder(entry.categories, self._frame_categories, entry.missing),
+            lambda entry: XGBoostEncoder(entry.categories, self._frame_categories, entry.missing, self._columns),
         )
 
     def _build(self, response: str, rounds: int):

@@ -59,10 +59,16 @@ class XGBoostEncoder:
     ``validate_columns``; grid values of those columns are category labels).
     """
 
-    def __init__(self, stored: dict[int, list], frame: dict[int, list], missing: float):
+    def __init__(self, stored: dict[int, list], frame: dict[int, list], missing: float,
+                 names: list[str] | None = None):
         self.stored = stored
         self.frame = frame
         self.missing = missing
+        #: column names by position (for messages), as the adapter last saw X
+        self.names = names if names is not None else []
+
+    def _name(self, pos: int) -> str:
+        return self.names[pos] if pos < len(self.names) else f"feature {pos}"
 
     def _labels_to_codes(self, pos: int, labels, name, strict: bool) -> np.ndarray:
         target = self.stored.get(pos)
@@ -114,9 +120,9 @@ class XGBoostEncoder:
 
     def encode_values(self, pos: int, values) -> np.ndarray:
         if pos in self.stored or pos in self.frame:
-            out = self._labels_to_codes(pos, values, f"feature {pos}", strict=True)
+            out = self._labels_to_codes(pos, values, self._name(pos), strict=True)
         else:
-            out = _as_float(pd.Series(np.asarray(values)), f"feature {pos}")
+            out = _as_float(pd.Series(np.asarray(values)), self._name(pos))
         return self._mask_missing(np.array(out, dtype=np.float64))
 
 

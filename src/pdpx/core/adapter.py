@@ -86,14 +86,27 @@ class Adapter:
         return RESPONSE_LABELS.get(response, response)
 
     # ------------------------------------------------------------ prediction
+    def column_key(self, name: str) -> str:
+        """The name the library stores for a column named ``name`` (some rewrite names at fit time)."""
+        return name
+
     def validate_columns(self, X: pd.DataFrame) -> pd.DataFrame:
-        """Check ``X`` has the columns the model was fitted on; return it in model order."""
+        """Check ``X`` has the columns the model was fitted on; return it in model order.
+
+        Columns are matched by :meth:`column_key`, so a library that stored
+        ``"sepal_length_(cm)"`` for ``"sepal length (cm)"`` still matches the X it
+        was fitted on; X keeps its own names.
+        """
         names = self.feature_names()
         if names is None:
             return X
         cols = [str(c) for c in X.columns]
         if cols == list(names):
             return X
+        keyed = {self.column_key(c): c for c in cols}
+        if len(keyed) == len(cols) and set(keyed) == set(names):
+            order = [keyed[n] for n in names]
+            return X if order == cols else X[order]
         missing = [c for c in names if c not in cols]
         extra = [c for c in cols if c not in names]
         if missing or extra:

@@ -18,7 +18,7 @@ from .errors import PdpxError, PdpxTypeError
 from .result import PartialDependenceCollection, PartialDependenceResult
 from .session import KINDS, Session
 from .validation import (
-    N_JOBS, PERCENTILES, PROGRESS, SEED, Boolean, Constraint, InstanceOf, Integral, Options, Satisfies, String,
+    N_JOBS, PERCENTILES, PROGRESS, SEED, Boolean, Constraint, InstanceOf, Integral, Options, String,
     check_param, validate_params,
 )
 
@@ -48,7 +48,32 @@ class _Bytes(Constraint):
 
 
 _ARRAY = (list, tuple, np.ndarray, pd.Series, pd.Index)
-_FEATURE = (str, numbers.Integral)
+
+
+class _ArrayLike(Constraint):
+    """Anything array-like with a length (or a Dask collection); not text, not a mapping, not a scalar."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def accepts_type(self, value):
+        return (not isinstance(value, (str, bytes, dict, numbers.Number))
+                and (hasattr(value, "__len__") or hasattr(value, "compute")))
+
+    def describe(self):
+        return self.what
+
+
+class _Features(Constraint):
+    """A column name, an integer position (never a bool), or a list of them."""
+
+    def accepts_type(self, value):
+        if isinstance(value, (bool, np.bool_)):
+            return False
+        return isinstance(value, (str, numbers.Integral, *_ARRAY))
+
+    def describe(self):
+        return "a column name, an integer position, or a list of them"
 
 #: What each option of :func:`partial_dependence` accepts (checked before any work;
 #: also by :func:`partial_dependence_many`, :func:`pdpx.report` and the R bridge).
@@ -61,9 +86,7 @@ PD_OPTIONS = {
     "custom_values": [InstanceOf(dict, what="a dict {feature: values}"), None],
     "categorical_features": [String("a column name"),
                              InstanceOf(*_ARRAY, what="a list of column names / positions, or a boolean mask"), None],
-    "sample_weight": [Satisfies((*_ARRAY, object), lambda v: not isinstance(v, (str, bytes, dict))
-                                and (hasattr(v, "__len__") or hasattr(v, "compute")),
-                                "an array of one weight per row of X"), None],
+    "sample_weight": [_ArrayLike("an array of one weight per row of X"), None],
     "centered": [Boolean()],
     "n_jobs": N_JOBS,
     "progress": PROGRESS,
@@ -72,8 +95,7 @@ PD_OPTIONS = {
     "random_state": SEED,
     "method_options": [InstanceOf(dict, what="a dict of the method's options"), None],
 }
-_FEATURES = [Satisfies((*_FEATURE, *_ARRAY), lambda v: not isinstance(v, (bool, np.bool_)),
-                       "a column name, an integer position, or a list of them")]
+_FEATURES = [_Features()]
 
 
 def check_options(function: str, options: dict) -> None:

@@ -254,7 +254,7 @@ class PartialDependenceResult:
         """An undrawn plotnine ``ggplot`` of this result (see :func:`pdpx.outputs.plot.plot_result`)."""
         from ..outputs import plot as _plot  # lazy: plotnine is optional
 
-        return _plot.plot_result(self, **kwargs)
+        return _plot.plot(self, **kwargs)
 
     def save(self, path, *, width=None, height=None, dpi=200, **plot_options):
         """Draw :meth:`plot` (with ``plot_options``) and write it to PNG, SVG or PDF (by the extension).
@@ -324,7 +324,7 @@ class PartialDependenceCollection(Sequence):
         """An undrawn plotnine figure, one facet per feature set (see :func:`pdpx.outputs.plot.plot_collection`)."""
         from ..outputs import plot as _plot
 
-        return _plot.plot_collection(self, **kwargs)
+        return _plot.plot(self, **kwargs)
 
     def save(self, path, *, width=None, height=None, dpi=200, **plot_options):
         """Draw :meth:`plot` (with ``plot_options``) and write it to PNG, SVG or PDF (by the extension)."""

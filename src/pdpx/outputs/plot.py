@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..core.result import PartialDependenceCollection, PartialDependenceResult
 
 __all__ = [
+    "plot",
     "plot_result",
     "plot_collection",
     "save",
@@ -59,6 +60,20 @@ __all__ = [
 
 #: Formats :func:`save` writes.
 FORMATS = ("png", "svg", "pdf")
+
+
+def plot(res, **options):
+    """``res.plot(**options)``: :func:`plot_result` for a result, :func:`plot_collection` for a collection.
+
+    Option names are checked first, so a misspelt one is a pdpx error listing the known ones.
+    """
+    from ..core.result import PartialDependenceCollection
+
+    if isinstance(res, PartialDependenceCollection):
+        check_plot_options("plot", options, extra=("ncol",))
+        return plot_collection(res, **options)
+    check_plot_options("plot", options)
+    return plot_result(res, **options)
 
 
 def plot_result(

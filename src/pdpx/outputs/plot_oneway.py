@@ -15,6 +15,7 @@ from .plot_style import (
     PlotOptions,
     figure_size,
     grid_labels,
+    rescale_values,
     result_frame,
     rug_alpha,
     rug_frame,
@@ -49,6 +50,7 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
         notes.append(note)
     centered = bool(frames[0].attrs["centered"])
     df = pd.concat(frames, ignore_index=True)
+    suffix = rescale_values(df)
     sets = [r.feature_set for r in results]
     df["feature_set"] = pd.Categorical(df["feature_set"].astype(str), categories=sets)
     df["output"] = pd.Categorical(df["output"].astype(str), categories=list(dict.fromkeys(results[0].outputs)))
@@ -122,7 +124,7 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
         nrow = ncol_ = 1
 
     cap = next((n for n in notes if n), "") if opts.caption else ""
-    p = p + labs(x=results[0].features[0], y=value_label(results, centered), caption=cap or None)
+    p = p + labs(x=results[0].features[0], y=value_label(results, centered) + suffix, caption=cap or None)
     size = figure_size(nrow, ncol_)
     p = p + theme_pdpx(opts.base_size) + theme(figure_size=size)
     if n_sets > 1:  # the strips name the features

@@ -143,6 +143,33 @@ def result_frame(res: "PartialDependenceResult", opts: PlotOptions) -> tuple[pd.
     return df, note
 
 
+#: Beyond this magnitude the axis computations of plotnine's scales overflow (they square ranges).
+DRAWABLE = 1e150
+
+
+def rescale_values(df: pd.DataFrame) -> str:
+    """Divide ``yhat`` by a power of ten when its magnitude is too large to draw; returns the label suffix.
+
+    Also refuses numeric grid values too large to draw, saying so (the numbers stay
+    right in ``res.average`` and ``res.to_frame()``).
+    """
+    for col in [c for c in df.columns if c.startswith("x_")]:
+        x = df[col].to_numpy(dtype=float)
+        if np.nanmax(np.abs(x), initial=0.0) > DRAWABLE:
+            raise PdpxError(
+                f"cannot draw grid values beyond +-{DRAWABLE:g} (the axis arithmetic would overflow); "
+                "pass custom_values in a drawable range, or rescale the feature"
+            )
+    y = df["yhat"].to_numpy(dtype=float)
+    finite = y[np.isfinite(y)]
+    top = float(np.max(np.abs(finite))) if finite.size else 0.0
+    if top <= DRAWABLE:
+        return ""
+    exponent = int(np.floor(np.log10(top)))
+    df["yhat"] = y / 10.0 ** exponent
+    return f" (× 1e{exponent})"
+
+
 def value_label(results: Sequence["PartialDependenceResult"], centered: bool) -> str:
     """The y-axis label: what is averaged (response, class), centered or not."""
     res = results[0]

@@ -18,6 +18,7 @@ from .plot_style import (
     PlotOptions,
     figure_size,
     grid_labels,
+    rescale_values,
     result_frame,
     rug_alpha,
     rug_frame,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
 def twoway_plot(res: "PartialDependenceResult", opts: PlotOptions):
     """One ggplot of a 2-way result, by the features' types (see the module docstring)."""
     df, _ = result_frame(dataclasses.replace(res, individual=None, kind="average"), opts)
+    df.attrs["suffix"] = rescale_values(df)
     centered = bool(df.attrs["centered"])
     df["output"] = pd.Categorical(df["output"].astype(str), categories=list(dict.fromkeys(res.outputs)))
     cats = res.categorical
@@ -115,7 +117,7 @@ def _tiles_numeric(res, df, opts, centered):
         p = p + layer
     zero = (0.0, 0.0)
     p = (p + scale_x_continuous(expand=zero) + scale_y_continuous(expand=zero)
-         + _fill_scale(centered, _legend_name(res, centered)) + labs(x=f1, y=f2))
+         + _fill_scale(centered, _legend_name(res, centered) + df.attrs.get("suffix", "")) + labs(x=f1, y=f2))
     return p, names
 
 
@@ -212,7 +214,7 @@ def _tiles_categorical(res, df, opts, centered):
         + scale_color_identity()
         + scale_x_discrete(expand=(0, 0))
         + scale_y_discrete(expand=(0, 0))
-        + _fill_scale(centered, _legend_name(res, centered))
+        + _fill_scale(centered, _legend_name(res, centered) + df.attrs.get("suffix", ""))
         + labs(x=f1, y=f2)
     )
     return p, ["tiles", "values"]
@@ -245,7 +247,7 @@ def _lines_by_category(res, df, opts, centered):
             names.append("rug")
     if palette is not None:
         p = p + scale_color_manual(values=palette[: len(levels)], name=fc)
-    p = p + labs(x=fn, y=value_label([res], centered), color=fc)
+    p = p + labs(x=fn, y=value_label([res], centered) + df.attrs.get("suffix", ""), color=fc)
     return p, names
 
 
