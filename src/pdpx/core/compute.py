@@ -18,8 +18,18 @@ from .errors import PdpxError, PdpxTypeError
 from .result import PartialDependenceCollection, PartialDependenceResult
 from .session import KINDS, Session
 from .validation import (
-    N_JOBS, PERCENTILES, PROGRESS, SEED, Boolean, Constraint, InstanceOf, Integral, Options, String,
-    check_param, validate_params,
+    N_JOBS,
+    PERCENTILES,
+    PROGRESS,
+    SEED,
+    Boolean,
+    Constraint,
+    InstanceOf,
+    Integral,
+    Options,
+    String,
+    check_param,
+    validate_params,
 )
 
 

@@ -17,6 +17,8 @@ import math
 import numbers
 import re
 import threading
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from .errors import PdpxError, PdpxTypeError
 
@@ -24,7 +26,7 @@ _DEFAULT_BUDGET = 256 * 2**20
 _defaults = {"memory_budget": _DEFAULT_BUDGET}
 _defaults_lock = threading.Lock()
 #: Overrides of the current context (config_context); an immutable dict per context.
-_overrides: contextvars.ContextVar[dict] = contextvars.ContextVar("pdpx_config", default={})
+_overrides: contextvars.ContextVar[Mapping] = contextvars.ContextVar("pdpx_config", default=MappingProxyType({}))
 
 _UNITS = {"": 1, "B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40,
           "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
@@ -99,7 +101,7 @@ def config_context(**settings):
     restores the previous values of this context.
     """
     values = _checked(settings)
-    token = _overrides.set({**_overrides.get(), **values})
+    token = _overrides.set(MappingProxyType({**_overrides.get(), **values}))
     try:
         yield
     finally:

@@ -23,9 +23,9 @@ from .data import LocalData, short_list
 from .errors import NonFiniteWarning, PdpxError, PdpxTypeError
 from .grid import check_percentiles, feature_grid, is_categorical_dtype
 from .method import Request
-from .validation import shown
 from .plugins import adapt, get_methods, plugin_manager
 from .result import PartialDependenceResult
+from .validation import shown
 
 #: Values of ``kind``.
 KINDS = ("average", "individual", "both")

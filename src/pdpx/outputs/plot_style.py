@@ -15,8 +15,8 @@ import pandas as pd
 
 from ..core.config import format_bytes, get_config
 from ..core.errors import PdpxError, PdpxTypeError
-from ..core.validation import SEED, Boolean, Integral, Real, check_param
 from ..core.result import grid_label
+from ..core.validation import SEED, Boolean, Integral, Real, check_param
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.result import PartialDependenceResult

@@ -33,7 +33,14 @@ from ..core.plugins import adapt
 from ..core.progress import progress_bar
 from ..core.session import Session
 from ..core.validation import (
-    SEED, Boolean, InstanceOf, Integral, Options, PathLike, String, validate_params,
+    SEED,
+    Boolean,
+    InstanceOf,
+    Integral,
+    Options,
+    PathLike,
+    String,
+    validate_params,
 )
 from .report_page import Page, embed
 
