@@ -31,6 +31,33 @@ def _single_output(model) -> bool:
     return isinstance(model, (BaseGradientBoosting, BaseHistGradientBoosting))
 
 
+#: The largest magnitude a float32 holds: estimators that cast inputs to float32 refuse larger values.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def out_of_domain(values: np.ndarray, float32: bool) -> np.ndarray:
+    """Mask of values a scikit-learn estimator refuses: infinite ones, and beyond float32 if it casts."""
+    with np.errstate(invalid="ignore"):
+        bad = np.isinf(values)
+        if float32:
+            bad |= np.abs(values) > FLOAT32_MAX
+    return bad
+
+
+def refuse_out_of_domain(X: pd.DataFrame, name: str, float32: bool) -> None:
+    """scikit-learn's estimators refuse infinite inputs (and, casting to float32, larger ones): say so up front."""
+    for col in X.columns:
+        s = X[col]
+        if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+            bad = out_of_domain(s.to_numpy(dtype=np.float64, na_value=np.nan), float32)
+            if bad.any():
+                limit = " or beyond float32's range (+-3.4e38, it casts inputs to float32)" if float32 else ""
+                raise PdpxError(
+                    f"X column {col!r} holds {int(bad.sum())} infinite value(s){limit}; {name} (scikit-learn) "
+                    "refuses them. Replace them (e.g. with NaN where the model accepts missing values)"
+                )
+
+
 class SklearnAdapter(Adapter):
     """A scikit-learn estimator or Pipeline: its own predict methods, and its trees when it is a tree model."""
     library = "scikit-learn"
@@ -70,7 +97,29 @@ class SklearnAdapter(Adapter):
                 f"X has {X.shape[1]} columns but {type(self.model).__name__} was fitted on {n}; "
                 f"pass X with the {n} columns used for fitting, in the same order"
             )
+        if self._checks_inputs():
+            refuse_out_of_domain(X, type(self.model).__name__, self._casts_to_float32())
         return X
+
+    def _checks_inputs(self) -> bool:
+        """Whether the estimator validates its own input (not a Pipeline, whose first step decides)."""
+        return not hasattr(self.model, "steps") and not hasattr(self.model, "transformers")
+
+    def _casts_to_float32(self) -> bool:
+        from . import sklearn_trees
+
+        return sklearn_trees.casts_to_float32(self.model)
+
+    def check_grid(self, name, values):
+        if not self._checks_inputs() or np.asarray(values).dtype.kind not in "iuf":
+            return
+        bad = out_of_domain(np.asarray(values, dtype=np.float64), self._casts_to_float32())
+        if bad.any():
+            raise PdpxError(
+                f"grid values of {name!r} the {type(self.model).__name__} refuses as input: "
+                f"{np.asarray(values)[bad][:5].tolist()} (infinite, or beyond float32's range for models "
+                "that cast to float32); pass custom_values within range"
+            )
 
     def is_classifier(self):
         from sklearn.base import is_classifier

@@ -41,6 +41,11 @@ def _kind(model) -> str | None:
     return None
 
 
+def casts_to_float32(model) -> bool:
+    """Whether the estimator casts its input to float32 (trees, forests, GradientBoosting)."""
+    return _kind(model) in ("tree", "forest", "gb")
+
+
 def unavailable_reason(adapter, response: str) -> str:
     """Why ``tree_model(adapter, response)`` returned None: the sentence shown to the user."""
     model = adapter.model

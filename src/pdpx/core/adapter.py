@@ -122,6 +122,12 @@ class Adapter:
             )
         return X[list(names)]
 
+    def check_grid(self, name: str, values: np.ndarray) -> None:
+        """Refuse grid values the model would refuse as input (raise a PdpxError saying why).
+
+        Called for every grid before any work, so that all methods refuse alike.
+        """
+
     def predict(self, X: pd.DataFrame, response: str) -> np.ndarray:
         """Predict ``response`` for the rows of ``X``.
 

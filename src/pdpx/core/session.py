@@ -224,10 +224,12 @@ class Session:
     def grid_for(self, j: int) -> np.ndarray:
         if j not in self._grids:
             column = self.data.column(j)
-            self._grids[j] = feature_grid(
+            grid = feature_grid(
                 column, categorical=self.categorical[j], grid_resolution=self.grid_resolution,
                 percentiles=self.percentiles, custom=self.custom_values.get(j),
             )
+            self.adapter.check_grid(self.names[j], grid)
+            self._grids[j] = grid
         return self._grids[j]
 
     # -------------------------------------------------------------- compute

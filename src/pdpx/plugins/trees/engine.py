@@ -33,7 +33,8 @@ def encoded_chunk(tm: TreeModel, X) -> np.ndarray:
     """Encoded rows as float64 (float32-rounded once here when the model compares in float32)."""
     Xc = np.ascontiguousarray(tm.encode(X), dtype=np.float64)
     if tm.ensemble.float32_input:  # round once here instead of at every node
-        Xc = Xc.astype(np.float32).astype(np.float64)
+        with np.errstate(over="ignore"):  # beyond float32's range is inf, as for the model itself
+            Xc = Xc.astype(np.float32).astype(np.float64)
     return Xc
 
 

@@ -151,7 +151,8 @@ def prepare(tm: TreeModel, req: Request) -> Prepared:
     st = static_layout(ens)
     grid_codes = [np.asarray(tm.encode_values(j, g), dtype=np.float64) for j, g in zip(req.features, req.grid_values)]
     if ens.float32_input:
-        grid_codes = [g.astype(np.float32).astype(np.float64) for g in grid_codes]
+        with np.errstate(over="ignore"):  # beyond float32's range is inf, as for the model itself
+            grid_codes = [g.astype(np.float32).astype(np.float64) for g in grid_codes]
     sizes = np.array([len(g) for g in grid_codes], dtype=np.int64)
     internal = ens.left >= 0
     tgt = np.full(ens.n_nodes, -1, dtype=np.int64)
