@@ -427,3 +427,17 @@ def test_one_hot_and_integer_categories():
     assert_margins_match(ad, "predict", adversarial_rows(ad.tree_model("predict").ensemble, X))
     for feats in (["k"], ["m"], ["m", "a"]):
         assert_exact_equals_brute(m, X, feats, grid_resolution=8, rtol=1e-9, atol=1e-9)
+
+
+def test_columns_with_spaces_match_the_x_the_model_was_fitted_on():
+    """LightGBM stores 'sepal length (cm)' as 'sepal_length_(cm)'; pdpx takes the X it was fitted on."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    m = lgb.LGBMClassifier(n_estimators=5, verbose=-1).fit(X, y)
+    assert m.booster_.feature_name()[0] == "sepal_length_(cm)"
+    for model in (m, m.booster_):
+        e, b = assert_exact_equals_brute(model, X, ["sepal length (cm)"], grid_resolution=6)
+        assert e.features == ["sepal length (cm)"]
+    with pytest.raises(PdpxError, match="does not have the columns"):
+        pdpx.partial_dependence(m, X.rename(columns={"sepal length (cm)": "length"}), "length")

@@ -420,3 +420,15 @@ def test_one_hot_and_integer_categories():
     assert_margins_match(ad, "predict", adversarial_rows(ad.tree_model("predict").ensemble, X, float32=True))
     for feats in (["k"], ["m"], ["m", "a"]):
         assert_exact_equals_brute(m, X, feats, grid_resolution=8, rtol=1e-5, atol=1e-6)
+
+
+def test_unseen_category_errors_name_the_column():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=200), "city": pd.Categorical(rng.choice(["x", "y", "z"], 200))})
+    m = xgb.XGBRegressor(n_estimators=5, enable_categorical=True, tree_method="hist").fit(X, X.a + (X.city == "x"))
+    X2 = X.copy()
+    X2["city"] = X2.city.cat.add_categories(["w"])
+    X2.loc[:5, "city"] = "w"
+    for method in ("exact", "brute", "auto"):
+        with pytest.raises(PdpxError, match=r"column 'city' has categories the XGBoost model was not trained on: \['w'\]"):
+            pdpx.partial_dependence(m, X2, "city", method=method)

@@ -18,6 +18,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
+from ..core.files import write_text_atomic
+
 __all__ = ["write_gallery", "write_demo_figures", "ENTRIES"]
 
 GRID = 30
@@ -227,7 +229,7 @@ def write_readme(outdir: str | Path, entries=None) -> Path:
         lines += [f"## {e.title}", "", e.text, "", "```python", e.code, "```", "",
                   f"![{e.title}]({e.name}.png)", ""]
     path = outdir / "README.md"
-    path.write_text("\n".join(lines), encoding="utf-8")
+    write_text_atomic(path, "\n".join(lines))
     return path
 
 
