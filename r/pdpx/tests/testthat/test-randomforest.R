@@ -98,7 +98,7 @@ test_that("bad input gives clear errors", {
   na <- aq
   na$Wind[2] <- NA
   expect_error(partial_dependence(rf_aq, na, "Temp"), "missing value")
-  expect_error(partial_dependence(rf_mtcars, mtcars, "wt", kind = "curves"), "should be one of")
+  expect_error(partial_dependence(rf_mtcars, mtcars, "wt", kind = "curves"), "kind must be one of")
 })
 
 test_that("the forest is transferred once and reused while it is the same", {
