@@ -168,6 +168,28 @@ def assert_recursion_is_friedman(model, X, features, *, response, grid_resolutio
     return res
 
 
+#: Categories of the booster tests' categorical column: unsorted, the last two never in training.
+CATS = ["tau", "alpha", "mu", "beta", "kappa", "unused1", "unused2"]
+
+
+def booster_data(n: int, *, cat_weight: float, zero_weight: float, seed: int = 0) -> dict:
+    """Data with missing values, zeros and an unsorted categorical column, and targets of every kind.
+
+    Returns ``{"X", "f" (the signal plus noise), "bin", "multi", "pos"}``.
+    """
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(rng.normal(size=(n, 4)), columns=["a", "b", "z", "d"])
+    X["z"] = np.where(rng.random(n) < 0.3, 0.0, X["z"])  # zeros
+    X.loc[rng.random(n) < 0.1, "a"] = np.nan  # missing values
+    X["c"] = pd.Categorical(np.array(CATS[:5])[rng.integers(0, 5, n)], categories=CATS)
+    code = X["c"].cat.codes.to_numpy()
+    signal = (np.nan_to_num(X["a"].to_numpy()) + 0.7 * np.sin(3 * X["b"]) + cat_weight * (code % 3)
+              + zero_weight * (X["z"] == 0))
+    f = (signal + rng.normal(scale=0.3, size=n)).to_numpy()
+    return {"X": X, "f": f, "bin": (f > np.median(f)).astype(int),
+            "multi": np.digitize(f, np.quantile(f, [0.33, 0.66])), "pos": np.exp(0.4 * f)}
+
+
 def mixed_categories_frame(seed: int = 2, n: int = 300) -> tuple[pd.DataFrame, pd.Series]:
     """A numeric column, a string category with few levels (one-hot splits) and an integer-labelled one."""
     rng = np.random.default_rng(seed)

@@ -19,10 +19,12 @@ import pytest
 lgb = pytest.importorskip("lightgbm")
 
 from treetools import (  # noqa: E402
+    CATS,
     adversarial_rows,
     assert_exact_equals_brute,
     assert_library_not_imported,
     assert_recursion_is_friedman,
+    booster_data,
     mixed_categories_frame,
 )
 
@@ -33,27 +35,9 @@ from pdpx.core.errors import NotFittedError, PdpxError  # noqa: E402
 from pdpx.core.ir import NAN_AS_ZERO, NAN_MISSING, ZERO_OR_NAN_MISSING  # noqa: E402
 
 N = 400
-CATS = ["tau", "alpha", "mu", "beta", "kappa", "unused1", "unused2"]  # unsorted; last two never in training
-
-
-def make_data(seed=0, n=N):
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame(rng.normal(size=(n, 4)), columns=["a", "b", "z", "d"])
-    X["z"] = np.where(rng.random(n) < 0.3, 0.0, X["z"])  # zeros
-    X.loc[rng.random(n) < 0.1, "a"] = np.nan  # missing values
-    X["c"] = pd.Categorical(np.array(CATS[:5])[rng.integers(0, 5, n)], categories=CATS)
-    code = X["c"].cat.codes.to_numpy()
-    signal = np.nan_to_num(X["a"].to_numpy()) + 0.7 * np.sin(3 * X["b"]) + 0.6 * (code % 3) + 0.5 * (X["z"] == 0)
-    return X, signal + rng.normal(scale=0.3, size=n)
-
-
 @pytest.fixture(scope="module")
 def data():
-    X, f = make_data()
-    return {
-        "X": X, "f": f, "bin": (f > np.median(f)).astype(int),
-        "multi": np.digitize(f, np.quantile(f, [0.33, 0.66])), "pos": np.exp(0.4 * f),
-    }
+    return booster_data(N, cat_weight=0.6, zero_weight=0.5)
 
 
 def assert_margins_match(adapter, response, X):

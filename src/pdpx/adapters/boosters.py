@@ -14,6 +14,20 @@ import pandas as pd
 from ..core.adapter import Adapter
 
 
+def library_classes(model, package: str, excluded: tuple[str, ...] = ()) -> set[str]:
+    """Names of the classes of ``model``'s type defined in ``package`` (without importing it).
+
+    Empty for classes themselves and for objects of ``excluded`` submodules (e.g. the
+    distributed wrappers, which pdpx does not read).
+    """
+    if isinstance(model, type):
+        return set()
+    module = type(model).__module__ or ""
+    if not module.startswith(package) or (excluded and module.startswith(excluded)):
+        return set()
+    return {k.__name__ for k in type(model).__mro__ if (k.__module__ or "").startswith(package)}
+
+
 class BoosterAdapter(Adapter):
     """Base of the gradient-boosting library adapters.
 

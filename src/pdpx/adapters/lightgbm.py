@@ -22,7 +22,7 @@ import numpy as np
 from ..core.adapter import as_2d
 from ..core.errors import NotFittedError, PdpxError
 from ..core.hookspecs import hookimpl
-from .boosters import BoosterAdapter, Extracted, Unavailable, self_check
+from .boosters import BoosterAdapter, Extracted, Unavailable, library_classes, self_check
 from .lightgbm_trees import (
     CLASSIFIER_OBJECTIVES,
     EXP_OBJECTIVES,
@@ -39,17 +39,12 @@ _DEFAULT_NAMES = re.compile(r"Column_\d+$")
 
 def is_lightgbm_model(model) -> bool:
     """True for LightGBM scikit-learn estimators and Boosters (without importing lightgbm)."""
-    if isinstance(model, type):
-        return False
-    module = type(model).__module__ or ""
-    if not module.startswith("lightgbm") or module.startswith("lightgbm.dask"):
-        return False
-    names = {k.__name__ for k in type(model).__mro__ if (k.__module__ or "").startswith("lightgbm")}
+    names = library_classes(model, "lightgbm", excluded=("lightgbm.dask",))
     return "Booster" in names or "LGBMModel" in names
 
 
 def _is_booster(model) -> bool:
-    return any(k.__name__ == "Booster" and (k.__module__ or "").startswith("lightgbm") for k in type(model).__mro__)
+    return "Booster" in library_classes(model, "lightgbm")
 
 
 class LightGBMAdapter(BoosterAdapter):

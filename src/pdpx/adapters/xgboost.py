@@ -21,7 +21,7 @@ import pandas as pd
 from ..core.adapter import as_2d
 from ..core.errors import NotFittedError, PdpxError
 from ..core.hookspecs import hookimpl
-from .boosters import BoosterAdapter, Extracted, Unavailable, self_check
+from .boosters import BoosterAdapter, Extracted, Unavailable, library_classes, self_check
 from .xgboost_trees import (
     CLASSIFIER_OBJECTIVES,
     EXP_OBJECTIVES,
@@ -37,17 +37,12 @@ from .xgboost_trees import (
 
 def is_xgboost_model(model) -> bool:
     """True for XGBoost scikit-learn wrappers and Boosters (without importing xgboost)."""
-    if isinstance(model, type):
-        return False
-    module = type(model).__module__ or ""
-    if not module.startswith("xgboost") or module.startswith(("xgboost.dask", "xgboost.spark")):
-        return False
-    names = {k.__name__ for k in type(model).__mro__ if (k.__module__ or "").startswith("xgboost")}
+    names = library_classes(model, "xgboost", excluded=("xgboost.dask", "xgboost.spark"))
     return "Booster" in names or "XGBModel" in names
 
 
 def _is_booster(model) -> bool:
-    return any(k.__name__ == "Booster" and (k.__module__ or "").startswith("xgboost") for k in type(model).__mro__)
+    return "Booster" in library_classes(model, "xgboost")
 
 
 class XGBoostAdapter(BoosterAdapter):
