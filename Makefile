@@ -5,7 +5,8 @@ SHELL := /bin/bash
 VENV  := $(CURDIR)/.venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.pdpx-installed
-APT_PACKAGES := r-base-core r-base-dev r-cran-randomforest r-cran-reticulate r-cran-testthat r-cran-ggplot2
+APT_PACKAGES := r-base-core r-base-dev r-cran-randomforest r-cran-reticulate r-cran-testthat r-cran-ggplot2 \
+                r-cran-ranger r-cran-gbm chromium chromium-driver
 export PDPX_PYTHON := $(PY)
 export OMP_NUM_THREADS ?= 2
 
