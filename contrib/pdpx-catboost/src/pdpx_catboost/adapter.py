@@ -1,0 +1,304 @@
+"""The adapter of CatBoost models: ``CatBoostRegressor``, ``CatBoostClassifier``, ``CatBoostRanker``
+and plain ``catboost.CatBoost``.
+
+Prediction is CatBoost's own ``predict`` (what ``brute`` uses). The trees are read from
+the model's JSON export by :mod:`pdpx_catboost.trees` into pdpx's tree representation,
+once per fitted model, and checked against CatBoost's own margin before use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import weakref
+
+import numpy as np
+import pandas as pd
+
+from pdpx import NotFittedError, PdpxError
+from pdpx.core.adapter import Adapter, as_2d
+from pdpx.core.ir import TreeModel
+
+from .encoder import CatBoostEncoder
+from .trees import Unreadable, read_model
+
+#: Losses whose probabilities are the logistic of one margin, a softmax of several,
+#: or a logistic per class (one-vs-all).
+BINARY_LOSSES = {"Logloss", "CrossEntropy"}
+SOFTMAX_LOSSES = {"MultiClass"}
+ONE_VS_ALL_LOSSES = {"MultiClassOneVsAll"}
+CLASSIFIER_LOSSES = BINARY_LOSSES | SOFTMAX_LOSSES | ONE_VS_ALL_LOSSES
+#: Regression losses whose default prediction (``Exponent``) is exp of the margin.
+EXPONENT_LOSSES = {"Poisson", "Tweedie"}
+
+#: One TreeModel entry per fitted model, response and fitted state (see ``CatBoostAdapter._state``).
+_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def catboost_classes(model) -> set[str]:
+    """Names of the catboost classes of ``model``'s type (without importing catboost)."""
+    if isinstance(model, type):
+        return set()
+    if not (type(model).__module__ or "").startswith("catboost"):
+        return set()
+    return {k.__name__ for k in type(model).__mro__ if (k.__module__ or "").startswith("catboost")}
+
+
+def is_catboost_model(model) -> bool:
+    """True for CatBoost models: instances of ``catboost.CatBoost`` and its subclasses."""
+    return "CatBoost" in catboost_classes(model)
+
+
+class CatBoostAdapter(Adapter):
+    """A CatBoost model: CatBoost's predict, and its trees read from its JSON export."""
+
+    library = "catboost"
+
+    def __init__(self, model):
+        super().__init__(model)
+        self._columns: list = []
+        self._dtypes: dict[int, object] = {}
+        self._templates: dict[int, object] = {}
+
+    # --------------------------------------------------------------- facts
+    def check_fitted(self):
+        """A CatBoost model must be fitted (``is_fitted()``) and have trees."""
+        if not self.model.is_fitted():
+            raise NotFittedError(
+                f"this {type(self.model).__name__} is not fitted yet: call .fit(X, y) before computing "
+                "partial dependence"
+            )
+
+    def loss(self) -> str:
+        """The loss function's name, without its parameters (``"Tweedie:variance_power=1.5"`` -> ``"Tweedie"``)."""
+        params = self.model.get_all_params() if self.model.is_fitted() else self.model.get_params()
+        return str(params.get("loss_function", "RMSE")).split(":")[0]
+
+    def _kind(self) -> str:
+        names = catboost_classes(self.model)
+        for kind in ("CatBoostClassifier", "CatBoostRegressor", "CatBoostRanker"):
+            if kind in names:
+                return kind
+        return "CatBoost"
+
+    def feature_names(self):
+        """The model's feature names, or None when it was fitted without names ("0", "1", ...)."""
+        names = [str(n) for n in (self.model.feature_names_ or [])]
+        if names == [str(i) for i in range(len(names))]:
+            return None
+        return names
+
+    def cat_positions(self) -> set[int]:
+        """Positions of the categorical features."""
+        return set(int(i) for i in self.model.get_cat_feature_indices())
+
+    def is_classifier(self):
+        """Classifiers, and plain CatBoost models trained with a classification loss."""
+        return self._kind() == "CatBoostClassifier" or self.loss() in CLASSIFIER_LOSSES
+
+    def classes(self):
+        """Class labels in the order of the probability columns."""
+        if not self.is_classifier():
+            return None
+        return list(self.model.classes_)
+
+    def _dimension(self) -> int:
+        return len(np.atleast_1d(self.model.get_scale_and_bias()[1]))
+
+    def responses(self):
+        """``predict_proba`` (classifiers) or ``predict``, then the raw margin."""
+        return ["predict_proba", "raw"] if self.is_classifier() else ["predict", "raw"]
+
+    def output_names(self, response):
+        """Class labels (the positive class only for a binary raw margin), else one name per target."""
+        if self.is_classifier():
+            classes = [str(c) for c in self.classes()]
+            return [classes[-1]] if response == "raw" and len(classes) == 2 else classes
+        n = self._dimension()
+        base = "prediction" if response == "predict" else "raw margin"
+        return [base] if n == 1 else [f"target {i}" for i in range(n)]
+
+    # ---------------------------------------------------------- prediction
+    def validate_columns(self, X):
+        """Columns as at fit time; categorical columns must have no missing values (CatBoost refuses them)."""
+        X = super().validate_columns(X)
+        n = int(self.model.n_features_in_)
+        if X.shape[1] != n:
+            raise PdpxError(
+                f"X has {X.shape[1]} columns but this {type(self.model).__name__} was fitted on {n}; "
+                f"pass X with the {n} columns used for fitting, in the same order"
+            )
+        self._columns = list(X.columns)
+        self._dtypes.clear()
+        self._templates.clear()
+        for j in sorted(self.cat_positions()):
+            col = X.iloc[:, j]
+            if col.isna().any():
+                raise PdpxError(
+                    f"categorical feature {X.columns[j]!r} has missing values, which CatBoost does not accept; "
+                    "fill them with a category of their own (e.g. 'NA') before fitting and before pdpx"
+                )
+            self._dtypes[j] = col.dtype
+            if len(col):
+                self._templates[j] = col.iloc[0]
+        return X
+
+    def _model_input(self, X: pd.DataFrame):
+        if self.feature_names() is None:
+            return X.to_numpy(dtype=object) if self.cat_positions() else X.to_numpy(dtype=np.float64, na_value=np.nan)
+        return X
+
+    def predict(self, X, response):
+        """CatBoost's predict: ``Probability``, ``RawFormulaVal`` or the model's default prediction."""
+        data = self._model_input(X)
+        if response == "predict_proba":
+            return as_2d(self.model.predict(data, prediction_type="Probability"))
+        if response == "raw":
+            return as_2d(self.model.predict(data, prediction_type="RawFormulaVal"))
+        if response == "predict":
+            return as_2d(self.model.predict(data))
+        raise PdpxError(f"{type(self.model).__name__} has no response {response!r}; use one of {self.responses()}")
+
+    # ------------------------------------------------------ tree structure
+    def link(self, response: str) -> str | None:
+        """The map from margins to ``response``, or None when pdpx does not know it."""
+        loss = self.loss()
+        if response == "raw":
+            return "identity"
+        if response == "predict_proba":
+            if loss in BINARY_LOSSES:
+                return "binary_logistic"
+            if loss in SOFTMAX_LOSSES:
+                return "softmax"
+            if loss in ONE_VS_ALL_LOSSES:
+                return "logistic"
+            return None
+        if self._kind() == "CatBoost":  # a plain model predicts its raw margin
+            return "identity"
+        if self._kind() == "CatBoostRegressor" and loss in EXPONENT_LOSSES:
+            return "exp"
+        if self._kind() in ("CatBoostRegressor", "CatBoostRanker") and loss not in CLASSIFIER_LOSSES:
+            return "identity"
+        return None
+
+    def _state(self) -> str:
+        """A digest of the fitted state: leaf values, scale and bias (a refit changes them)."""
+        h = hashlib.blake2b(digest_size=16)
+        h.update(np.ascontiguousarray(self.model.get_leaf_values(), dtype=np.float64).tobytes())
+        h.update(repr(self.model.get_scale_and_bias()).encode())
+        h.update(repr(self.model.tree_count_).encode())
+        return h.hexdigest()
+
+    def tree_model(self, response):
+        """The trees for ``response`` (None, with a reason kept, when they cannot be used)."""
+        entry = self._entry(response)
+        if isinstance(entry, str):
+            return None
+        ens, facts = entry
+        encoder = CatBoostEncoder(facts.one_hot_values, self.cat_positions(),
+                                  lambda pos, labels: self._probe(facts, pos, labels))
+        return TreeModel(ensemble=ens, encode=encoder.encode, encode_values=encoder.encode_values,
+                         notes=[], recursion_weights="training weights of the leaves (CatBoost leaf_weights)")
+
+    def tree_model_unavailable(self, response):
+        """Why the trees cannot be used for ``response``."""
+        entry = self._entry(response)
+        return entry if isinstance(entry, str) else super().tree_model_unavailable(response)
+
+    def _entry(self, response: str):
+        link = self.link(response)
+        if link is None:
+            return (f"pdpx does not know how CatBoost loss {self.loss()!r} maps margins to {response}; "
+                    "use response='raw' or method='brute'")
+        try:
+            per_model = _CACHE.setdefault(self.model, {})
+        except TypeError:  # pragma: no cover - CatBoost models are weak-referenceable
+            per_model = {}
+        key = (response, self._state())
+        if key not in per_model:
+            for stale in [k for k in per_model if k[0] == response]:
+                del per_model[stale]
+            per_model[key] = self._build(response, link)
+        return per_model[key]
+
+    def export(self) -> dict:
+        """The model's JSON export, parsed."""
+        fd, path = tempfile.mkstemp(suffix=".json")
+        os.close(fd)
+        try:
+            self.model.save_model(path, format="json")
+            with open(path, "rb") as fh:
+                return json.load(fh)
+        finally:
+            os.unlink(path)
+
+    def _build(self, response: str, link: str):
+        description = f"CatBoost {type(self.model).__name__} ({self.loss()}, {self.model.tree_count_} trees)"
+        try:
+            ens, facts = read_model(self.export(), n_features=int(self.model.n_features_in_), description=description)
+        except Unreadable as exc:
+            return str(exc)
+        if facts.one_hot_values and not facts.symmetric:
+            return ("pdpx reads one-hot categorical splits of symmetric trees only (grow_policy='SymmetricTree'); "
+                    "this model's trees are not symmetric; using brute")
+        ens.link = link
+        ens.validate()
+        problem = self._self_check(ens, facts)
+        if problem:
+            import catboost
+
+            return (f"pdpx's reading of this CatBoost {catboost.__version__} model does not reproduce its own "
+                    f"prediction ({problem}); using brute. Please report this with your catboost version.")
+        return ens, facts
+
+    def _probe_frame(self, rows: int) -> pd.DataFrame:
+        """``rows`` rows the model accepts: zeros, and a known category in each categorical column."""
+        n = int(self.model.n_features_in_)
+        names = self._columns or self.feature_names() or [str(i) for i in range(n)]
+        cats = self.cat_positions()
+        data = {}
+        for j, name in enumerate(names):
+            if j in cats:
+                data[name] = pd.Series([self._templates.get(j, "0")] * rows, dtype=object)
+            else:
+                data[name] = np.zeros(rows)
+        return pd.DataFrame(data)
+
+    def _self_check(self, ens, facts) -> str | None:
+        """The IR's margins against CatBoost's on two rows: zeros, and NaN in every numeric column."""
+        frame = self._probe_frame(2)
+        cats = self.cat_positions()
+        for j in range(frame.shape[1]):
+            if j not in cats:
+                frame.iloc[1, j] = np.nan
+        encoder = CatBoostEncoder(facts.one_hot_values, cats, lambda pos, labels: self._probe(facts, pos, labels))
+        ref = self.predict(frame, "raw")
+        mine = ens.predict_raw(encoder.encode(frame))
+        scale = float(np.abs(ens.value).sum() * np.max(np.abs(ens.tree_weight)) + np.abs(ens.base_score).sum())
+        err = float(np.max(np.abs(ref - mine)))
+        if not err <= 1e-6 * (1.0 + scale):
+            return f"margins {mine.ravel().tolist()} against {ref.ravel().tolist()}"
+        return None
+
+    def _probe(self, facts, pos: int, labels: list) -> list[int]:
+        """Codes of the categories ``labels`` of feature ``pos``: CatBoost's leaf indexes say which hash each has."""
+        values = facts.one_hot_values.get(pos, [])
+        frame = self._probe_frame(len(labels))
+        name = frame.columns[pos]
+        dtype = self._dtypes.get(pos)
+        if isinstance(dtype, pd.CategoricalDtype):
+            frame[name] = pd.Categorical(labels, categories=dtype.categories)
+        else:
+            frame[name] = pd.Series(labels, dtype=object)
+        leaves = np.asarray(self.model.calc_leaf_indexes(self._model_input(frame)), dtype=np.int64)
+        codes = np.full(len(labels), len(values), dtype=np.int64)
+        for code, value in enumerate(values):
+            where = facts.locations.get((pos, value))
+            if where is None:  # no split tests this hash: a category with it behaves as unseen
+                continue
+            tree, depth = where
+            hit = ((leaves[:, tree] >> depth) & 1).astype(bool)
+            codes[hit] = code
+        return codes.tolist()

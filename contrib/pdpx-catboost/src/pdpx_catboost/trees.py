@@ -1,0 +1,243 @@
+"""Reading a CatBoost model export (``save_model(format="json")``) into pdpx's tree representation.
+
+What the trees mean, as CatBoost's own predict applies them (each point is pinned by a
+fidelity test against ``predict``):
+
+* **Oblivious trees** (the default ``SymmetricTree`` policy): a list of splits, one per
+  depth and shared by the whole level, and ``2**depth`` leaf values. Split ``d`` gives
+  bit ``d`` of the leaf index. pdpx writes each tree out as a full binary tree whose
+  root tests the last split, so a leaf's position among the leaves is its index.
+  Non-symmetric trees (``Depthwise``, ``Lossguide``) are nested ``split`` / ``left`` /
+  ``right`` nodes and are read as they are.
+* **Numeric splits**: a value goes right when ``float32(x) > border`` (the border is a
+  float32), so in pdpx's terms ``x <= t`` goes left, inputs rounded to float32.
+* **Missing values** by the feature's ``nan_value_treatment``: ``AsFalse`` (``nan_mode``
+  ``Min``) and ``AsIs`` (``Forbidden``: NaN compares false) send NaN left, ``AsTrue``
+  (``Max``) sends it right.
+* **One-hot categorical splits**: right when the category's hash equals the split's
+  ``value``. Each categorical feature's hashes become codes ``0..K-1`` (the position in
+  :attr:`CatBoostTrees.one_hot_values`); categories whose hash is none of them take code
+  ``K``, which is in no set, so they go left everywhere, as in CatBoost.
+* **Leaf values** are ``dimension`` values per leaf (leaf-major); the margins are
+  ``scale * sum(leaves) + bias``.
+* CTR splits (``OnlineCtr``: target statistics of categories and of feature combinations)
+  and estimated features (text, embeddings) are not read: the model's trees are then
+  :class:`Unreadable`, with the reason naming the features.
+
+Nothing here imports catboost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pdpx.core.ir import NAN_MISSING, TreeEnsemble
+
+#: CatBoost's NaN treatments and where NaN goes (True = left, the "false" side).
+NAN_GOES_LEFT = {"AsFalse": True, "AsIs": True, "AsTrue": False}
+
+
+class Unreadable(Exception):
+    """The model's trees cannot be written in pdpx's representation; the message says why."""
+
+
+@dataclass
+class CatBoostTrees:
+    """What :func:`read_model` learns from the export besides the ensemble.
+
+    Attributes
+    ----------
+    one_hot_values : dict
+        Per flat feature position of a categorical feature, the category hashes its
+        one-hot splits test, in code order.
+    locations : dict
+        Per (flat feature position, hash), one (tree, depth) where a symmetric tree
+        tests it, or (tree, node) for non-symmetric trees: where CatBoost's own leaf
+        indexes can tell whether a category has that hash.
+    symmetric : bool
+        Oblivious trees (leaf indexes are bit patterns of the splits).
+    """
+
+    one_hot_values: dict = field(default_factory=dict)
+    locations: dict = field(default_factory=dict)
+    symmetric: bool = True
+    n_trees: int = 0
+
+
+def _flat_positions(features_info: dict) -> tuple[dict, dict]:
+    floats = {f["feature_index"]: f for f in features_info.get("float_features", [])}
+    cats = {f["feature_index"]: f for f in features_info.get("categorical_features", [])}
+    return floats, cats
+
+
+def _feature_name(info: dict) -> str:
+    return str(info.get("feature_id") or info.get("feature_name") or f"#{info.get('flat_feature_index')}")
+
+
+def ctr_combinations(features_info: dict) -> list[str]:
+    """The feature combinations the model's CTRs read, e.g. ``["'c'", "'c' x 'd'"]``."""
+    floats, cats = _flat_positions(features_info)
+    out: list[str] = []
+    for ctr in features_info.get("ctrs", []):
+        names = []
+        for el in ctr.get("elements", []):
+            if "cat_feature_index" in el and el["cat_feature_index"] in cats:
+                names.append(repr(_feature_name(cats[el["cat_feature_index"]])))
+            elif "float_feature_index" in el and el["float_feature_index"] in floats:
+                names.append(repr(_feature_name(floats[el["float_feature_index"]])))
+        combo = " x ".join(dict.fromkeys(names)) or "a categorical feature"
+        if combo not in out:
+            out.append(combo)
+    return out
+
+
+def check_readable(model_json: dict) -> None:
+    """Raise :class:`Unreadable` naming the features when the model has text or embedding features."""
+    info = model_json.get("features_info", {})
+    for kind in ("text_features", "embedding_features"):
+        feats = info.get(kind) or []
+        if feats:
+            names = ", ".join(repr(_feature_name(f)) for f in feats)
+            raise Unreadable(
+                f"the model uses {kind.replace('_', ' ')} ({names}), which CatBoost turns into estimated "
+                "features pdpx cannot write as tree splits; using brute"
+            )
+
+
+def read_model(model_json: dict, *, n_features: int, description: str = "") -> tuple[TreeEnsemble, CatBoostTrees]:
+    """The ensemble of raw margins of a CatBoost JSON export, and its categorical facts."""
+    check_readable(model_json)
+    floats, cats = _flat_positions(model_json.get("features_info", {}))
+    scale, bias = model_json.get("scale_and_bias", [1.0, [0.0]])
+    bias = np.atleast_1d(np.asarray(bias, dtype=np.float64))
+    facts = CatBoostTrees()
+    symmetric = "oblivious_trees" in model_json
+    trees = model_json["oblivious_trees"] if symmetric else model_json.get("trees", [])
+    facts.symmetric = symmetric
+    facts.n_trees = len(trees)
+    if not trees:
+        raise Unreadable("the model has no trees")
+    dim = max(len(bias), 1)
+    for f in cats.values():  # hashes known from the export, then those met in splits
+        if f.get("values"):
+            facts.one_hot_values[int(f["flat_feature_index"])] = [int(v) for v in f["values"]]
+
+    def split_of(split: dict, where: tuple) -> tuple[int, float, bool, int]:
+        """(flat feature, threshold, missing goes left, one-hot code or -1)."""
+        kind = split.get("split_type")
+        if kind == "FloatFeature":
+            f = floats[split["float_feature_index"]]
+            border = float(np.float32(split["border"]))
+            return int(f["flat_feature_index"]), border, NAN_GOES_LEFT.get(f.get("nan_value_treatment", "AsIs"), True), -1
+        if kind == "OneHotFeature":
+            f = cats[split["cat_feature_index"]]
+            pos = int(f["flat_feature_index"])
+            values = facts.one_hot_values.setdefault(pos, [])
+            value = int(split["value"])
+            if value not in values:
+                values.append(value)
+            facts.locations.setdefault((pos, value), where)
+            return pos, np.nan, True, values.index(value)
+        if kind == "OnlineCtr":
+            combos = ctr_combinations(model_json.get("features_info", {}))
+            raise Unreadable(
+                f"the model splits on CTRs (target statistics) of {', '.join(combos)}: a CTR is a "
+                "number CatBoost computes from the category (or a combination of features), not a split "
+                "pdpx can write on one column; using brute. Train with one_hot_max_size above the "
+                "number of categories for one-hot splits, which exact reads")
+        raise Unreadable(f"the model has a split of type {kind!r} (an estimated feature); using brute")
+
+    nodes: list[tuple] = []  # (left, right, feature, threshold, missing_left, code, weight, value vector)
+    tree_start = [0]
+    for t, tree in enumerate(trees):
+        base = len(nodes)
+        if symmetric:
+            splits = tree.get("splits") or []
+            depth = len(splits)
+            leaves = np.asarray(tree["leaf_values"], dtype=np.float64).reshape(2 ** depth, dim)
+            weights = np.asarray(tree.get("leaf_weights") or np.full(2 ** depth, np.nan), dtype=np.float64)
+            parsed = [split_of(s, (t, d)) for d, s in enumerate(splits)]
+            n_internal = 2 ** depth - 1
+            # heap order: node i has children 2i+1 (false, left) and 2i+2 (true, right);
+            # level l tests split depth-1-l, so a leaf's position is its CatBoost index
+            sub = np.zeros(2 ** (depth + 1) - 1)
+            sub[n_internal:] = weights
+            for i in range(n_internal - 1, -1, -1):
+                sub[i] = sub[2 * i + 1] + sub[2 * i + 2]
+            for i in range(2 ** (depth + 1) - 1):
+                if i < n_internal:
+                    level = int(np.floor(np.log2(i + 1)))
+                    feat, thr, mleft, code = parsed[depth - 1 - level]
+                    nodes.append((base + 2 * i + 1, base + 2 * i + 2, feat, thr, mleft, code, sub[i], None))
+                else:
+                    nodes.append((-1, -1, -1, 0.0, True, -1, sub[i], leaves[i - n_internal]))
+        else:
+            _walk(tree, nodes, base, t, split_of, dim)
+        tree_start.append(len(nodes))
+
+    n = len(nodes)
+    left = np.array([x[0] for x in nodes], dtype=np.int64)
+    right = np.array([x[1] for x in nodes], dtype=np.int64)
+    feature = np.array([x[2] for x in nodes], dtype=np.int64)
+    threshold = np.array([x[3] for x in nodes], dtype=np.float64)
+    missing_left = np.array([x[4] for x in nodes], dtype=bool)
+    code = np.array([x[5] for x in nodes], dtype=np.int64)
+    weight = np.array([x[6] for x in nodes], dtype=np.float64)
+    value = np.zeros((n, dim))
+    for i, x in enumerate(nodes):
+        if x[7] is not None:
+            value[i] = x[7]
+    cat_offset = np.full(n, -1, dtype=np.int64)
+    cat_nwords = np.zeros(n, dtype=np.int64)
+    words: list[np.ndarray] = []
+    offset = 0
+    for i in np.flatnonzero(code >= 0):
+        nw = int(code[i]) // 32 + 1
+        w = np.zeros(nw, dtype=np.uint32)
+        w[code[i] // 32] = np.uint32(1) << np.uint32(code[i] % 32)
+        words.append(w)
+        cat_offset[i], cat_nwords[i] = offset, nw
+        offset += nw
+    n_trees = len(trees)
+    ens = TreeEnsemble(
+        left=left, right=right, feature=feature, threshold=np.where(code >= 0, 0.0, threshold),
+        missing_left=missing_left, value=value, tree_start=np.array(tree_start),
+        tree_group=np.full(n_trees, 0 if dim == 1 else -1), n_features=n_features, n_margins=dim,
+        node_weight=weight, nan_mode=np.full(n, NAN_MISSING, dtype=np.int8),
+        cat_offset=cat_offset, cat_nwords=cat_nwords,
+        cat_words=np.concatenate(words) if words else np.zeros(0, dtype=np.uint32),
+        tree_weight=np.full(n_trees, float(scale)), base_score=bias if dim > 1 else bias[:1],
+        comparison="<=", float32_input=True, categories_go_left=False, description=description,
+    )
+    return ens, facts
+
+
+def _walk(tree: dict, nodes: list, base: int, t: int, split_of, dim: int) -> None:
+    """Append a non-symmetric tree's nodes in depth-first order (children after their parent)."""
+    stack = [(tree, None, False)]
+    while stack:
+        node, parent, is_right = stack.pop()
+        me = len(nodes)
+        if parent is not None:
+            p = list(nodes[parent])
+            p[1 if is_right else 0] = me
+            nodes[parent] = tuple(p)
+        if "split" in node:
+            feat, thr, mleft, code = split_of(node["split"], (t, me - base))
+            nodes.append((-2, -2, feat, thr, mleft, code, np.nan, None))
+            stack.append((node["right"], me, True))
+            stack.append((node["left"], me, False))
+        else:
+            val = np.atleast_1d(np.asarray(node["value"], dtype=np.float64)).reshape(dim)
+            nodes.append((-1, -1, -1, 0.0, True, -1, float(node.get("weight", np.nan)), val))
+    _sum_weights(nodes, base)
+
+
+def _sum_weights(nodes: list, base: int) -> None:
+    """Internal node weights of one tree: the sums of their leaves' weights."""
+    for i in range(len(nodes) - 1, base - 1, -1):
+        x = nodes[i]
+        if x[0] >= 0:
+            nodes[i] = x[:6] + (nodes[x[0]][6] + nodes[x[1]][6],) + x[7:]
