@@ -59,7 +59,6 @@ class CatBoostAdapter(Adapter):
     def __init__(self, model):
         super().__init__(model)
         self._columns: list = []
-        self._dtypes: dict[int, object] = {}
         self._templates: dict[int, object] = {}
 
     # --------------------------------------------------------------- facts
@@ -131,7 +130,6 @@ class CatBoostAdapter(Adapter):
                 f"pass X with the {n} columns used for fitting, in the same order"
             )
         self._columns = list(X.columns)
-        self._dtypes.clear()
         self._templates.clear()
         for j in sorted(self.cat_positions()):
             col = X.iloc[:, j]
@@ -140,7 +138,6 @@ class CatBoostAdapter(Adapter):
                     f"categorical feature {X.columns[j]!r} has missing values, which CatBoost does not accept; "
                     "fill them with a category of their own (e.g. 'NA') before fitting and before pdpx"
                 )
-            self._dtypes[j] = col.dtype
             if len(col):
                 self._templates[j] = col.iloc[0]
         return X
@@ -155,8 +152,10 @@ class CatBoostAdapter(Adapter):
         data = self._model_input(X)
         if response == "predict_proba":
             return as_2d(self.model.predict(data, prediction_type="Probability"))
-        if response == "raw":
+        if response == "raw" and self._kind() != "CatBoostRanker":  # a ranker predicts its raw margin
             return as_2d(self.model.predict(data, prediction_type="RawFormulaVal"))
+        if response == "raw":
+            return as_2d(self.model.predict(data))
         if response == "predict":
             return as_2d(self.model.predict(data))
         raise PdpxError(f"{type(self.model).__name__} has no response {response!r}; use one of {self.responses()}")
@@ -287,11 +286,7 @@ class CatBoostAdapter(Adapter):
         values = facts.one_hot_values.get(pos, [])
         frame = self._probe_frame(len(labels))
         name = frame.columns[pos]
-        dtype = self._dtypes.get(pos)
-        if isinstance(dtype, pd.CategoricalDtype):
-            frame[name] = pd.Categorical(labels, categories=dtype.categories)
-        else:
-            frame[name] = pd.Series(labels, dtype=object)
+        frame[name] = pd.Series(labels, dtype=object)
         leaves = np.asarray(self.model.calc_leaf_indexes(self._model_input(frame)), dtype=np.int64)
         codes = np.full(len(labels), len(values), dtype=np.int64)
         for code, value in enumerate(values):
