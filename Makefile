@@ -30,8 +30,10 @@ $(VENV)/bin/python:
 	$(VENV)/bin/pip install -q --upgrade pip
 
 # Reinstalled when pyproject.toml changes. rpy2 is pinned to 3.5.17 (3.6 fails with R 4.2.2).
-$(STAMP): pyproject.toml $(VENV)/bin/python
+# contrib/pdpx-catboost is a separate distribution (the CatBoost plugin), installed editable.
+$(STAMP): pyproject.toml contrib/pdpx-catboost/pyproject.toml $(VENV)/bin/python
 	$(VENV)/bin/pip install -q -e ".[all,test,r]"
+	$(VENV)/bin/pip install -q -e contrib/pdpx-catboost
 	$(PY) -c "from pdpx.plugins.trees.warmup import warm_up; print(f'compiled the tree kernels in {warm_up():.1f} s')"
 	touch $(STAMP)
 
@@ -43,7 +45,7 @@ test: setup lint test-python test-r
 # House rules (docs/architecture.md): ruff (lint, docstrings) and import-linter (layers, no cycles,
 # core names no model library), contracts in pyproject.toml.
 lint:
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks contrib
 	$(VENV)/bin/lint-imports
 
 test-python:

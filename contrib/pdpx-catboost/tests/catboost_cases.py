@@ -55,7 +55,8 @@ def at_borders(model, X: pd.DataFrame, seed: int = 1) -> pd.DataFrame:
             out[name] = col
             continue
         t = np.asarray(borders.get(j, [0.0]), dtype=np.float32)
-        cand = np.concatenate([t, np.nextafter(t, np.float32(np.inf)), np.nextafter(t, np.float32(-np.inf))]).astype(float)
+        with np.errstate(over="ignore"):
+            cand = np.concatenate([t, np.nextafter(t, np.float32(np.inf)), np.nextafter(t, np.float32(-np.inf))]).astype(float)
         cand = np.concatenate([cand, cand + 1e-12, cand - 1e-12, [np.nan, 0.0, -0.0]])
         take = rng.random(len(out)) < 0.7
         col = out[name].to_numpy(dtype=float).copy()

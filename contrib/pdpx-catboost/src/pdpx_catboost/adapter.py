@@ -234,6 +234,9 @@ class CatBoostAdapter(Adapter):
             os.unlink(path)
 
     def _build(self, response: str, link: str):
+        reason = self._estimated_features()
+        if reason:
+            return reason
         description = f"CatBoost {type(self.model).__name__} ({self.loss()}, {self.model.tree_count_} trees)"
         try:
             ens, facts = read_model(self.export(), n_features=int(self.model.n_features_in_), description=description)
@@ -251,6 +254,18 @@ class CatBoostAdapter(Adapter):
             return (f"pdpx's reading of this CatBoost {catboost.__version__} model does not reproduce its own "
                     f"prediction ({problem}); using brute. Please report this with your catboost version.")
         return ens, facts
+
+    def _estimated_features(self) -> str | None:
+        """Why text or embedding features keep the trees out of reach (CatBoost turns them into
+        estimated features, and exports such models in its binary format only)."""
+        names = self._columns or self.feature_names() or [str(i) for i in range(int(self.model.n_features_in_))]
+        for kind, indices in (("text features", self.model.get_text_feature_indices()),
+                              ("embedding features", self.model.get_embedding_feature_indices())):
+            if len(indices):
+                cols = ", ".join(repr(str(names[i])) for i in indices)
+                return (f"the model uses {kind} ({cols}), which CatBoost turns into estimated features "
+                        "pdpx cannot write as tree splits; using brute")
+        return None
 
     def _probe_frame(self, rows: int) -> pd.DataFrame:
         """``rows`` rows the model accepts: zeros, and a known category in each categorical column."""

@@ -130,7 +130,8 @@ def read_model(model_json: dict, *, n_features: int, description: str = "") -> t
         if kind == "FloatFeature":
             f = floats[split["float_feature_index"]]
             border = float(np.float32(split["border"]))
-            return int(f["flat_feature_index"]), border, NAN_GOES_LEFT.get(f.get("nan_value_treatment", "AsIs"), True), -1
+            nan_left = NAN_GOES_LEFT.get(f.get("nan_value_treatment", "AsIs"), True)
+            return int(f["flat_feature_index"]), border, nan_left, -1
         if kind == "OneHotFeature":
             f = cats[split["cat_feature_index"]]
             pos = int(f["flat_feature_index"])
