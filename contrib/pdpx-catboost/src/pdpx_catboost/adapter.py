@@ -37,6 +37,11 @@ EXPONENT_LOSSES = {"Poisson", "Tweedie"}
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+def clear_cache() -> None:
+    """Forget every tree model read so far (the next call reads the trees again)."""
+    _CACHE.clear()
+
+
 def catboost_classes(model) -> set[str]:
     """Names of the catboost classes of ``model``'s type (without importing catboost)."""
     if isinstance(model, type):
