@@ -33,13 +33,22 @@ CLASSIFIER_LOSSES = BINARY_LOSSES | SOFTMAX_LOSSES | ONE_VS_ALL_LOSSES
 #: Regression losses whose default prediction (``Exponent``) is exp of the margin.
 EXPONENT_LOSSES = {"Poisson", "Tweedie"}
 
-#: One TreeModel entry per fitted model, response and fitted state (see ``CatBoostAdapter._state``).
-_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+#: Per live model (by id: CatBoost models define ``__eq__`` and are not hashable), the trees
+#: read per (response, fitted state); an entry goes when its model is garbage collected.
+_CACHE: dict[int, dict] = {}
 
 
 def clear_cache() -> None:
     """Forget every tree model read so far (the next call reads the trees again)."""
     _CACHE.clear()
+
+
+def _entries_of(model) -> dict:
+    key = id(model)
+    if key not in _CACHE:
+        _CACHE[key] = {}
+        weakref.finalize(model, _CACHE.pop, key, None)
+    return _CACHE[key]
 
 
 def catboost_classes(model) -> set[str]:
@@ -216,10 +225,7 @@ class CatBoostAdapter(Adapter):
         if link is None:
             return (f"pdpx does not know how CatBoost loss {self.loss()!r} maps margins to {response}; "
                     "use response='raw' or method='brute'")
-        try:
-            per_model = _CACHE.setdefault(self.model, {})
-        except TypeError:  # pragma: no cover - CatBoost models are weak-referenceable
-            per_model = {}
+        per_model = _entries_of(self.model)
         key = (response, self._state())
         if key not in per_model:
             for stale in [k for k in per_model if k[0] == response]:
@@ -294,7 +300,7 @@ class CatBoostAdapter(Adapter):
                 frame.iloc[1, j] = np.nan
         encoder = CatBoostEncoder(facts.one_hot_values, cats, lambda pos, labels: self._probe(facts, pos, labels))
         ref = self.predict(frame, "raw")
-        mine = ens.predict_raw(encoder.encode(frame))
+        mine = np.array([ens.predict_raw_row(r) for r in encoder.encode(frame)])
         scale = float(np.abs(ens.value).sum() * np.max(np.abs(ens.tree_weight)) + np.abs(ens.base_score).sum())
         err = float(np.max(np.abs(ref - mine)))
         if not err <= 1e-6 * (1.0 + scale):
