@@ -57,6 +57,8 @@
 #'   `"predict_proba"`).
 #' @param n_jobs Threads for the tree methods.
 #' @param memory_budget Bytes intermediate arrays may use, e.g. `"1GB"`.
+#' @param n_trees For gbm models: the number of trees to use (gbm's `n.trees`);
+#'   default: the number `predict()` would use.
 #' @param ... Not used; misspelt or pdp-style argument names (`pred.var`,
 #'   `grid.resolution`, `which.class`) are reported with the pdpx name to use.
 #'
@@ -87,7 +89,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
                                percentiles = c(0.05, 0.95), custom_values = NULL, target = NULL,
                                pred_fun = NULL, training_data = NULL, sample_weight = NULL,
                                categorical_features = NULL, response = "auto", n_jobs = NULL,
-                               memory_budget = NULL, ...) {
+                               memory_budget = NULL, n_trees = NULL, ...) {
   .check_dots(list(...))
   kind_given <- !missing(kind)
   kind <- .check_choice(kind, "kind", c("average", "individual", "both"), several = !kind_given)
@@ -131,7 +133,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   }
 
   py <- .pdpx_py()
-  prepared <- .prepare_model(object, data, pred_fun, training_data, method)
+  prepared <- .prepare_model(object, data, pred_fun, training_data, method, n_trees)
   X <- prepared$data
   options <- list(
     kind = kind, method = method, response = response,
@@ -209,7 +211,16 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
 }
 
 # The Python adapter for `object` and the data.frame to send.
-.prepare_model <- function(object, data, pred_fun, training_data, method = "auto") {
+.prepare_model <- function(object, data, pred_fun, training_data, method = "auto", n_trees = NULL) {
+  if (.is_gbm(object)) n_trees <- .gbm_check_trees(object, n_trees)
+  if (is.null(pred_fun) && is.null(training_data)) {
+    prepared <- if (.is_ranger(object)) .ranger_prepare(object, data)
+                else if (.is_gbm(object)) .gbm_prepare(object, data, n_trees)
+    if (!is.null(prepared)) return(prepared)
+  }
+  if (.is_gbm(object) && is.null(pred_fun)) {
+    pred_fun <- function(object, newdata) stats::predict(object, newdata, n.trees = n_trees, type = "response")
+  }
   if (.is_randomforest(object) && is.null(pred_fun)) {
     .rf_check(object)
     if (identical(method, "recursion") && is.null(training_data)) {
