@@ -61,13 +61,17 @@
 }
 
 .gbm_adapter <- function(object, data, n_trees) {
-  na_inputs <- which(vapply(object$var.names, function(v) anyNA(data[[v]]), TRUE)) - 1L
+  # inputs with values predict.gbm reads as missing: NA, and levels the model does not know
+  levels <- .gbm_levels(object)
+  na_inputs <- which(vapply(seq_along(object$var.names), function(j) {
+    x <- data[[object$var.names[j]]]
+    anyNA(x) || (!is.null(levels[[j]]) && (is.factor(x) || is.character(x)) && !all(as.character(x) %in% levels[[j]]))
+  }, TRUE)) - 1L
   key <- list("gbm", object$trees[seq_len(n_trees)], object$c.splits, object$initF, object$var.levels,
               na_inputs, lapply(data[0, , drop = FALSE], function(x) list(class(x), levels(x))))
   hit <- .cache_get(key)
   if (!is.null(hit)) return(hit)
   template <- data[0, , drop = FALSE]
-  levels <- .gbm_levels(object)
   for (j in seq_along(object$var.names)) {
     v <- object$var.names[j]
     if (!is.null(levels[[j]])) {

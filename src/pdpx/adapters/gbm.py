@@ -44,7 +44,8 @@ class GbmAdapter(SingleThreaded, Adapter):
         self._features = [str(n) for n in as_list(spec["feature_names"])]
         na = spec.get("na_inputs")
         self.na_inputs = None if na is None else sorted(int(j) for j in as_list(na))
-        self.encoder = LevelEncoder(self._features, self.levels, "gbm", allow_missing=True)
+        self.encoder = LevelEncoder(self._features, self.levels, "gbm", allow_missing=True,
+                                    unknown_as_missing=True)
         self._predict_fn = predict
         self._tree_models: dict = {}
 

@@ -32,15 +32,20 @@ class LevelEncoder:
         Shown in errors ("ranger", "gbm").
     allow_missing : bool
         Whether NaN passes through (the library routes missing values) or is an error.
+    unknown_as_missing : bool
+        Whether a value that is not a level of the factor is read as missing (gbm's
+        ``predict`` does so) rather than refused.
     """
 
-    def __init__(self, feature_names: Sequence[str], levels: Sequence, library: str, allow_missing: bool):
+    def __init__(self, feature_names: Sequence[str], levels: Sequence, library: str, allow_missing: bool,
+                 unknown_as_missing: bool = False):
         self.feature_names = [str(n) for n in feature_names]
         self.levels = [None if lv is None else [str(v) for v in lv] for lv in levels]
         if len(self.levels) != len(self.feature_names):
             raise PdpxError(f"{len(self.levels)} level lists for {len(self.feature_names)} {library} inputs")
         self.library = library
         self.allow_missing = allow_missing
+        self.unknown_as_missing = unknown_as_missing
         self._index = [None if lv is None else {v: i for i, v in enumerate(lv)} for lv in self.levels]
 
     @property
@@ -76,6 +81,8 @@ class LevelEncoder:
             labels = s.astype(object).where(~s.isna(), "").astype(str).to_numpy()
             codes = np.array([index.get(v, -1) for v in labels], dtype=np.int64)
             codes[na] = -2
+        if self.unknown_as_missing:
+            codes = np.where(codes == -1, -2, codes)
         self._missing(j, int((codes == -2).sum()), what)
         if np.any(codes == -1):
             bad = sorted({str(v) for v, c in zip(s.to_numpy(), codes) if c == -1})
