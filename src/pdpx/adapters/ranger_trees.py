@@ -25,9 +25,10 @@ Facts checked against ranger 0.14's ``predict`` (the tests in
   goes *right* when bit ``k - 1`` is set (the IR's set goes right);
 * regression averages the trees' leaf values; a probability forest averages the
   leaves' class fractions (columns in ``response_levels`` order, as ``predict``
-  returns them, while each leaf stores them in ``class_values`` order); a classification forest's leaf holds a class code, and pdpx
-  reports the fraction of trees voting for each class (ranger's own prediction is
-  the majority vote, with ties broken at random: a label, not a number to average).
+  returns them, while each leaf stores them in ``class_values`` order); a
+  classification forest's leaf holds a class code, and pdpx reports the fraction
+  of trees voting for each class (ranger's own prediction is the majority vote,
+  with ties broken at random: a label, not a number to average).
 """
 
 from __future__ import annotations
