@@ -10,7 +10,7 @@ APT_PACKAGES := r-base-core r-base-dev r-cran-randomforest r-cran-reticulate r-c
 export PDPX_PYTHON := $(PY)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: setup system-packages demo test lint test-python test-r bench gallery clean
+.PHONY: setup system-packages demo test lint test-python test-r check-r bench gallery clean
 
 setup: system-packages $(STAMP)
 
@@ -40,7 +40,7 @@ $(STAMP): pyproject.toml contrib/pdpx-catboost/pyproject.toml $(VENV)/bin/python
 demo: setup
 	$(PY) -m pdpx.demo
 
-test: setup lint test-python test-r
+test: setup lint test-python test-r check-r
 
 # House rules (docs/architecture.md): ruff (lint, docstrings) and import-linter (layers, no cycles,
 # core names no model library), contracts in pyproject.toml.
@@ -53,6 +53,16 @@ test-python:
 
 test-r:
 	cd r/pdpx && PDPX_PYTHON=$(PY) Rscript -e 'testthat::test_local(".", reporter = "summary", stop_on_failure = TRUE)'
+
+# R CMD check of the R package: built into a temporary directory, no errors or warnings allowed
+# (tests find Python through PDPX_PYTHON; suggested packages that are absent are not forced).
+check-r:
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	cp -r r/pdpx "$$tmp/pdpx" && cd "$$tmp" && R CMD build --no-build-vignettes pdpx >/dev/null && \
+	_R_CHECK_FORCE_SUGGESTS_=false PDPX_PYTHON=$(PY) R CMD check --no-manual pdpx_*.tar.gz >check.log 2>&1; \
+	status=$$?; grep -E "^(Status|\* checking.*(ERROR|WARNING))" check.log; \
+	if [ $$status -ne 0 ] || grep -qE "^Status:.*(ERROR|WARNING)" check.log; then \
+	  cat check.log; cat pdpx.Rcheck/00check.log 2>/dev/null | tail -50; exit 1; fi
 
 bench: setup
 	$(PY) benchmarks/run.py

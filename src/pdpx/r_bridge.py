@@ -24,8 +24,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .adapters.gbm import GbmAdapter
 from .adapters.randomforest import RandomForestAdapter
 from .adapters.randomforest_trees import as_array, as_list, read_forest
+from .adapters.ranger import RangerAdapter
 from .adapters.rfunction import RFunctionAdapter
 from .core.adapter import Adapter
 from .core.compute import partial_dependence
@@ -142,7 +144,9 @@ def r_adapter(spec: Mapping) -> Adapter:
     ``spec$type`` is "randomForest" (``forest``: the forest arrays, ``feature_names``,
     ``classes``, ``coefs``, ``predict``: an R closure reading :func:`frame_columns`,
     optional ``input_names`` and ``training_data``) or "function" (``predict``, ``output_names``,
-    ``classes``, ``feature_names``, ``model_name``).
+    ``classes``, ``feature_names``, ``model_name``), or "ranger" / "gbm" (``forest``: the
+    flattened trees, see :mod:`pdpx.adapters.ranger_trees` and :mod:`pdpx.adapters.gbm_trees`,
+    and ``predict``).
     """
     kind = spec.get("type")
     if kind == "randomForest":
@@ -152,6 +156,10 @@ def r_adapter(spec: Mapping) -> Adapter:
             fd, _takes_columns(spec.get("predict")),
             training_data=spec.get("training_data"), training_weight=spec.get("training_weight"),
         )
+    if kind == "ranger":
+        return RangerAdapter(spec["forest"], _takes_columns(spec.get("predict")))
+    if kind == "gbm":
+        return GbmAdapter(spec["forest"], _takes_columns(spec.get("predict")))
     if kind == "function":
         return RFunctionAdapter(
             _takes_columns(spec["predict"]), output_names=spec.get("output_names"), classes=spec.get("classes"),

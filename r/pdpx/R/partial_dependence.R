@@ -57,6 +57,8 @@
 #'   `"predict_proba"`).
 #' @param n_jobs Threads for the tree methods.
 #' @param memory_budget Bytes intermediate arrays may use, e.g. `"1GB"`.
+#' @param n_trees For gbm models: the number of trees to use (gbm's `n.trees`);
+#'   default: the number `predict()` would use.
 #' @param ... Not used; misspelt or pdp-style argument names (`pred.var`,
 #'   `grid.resolution`, `which.class`) are reported with the pdpx name to use.
 #'
@@ -87,7 +89,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
                                percentiles = c(0.05, 0.95), custom_values = NULL, target = NULL,
                                pred_fun = NULL, training_data = NULL, sample_weight = NULL,
                                categorical_features = NULL, response = "auto", n_jobs = NULL,
-                               memory_budget = NULL, ...) {
+                               memory_budget = NULL, n_trees = NULL, ...) {
   .check_dots(list(...))
   kind_given <- !missing(kind)
   kind <- .check_choice(kind, "kind", c("average", "individual", "both"), several = !kind_given)
@@ -131,7 +133,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   }
 
   py <- .pdpx_py()
-  prepared <- .prepare_model(object, data, pred_fun, training_data, method)
+  prepared <- .prepare_model(object, data, pred_fun, training_data, method, n_trees)
   X <- prepared$data
   options <- list(
     kind = kind, method = method, response = response,
@@ -148,7 +150,9 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   payload <- .frame_payload(X)
   X_py <- if (is.null(payload)) X else payload
   out <- .py_call(py$bridge$r_partial_dependence(prepared$adapter, X_py, as.list(features), options))
-  .new_pd(out, data, features)
+  res <- .new_pd(out, data, features)
+  attr(res, "pdpx")$model <- class(object)[1]
+  res
 }
 
 # Argument checks, before anything is sent to Python: each error names the argument, the value
@@ -209,7 +213,16 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
 }
 
 # The Python adapter for `object` and the data.frame to send.
-.prepare_model <- function(object, data, pred_fun, training_data, method = "auto") {
+.prepare_model <- function(object, data, pred_fun, training_data, method = "auto", n_trees = NULL) {
+  if (.is_gbm(object)) n_trees <- .gbm_check_trees(object, n_trees)
+  if (is.null(pred_fun) && is.null(training_data)) {
+    prepared <- if (.is_ranger(object)) .ranger_prepare(object, data)
+                else if (.is_gbm(object)) .gbm_prepare(object, data, n_trees)
+    if (!is.null(prepared)) return(prepared)
+  }
+  if (.is_gbm(object) && is.null(pred_fun)) {
+    pred_fun <- function(object, newdata) stats::predict(object, newdata, n.trees = n_trees, type = "response")
+  }
   if (.is_randomforest(object) && is.null(pred_fun)) {
     .rf_check(object)
     if (identical(method, "recursion") && is.null(training_data)) {
@@ -283,6 +296,13 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
     if (meta$categorical[j]) .as_chr(g) else as.double(unlist(g))
   })
   names(meta$grid_values) <- meta$features
+  # R-idiomatic columns: each feature's grid value under its own name (a factor for categories)
+  for (j in seq_along(meta$features)) {
+    f <- meta$features[j]
+    if (f %in% names(df)) next
+    df[[f]] <- if (meta$categorical[j]) factor(df[[paste0("label_", j)]], levels = meta$grid_values[[j]])
+               else df[[paste0("x_", j)]]
+  }
   attr(df, "pdpx") <- meta
   attr(df, "feature_data") <- data[, features, drop = FALSE]
   class(df) <- c("pdpx_pd", "data.frame")
@@ -290,16 +310,34 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
 }
 
 #' @export
-print.pdpx_pd <- function(x, ...) {
+print.pdpx_pd <- function(x, n = 10L, ...) {
   meta <- attr(x, "pdpx")
   if (!is.null(meta)) {
-    cat(sprintf("<pdpx partial dependence: %s | %s | method %s%s | %d rows>\n",
-                paste(meta$features, collapse = " x "), meta$response_label, meta$method,
-                if (isTRUE(meta$centered)) ", centered" else "", nrow(x)))
+    grid <- paste(lengths(meta$grid_values), collapse = " x ")
+    cat(sprintf("<pdpx partial dependence: %s | model %s | %s | method %s%s | grid %s | %d rows>\n",
+                paste(meta$features, collapse = " x "), meta$model %||% "?", meta$response_label, meta$method,
+                if (isTRUE(meta$centered)) ", centered" else "", grid, nrow(x)))
   }
-  print(.strip_pd(x), ...)
+  d <- .strip_pd(x)
+  keep <- intersect(c(meta$features, "output", "kind", "row", "yhat"), names(d))
+  if (length(unique(d$output)) == 1) keep <- setdiff(keep, "output")
+  if (length(unique(d$kind)) == 1 && all(d$kind == "average")) keep <- setdiff(keep, c("kind", "row"))
+  print(utils::head(d[, keep, drop = FALSE], n), ...)
+  if (nrow(d) > n) cat(sprintf("# ... %d more rows (as.data.frame() for all columns)\n", nrow(d) - n))
   invisible(x)
 }
+
+#' @export
+summary.pdpx_pd <- function(object, ...) {
+  meta <- attr(object, "pdpx")
+  d <- .strip_pd(object)
+  avg <- d[d$kind == "average", , drop = FALSE]
+  structure(list(features = meta$features, model = meta$model %||% "?", method = meta$method,
+                 n_rows = nrow(d), n_curves = max(1L, length(unique(d$row[!is.na(d$row)]))),
+                 yhat = summary(if (nrow(avg)) avg$yhat else d$yhat)), class = "summary.pdpx")
+}
+
+`%||%` <- function(a, b) if (is.null(a)) b else a
 
 .strip_pd <- function(x) {
   attr(x, "pdpx") <- NULL

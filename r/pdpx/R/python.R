@@ -169,6 +169,7 @@ pdpx_available <- function() {
   cols <- lapply(nms, function(nm) {
     v <- payload$columns[[nm]]
     v <- if (is.raw(v)) .read64(v, n) else .as_chr(v)
+    if (is.double(v)) v[is.nan(v)] <- NA_real_  # Python's NaN is R's NA (C code tests ISNA, which NaN fails)
     tpl <- template[[nm]]
     if (is.null(tpl)) {
       v

@@ -13,13 +13,16 @@ XGBoost                :mod:`.xgboost`                              :mod:`.xgboo
                                                                     (+ :mod:`.ubjson`)
 LightGBM               :mod:`.lightgbm`                             :mod:`.lightgbm_trees`
 R randomForest (rpy2)  :mod:`.rpy2` (adapter in :mod:`.randomforest`) :mod:`.randomforest_trees`
+R ranger (R package)   (adapter in :mod:`.ranger`, built by the R bridge) :mod:`.ranger_trees`
+R gbm (R package)      (adapter in :mod:`.gbm`, built by the R bridge)    :mod:`.gbm_trees`
 anything with predict  :mod:`.generic` (asked last)                 --
 =====================  ===========================================  ==========================
 
 Helpers that register nothing: :mod:`.boosters` (what the XGBoost and LightGBM
 adapters share), :mod:`.randomforest` (the randomForest adapter the R bridge and
 the rpy2 plugin build) and :mod:`.rfunction` (calling R: the lock, decoding
-predictions, any R model as a predict function).
+predictions, any R model as a predict function), :mod:`.ranger` and :mod:`.gbm` (built by
+the R bridge) and :mod:`.rlevels` (the factor-level encoding ranger and gbm share).
 """
 
 #: The plugin modules of this package, registered by default (in this order) by

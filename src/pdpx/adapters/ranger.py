@@ -1,0 +1,105 @@
+"""R ranger forests given as plain data (the flattened forest) plus R's predict.
+
+The forest is read by :mod:`pdpx.adapters.ranger_trees`; predictions for ``brute``
+go through the R closure given (``predict(model, data)$predictions`` behind it).
+The R bridge builds this adapter; it registers no hook.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+import numpy as np
+
+from ..core.adapter import Adapter
+from ..core.errors import PdpxError
+from ..core.ir import TreeModel
+from .randomforest_trees import as_list
+from .ranger_trees import ranger_ensemble, ranger_outputs
+from .rfunction import R_LOCK, SingleThreaded, decode_prediction
+from .rlevels import LevelEncoder
+
+NO_NODE_WEIGHTS = "none: ranger stores no node counts (use method = \"exact\", which needs none)"
+
+
+class RangerAdapter(SingleThreaded, Adapter):
+    """A ranger forest (see :mod:`pdpx.adapters.ranger_trees` for ``spec``) plus a predict function.
+
+    Parameters
+    ----------
+    spec : mapping
+        The flattened forest, with ``feature_names`` and ``levels`` (per input: the
+        factor's levels in the order ranger codes them, or None).
+    predict : callable, optional
+        ``predict(X) -> predictions`` for a DataFrame with the model's inputs
+        (factors as Categoricals in ``levels``): the regression prediction, the
+        class probabilities of a probability forest, or the fraction of trees
+        voting for each class of a classification forest.
+    """
+
+    library = "ranger"
+
+    def __init__(self, spec: Mapping, predict: Callable | None = None):
+        super().__init__(self)
+        self.spec = dict(spec)
+        self.spec["levels"] = [None if lv is None else [str(v) for v in as_list(lv)]
+                               for lv in as_list(spec["levels"])]
+        self.treetype = str(spec["treetype"])
+        self._features = [str(n) for n in as_list(spec["feature_names"])]
+        self._classes = ranger_outputs(self.spec)
+        self.encoder = LevelEncoder(self._features, self.spec["levels"], "ranger", allow_missing=False)
+        self._predict_fn = predict
+        self._tree_model: TreeModel | None = None
+
+    def __repr__(self):
+        return f"<RangerAdapter: ranger {self.treetype.lower()}, {len(as_list(self.spec['n_nodes']))} trees>"
+
+    def feature_names(self):
+        return list(self._features)
+
+    def is_classifier(self):
+        return self._classes is not None
+
+    def classes(self):
+        return None if self._classes is None else list(self._classes)
+
+    def responses(self):
+        return ["predict"] if self._classes is None else ["predict_proba"]
+
+    def output_names(self, response):
+        return ["prediction"] if self._classes is None else list(self._classes)
+
+    def validate_columns(self, X):
+        X = super().validate_columns(X)
+        for j in range(self.encoder.n_features):
+            self.encoder.column(j, X.iloc[:, j])
+        return X
+
+    def predict(self, X, response):
+        if self._predict_fn is None:
+            raise PdpxError("this ranger adapter has no predict function; only exact can run")
+        frame = self.encoder.model_frame(X[self._features] if list(map(str, X.columns)) != self._features else X)
+        with R_LOCK:
+            out = self._predict_fn(frame)
+        pred = decode_prediction(out, len(frame))
+        k = 1 if self._classes is None else len(self._classes)
+        if pred.shape != (len(frame), k):
+            raise PdpxError(f"the ranger predict function returned shape {pred.shape}; expected ({len(frame)}, {k})")
+        return np.asarray(pred, dtype=np.float64)
+
+    def tree_model(self, response):
+        if response not in self.responses():
+            return None
+        if self._tree_model is None:
+            notes = []
+            if self.treetype == "Classification":
+                notes.append("a ranger classification forest predicts the majority vote (a label); pdpx reports "
+                             "the fraction of trees voting for each class")
+            self._tree_model = TreeModel(
+                ensemble=ranger_ensemble(self.spec), encode=self.encoder.encode,
+                encode_values=self.encoder.encode_values, notes=notes, recursion_weights=NO_NODE_WEIGHTS,
+            )
+        return self._tree_model
+
+    def tree_model_unavailable(self, response):
+        return f"a ranger model has no response {response!r}; use {self.responses()[0]!r}"
