@@ -107,6 +107,10 @@ Evaluate = Callable[[dict], dict]
 original column (rows follow ``values``; columns follow ``Column.outputs``), after the model's encoder."""
 
 
+class NotFollowable(Exception):
+    """A column whose preprocessing gives no number (NaN) for some number: its splits are not thresholds."""
+
+
 def _bisect(ens, nodes, outs, columns, direction, evaluate, n_in) -> tuple[np.ndarray, np.ndarray]:
     """Per node (numeric, on a monotone output), the threshold on the original value and whether to swap sides.
 
@@ -128,6 +132,8 @@ def _bisect(ens, nodes, outs, columns, direction, evaluate, n_in) -> tuple[np.nd
         for j, idx in groups.items():
             mat = got[int(j)]
             z[idx] = mat[np.arange(len(idx)), pos_of[idx]]
+        if np.any(np.isnan(z)):  # a "monotone" map undefined somewhere (sqrt, log): not a threshold
+            raise NotFollowable(int(col_of[np.flatnonzero(np.isnan(z))[0]]))
         return route_pairs(ens, nodes, z)
 
     for j, idx in groups.items():
@@ -196,7 +202,14 @@ def rewrite(tm: TreeModel, columns_of_output: list, plan: list, evaluate: Evalua
         _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
         inverse = inverse.reshape(-1)
         rep = num_nodes[first]
-        thr_u, swap_u = _bisect(ens, rep, out_c[first], columns_of_output, direction[first], evaluate, outs_of)
+        try:
+            thr_u, swap_u = _bisect(ens, rep, out_c[first], columns_of_output, direction[first], evaluate, outs_of)
+        except NotFollowable as exc:
+            return (f"the preprocessing of column {plan[exc.args[0]].name!r} gives NaN for some numbers, so a split "
+                    "on it is not a threshold on the original value")
+        except Exception as exc:  # noqa: BLE001 - the steps refuse some number (e.g. an overflow to inf)
+            return (f"the preprocessing or model refuses some values of the numeric columns "
+                    f"({type(exc).__name__}: {exc}); exact needs a map defined for every number")
         thr, swap = thr_u[inverse], swap_u[inverse]
         threshold[num_nodes] = thr
         left[num_nodes] = np.where(swap, ens.right[num_nodes], ens.left[num_nodes])

@@ -90,8 +90,8 @@ def _voting(model, ref, response):
     if weights is None:
         w = np.ones(len(est))
     else:
-        w = np.asarray([wt for (_, e), wt in zip(model.estimators, weights) if not (isinstance(e, str) and e == "drop")],
-                       dtype=np.float64)
+        kept = [wt for (_, e), wt in zip(model.estimators, weights) if not (isinstance(e, str) and e == "drop")]
+        w = np.asarray(kept, dtype=np.float64)
     w = w / w.sum()
     classifier = hasattr(model, "classes_")
     if classifier:

@@ -20,7 +20,7 @@ import pandas as pd
 from ..core.ir import model_cache
 from . import column_trees
 from .column_trees import Column
-from .sklearn_transforms import column_map
+from .sklearn_transforms import column_map, rules_version
 
 #: The value pdpx feeds an encoder to learn where categories it never saw go.
 UNSEEN = "\x00pdpx-unseen-category"
@@ -185,7 +185,11 @@ class PipelineTrees:
             vals = np.asarray(vals, dtype=object if not np.asarray(vals).dtype.kind == "f" else np.float64)
             padded = np.concatenate([vals, np.repeat(vals[:1], m - len(vals))]) if len(vals) < m else vals
             frame[frame.columns[j]] = _as_column(padded, self.ref.dtypes.iloc[j])
-        Z = transform(self.steps, frame)
+        import warnings
+
+        with warnings.catch_warnings():  # e.g. "unknown categories": pdpx asks on purpose
+            warnings.simplefilter("ignore")
+            Z = transform(self.steps, frame)
         E = np.asarray(self.tm_inner.encode(Z), dtype=np.float64)
         return {j: E[: len(ask[j])][:, self.plan[j].outputs] for j in ask}
 
@@ -229,12 +233,8 @@ class PipelineTrees:
                             for i, v in enumerate(col.table)]
 
     def _accepts(self, j: int, values) -> bool:
-        import warnings
-
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                self.evaluate({j: values})
+            self.evaluate({j: values})
         except Exception:  # noqa: BLE001 - any refusal of the preprocessing counts
             return False
         return True
@@ -275,5 +275,5 @@ def _built(adapter, response: str):
     # the fitted state: the final model's trees and each step's fitted arrays (a refit makes new ones)
     key_objects = (pt.inner.tree_model(response),) + tuple(
         v for _, s in pt.steps for k, v in sorted(vars(s).items()) if k.endswith("_") and not k.startswith("_")
-        and isinstance(v, (np.ndarray, list, dict))) + tuple(s for _, s in pt.steps)
+        and isinstance(v, (np.ndarray, list, dict))) + tuple(s for _, s in pt.steps) + (rules_version(),)
     return model_cache.get(model, response, key_objects, pt.build)

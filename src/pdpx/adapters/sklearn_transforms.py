@@ -72,6 +72,12 @@ Rule = Callable[[object, int], "ColumnMap | str"]
 
 _RULES: dict[str, Rule] = {}
 _ELEMENTWISE: dict[int, tuple[Callable, str]] = {}
+_VERSION = [object()]  # replaced at every registration: cached pipeline readings made before it are stale
+
+
+def rules_version() -> object:
+    """An object that changes whenever a rule or an element-wise function is registered."""
+    return _VERSION[0]
 
 
 def register_rule(class_path: str, rule: Rule) -> None:
@@ -84,6 +90,7 @@ def register_rule(class_path: str, rule: Rule) -> None:
     if not isinstance(class_path, str) or "." not in class_path:
         raise ValueError(f"register_rule: class_path must be 'module.ClassName', got {class_path!r}")
     _RULES[class_path] = rule
+    _VERSION[0] = object()
 
 
 def declare_elementwise(func: Callable, monotone: str = "increasing") -> Callable:
@@ -96,6 +103,7 @@ def declare_elementwise(func: Callable, monotone: str = "increasing") -> Callabl
     if monotone not in ("increasing", "decreasing"):
         raise ValueError(f"declare_elementwise: monotone must be 'increasing' or 'decreasing', got {monotone!r}")
     _ELEMENTWISE[id(func)] = (func, monotone)
+    _VERSION[0] = object()
     return func
 
 
@@ -206,8 +214,6 @@ def _function(step, n):
         name = getattr(func, "__name__", repr(func))
         return (f"FunctionTransformer({name}) may mix columns; if it maps each value on its own and monotonically, "
                 "declare it with pdpx.adapters.sklearn_transforms.declare_elementwise")
-    if getattr(step, "validate", False) is False and getattr(step, "feature_names_out", None) not in (None, "one-to-one"):
-        return "FunctionTransformer with a custom feature_names_out"
     return ColumnMap.one_to_one(n, declared[1])
 
 
