@@ -22,7 +22,6 @@ import os
 
 import numpy as np
 import pandas as pd
-
 from common import best_time, once, row
 
 N_ROWS = 20_000
@@ -39,8 +38,6 @@ def make_data(n: int, seed: int = 0):
 
 
 def run() -> list[dict]:
-    import pdpx
-    from pdpx.core.ir import model_cache
     from sklearn.compose import make_column_transformer
     from sklearn.ensemble import (
         GradientBoostingRegressor,
@@ -50,6 +47,9 @@ def run() -> list[dict]:
     )
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    import pdpx
+    from pdpx.core.ir import model_cache
 
     quick = bool(os.environ.get("PDPX_BENCH_QUICK"))
     n = 4_000 if quick else N_ROWS
