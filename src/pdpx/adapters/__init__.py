@@ -18,6 +18,11 @@ R gbm (R package)      (adapter in :mod:`.gbm`, built by the R bridge)    :mod:`
 anything with predict  :mod:`.generic` (asked last)                 --
 =====================  ===========================================  ==========================
 
+scikit-learn models made of models go through :mod:`.sklearn_compose`: Pipelines
+(:mod:`.sklearn_pipeline`, one column rule per transformer in :mod:`.sklearn_transforms`,
+the trees rewritten onto the original columns by :mod:`.column_trees`) and ensembles
+linear in their members (:mod:`.sklearn_ensembles`).
+
 Helpers that register nothing: :mod:`.boosters` (what the XGBoost and LightGBM
 adapters share), :mod:`.randomforest` (the randomForest adapter the R bridge and
 the rpy2 plugin build) and :mod:`.rfunction` (calling R: the lock, decoding

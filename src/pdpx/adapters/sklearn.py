@@ -99,6 +99,7 @@ class SklearnAdapter(Adapter):
             )
         if self._checks_inputs():
             refuse_out_of_domain(X, type(self.model).__name__, self._casts_to_float32())
+        self.reference_rows = X.iloc[:1]  # composite models (pipelines) evaluate their steps on it
         return X
 
     def _checks_inputs(self) -> bool:
@@ -177,6 +178,10 @@ class SklearnAdapter(Adapter):
 
     # tree structure: filled in by pdpx.adapters.sklearn_trees when available
     def tree_model(self, response):
+        from . import sklearn_compose
+
+        if sklearn_compose.handles(self.model):
+            return sklearn_compose.tree_model(self, response)
         try:
             from . import sklearn_trees
         except ImportError:  # pragma: no cover - module ships with pdpx
@@ -184,6 +189,10 @@ class SklearnAdapter(Adapter):
         return sklearn_trees.tree_model(self, response)
 
     def tree_model_unavailable(self, response):
+        from . import sklearn_compose
+
+        if sklearn_compose.handles(self.model):
+            return sklearn_compose.unavailable_reason(self, response)
         try:
             from . import sklearn_trees
         except ImportError:  # pragma: no cover

@@ -32,6 +32,8 @@ class Recursion(Method):
         if reason:
             return reason
         tm = adapter.tree_model(request.response)
+        if not hasattr(tm, "ensemble"):
+            return "recursion reads one tree model; this model sums several (use method='exact')"
         ens = tm.ensemble
         if not ens.is_linear:
             return (

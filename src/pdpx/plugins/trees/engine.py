@@ -14,6 +14,7 @@ from ...core.errors import PdpxError
 from ...core.ir import TreeModel
 from ...core.method import MethodResult, Request
 from ...core.progress import progress_bar
+from ...core.treesum import TreeSum
 from .prep import integrate, prepare
 from .threads import kernel_threads
 
@@ -57,6 +58,11 @@ def choose_kernel(prep, kernel: str = "auto"):
 def exact(tm: TreeModel, req: Request) -> MethodResult:
     """What ``brute`` returns for ``req``, computed from the trees (see :mod:`pdpx.plugins.exact`)."""
     from .kernels import LINK_CODES
+
+    if isinstance(tm, TreeSum):  # an ensemble linear in its members: each member, then the weighted sum
+        from .combine import exact_sum
+
+        return exact_sum(tm, req, exact)
 
     kernel_name = kernel_option(req.options)
     ens = tm.ensemble

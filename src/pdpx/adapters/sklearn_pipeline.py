@@ -1,0 +1,279 @@
+"""scikit-learn Pipelines (and ColumnTransformers inside them) in front of a tree model.
+
+``exact`` runs on the user's original columns: the pipeline's column-wise steps
+are traced (:mod:`pdpx.adapters.sklearn_transforms` holds one rule per
+transformer) to learn which original column each model input comes from, and the
+final model's trees are rewritten as trees on the original columns
+(:mod:`pdpx.adapters.column_trees`). Any model pdpx reads trees from can be last:
+scikit-learn's, XGBoost's and LightGBM's wrappers, a plugin's, or an ensemble.
+
+A step that mixes columns (PCA, PolynomialFeatures, a model-based selector, a
+transformer without a rule) makes ``tree_model`` return None; the reason names the
+step, and ``auto`` runs ``brute`` with that reason in the result's notes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..core.ir import model_cache
+from . import column_trees
+from .column_trees import Column
+from .sklearn_transforms import column_map, rules_version
+
+#: The value pdpx feeds an encoder to learn where categories it never saw go.
+UNSEEN = "\x00pdpx-unseen-category"
+
+
+def is_pipeline(model) -> bool:
+    """True for a fitted scikit-learn Pipeline (recognised by class path, without importing scikit-learn)."""
+    return any(f"{k.__module__}.{k.__name__}" == "sklearn.pipeline.Pipeline" for k in type(model).__mro__)
+
+
+def split(model) -> tuple[list, object]:
+    """(transforming steps as (path, step), final estimator) of a Pipeline, nested Pipelines flattened."""
+    steps: list = []
+
+    def walk(p, prefix):
+        for name, step in p.steps[:-1]:
+            add(step, prefix + [name])
+        name, last = p.steps[-1]
+        if is_pipeline(last):
+            return walk(last, prefix + [name])
+        return last
+
+    def add(step, path):
+        if is_pipeline(step):
+            for name, s in step.steps:
+                add(s, path + [name])
+        else:
+            steps.append((path, step))
+
+    final = walk(model, [])
+    return steps, final
+
+
+class NotColumnWise(Exception):
+    """A step that does not transform each column on its own (the message names it)."""
+
+
+def trace(steps: list, n_in: int) -> list:
+    """For each column the final model receives: (original column, [(treatment, categories), ...])."""
+    cur = [(j, []) for j in range(n_in)]
+    for path, step in steps:
+        cur = _through(step, cur, path)
+    return cur
+
+
+def _through(step, cur, path):
+    label = " > ".join(repr(p) for p in path)
+    if step is None or (isinstance(step, str) and step == "passthrough"):
+        return cur
+    if is_pipeline(step):
+        for name, s in step.steps:
+            cur = _through(s, cur, path + [name])
+        return cur
+    if hasattr(step, "transformers_") and hasattr(step, "output_indices_"):
+        inputs = getattr(step, "_transformer_to_input_indices", None)
+        if inputs is None:  # pragma: no cover - older scikit-learn
+            raise NotColumnWise(f"step {label}: this scikit-learn version does not say which columns it routes where")
+        width = max((s.stop for s in step.output_indices_.values()), default=0)
+        out: list = [None] * width
+        for name, trans, _cols in step.transformers_:
+            if isinstance(trans, str) and trans == "drop":
+                continue
+            sub = [cur[i] for i in inputs[name]]
+            got = _through(trans, sub, path + [name])
+            sl = step.output_indices_[name]
+            if len(got) != sl.stop - sl.start:
+                raise NotColumnWise(f"step {label} > {name!r}: makes {sl.stop - sl.start} columns, "
+                                    f"its rule says {len(got)}")
+            out[sl] = got
+        return out
+    cm = column_map(step, len(cur))
+    if isinstance(cm, str):
+        raise NotColumnWise(f"step {label} ({type(step).__name__}): {cm}")
+    return [(cur[s][0], cur[s][1] + [(cm.treatment[s], cm.categories.get(s))]) for s in cm.source]
+
+
+def transform(steps: list, X):
+    """The fitted steps applied to X (as Pipeline.transform does), as a dense frame for the final model."""
+    Z = X
+    for _, step in steps:
+        if step is None or (isinstance(step, str) and step == "passthrough"):
+            continue
+        Z = step.transform(Z)
+    if hasattr(Z, "toarray"):
+        Z = Z.toarray()
+    if not isinstance(Z, pd.DataFrame):
+        Z = pd.DataFrame(np.asarray(Z))
+    return Z
+
+
+def plan_columns(traced: list, ref: pd.DataFrame) -> list:
+    """One :class:`Column` per original column, from the traced paths (raises NotColumnWise)."""
+    plan = []
+    for j, name in enumerate(ref.columns):
+        outs = [c for c, (jj, _) in enumerate(traced) if jj == j]
+        paths = [traced[c][1] for c in outs]
+        col = Column(name=str(name), kind="dropped", outputs=outs)
+        dtype = ref.dtypes.iloc[j]
+        numeric_dtype = pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
+        if outs and any(t == "encoder" for p in paths for t, _ in p):
+            cats = None
+            for p in paths:
+                first = next((i for i, (t, _) in enumerate(p) if t == "encoder"), None)
+                if first is None or any(t != "preserve" for t, _ in p[:first]):
+                    raise NotColumnWise(f"column {name!r} is both encoded and used as a number")
+                c = list(p[first][1])
+                if cats is not None and (len(c) != len(cats) or not pd.Index(c).equals(pd.Index(cats))):
+                    raise NotColumnWise(f"column {name!r} is encoded twice with different categories")
+                cats = c
+            col.kind = "categorical"
+            _fill_table(col, cats, dtype, numeric_dtype)
+        elif outs and numeric_dtype:
+            col.kind = "numeric"
+            col.direction = [int(np.prod([-1 if t == "decreasing" else 1 for t, _ in p])) for p in paths]
+        elif outs and isinstance(dtype, pd.CategoricalDtype) and all(t == "preserve" for p in paths for t, _ in p):
+            col.kind = "categorical"  # categories passed through to a model that reads them
+            _fill_table(col, [], dtype, False)
+        elif outs:
+            raise NotColumnWise(f"column {name!r} ({dtype}) reaches the model without an encoder pdpx knows")
+        plan.append(col)
+    return plan
+
+
+def _fill_table(col: Column, cats: list, dtype, numeric_dtype: bool) -> None:
+    table = list(cats)
+    known = pd.Index([c for c in table if not column_trees._isnan(c)], dtype=object)
+    if isinstance(dtype, pd.CategoricalDtype):
+        table += [c for c in dtype.categories if c not in set(known)]
+    if not any(column_trees._isnan(c) for c in table):
+        table.append(np.nan)
+    col.nan_code = next(i for i, c in enumerate(table) if column_trees._isnan(c))
+    if not isinstance(dtype, pd.CategoricalDtype):
+        if numeric_dtype:
+            nums = [float(c) for c in table if not column_trees._isnan(c)]
+            unseen = (max(nums) + 1.5) if nums else 0.5
+        else:
+            unseen = UNSEEN
+        col.unseen_code = len(table)
+        table.append(unseen)
+    col.table = table
+
+
+class PipelineTrees:
+    """A pipeline's final trees on the original columns, built from a reference frame (one row of X)."""
+
+    def __init__(self, model, ref: pd.DataFrame, response: str):
+        from ..core.plugins import adapt
+
+        self.model = model
+        self.ref = ref.iloc[:1].reset_index(drop=True)
+        self.steps, self.final = split(model)
+        self.response = response
+        Zref = transform(self.steps, self.ref)
+        self.inner = adapt(self.final)
+        self.inner.validate_columns(Zref)
+
+    def evaluate(self, ask: dict) -> dict:
+        """The final model's encoded inputs computed from each original column's values in ``ask``."""
+        m = max(len(v) for v in ask.values())
+        frame = self.ref.iloc[np.zeros(m, dtype=np.int64)].reset_index(drop=True)
+        for j, vals in ask.items():
+            vals = np.asarray(vals, dtype=object if not np.asarray(vals).dtype.kind == "f" else np.float64)
+            padded = np.concatenate([vals, np.repeat(vals[:1], m - len(vals))]) if len(vals) < m else vals
+            frame[frame.columns[j]] = _as_column(padded, self.ref.dtypes.iloc[j])
+        import warnings
+
+        with warnings.catch_warnings():  # e.g. "unknown categories": pdpx asks on purpose
+            warnings.simplefilter("ignore")
+            Z = transform(self.steps, frame)
+        E = np.asarray(self.tm_inner.encode(Z), dtype=np.float64)
+        return {j: E[: len(ask[j])][:, self.plan[j].outputs] for j in ask}
+
+    def build(self):
+        """The TreeModel on the original columns, or the sentence saying why there is none."""
+        tm = self.inner.tree_model(self.response)
+        if tm is None:
+            return f"its last step: {self.inner.tree_model_unavailable(self.response)}"
+        if not hasattr(tm, "ensemble"):
+            return f"its last step ({type(self.final).__name__}) is an ensemble of models, not one tree model"
+        self.tm_inner = tm
+        try:
+            traced = trace(self.steps, self.ref.shape[1])
+            self.plan = plan_columns(traced, self.ref)
+        except NotColumnWise as exc:
+            return str(exc)
+        if len(traced) != tm.ensemble.n_features:
+            return f"its steps make {len(traced)} columns, the final model reads {tm.ensemble.n_features}"
+        self._check_values()
+        columns_of_output = [j for j, _ in traced]
+        names = type(self.final).__name__
+        note = f"exact through the pipeline: {names}'s splits read as rules on the original columns"
+        return column_trees.rewrite(tm, columns_of_output, self.plan, self.evaluate, notes=[note])
+
+    def _check_values(self) -> None:
+        """Which columns' missing or unseen values the preprocessing refuses (tried once each)."""
+        for j, col in enumerate(self.plan):
+            if col.kind == "dropped":
+                continue
+            if col.kind == "numeric":
+                col.nan_invalid = not self._accepts(j, np.array([np.nan]))
+                continue
+            if col.nan_code >= 0:
+                col.nan_invalid = not self._accepts(j, np.array([np.nan], dtype=object))
+            if col.unseen_code >= 0:
+                col.unseen_invalid = not self._accepts(j, np.array([col.table[col.unseen_code]], dtype=object))
+            if col.nan_invalid or col.unseen_invalid:  # the table is evaluated in one go: give them a valid value
+                first = col.table[0] if col.table else np.nan
+                col.reps = [first if (i == col.nan_code and col.nan_invalid) or
+                            (i == col.unseen_code and col.unseen_invalid) else v
+                            for i, v in enumerate(col.table)]
+
+    def _accepts(self, j: int, values) -> bool:
+        try:
+            self.evaluate({j: values})
+        except Exception:  # noqa: BLE001 - any refusal of the preprocessing counts
+            return False
+        return True
+
+
+def _as_column(values: np.ndarray, dtype):
+    if isinstance(dtype, pd.CategoricalDtype):
+        return pd.Categorical(values, dtype=dtype)
+    if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
+        return np.asarray(values, dtype=np.float64)
+    try:
+        return pd.array(values, dtype=dtype)
+    except (TypeError, ValueError):
+        return values
+
+
+def tree_model(adapter, response: str):
+    """The pipeline's TreeModel for ``response``, or None (``unavailable_reason`` says why)."""
+    out = _built(adapter, response)
+    return out if not isinstance(out, str) else None
+
+
+def unavailable_reason(adapter, response: str) -> str:
+    """Why the pipeline runs ``brute``: the step or column, and the reason."""
+    out = _built(adapter, response)
+    return f"{type(adapter.model).__name__}: {out}" if isinstance(out, str) else ""
+
+
+def _built(adapter, response: str):
+    ref = getattr(adapter, "reference_rows", None)
+    if ref is None:
+        return "the pipeline's columns are not known yet"
+    model = adapter.model
+    try:
+        pt = PipelineTrees(model, ref, response)
+    except Exception as exc:  # noqa: BLE001 - the pipeline refuses its own reference row: brute will say why
+        return f"its steps could not be evaluated on one row of X ({type(exc).__name__}: {exc})"
+    # the fitted state: the final model's trees and each step's fitted arrays (a refit makes new ones)
+    key_objects = (pt.inner.tree_model(response),) + tuple(
+        v for _, s in pt.steps for k, v in sorted(vars(s).items()) if k.endswith("_") and not k.startswith("_")
+        and isinstance(v, (np.ndarray, list, dict))) + tuple(s for _, s in pt.steps) + (rules_version(),)
+    return model_cache.get(model, response, key_objects, pt.build)

@@ -1,0 +1,232 @@
+"""Column rules: what pdpx knows about each column-wise scikit-learn transformer.
+
+A *rule* reads one fitted transformer and says, for the ``n_inputs`` columns it
+receives, which input column each of its output columns comes from and how each
+input column is treated. Three treatments are enough to turn a tree split on a
+transformed column back into a split on the user's own column:
+
+* ``"increasing"`` / ``"decreasing"``: a monotone map of numbers (scalers, an
+  ordinal binning, an element-wise function the user declared monotone); a
+  threshold on the output is a threshold on the input;
+* ``"preserve"``: non-missing values pass unchanged (imputers fill missing ones,
+  ``passthrough``);
+* ``"encoder"``: a categorical encoder; ``categories[i]`` lists the values it was
+  fitted on, and a split on any of its outputs is a set of those values.
+
+pdpx never inverts a transformer's arithmetic: it evaluates the fitted
+transformer itself (see :mod:`pdpx.adapters.sklearn_pipeline`), so a rule only
+states facts that hold for every value. A rule returns a :class:`ColumnMap`, or a
+string saying why the transformer is not column-wise (the pipeline then runs
+``brute`` and the result's notes carry that sentence).
+
+Adding a transformer is one rule::
+
+    from pdpx.adapters.sklearn_transforms import ColumnMap, register_rule
+
+    def my_scaler_rule(step, n_inputs):
+        return ColumnMap.one_to_one(n_inputs, "increasing")
+
+    register_rule("mypackage.MyScaler", my_scaler_rule)
+
+Element-wise :class:`~sklearn.preprocessing.FunctionTransformer` functions are
+declared with :func:`declare_elementwise`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+#: What a rule may say about one input column.
+TREATMENTS = ("increasing", "decreasing", "preserve", "encoder")
+
+
+@dataclass
+class ColumnMap:
+    """How a column-wise transformer maps its input columns to its output columns.
+
+    Attributes
+    ----------
+    source : list of int
+        For each output column, the position (among the transformer's inputs) of the
+        input column it is computed from.
+    treatment : list of str
+        For each input column, one of :data:`TREATMENTS`.
+    categories : dict
+        For each ``"encoder"`` input column, the values it was fitted on.
+    """
+
+    source: list
+    treatment: list
+    categories: dict = field(default_factory=dict)
+
+    @classmethod
+    def one_to_one(cls, n_inputs: int, treatment: str) -> "ColumnMap":
+        """Output ``i`` is input ``i`` transformed with ``treatment``."""
+        return cls(list(range(n_inputs)), [treatment] * n_inputs)
+
+
+Rule = Callable[[object, int], "ColumnMap | str"]
+
+_RULES: dict[str, Rule] = {}
+_ELEMENTWISE: dict[int, tuple[Callable, str]] = {}
+_VERSION = [object()]  # replaced at every registration: cached pipeline readings made before it are stale
+
+
+def rules_version() -> object:
+    """An object that changes whenever a rule or an element-wise function is registered."""
+    return _VERSION[0]
+
+
+def register_rule(class_path: str, rule: Rule) -> None:
+    """Teach pdpx a column-wise transformer: ``class_path`` is ``"module.ClassName"``.
+
+    ``rule(fitted_transformer, n_inputs)`` returns a :class:`ColumnMap`, or a sentence
+    saying why this fitted instance cannot be followed column by column. A rule
+    registered for a class also applies to its subclasses unless they have their own.
+    """
+    if not isinstance(class_path, str) or "." not in class_path:
+        raise ValueError(f"register_rule: class_path must be 'module.ClassName', got {class_path!r}")
+    _RULES[class_path] = rule
+    _VERSION[0] = object()
+
+
+def declare_elementwise(func: Callable, monotone: str = "increasing") -> Callable:
+    """Declare that ``FunctionTransformer(func)`` maps every value on its own, monotonically.
+
+    ``monotone`` is ``"increasing"`` or ``"decreasing"`` (non-strict). Without this
+    declaration a FunctionTransformer with a function makes pipelines run ``brute``.
+    Returns ``func`` (usable as a decorator).
+    """
+    if monotone not in ("increasing", "decreasing"):
+        raise ValueError(f"declare_elementwise: monotone must be 'increasing' or 'decreasing', got {monotone!r}")
+    _ELEMENTWISE[id(func)] = (func, monotone)
+    _VERSION[0] = object()
+    return func
+
+
+def rule_for(step) -> Rule | None:
+    """The rule registered for ``step``'s class or its nearest registered base class."""
+    for klass in type(step).__mro__:
+        rule = _RULES.get(f"{klass.__module__}.{klass.__qualname__}")
+        if rule is not None:
+            return rule
+        public = f"{klass.__module__.split('._')[0]}.{klass.__qualname__}"
+        rule = _RULES.get(public)
+        if rule is not None:
+            return rule
+    return None
+
+
+def column_map(step, n_inputs: int) -> "ColumnMap | str":
+    """The :class:`ColumnMap` of a fitted transformer, or why it mixes or hides columns."""
+    if step is None or (isinstance(step, str) and step == "passthrough"):
+        return ColumnMap.one_to_one(n_inputs, "preserve")
+    rule = rule_for(step)
+    if rule is None:
+        return f"{type(step).__name__} is not known to transform each column on its own"
+    out = rule(step, n_inputs)
+    if isinstance(out, ColumnMap):
+        if len(out.treatment) != n_inputs or any(not 0 <= s < n_inputs for s in out.source):
+            return f"{type(step).__name__}: its column rule does not match its {n_inputs} input column(s)"
+        if any(t not in TREATMENTS for t in out.treatment):
+            return f"{type(step).__name__}: its column rule names an unknown treatment"
+    return out
+
+
+# ------------------------------------------------------------------ the built-in rules
+def _scaler(step, n):
+    return ColumnMap.one_to_one(n, "increasing")
+
+
+def _standard_scaler(step, n):
+    scale = getattr(step, "scale_", None)
+    if scale is not None and np.any(np.asarray(scale) <= 0):  # pragma: no cover - scikit-learn keeps them positive
+        return "StandardScaler has a non-positive scale"
+    return ColumnMap.one_to_one(n, "increasing")
+
+
+def _minmax(step, n):
+    scale = np.asarray(getattr(step, "scale_", np.ones(n)))
+    if np.any(scale < 0):  # pragma: no cover
+        return "MinMaxScaler with a decreasing feature_range"
+    return ColumnMap.one_to_one(n, "increasing")
+
+
+def _imputer(step, n):
+    kept = list(range(n))
+    stats = getattr(step, "statistics_", None)
+    if stats is not None and not getattr(step, "keep_empty_features", False):
+        try:
+            kept = [i for i in range(n) if not _is_missing(stats[i])]
+        except TypeError:  # pragma: no cover
+            kept = list(range(n))
+    source = list(kept)
+    indicator = getattr(step, "indicator_", None)
+    if indicator is not None:
+        source += [int(i) for i in indicator.features_]  # "is missing" of input i: a function of input i
+    return ColumnMap(source, ["preserve"] * n)
+
+
+def _is_missing(v) -> bool:
+    try:
+        return bool(np.isnan(v))
+    except TypeError:
+        return v is None
+
+
+def _onehot(step, n):
+    counts = None
+    compute = getattr(step, "_compute_n_features_outs", None)
+    if callable(compute):
+        counts = list(compute())
+    if counts is None or len(counts) != n:  # pragma: no cover - older scikit-learn
+        return "OneHotEncoder: this scikit-learn version does not say how many columns each input makes"
+    source = [i for i in range(n) for _ in range(int(counts[i]))]
+    return ColumnMap(source, ["encoder"] * n, {i: list(step.categories_[i]) for i in range(n)})
+
+
+def _ordinal(step, n):
+    return ColumnMap(list(range(n)), ["encoder"] * n, {i: list(step.categories_[i]) for i in range(n)})
+
+
+def _target_encoder(step, n):
+    per = len(step.classes_) if getattr(step, "target_type_", "") == "multiclass" else 1
+    source = [i for i in range(n) for _ in range(per)]
+    return ColumnMap(source, ["encoder"] * n, {i: list(step.categories_[i]) for i in range(n)})
+
+
+def _kbins(step, n):
+    if step.encode != "ordinal":
+        return (f"KBinsDiscretizer(encode={step.encode!r}): a split on one bin's indicator is not a threshold "
+                "on the original value; exact supports encode='ordinal'")
+    return ColumnMap.one_to_one(n, "increasing")
+
+
+def _function(step, n):
+    func = step.func
+    if func is None:
+        return ColumnMap.one_to_one(n, "preserve")
+    declared = _ELEMENTWISE.get(id(func))
+    if declared is None or declared[0] is not func:
+        name = getattr(func, "__name__", repr(func))
+        return (f"FunctionTransformer({name}) may mix columns; if it maps each value on its own and monotonically, "
+                "declare it with pdpx.adapters.sklearn_transforms.declare_elementwise")
+    return ColumnMap.one_to_one(n, declared[1])
+
+
+for _path, _rule in {
+    "sklearn.preprocessing.StandardScaler": _standard_scaler,
+    "sklearn.preprocessing.MinMaxScaler": _minmax,
+    "sklearn.preprocessing.RobustScaler": _scaler,
+    "sklearn.preprocessing.MaxAbsScaler": _scaler,
+    "sklearn.impute.SimpleImputer": _imputer,
+    "sklearn.preprocessing.OneHotEncoder": _onehot,
+    "sklearn.preprocessing.OrdinalEncoder": _ordinal,
+    "sklearn.preprocessing.TargetEncoder": _target_encoder,
+    "sklearn.preprocessing.KBinsDiscretizer": _kbins,
+    "sklearn.preprocessing.FunctionTransformer": _function,
+}.items():
+    register_rule(_path, _rule)
