@@ -261,8 +261,8 @@ def oblivious_counts(X, row_weight, n_parts, slot_ptr, num_ptr, num_feat, num_th
 @njit(cache=True, parallel=True)
 def oblivious_rows(X, row_weight, n_parts, slot_ptr, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr,
                    spec_node, spec_bit, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left, pat_ptr,
-                   cor_ptr, cor_pos, val_ptr, val, n_margins, grid_shape, base_score, link, link_scale, outputs, want_ice, ice,
-                   ice_row0):
+                   cor_ptr, cor_pos, val_ptr, val, n_margins, grid_shape, base_score, link, link_scale, outputs,
+                   want_ice, ice, ice_row0):
     """Per row: margins on the grid, the link, the requested outputs (as ``leafsets.leafset_rows``).
 
     The leaves of a tree that share their target bits share their boxes, so the
