@@ -113,7 +113,7 @@ def data(n=60, n_features=4, seed=1, cat_feature=None):
 
 def kernel_calls(monkeypatch):
     calls = []
-    for name in ("oblivious_rows", "oblivious_counts"):
+    for name in ("oblivious_margins", "oblivious_counts"):
         fn = getattr(_oblivious, name)
 
         def wrapped(*a, _fn=fn, _name=name, **k):
@@ -139,7 +139,7 @@ def test_oblivious_equals_brute_and_is_used(monkeypatch, link, features, depth_f
     for kernel in ("oblivious", "auto"):
         assert_exact_equals_brute(IRAdapter(ens), X, features, kernel=kernel, grid_resolution=7)
     assert_exact_equals_brute(IRAdapter(ens), X, features, kernel="oblivious", grid_resolution=5, sample_weight=w)
-    assert set(calls) == {"oblivious_rows"} | ({"oblivious_counts"} if link == "identity" else set())
+    assert set(calls) == {"oblivious_margins"} | ({"oblivious_counts"} if link == "identity" else set())
     # the other kernels agree on the same model
     for kernel in ("leafsets", "partition"):
         assert_exact_equals_brute(IRAdapter(ens), X, features, kernel=kernel, grid_resolution=7)

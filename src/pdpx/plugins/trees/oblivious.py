@@ -23,8 +23,9 @@ Then, as for the other kernels:
   rows per own-bits pattern (``2^d`` bins); leaf ``L`` is reached by the rows of
   bin ``L & ~target_mask``, and each leaf's box is added once, scaled by that;
 * ICE or a non-linear link: per row, each reached leaf adds its value to its box
-  in the row's difference array (precomputed corners per leaf), then the link and
-  the requested outputs per row (``kernels.finish_row``).
+  in the row's difference array (precomputed corners per leaf); the rows' margins
+  on the grid then go through the link and the requested outputs as numpy arrays,
+  a slice of rows at a time.
 
 The layout is detected from the ensemble's arrays (any library's trees qualify)
 and kept with the ensemble; ``auto`` uses this kernel whenever every tree is
@@ -36,7 +37,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .kernels import F_SPECIAL, finish_row, go_left_packed, scatter_boxes
+from ...core.ir import LINKS, apply_link
+from .kernels import F_SPECIAL, go_left_packed, scatter_boxes
 from .leafsets import BLOCK, load_block
 
 #: deepest tree, and most leaves over all trees, the kernel takes (the per-part counts are that long)
@@ -259,11 +261,10 @@ def oblivious_counts(X, row_weight, n_parts, slot_ptr, num_ptr, num_feat, num_th
 
 
 @njit(cache=True, parallel=True)
-def oblivious_rows(X, row_weight, n_parts, slot_ptr, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr,
-                   spec_node, spec_bit, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left, pat_ptr,
-                   cor_ptr, cor_pos, val_ptr, val, n_margins, grid_shape, base_score, link, link_scale, outputs,
-                   want_ice, ice, ice_row0):
-    """Per row: margins on the grid, the link, the requested outputs (as ``leafsets.leafset_rows``).
+def oblivious_margins(X, slot_ptr, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr, spec_node, spec_bit,
+                      nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left, pat_ptr, cor_ptr, cor_pos, val_ptr,
+                      val, n_margins, grid_shape, base_score, factor):
+    """(n_margins * n_cells, n_rows): ``factor * (margin + base_score)`` of each row on the grid, transposed.
 
     The leaves of a tree that share their target bits share their boxes, so the
     corner positions of a (tree, target pattern) ``q`` are the same for every row
@@ -275,48 +276,68 @@ def oblivious_rows(X, row_weight, n_parts, slot_ptr, num_ptr, num_feat, num_thr,
     n = X.shape[0]
     nf = X.shape[1]
     n_trees = slot_ptr.shape[0] - 1
-    K = outputs.shape[0]
     n_cells = 1
     for k in range(grid_shape.shape[0]):
         n_cells *= grid_shape[k]
     size = n_margins * n_cells
-    sums = np.zeros((n_parts, K, n_cells))
+    out = np.empty((size, n))
     n_blocks = (n + BLOCK - 1) // BLOCK
-    per_part = (n_blocks + n_parts - 1) // n_parts
-    for p in prange(n_parts):
+    for blk in prange(n_blocks):
         Xb = np.empty((nf, BLOCK))
         bits = np.empty(BLOCK, dtype=np.int64)
-        DT = np.empty((size, BLOCK))
-        D = np.empty(size)
-        R = np.empty((n_margins + 1, n_cells))
-        acc = sums[p]
-        for blk in range(p * per_part, min(n_blocks, (p + 1) * per_part)):
-            c0 = blk * BLOCK
-            c1 = min(n, c0 + BLOCK)
-            nb = c1 - c0
-            load_block(X, c0, c1, Xb)
-            DT[:, :] = 0.0
-            for t in range(n_trees):
-                _own_bits(t, Xb, bits, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr, spec_node,
-                          spec_bit, X, c0, nb, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left)
-                for q in range(pat_ptr[t], pat_ptr[t + 1]):
-                    v0 = val_ptr[q]
-                    nc = cor_ptr[q + 1] - cor_ptr[q]
-                    for j in range(nc):
-                        row = DT[cor_pos[cor_ptr[q] + j]]
-                        for r in range(BLOCK):
-                            row[r] += val[v0 + bits[r] * nc + j]
-            for r in range(nb):
-                for i in range(size):
-                    D[i] = DT[i, r]
-                finish_row(D, R, n_margins, grid_shape, n_cells, base_score, link, link_scale, outputs,
-                           row_weight[c0 + r], acc, want_ice, ice, ice_row0 + c0 + r)
-    return sums
+        DT = np.zeros((size, BLOCK))
+        c0 = blk * BLOCK
+        c1 = min(n, c0 + BLOCK)
+        nb = c1 - c0
+        load_block(X, c0, c1, Xb)
+        for t in range(n_trees):
+            _own_bits(t, Xb, bits, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr, spec_node,
+                      spec_bit, X, c0, nb, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left)
+            for q in range(pat_ptr[t], pat_ptr[t + 1]):
+                v0 = val_ptr[q]
+                nc = cor_ptr[q + 1] - cor_ptr[q]
+                for j in range(nc):
+                    row = DT[cor_pos[cor_ptr[q] + j]]
+                    for r in range(BLOCK):
+                        row[r] += val[v0 + bits[r] * nc + j]
+        _integrate_block(DT, n_margins, grid_shape, n_cells)
+        for m in range(n_margins):
+            b = base_score[m]
+            for i in range(m * n_cells, (m + 1) * n_cells):
+                dst = out[i]
+                src = DT[i]
+                for r in range(nb):
+                    dst[c0 + r] = factor * (src[r] + b)
+    return out
+
+
+@njit(cache=True, inline="always")
+def _integrate_block(DT, n_margins, grid_shape, n_cells):
+    """In place: ``kernels.integrate_row`` on every column (row of the block) of DT (cells, rows) at once."""
+    d = grid_shape.shape[0]
+    inner = n_cells
+    outer = 1
+    nr = DT.shape[1]
+    for k in range(d):
+        size = grid_shape[k]
+        inner //= size
+        for m in range(n_margins):
+            base = m * n_cells
+            for o in range(outer):
+                b = base + o * size * inner
+                for i in range(1, size):
+                    cur = b + i * inner
+                    for s in range(inner):
+                        dst = DT[cur + s]
+                        src = DT[cur - inner + s]
+                        for r in range(nr):
+                            dst[r] += src[r]
+        outer *= size
 
 
 @njit(cache=True)
 def pattern_tables(slot_ptr, pat_ptr, pats, own_mask, cptr, cpos, cval):
-    """Corner positions per (tree, target pattern) and their values by leaf (see :func:`oblivious_rows`).
+    """Corner positions per (tree, target pattern) and their values by leaf (see :func:`oblivious_margins`).
 
     Leaves with the same target bits have boxes alike, hence corners alike in number
     and position (``kernels.leaf_corners`` lists them in the same order).
@@ -394,9 +415,49 @@ class Oblivious:
         return scatter_boxes(per_node, *self.prep.box_args())
 
     def rows(self, X, row_weight, parts, finish_args, ice, ice_row0):
-        """(K, n_cells): weighted sums of the rows' outputs; ICE into ``ice``."""
-        return oblivious_rows(X, row_weight, parts, *self._bits_args(), self.pat_ptr, *self.corners(),
-                              *finish_args, ice, ice_row0).sum(axis=0)
+        """(K, n_cells): weighted sums of the rows' outputs; ICE into ``ice``.
+
+        The kernel gives the rows' margins on the grid, a slice of rows at a time; the
+        link and the outputs are then whole-array numpy operations (vectorised exp).
+        """
+        n_margins, grid_shape, base_score, link, scale, outputs, want_ice = finish_args
+        link = LINKS[link]
+        n_cells = int(np.prod(grid_shape))
+        n = X.shape[0]
+        sums = np.zeros((len(outputs), n_cells))
+        step = max(BLOCK, (2**21 // (n_margins * n_cells)) // BLOCK * BLOCK)
+        # the kernel applies the link's affine part: logistic needs exp(-z), exp and softmax exp(z)
+        factor = {"identity": 1.0, "logistic": -scale, "binary_logistic": -scale}.get(link, scale)
+        args = (*self._bits_args(), self.pat_ptr, *self.corners(), n_margins, grid_shape, base_score, float(factor))
+        for s0 in range(0, n, step):
+            s1 = min(n, s0 + step)
+            z = oblivious_margins(X[s0:s1], *args).reshape(n_margins, n_cells, s1 - s0)
+            resp = _respond(link, z, outputs)  # (K, n_cells, rows)
+            sums += resp @ row_weight[s0:s1]
+            if want_ice:
+                ice[:, ice_row0 + s0: ice_row0 + s1, :] = resp.transpose(0, 2, 1)
+        return sums
+
+
+def _respond(link: str, z: np.ndarray, outputs: np.ndarray) -> np.ndarray:
+    """The requested outputs (K, cells, rows) from ``z`` (n_margins, cells, rows), the margins with the link's
+    affine part applied (:func:`oblivious_margins`' ``factor``): ``core.ir.apply_link`` in place, whole arrays."""
+    if link == "identity":
+        return z[outputs]
+    if link == "softmax":  # z is scale * margin already
+        return apply_link(link, z, 1.0, axis=0)[outputs]
+    with np.errstate(over="ignore"):  # exp(-z) = inf: the probability is 0, as it should be
+        np.exp(z, out=z)
+        if link == "exp":
+            return z[outputs]
+        z += 1.0
+        np.reciprocal(z, out=z)
+    if link == "logistic":
+        return z[outputs]
+    # binary_logistic: outputs 0 and 1 are 1 - p and p of the one margin
+    if list(outputs) == [1]:
+        return z
+    return np.stack([1.0 - z[0] if k == 0 else z[0] for k in outputs])
 
 
 def plan(prep, required: bool = False) -> Oblivious | None:
