@@ -425,7 +425,7 @@ class Oblivious:
         n_cells = int(np.prod(grid_shape))
         n = X.shape[0]
         sums = np.zeros((len(outputs), n_cells))
-        step = max(BLOCK, (2**21 // (n_margins * n_cells)) // BLOCK * BLOCK)
+        step = max(4 * BLOCK, (2**17 // (n_margins * n_cells)) // BLOCK * BLOCK)  # slices that stay in cache
         # the kernel applies the link's affine part: logistic needs exp(-z), exp and softmax exp(z)
         factor = {"identity": 1.0, "logistic": -scale, "binary_logistic": -scale}.get(link, scale)
         args = (*self._bits_args(), self.pat_ptr, *self.corners(), n_margins, grid_shape, base_score, float(factor))
