@@ -43,7 +43,7 @@ def run() -> list[dict]:
 
     n, n_trees = _sizes()
     X, y_reg, y_bin = make_data(n)
-    kw = dict(iterations=n_trees, depth=DEPTH, learning_rate=0.1, random_seed=0, verbose=0,
+    kw = dict(iterations=n_trees, depth=DEPTH, learning_rate=0.1, random_seed=0, verbose=0, allow_writing_files=False,
               thread_count=int(os.environ.get("OMP_NUM_THREADS", "2")))
     models = {
         "binary, probability": catboost.CatBoostClassifier(**kw).fit(X, y_bin),

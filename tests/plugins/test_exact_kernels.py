@@ -156,7 +156,7 @@ def test_rows_span_many_blocks_and_memory_chunks(capsys):
 def test_kernel_option_errors():
     ens = full_tree_ensemble(3)
     a = IRAdapter(ens)
-    with pytest.raises(pdpx.PdpxError, match=r"'kernel': 'fast'.*expected one of \['auto', 'leafsets', 'partition'\]"):
+    with pytest.raises(pdpx.PdpxError, match=r"'kernel': 'fast'.*expected one of \['auto', 'oblivious', 'leafsets', 'partition'\]"):
         pdpx.partial_dependence(a, data(), "f0", method="exact", method_options={"kernel": "fast"})
     with pytest.raises(pdpx.PdpxError, match=r"method_options \['kernal'\] are not options of method 'exact'; "
                                              r"its options: \['kernel'\]"):

@@ -20,7 +20,8 @@ PUBLIC = {"pdpx", "pdpx.core.adapter", "pdpx.core.ir", "pdpx.core.method", "pdpx
 
 
 def fit(cls, X, y, **params):
-    params = {"iterations": 25, "depth": 4, "verbose": 0, "random_seed": 0, "thread_count": 1, **params}
+    params = {"iterations": 25, "depth": 4, "verbose": 0, "random_seed": 0, "thread_count": 1,
+              "allow_writing_files": False, **params}
     cats = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X.dtypes[c])]
     return cls(cat_features=cats or None, **params).fit(X, y)
 
@@ -39,11 +40,11 @@ def test_regressor_exact_equals_brute(frame, features):
     assert auto.method == "exact"
 
 
-def test_weights_and_both_kernels(frame):
+def test_weights_and_every_kernel(frame):
     X, y = frame
     m = fit(catboost.CatBoostRegressor, X, y, one_hot_max_size=8, nan_mode="Max")
     w = np.random.default_rng(3).random(len(X))
-    for kernel in ("leafsets", "partition"):
+    for kernel in ("oblivious", "leafsets", "partition"):
         assert_exact_equals_brute(m, X, ["a", "d"], kernel=kernel, sample_weight=w)
 
 
@@ -64,10 +65,10 @@ def test_poisson_ranker_and_plain(frame):
     p = fit(catboost.CatBoostRegressor, X, np.round(np.exp(0.5 * y)), loss_function="Poisson", one_hot_max_size=8)
     assert_exact_equals_brute(p, X, ["a", "d"])
     num = X[["a", "b"]]
-    r = catboost.CatBoostRanker(iterations=15, depth=3, verbose=0, thread_count=1).fit(
+    r = catboost.CatBoostRanker(iterations=15, depth=3, verbose=0, thread_count=1, allow_writing_files=False).fit(
         num, y, group_id=np.arange(len(y)) // 20)
     assert_exact_equals_brute(r, num, ["a", "b"])
-    c = catboost.CatBoost({"iterations": 15, "depth": 3, "verbose": 0, "thread_count": 1}).fit(num, y)
+    c = catboost.CatBoost({"iterations": 15, "depth": 3, "verbose": 0, "thread_count": 1, "allow_writing_files": False}).fit(num, y)
     assert_exact_equals_brute(c, num, "b")
 
 
@@ -89,7 +90,8 @@ def test_text_features_run_brute_with_the_reason():
     words = np.array(["good film", "bad film", "great plot", "dull plot", "good plot"])
     X = pd.DataFrame({"a": rng.normal(size=200), "t": words[rng.integers(0, 5, 200)]})
     y = (X["t"].str.contains("good|great")).astype(int).to_numpy()
-    m = catboost.CatBoostClassifier(iterations=10, verbose=0, text_features=["t"], thread_count=1).fit(X, y)
+    m = catboost.CatBoostClassifier(iterations=10, verbose=0, text_features=["t"], thread_count=1,
+                                   allow_writing_files=False).fit(X, y)
     res = pdpx.partial_dependence(m, X, "a", grid_resolution=5)
     assert res.method == "brute"
     assert "text features ('t')" in " ".join(res.notes)

@@ -9,7 +9,8 @@ from catboost_cases import at_borders, catboost, data, plugin_from_entry_point, 
 
 
 def fit(cls, y, X, **params):
-    params = {"iterations": 30, "depth": 4, "verbose": 0, "random_seed": 0, "thread_count": 1, **params}
+    params = {"iterations": 30, "depth": 4, "verbose": 0, "random_seed": 0, "thread_count": 1,
+              "allow_writing_files": False, **params}
     cats = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X.dtypes[c])]
     if cats and "cat_features" not in params:
         params["cat_features"] = cats
@@ -70,11 +71,11 @@ def test_exponent_predictions_of_count_losses(loss):
 def test_ranker_and_plain_catboost_and_depthwise_trees():
     X, y = data(nan=False)
     num = X[["a", "b"]]
-    r = catboost.CatBoostRanker(iterations=20, depth=4, verbose=0, thread_count=1).fit(
+    r = catboost.CatBoostRanker(iterations=20, depth=4, verbose=0, thread_count=1, allow_writing_files=False).fit(
         num, y, group_id=np.arange(len(y)) // 20)
     assert_same_prediction(r, num, "predict", r.predict)
     p = catboost.CatBoost({"iterations": 20, "depth": 3, "verbose": 0, "loss_function": "Logloss",
-                           "thread_count": 1}).fit(num, (y > 0).astype(int))
+                           "allow_writing_files": False, "thread_count": 1}).fit(num, (y > 0).astype(int))
     assert_same_prediction(p, num, "predict_proba", lambda R: p.predict(R, prediction_type="Probability"))
     d = fit(catboost.CatBoostRegressor, y, num, grow_policy="Depthwise", depth=5)
     assert_same_prediction(d, num, "predict", d.predict)

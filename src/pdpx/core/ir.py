@@ -329,28 +329,27 @@ class TreeEnsemble:
         return out
 
     def predict_raw_row(self, x: np.ndarray) -> np.ndarray:
-        """Margins of one row, shape (n_margins,): a plain walk per tree (fast for one row)."""
+        """Margins of one row, shape (n_margins,): every node's direction at once, then all trees walked together."""
         x = np.asarray(x, dtype=np.float64).ravel()
-        xs = x.astype(np.float32).astype(np.float64) if self.float32_input else x
+        internal = np.flatnonzero(self.left >= 0)
+        feats = self.feature[internal]
+        go = np.zeros(self.n_nodes, dtype=bool)
+        for f in np.unique(feats):
+            nodes = internal[feats == f]
+            go[nodes] = self.goes_left_many(nodes, x[f: f + 1])[:, 0]
+        node = self.tree_start[:-1].copy()
+        inner = self.left[node] >= 0
+        while np.any(inner):
+            nd = node[inner]
+            node[inner] = np.where(go[nd], self.left[nd], self.right[nd])
+            inner = self.left[node] >= 0
         w = self.effective_tree_weight()
         out = self.base_score.copy()
-        left, right, feature, thr = self.left, self.right, self.feature, self.threshold
-        simple = (self.cat_offset < 0) & (self.nan_mode == NAN_MISSING)
-        le = self.comparison == "<="
-        for t in range(self.n_trees):
-            node = int(self.tree_start[t])
-            while left[node] >= 0:
-                v = xs[feature[node]]
-                if simple[node] and not np.isnan(v):
-                    go = v <= thr[node] if le else v < thr[node]
-                else:
-                    go = bool(self.goes_left(node, np.array([x[feature[node]]]))[0])
-                node = int(left[node] if go else right[node])
-            g = self.tree_group[t]
-            if g < 0:
-                out += w[t] * self.value[node, : self.n_margins]
-            else:
-                out[g] += w[t] * self.value[node, 0]
+        vec = self.tree_group < 0
+        if np.any(vec):
+            out += (w[vec, None] * self.value[node[vec], : self.n_margins]).sum(axis=0)
+        grp = ~vec
+        np.add.at(out, self.tree_group[grp], w[grp] * self.value[node[grp], 0])
         return out
 
     def predict_raw(self, X: np.ndarray) -> np.ndarray:

@@ -7,9 +7,12 @@ leaf adds its value to the grid cells that reach it (difference arrays, see
 :mod:`pdpx.plugins.trees.kernels`). Cost grows with rows x tree size, not rows x
 grid points.
 
-Two kernels find the reached leaves (``method_options={"kernel": ...}``; ``auto``
+Three kernels find the reached leaves (``method_options={"kernel": ...}``; ``auto``
 picks):
 
+* ``oblivious``, when every tree is oblivious (each level's nodes test one split, as
+  CatBoost's symmetric trees): a row's leaf is one bit per level, one test per level
+  (:mod:`pdpx.plugins.trees.oblivious`);
 * ``leafsets``, for shallow trees (``auto``: at most 64 leaves each, as in boosted
   models; asked for: at most 64 leaves that the grid reaches): bit masks of
   leaves, a vectorised test per node over blocks of rows

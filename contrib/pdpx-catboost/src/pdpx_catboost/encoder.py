@@ -40,11 +40,14 @@ class CatBoostEncoder:
         """The DataFrame as float64 in the ensemble's input space."""
         n, p = X.shape
         out = np.empty((n, p), dtype=np.float64)
+        numeric = [j for j in range(p) if j not in self.cat_positions]
+        if numeric:  # all numeric columns in one conversion
+            out[:, numeric] = X.iloc[:, numeric].to_numpy(dtype=np.float64, na_value=np.nan)
         for j in range(p):
             col = X.iloc[:, j]
             if j not in self.cat_positions:
-                out[:, j] = col.to_numpy(dtype=np.float64, na_value=np.nan)
-            elif isinstance(col.dtype, pd.CategoricalDtype):
+                continue
+            if isinstance(col.dtype, pd.CategoricalDtype):
                 table = np.append(self.codes(j, col.cat.categories), np.nan)
                 out[:, j] = table[col.cat.codes.to_numpy()]  # code -1 (missing) reads the NaN at the end
             else:

@@ -150,69 +150,95 @@ def read_model(model_json: dict, *, n_features: int, description: str = "") -> t
                 "number of categories for one-hot splits, which exact reads")
         raise Unreadable(f"the model has a split of type {kind!r} (an estimated feature); using brute")
 
-    nodes: list[tuple] = []  # (left, right, feature, threshold, missing_left, code, weight, value vector)
-    tree_start = [0]
-    for t, tree in enumerate(trees):
-        base = len(nodes)
-        if symmetric:
-            splits = tree.get("splits") or []
-            depth = len(splits)
-            leaves = np.asarray(tree["leaf_values"], dtype=np.float64).reshape(2 ** depth, dim)
-            weights = np.asarray(tree.get("leaf_weights") or np.full(2 ** depth, np.nan), dtype=np.float64)
-            parsed = [split_of(s, (t, d)) for d, s in enumerate(splits)]
-            n_internal = 2 ** depth - 1
-            # heap order: node i has children 2i+1 (false, left) and 2i+2 (true, right);
-            # level l tests split depth-1-l, so a leaf's position is its CatBoost index
-            sub = np.zeros(2 ** (depth + 1) - 1)
-            sub[n_internal:] = weights
-            for i in range(n_internal - 1, -1, -1):
-                sub[i] = sub[2 * i + 1] + sub[2 * i + 2]
-            for i in range(2 ** (depth + 1) - 1):
-                if i < n_internal:
-                    level = int(np.floor(np.log2(i + 1)))
-                    feat, thr, mleft, code = parsed[depth - 1 - level]
-                    nodes.append((base + 2 * i + 1, base + 2 * i + 2, feat, thr, mleft, code, sub[i], None))
-                else:
-                    nodes.append((-1, -1, -1, 0.0, True, -1, sub[i], leaves[i - n_internal]))
-        else:
-            _walk(tree, nodes, base, t, split_of, dim)
-        tree_start.append(len(nodes))
-
-    n = len(nodes)
-    left = np.array([x[0] for x in nodes], dtype=np.int64)
-    right = np.array([x[1] for x in nodes], dtype=np.int64)
-    feature = np.array([x[2] for x in nodes], dtype=np.int64)
-    threshold = np.array([x[3] for x in nodes], dtype=np.float64)
-    missing_left = np.array([x[4] for x in nodes], dtype=bool)
-    code = np.array([x[5] for x in nodes], dtype=np.int64)
-    weight = np.array([x[6] for x in nodes], dtype=np.float64)
-    value = np.zeros((n, dim))
-    for i, x in enumerate(nodes):
-        if x[7] is not None:
-            value[i] = x[7]
+    if symmetric:
+        parsed = [[split_of(sp, (t, d)) for d, sp in enumerate(tree.get("splits") or [])]
+                  for t, tree in enumerate(trees)]
+        arrays = _symmetric_nodes(trees, parsed, dim)
+    else:
+        nodes: list[tuple] = []  # (left, right, feature, threshold, missing_left, code, weight, value vector)
+        tree_start = [0]
+        for t, tree in enumerate(trees):
+            _walk(tree, nodes, len(nodes), t, split_of, dim)
+            tree_start.append(len(nodes))
+        arrays = _node_arrays(nodes, tree_start, dim)
+    left, right, feature, threshold, missing_left, code, weight, value, tree_start = arrays
+    n = len(left)
     cat_offset = np.full(n, -1, dtype=np.int64)
     cat_nwords = np.zeros(n, dtype=np.int64)
-    words: list[np.ndarray] = []
-    offset = 0
-    for i in np.flatnonzero(code >= 0):
-        nw = int(code[i]) // 32 + 1
-        w = np.zeros(nw, dtype=np.uint32)
-        w[code[i] // 32] = np.uint32(1) << np.uint32(code[i] % 32)
-        words.append(w)
-        cat_offset[i], cat_nwords[i] = offset, nw
-        offset += nw
+    # one-hot splits: a one-bit set per node, bit ``code`` of words ``code // 32 + 1`` long
+    cat = np.flatnonzero(code >= 0)
+    nw = code[cat] // 32 + 1
+    cat_nwords[cat] = nw
+    cat_offset[cat] = np.cumsum(nw) - nw
+    cat_words = np.zeros(int(nw.sum()), dtype=np.uint32)
+    cat_words[cat_offset[cat] + code[cat] // 32] = (np.uint32(1) << (code[cat] % 32).astype(np.uint32))
     n_trees = len(trees)
     ens = TreeEnsemble(
         left=left, right=right, feature=feature, threshold=np.where(code >= 0, 0.0, threshold),
-        missing_left=missing_left, value=value, tree_start=np.array(tree_start),
+        missing_left=missing_left, value=value, tree_start=tree_start,
         tree_group=np.full(n_trees, 0 if dim == 1 else -1), n_features=n_features, n_margins=dim,
         node_weight=weight, nan_mode=np.full(n, NAN_MISSING, dtype=np.int8),
-        cat_offset=cat_offset, cat_nwords=cat_nwords,
-        cat_words=np.concatenate(words) if words else np.zeros(0, dtype=np.uint32),
+        cat_offset=cat_offset, cat_nwords=cat_nwords, cat_words=cat_words,
         tree_weight=np.full(n_trees, float(scale)), base_score=bias if dim > 1 else bias[:1],
         comparison="<=", float32_input=True, categories_go_left=False, description=description,
     )
     return ens, facts
+
+
+def _symmetric_nodes(trees: list, parsed: list, dim: int) -> tuple:
+    """Node arrays of oblivious trees written as full binary trees, built per depth for all trees at once.
+
+    Heap order within a tree: node ``i`` has children ``2i+1`` (false, left) and
+    ``2i+2`` (true, right); level ``l`` tests split ``depth-1-l``, so the leaves,
+    left to right, are in CatBoost's leaf-index order.
+    """
+    depths = np.array([len(p) for p in parsed], dtype=np.int64)
+    sizes = 2 ** (depths + 1) - 1
+    tree_start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n = int(tree_start[-1])
+    left = np.full(n, -1, dtype=np.int64)
+    right = np.full(n, -1, dtype=np.int64)
+    feature = np.full(n, -1, dtype=np.int64)
+    threshold = np.zeros(n)
+    missing_left = np.ones(n, dtype=bool)
+    code = np.full(n, -1, dtype=np.int64)
+    weight = np.zeros(n)
+    value = np.zeros((n, dim))
+    for d in np.unique(depths):
+        d = int(d)
+        ts = np.flatnonzero(depths == d)
+        k, n_int, n_leaf = len(ts), 2**d - 1, 2**d
+        base = tree_start[ts][:, None]
+        leaves = np.array([trees[t]["leaf_values"] for t in ts], dtype=np.float64).reshape(k, n_leaf, dim)
+        wts = np.array([trees[t].get("leaf_weights") or [np.nan] * n_leaf for t in ts], dtype=np.float64)
+        leaf_idx = (base + n_int + np.arange(n_leaf)).ravel()
+        value[leaf_idx] = leaves.reshape(-1, dim)
+        weight[leaf_idx] = wts.ravel()
+        for lvl in range(d):  # level lvl: nodes 2**lvl - 1 .. 2**(lvl + 1) - 2, summing 2**(d - lvl) leaves each
+            i = np.arange(2**lvl - 1, 2 ** (lvl + 1) - 1)
+            idx = (base + i).ravel()
+            left[idx] = (base + 2 * i + 1).ravel()
+            right[idx] = (base + 2 * i + 2).ravel()
+            feat, thr, mleft, cd = (np.array([[parsed[t][d - 1 - lvl][c]] for t in ts]) for c in range(4))
+            feature[idx] = np.repeat(feat, len(i), axis=1).ravel()
+            threshold[idx] = np.repeat(thr, len(i), axis=1).ravel()
+            missing_left[idx] = np.repeat(mleft, len(i), axis=1).ravel()
+            code[idx] = np.repeat(cd, len(i), axis=1).ravel()
+            weight[idx] = wts.reshape(k, 2**lvl, 2 ** (d - lvl)).sum(axis=2).ravel()
+    return left, right, feature, threshold, missing_left, code, weight, value, tree_start
+
+
+def _node_arrays(nodes: list, tree_start: list, dim: int) -> tuple:
+    """Node arrays from the per-node tuples of non-symmetric trees."""
+    n = len(nodes)
+    value = np.zeros((n, dim))
+    for i, x in enumerate(nodes):
+        if x[7] is not None:
+            value[i] = x[7]
+    return (np.array([x[0] for x in nodes], dtype=np.int64), np.array([x[1] for x in nodes], dtype=np.int64),
+            np.array([x[2] for x in nodes], dtype=np.int64), np.array([x[3] for x in nodes], dtype=np.float64),
+            np.array([x[4] for x in nodes], dtype=bool), np.array([x[5] for x in nodes], dtype=np.int64),
+            np.array([x[6] for x in nodes], dtype=np.float64), value, np.array(tree_start, dtype=np.int64))
 
 
 def _walk(tree: dict, nodes: list, base: int, t: int, split_of, dim: int) -> None:

@@ -19,7 +19,7 @@ from .prep import integrate, prepare
 from .threads import kernel_threads
 
 #: Values of ``method_options={"kernel": ...}`` for ``exact``.
-KERNELS = ("auto", "leafsets", "partition")
+KERNELS = ("auto", "oblivious", "leafsets", "partition")
 
 
 def kernel_option(options: dict) -> str:
@@ -40,9 +40,20 @@ def encoded_chunk(tm: TreeModel, X) -> np.ndarray:
 
 
 def choose_kernel(prep, kernel: str = "auto"):
-    """The row kernel for a prepared request: leaf sets when every tree has at most 64 leaves, else partition."""
-    from . import leafsets, partition
+    """The row kernel for a prepared request: oblivious when every tree is, else leaf sets when every tree
+    has at most 64 leaves, else partition."""
+    from . import leafsets, oblivious, partition
 
+    if kernel in ("auto", "oblivious"):
+        ob = oblivious.plan(prep)
+        if ob is not None:
+            return ob
+        if kernel == "oblivious":
+            raise PdpxError(
+                "method_options={'kernel': 'oblivious'}: a tree of this model is not oblivious (the nodes of "
+                "each level splitting alike, all leaves at one depth); use kernel 'auto', 'leafsets' or "
+                "'partition'"
+            )
     if kernel != "partition":
         ls = leafsets.plan(prep, required=kernel == "leafsets")
         if ls is not None:

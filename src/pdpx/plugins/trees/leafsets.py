@@ -169,7 +169,7 @@ def _bits(a, b):
 
 
 @njit(cache=True, inline="always")
-def _load_block(X, c0, c1, Xb):
+def load_block(X, c0, c1, Xb):
     """Rows c0..c1 of X as columns of Xb (n_features, BLOCK); the rest of the block is zero."""
     nb = c1 - c0
     nf = X.shape[1]
@@ -229,7 +229,7 @@ def leafset_counts(X, row_weight, n_parts, init, num_ptr, num_feat, num_thr, num
             c0 = blk * BLOCK
             c1 = min(n, c0 + BLOCK)
             nb = c1 - c0
-            _load_block(X, c0, c1, Xb)
+            load_block(X, c0, c1, Xb)
             for t in range(n_trees):
                 _reached(t, Xb, bv, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r,
                          spec_ptr, spec_node, spec_keep_l, spec_keep_r, X, c0, nb, nodes, thr, cat_offset,
@@ -276,7 +276,7 @@ def leafset_rows(X, row_weight, n_parts, init, num_ptr, num_feat, num_thr, num_m
             c0 = blk * BLOCK
             c1 = min(n, c0 + BLOCK)
             nb = c1 - c0
-            _load_block(X, c0, c1, Xb)
+            load_block(X, c0, c1, Xb)
             Dblk[:nb, :] = 0.0
             for t in range(n_trees):
                 _reached(t, Xb, bv, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r,

@@ -29,7 +29,7 @@ def warm_up() -> float:
 
     X = pd.DataFrame({"a": [0.0, 1.0], "b": [0.0, 1.0]})
     for grid in ([0.0, 1.0], [1.0, 0.0]):  # sorted grids (regions as intervals) and others (grid masks)
-        for kernel in ("leafsets", "partition"):
+        for kernel in ("oblivious", "leafsets", "partition"):
             for kind in ("average", "both"):
                 req = Request(X=X, features=[0], grid_values=[np.array(grid)], categorical=[False],
                               response="predict", outputs=[0], kind=kind, sample_weight=None, memory_budget=2**24,

@@ -1,0 +1,201 @@
+"""The ``oblivious`` kernel of ``exact`` on synthetic oblivious ensembles, against brute and the other kernels.
+
+Oblivious trees: every node of a level tests the same split. The ensembles here
+mix depths (including single leaves), NaN directions, NaN read as zero,
+zero-or-NaN missing, categorical levels, vector leaves and non-linear links, and
+lay their nodes out in an order other than the heap order, so that detection
+reads the structure, not a layout.
+"""
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+from treetools import IRAdapter, assert_exact_equals_brute
+
+import pdpx
+from pdpx.core.ir import NAN_AS_ZERO, NAN_MISSING, ZERO_OR_NAN_MISSING, TreeEnsemble
+from pdpx.plugins.trees import oblivious as _oblivious
+
+THRESHOLDS = [-1.0, -0.5, 0.0, 0.2, 0.5, 1.0]
+
+
+def oblivious_ensemble(depths, *, n_features=4, seed=0, n_margins=1, vector_leaves=False, cat_feature=None,
+                       nan_modes=(NAN_MISSING,), link="identity", comparison="<=", depth_first=True, **over):
+    """Oblivious trees of the given depths (0: a single leaf), nodes depth-first (or in heap order)."""
+    rng = np.random.default_rng(seed)
+    left, right, feature, threshold, miss, nan_mode, cat_off, cat_nw, value = [], [], [], [], [], [], [], [], []
+    words = []
+    starts = [0]
+    groups = []
+    for t, d in enumerate(depths):
+        levels = []
+        for _ in range(d):
+            f = int(rng.integers(n_features))
+            if f == cat_feature:
+                word = int(rng.integers(1, 2**6))
+                levels.append((f, 0.0, bool(rng.integers(2)), NAN_MISSING, word))
+            else:
+                levels.append((f, float(rng.choice(THRESHOLDS)), bool(rng.integers(2)),
+                               int(rng.choice(nan_modes)), None))
+        leaves = rng.normal(size=(2**d, n_margins if vector_leaves else 1))
+        base = len(left)
+
+        def add(level, path, d=d, levels=levels, leaves=leaves):
+            me = len(left)
+            for lst in (left, right, feature, threshold, miss, nan_mode, cat_off, cat_nw):
+                lst.append(0)
+            value.append(np.zeros(leaves.shape[1]))
+            if level == d:
+                left[me] = right[me] = feature[me] = -1
+                cat_off[me] = -1
+                miss[me] = True
+                value[me] = leaves[path]
+                return me
+            f, thr, ml, nm, word = levels[level]
+            feature[me], threshold[me], miss[me], nan_mode[me] = f, thr, ml, nm
+            if word is None:
+                cat_off[me] = -1
+            else:
+                cat_off[me], cat_nw[me] = len(words), 1
+                words.append(word)
+            left[me] = add(level + 1, path, d, levels, leaves)
+            right[me] = add(level + 1, path | (1 << level), d, levels, leaves)
+            return me
+
+        if depth_first:
+            add(0, 0)
+        else:  # heap order: node i has children 2i+1, 2i+2
+            n_int = 2**d - 1
+            for i in range(2 ** (d + 1) - 1):
+                level = int(np.floor(np.log2(i + 1)))
+                if i < n_int:
+                    f, thr, ml, nm, word = levels[level]
+                    left.append(base + 2 * i + 1)
+                    right.append(base + 2 * i + 2)
+                    feature.append(f)
+                    threshold.append(thr)
+                    miss.append(ml)
+                    nan_mode.append(nm)
+                    cat_off.append(-1 if word is None else len(words))
+                    cat_nw.append(0 if word is None else 1)
+                    if word is not None:
+                        words.append(word)
+                    value.append(np.zeros(leaves.shape[1]))
+                else:
+                    for lst, v in ((left, -1), (right, -1), (feature, -1), (threshold, 0.0), (miss, True),
+                                   (nan_mode, NAN_MISSING), (cat_off, -1), (cat_nw, 0)):
+                        lst.append(v)
+                    value.append(leaves[i - n_int])
+        starts.append(len(left))
+        groups.append(-1 if vector_leaves else t % n_margins)
+    kw = dict(
+        left=np.array(left), right=np.array(right), feature=np.array(feature), threshold=np.array(threshold),
+        missing_left=np.array(miss, dtype=bool), nan_mode=np.array(nan_mode, dtype=np.int8),
+        cat_offset=np.array(cat_off), cat_nwords=np.array(cat_nw), cat_words=np.array(words, dtype=np.uint32),
+        value=np.array(value), tree_start=np.array(starts), tree_group=np.array(groups), n_features=n_features,
+        n_margins=n_margins, link=link, comparison=comparison,
+        tree_weight=rng.uniform(0.5, 1.5, len(depths)), base_score=rng.normal(size=n_margins),
+    )
+    kw.update(over)
+    return TreeEnsemble(**kw)
+
+
+def data(n=60, n_features=4, seed=1, cat_feature=None):
+    rng = np.random.default_rng(seed)
+    X = rng.choice([-1.0, -0.7, -0.5, 0.0, 0.2, 0.5, 1.0, 1.5, np.nan], size=(n, n_features))
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(n_features)])
+    if cat_feature is not None:
+        frame[f"f{cat_feature}"] = rng.choice([0.0, 1.0, 2.0, 3.0, 5.0, 7.0, np.nan], size=n)
+    return frame
+
+
+def kernel_calls(monkeypatch):
+    calls = []
+    for name in ("oblivious_margins", "oblivious_counts"):
+        fn = getattr(_oblivious, name)
+
+        def wrapped(*a, _fn=fn, _name=name, **k):
+            calls.append(_name)
+            return _fn(*a, **k)
+
+        monkeypatch.setattr(_oblivious, name, wrapped)
+    return calls
+
+
+DEPTHS = [0, 1, 2, 3, 6, 4, 2, 5]
+
+
+@pytest.mark.parametrize("link", ["identity", "logistic", "exp"])
+@pytest.mark.parametrize("features", ["f0", ["f0", "f1"], ["f2", "f0"]])
+@pytest.mark.parametrize("depth_first", [True, False], ids=["depth-first", "heap"])
+def test_oblivious_equals_brute_and_is_used(monkeypatch, link, features, depth_first):
+    ens = oblivious_ensemble(DEPTHS, seed=4, link=link, nan_modes=(NAN_MISSING, NAN_AS_ZERO, ZERO_OR_NAN_MISSING),
+                             depth_first=depth_first)
+    X = data()
+    calls = kernel_calls(monkeypatch)
+    w = np.random.default_rng(5).uniform(0, 2, len(X))
+    for kernel in ("oblivious", "auto"):
+        assert_exact_equals_brute(IRAdapter(ens), X, features, kernel=kernel, grid_resolution=7)
+    assert_exact_equals_brute(IRAdapter(ens), X, features, kernel="oblivious", grid_resolution=5, sample_weight=w)
+    assert set(calls) == {"oblivious_margins"} | ({"oblivious_counts"} if link == "identity" else set())
+    # the other kernels agree on the same model
+    for kernel in ("leafsets", "partition"):
+        assert_exact_equals_brute(IRAdapter(ens), X, features, kernel=kernel, grid_resolution=7)
+
+
+@pytest.mark.parametrize("comparison", ["<=", "<"])
+def test_unsorted_grids_and_ties_at_thresholds(comparison):
+    ens = oblivious_ensemble([3, 4, 2, 6], seed=7, comparison=comparison, link="logistic")
+    X = data(seed=2)
+    grid = {"f1": [1.0, -0.5, 0.0, 0.5, np.nextafter(0.5, 1), -1.0], "f3": [0.2, -1.0, 1.0]}
+    for kind in ("average", "both"):
+        e = pdpx.partial_dependence(IRAdapter(ens), X, ["f1", "f3"], method="exact", kind=kind, custom_values=grid,
+                                    method_options={"kernel": "oblivious"})
+        b = pdpx.partial_dependence(IRAdapter(ens), X, ["f1", "f3"], method="brute", kind=kind, custom_values=grid)
+        np.testing.assert_allclose(e.average, b.average, rtol=1e-12, atol=1e-12)
+        if kind == "both":
+            np.testing.assert_allclose(e.individual, b.individual, rtol=1e-12, atol=1e-12)
+
+
+def test_float32_inputs():
+    base = oblivious_ensemble([4, 5, 3], seed=8)
+    thr = np.where(base.left >= 0, base.threshold + 1e-9, base.threshold)
+    ens = oblivious_ensemble([4, 5, 3], seed=8, float32_input=True, threshold=thr)
+    X = data(seed=3)
+    X.iloc[::3, 0] = 0.5 + 2e-9  # above the threshold 0.5 + 1e-9, but the same float32
+    assert_exact_equals_brute(IRAdapter(ens), X, ["f0", "f1"], kernel="oblivious", grid_resolution=6)
+
+
+def test_categorical_levels_and_vector_leaves():
+    ens = oblivious_ensemble([3, 5, 2, 4, 6], seed=9, cat_feature=2, n_margins=3, vector_leaves=True,
+                             link="softmax")
+    X = data(cat_feature=2)
+    for features in ("f2", ["f2", "f0"], "f1"):
+        assert_exact_equals_brute(IRAdapter(ens), X, features, kernel="oblivious", grid_resolution=6)
+        margins = dataclasses.replace(ens, link="identity")  # the raw margins: the average-only path
+        assert_exact_equals_brute(IRAdapter(margins), X, features, kernel="oblivious", grid_resolution=6)
+
+
+def test_margins_by_tree_group():
+    ens = oblivious_ensemble([2, 3, 4, 1, 5, 6], seed=10, n_margins=3, link="softmax")
+    assert_exact_equals_brute(IRAdapter(ens), data(), ["f0", "f3"], kernel="oblivious", grid_resolution=5)
+
+
+def test_not_oblivious_falls_back_and_the_option_says_why(monkeypatch):
+    ens = oblivious_ensemble([3, 3], seed=11)
+    # one node of the second level of tree 0 tests another threshold: no longer oblivious
+    second_level = [int(ens.left[0]), int(ens.right[0])]
+    thr = ens.threshold.copy()
+    thr[second_level[1]] += 0.25
+    changed = oblivious_ensemble([3, 3], seed=11, threshold=thr)
+    calls = kernel_calls(monkeypatch)
+    assert_exact_equals_brute(IRAdapter(changed), data(), "f0", grid_resolution=5)
+    assert calls == []
+    with pytest.raises(pdpx.PdpxError, match=r"'kernel': 'oblivious'.*not oblivious.*use kernel 'auto'"):
+        pdpx.partial_dependence(IRAdapter(changed), data(), "f0", method="exact",
+                                method_options={"kernel": "oblivious"})
+    # a leaf above the last level (an unbalanced tree) is not oblivious either
+    assert _oblivious.static_oblivious(ens) is not None
+    assert _oblivious.static_oblivious(changed) is None
