@@ -6,7 +6,8 @@
 #' To use it in later sessions, put `PDPX_PYTHON=<envdir>/bin/python` in
 #' `~/.Renviron` (the returned path).
 #'
-#' @param envdir Where to create the environment.
+#' @param envdir Where to create the environment (default: `venv` in
+#'   `tools::R_user_dir("pdpx", "data")`).
 #' @param source What pip installs: a local pdpx checkout (default: the repository
 #'   this package was installed from, when found) or a requirement such as `"pdpx"`.
 #' @param python The Python used to create the environment.
@@ -16,7 +17,7 @@
 #' py <- install_pdpx("~/.pdpx-venv", source = "~/src/pdpx")
 #' }
 #' @export
-install_pdpx <- function(envdir = file.path(tools::R_user_dir("pdpx", "data"), "venv"), source = NULL,
+install_pdpx <- function(envdir = .default_envdir(), source = NULL,
                          python = Sys.which("python3")) {
   .check_string(envdir, "envdir")
   if (!nzchar(python)) stop("no python3 found on the PATH; give python = '/path/to/python3'", call. = FALSE)
@@ -52,3 +53,6 @@ install_pdpx <- function(envdir = file.path(tools::R_user_dir("pdpx", "data"), "
   }
   NULL
 }
+
+# In a function body (not only a default argument) so that R CMD check sees the use of tools.
+.default_envdir <- function() file.path(tools::R_user_dir("pdpx", "data"), "venv")

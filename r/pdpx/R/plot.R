@@ -19,9 +19,7 @@
 #' plot(partial_dependence(rf, mtcars, c("wt", "hp"), grid_resolution = 20))
 #' }
 #' @name autoplot.pdpx_pd
-#' @method autoplot pdpx_pd
-#' @importFrom ggplot2 autoplot
-#' @export
+#' @rawNamespace S3method(ggplot2::autoplot, pdpx_pd)
 autoplot.pdpx_pd <- function(object, rug = TRUE, ice_alpha = 0.2, ...) {
   meta <- attr(object, "pdpx")
   if (is.null(meta)) stop("not a pdpx partial dependence result", call. = FALSE)
@@ -109,9 +107,33 @@ plot.pdpx_pd <- function(x, ...) {
   invisible(p)
 }
 
-#' @importFrom ggplot2 autoplot
+#' Plot a result with ggplot2
+#'
+#' `autoplot()` is ggplot2's generic: pdpx exports it so that `autoplot(pd)` works
+#' with only pdpx attached, as with pdp. ggplot2 is loaded at the first plot, not
+#' with pdpx (that keeps a fresh session's first partial dependence fast); once
+#' it is loaded, this is [ggplot2::autoplot()] itself.
+#'
+#' @param object A [partial()] or [partial_dependence()] result (or anything
+#'   ggplot2's `autoplot()` accepts).
+#' @param ... Passed to the method: see [autoplot.partial()] and [autoplot.pdpx_pd()].
+#' @return A ggplot object.
+#' @examples
+#' \dontrun{
+#' autoplot(partial(rf, pred.var = "wt", train = mtcars))
+#' }
 #' @export
-ggplot2::autoplot
+autoplot <- function(object, ...) ggplot2::autoplot(object, ...)
 
-#' @importFrom ggplot2 .data
-NULL
+# ggplot2's own generic replaces the wrapper above when ggplot2 is already loaded, so
+# attaching both packages reports no masked object. The methods are registered with
+# ggplot2's generic when ggplot2 loads (delayed S3 registration in NAMESPACE).
+.onLoad <- function(libname, pkgname) {
+  if (isNamespaceLoaded("ggplot2")) {
+    assign("autoplot", getExportedValue("ggplot2", "autoplot"), envir = topenv())
+  }
+}
+
+# `.data` is the pronoun of ggplot2's data mask in aes(); declared here instead of
+# importing it from ggplot2 (an import would load ggplot2 with pdpx).
+utils::globalVariables(".data")

@@ -14,7 +14,7 @@
 #' @param plot.pdp With ICE curves: draw their average too.
 #' @param ... Not used.
 #' @return `autoplot()`: a ggplot. `plot()`: the same, invisibly, after drawing it.
-#' @export
+#' @rawNamespace S3method(ggplot2::autoplot, partial)
 autoplot.partial <- function(object, rug = FALSE, alpha = 1, smooth = FALSE, contour = FALSE,
                              contour.color = "white", plot.pdp = TRUE, ...) {
   vars <- setdiff(names(object), c("yhat", "yhat.id"))

@@ -66,8 +66,7 @@ class GbmAdapter(SingleThreaded, Adapter):
 
     def validate_columns(self, X):
         X = super().validate_columns(X)
-        for j in range(self.encoder.n_features):
-            self.encoder.column(j, X.iloc[:, j])
+        self.encoder.encode(X)  # the same checks as at encoding time, with the same messages
         return X
 
     def predict(self, X, response):

@@ -115,8 +115,19 @@ class LevelEncoder:
         if X.shape[1] != self.n_features:
             raise PdpxError(f"X has {X.shape[1]} columns; the {self.library} model has {self.n_features} inputs")
         out = np.empty((len(X), self.n_features))
+        numeric = [j for j in range(self.n_features) if not self.is_factor(j)]
+        dtypes = list(X.dtypes)
+        if numeric and all(pd.api.types.is_float_dtype(dtypes[j]) for j in numeric):
+            # one block copy for the plain float columns instead of one Series per column
+            block = (X if len(numeric) == X.shape[1] else X.iloc[:, numeric]).to_numpy(dtype=np.float64,
+                                                                                       na_value=np.nan)
+            out[:, numeric] = block
+            for j, n_missing in zip(numeric, np.isnan(block).sum(axis=0)):
+                self._missing(j, int(n_missing), "column")
+            numeric = []
         for j in range(self.n_features):
-            out[:, j] = self.column(j, X.iloc[:, j])
+            if self.is_factor(j) or j in numeric:
+                out[:, j] = self.column(j, X.iloc[:, j])
         return out
 
     def encode_values(self, position: int, values) -> np.ndarray:

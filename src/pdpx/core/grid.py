@@ -10,7 +10,11 @@ from .errors import PdpxError
 
 def is_categorical_dtype(series: pd.Series) -> bool:
     """pandas ``category``, ``bool``, object and string columns are categorical."""
-    dtype = series.dtype
+    return is_categorical_type(series.dtype)
+
+
+def is_categorical_type(dtype) -> bool:
+    """:func:`is_categorical_dtype` of a column's dtype (no need to take the column out of its frame)."""
     return (
         isinstance(dtype, pd.CategoricalDtype)
         or pd.api.types.is_bool_dtype(dtype)

@@ -21,7 +21,7 @@ from . import config as _config
 from .adapter import RESPONSES, Adapter
 from .data import LocalData, short_list
 from .errors import NonFiniteWarning, PdpxError, PdpxTypeError
-from .grid import check_percentiles, feature_grid, is_categorical_dtype
+from .grid import check_percentiles, feature_grid, is_categorical_type
 from .method import Request
 from .plugins import adapt, get_methods, plugin_manager
 from .result import PartialDependenceResult
@@ -193,7 +193,7 @@ class Session:
         return idx
 
     def _resolve_categorical(self, categorical_features) -> list[bool]:
-        flags = [is_categorical_dtype(self.X.iloc[:, j]) for j in range(len(self.names))]
+        flags = [is_categorical_type(dtype) for dtype in self.X.dtypes]
         if categorical_features is None:
             return flags
         if isinstance(categorical_features, str):  # one name, not its letters
