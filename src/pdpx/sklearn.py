@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .core.compute import partial_dependence as pdpx_partial_dependence
+from .core.data import from_polars, is_polars
 from .core.grid import mquantiles
 from .core.plugins import adapt
 
@@ -314,8 +315,8 @@ def _weights(sample_weight, n_rows: int):
 
 def _as_table(X):
     """X as scikit-learn sees it: a DataFrame stays one (polars becomes pandas), a list becomes an array."""
-    if type(X).__module__.split(".")[0] == "polars":
-        return X.to_pandas()
+    if is_polars(X):
+        return from_polars(X)
     if isinstance(X, pd.DataFrame) or hasattr(X, "__array__") or _sparse(X):
         return X
     arr = np.asarray(X, dtype=object)
