@@ -250,6 +250,7 @@ def plot(model, data, features, output, kind, centered, method, grid_resolution,
     """``pdpx plot``."""
     def go():
         import pdpx
+
         from .core.files import check_writable
         from .outputs.plot import FORMATS
 
@@ -282,6 +283,7 @@ def pd_command(model, data, features, output, fmt, kind, centered, method, grid_
     """``pdpx pd``."""
     def go():
         import pdpx
+
         from .core.files import check_writable
 
         if output is not None:

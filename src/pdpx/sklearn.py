@@ -108,7 +108,8 @@ _ESTIMATOR = [(_has("fit", "predict"), "an object implementing 'fit' and 'predic
 def _refuse(name, value, constraints):
     texts = [text for _, text in constraints]
     allowed = texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " or " + texts[-1]
-    raise InvalidParameterError(f"The {name!r} parameter of partial_dependence must be {allowed}. Got {value!r} instead.")
+    raise InvalidParameterError(
+        f"The {name!r} parameter of partial_dependence must be {allowed}. Got {value!r} instead.")
 
 
 def _check_params(values: dict, pdpx_model: bool) -> None:
@@ -212,7 +213,8 @@ def _column_indices(X, key, columns) -> list[int]:
         return []
     if kind in ("int", "bool"):
         try:
-            return np.atleast_1d(np.arange(n)[np.asarray(key) if kind == "bool" or not np.isscalar(key) else key]).tolist()
+            index = np.asarray(key) if kind == "bool" or not np.isscalar(key) else key
+            return np.atleast_1d(np.arange(n)[index]).tolist()
         except IndexError as exc:
             raise ValueError(f"all features must be in [0, {n - 1}] or [-{n}, 0]") from exc
     if columns is None:
