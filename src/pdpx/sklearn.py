@@ -449,7 +449,10 @@ def partial_dependence(
     if classifier:
         have = adapt(estimator).responses()
         order = ["predict_proba", "decision_function"] if response_method == "auto" else [response_method]
-        response = next((r for r in order if r in have), order[0])
+        response = next((r for r in order if r in have), None)
+        if response is None:
+            raise AttributeError(f"{type(estimator).__name__} has none of the following attributes: "
+                                 f"{', '.join(order)}.")
     else:
         response = "predict"
     res = pdpx_partial_dependence(
