@@ -10,7 +10,7 @@ APT_PACKAGES := r-base-core r-base-dev r-cran-randomforest r-cran-reticulate r-c
 export PDPX_PYTHON := $(PY)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: setup system-packages demo test lint test-python test-r bench gallery clean
+.PHONY: setup system-packages demo test lint test-python test-r bench gallery docs clean
 
 setup: system-packages $(STAMP)
 
@@ -31,12 +31,12 @@ $(VENV)/bin/python:
 
 # Reinstalled when pyproject.toml changes. rpy2 is pinned to 3.5.17 (3.6 fails with R 4.2.2).
 $(STAMP): pyproject.toml $(VENV)/bin/python
-	$(VENV)/bin/pip install -q -e ".[all,test,r]"
+	$(VENV)/bin/pip install -q -e ".[all,test,r,docs]"
 	$(PY) -c "from pdpx.plugins.trees.warmup import warm_up; print(f'compiled the tree kernels in {warm_up():.1f} s')"
 	touch $(STAMP)
 
 demo: setup
-	$(PY) -m pdpx.demo
+	$(VENV)/bin/pdpx demo
 
 test: setup lint test-python test-r
 
@@ -55,8 +55,12 @@ test-r:
 bench: setup
 	$(PY) benchmarks/run.py
 
+# The documentation site, in site/ (a warning or a broken link fails the build; the tests build it too).
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 gallery: setup
 	$(PY) -m pdpx.demo.gallery docs/gallery
 
 clean:
-	rm -rf $(VENV) demo-output .pytest_cache
+	rm -rf $(VENV) demo-output .pytest_cache site
