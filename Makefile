@@ -10,7 +10,7 @@ APT_PACKAGES := r-base-core r-base-dev r-cran-randomforest r-cran-reticulate r-c
 export PDPX_PYTHON := $(PY)
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: setup system-packages demo test lint test-python test-r check-r bench gallery clean
+.PHONY: setup system-packages demo test lint test-python test-r check-r bench gallery docs clean
 
 setup: system-packages $(STAMP)
 
@@ -32,13 +32,13 @@ $(VENV)/bin/python:
 # Reinstalled when pyproject.toml changes. rpy2 is pinned to 3.5.17 (3.6 fails with R 4.2.2).
 # contrib/pdpx-catboost is a separate distribution (the CatBoost plugin), installed editable.
 $(STAMP): pyproject.toml contrib/pdpx-catboost/pyproject.toml $(VENV)/bin/python
-	$(VENV)/bin/pip install -q -e ".[all,test,r]"
+	$(VENV)/bin/pip install -q -e ".[all,test,r,docs]"
 	$(VENV)/bin/pip install -q -e contrib/pdpx-catboost
 	$(PY) -c "from pdpx.plugins.trees.warmup import warm_up; print(f'compiled the tree kernels in {warm_up():.1f} s')"
 	touch $(STAMP)
 
 demo: setup
-	$(PY) -m pdpx.demo
+	$(VENV)/bin/pdpx demo
 
 test: setup lint test-python test-r check-r
 
@@ -67,8 +67,12 @@ check-r:
 bench: setup
 	$(PY) benchmarks/run.py
 
+# The documentation site, in site/ (a warning or a broken link fails the build; the tests build it too).
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 gallery: setup
 	$(PY) -m pdpx.demo.gallery docs/gallery
 
 clean:
-	rm -rf $(VENV) demo-output .pytest_cache
+	rm -rf $(VENV) demo-output .pytest_cache site

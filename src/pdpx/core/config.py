@@ -86,6 +86,8 @@ def set_config(*, memory_budget=None) -> None:
         Bytes that intermediate arrays of one computation may use, e.g. ``"512MB"``.
         The default is 256 MiB.
 
+    Notes
+    -----
     Blocks under :func:`config_context` keep their own values.
     """
     values = _checked({"memory_budget": memory_budget})

@@ -29,8 +29,10 @@ def as_frame(X, adapter: Adapter) -> pd.DataFrame:
     """``X`` as a DataFrame with named columns (an array takes the model's feature names).
 
     Refuses what cannot be background rows: a Series, a sparse matrix, anything
-    not 2-D, no rows, no columns, repeated column names.
+    not 2-D, no rows, no columns, repeated column names. A polars DataFrame
+    becomes a pandas one here (same columns and dtypes; polars is not imported).
     """
+    X = from_polars(X)
     if isinstance(X, pd.DataFrame):
         frame = X
     elif isinstance(X, pd.Series):
@@ -59,6 +61,42 @@ def as_frame(X, adapter: Adapter) -> pd.DataFrame:
     if len(set(map(str, frame.columns))) != frame.shape[1]:
         raise PdpxError("X has repeated column names; give each column a distinct name")
     return frame
+
+
+def is_polars(obj) -> bool:
+    """Whether ``obj`` is a polars object (by its class's module: polars is never imported for this)."""
+    return type(obj).__module__.split(".")[0] == "polars"
+
+
+def from_polars(X):
+    """A polars DataFrame / LazyFrame as a pandas DataFrame; anything else unchanged.
+
+    A polars Series is refused like a pandas one.
+    """
+    if not is_polars(X):
+        return X
+    name = type(X).__name__
+    if name == "LazyFrame":
+        X = X.collect()
+    elif name == "Series":
+        raise PdpxError("X is a polars Series; pass a DataFrame (X.to_frame() for a single column)")
+    try:
+        return X.to_pandas()
+    except ImportError as exc:  # polars needs pyarrow for this
+        raise PdpxError(f"converting a polars DataFrame to pandas needs pyarrow: pip install pyarrow ({exc})") from None
+
+
+def to_backend(frame: pd.DataFrame, backend: str):
+    """``frame`` as a ``backend`` DataFrame: ``"pandas"`` (itself) or ``"polars"``."""
+    if backend == "pandas":
+        return frame
+    if backend == "polars":
+        try:
+            import polars as pl
+        except ImportError:
+            raise PdpxError('to_frame(backend="polars") needs polars: pip install "pdpx[polars]"') from None
+        return pl.from_pandas(frame)
+    raise PdpxError(f"to_frame(): backend must be 'pandas' or 'polars'; got {backend!r}")
 
 
 def short_list(items: Sequence, limit: int = 10) -> str:

@@ -152,7 +152,7 @@ class PartialDependenceResult:
         return int(rows * (per_row + _BUILD_ROW))
 
     def to_frame(self, *, kind: str | None = None, n_features: int | None = None,
-                 memory_budget=None) -> pd.DataFrame:
+                 memory_budget=None, backend: str = "pandas"):
         """The tidy long DataFrame (schema in :mod:`pdpx.core.result`).
 
         Parameters
@@ -167,8 +167,13 @@ class PartialDependenceResult:
             Bytes the frame may take (default: the current setting, see
             :func:`pdpx.set_config`). A frame that would not fit is refused up
             front with its estimated size and what to do instead.
+        backend : {"pandas", "polars"}, default "pandas"
+            The DataFrame library of the result (polars: the same columns and values).
         """
         from .config import format_bytes, get_config, parse_bytes
+        from .data import to_backend
+
+        to_backend(pd.DataFrame(), backend)  # an unknown backend, or polars missing: before any work
 
         if n_features is not None and (not isinstance(n_features, (int, np.integer))
                                        or isinstance(n_features, bool) or n_features < 1):
@@ -185,7 +190,7 @@ class PartialDependenceResult:
                 "sample of rows (ice_sample=1000 when computing), or raise the budget "
                 "(to_frame(memory_budget='4GB') or pdpx.set_config(memory_budget='4GB'))."
             )
-        return self._build_frame(self._parts(kind), n_features)
+        return to_backend(self._build_frame(self._parts(kind), n_features), backend)
 
     def _build_frame(self, parts, n_features: int | None) -> pd.DataFrame:
         """Columns built once at full length, strings taken from small arrays of their values."""
@@ -301,11 +306,14 @@ class PartialDependenceCollection(Sequence):
     def method(self) -> list[str]:
         return [r.method for r in self.results]
 
-    def to_frame(self) -> pd.DataFrame:
-        """All results stacked in the tidy schema."""
+    def to_frame(self, *, backend: str = "pandas"):
+        """All results stacked in the tidy schema (``backend="polars"`` for a polars DataFrame)."""
         if not self.results:
             raise ValueError("the collection is empty")
         from .config import format_bytes, get_config
+        from .data import to_backend
+
+        to_backend(pd.DataFrame(), backend)
 
         width = max(len(r.features) for r in self.results)
         need = sum(r.frame_nbytes(n_features=width) for r in self.results)
@@ -317,8 +325,8 @@ class PartialDependenceCollection(Sequence):
                 "own frames yourself (coll[i].to_frame()), use kind='average' when computing, or raise the "
                 "budget (pdpx.set_config(memory_budget='4GB'))."
             )
-        return pd.concat([r.to_frame(n_features=width, memory_budget=budget) for r in self.results],
-                         ignore_index=True)
+        return to_backend(pd.concat([r.to_frame(n_features=width, memory_budget=budget) for r in self.results],
+                                    ignore_index=True), backend)
 
     def plot(self, **kwargs):
         """An undrawn plotnine figure, one facet per feature set (see :func:`pdpx.outputs.plot.plot_collection`)."""

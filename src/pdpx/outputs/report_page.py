@@ -92,7 +92,14 @@ pre { background:#f6f6f6; padding: 8px 12px; overflow-x: auto; font-size: .85em;
 figure { margin: 12px 0 28px; }
 figure img, figure svg { max-width: 100%; height: auto; display: block; }
 nav ol { columns: 3; font-size: .92em; }
-code { font-size: .92em; }
+code { font-size: .92em; overflow-wrap: anywhere; }
+td, th { overflow-wrap: anywhere; }
+@media (max-width: 640px) {  /* phones: narrower margins, one TOC column, wide tables scroll in place */
+  main { padding: 16px 12px 40px; }
+  nav ol { columns: 1; }
+  table { display: block; max-width: 100%; overflow-x: auto; }
+  table.kv th { width: auto; }
+}
 """
 
 
