@@ -174,7 +174,8 @@ def group_codes(column: pd.Series, by_bins: int, *, categorical: bool) -> tuple[
         uniques = np.unique(values)
         if uniques.size > by_bins:
             edges = np.unique(np.quantile(values, np.linspace(0, 1, by_bins + 1)))
-            bins = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
+            # bins (e_b, e_b+1], the first one closed on the left, as pandas.qcut
+            bins = np.clip(np.searchsorted(edges, values, side="left") - 1, 0, len(edges) - 2)
             used = np.unique(bins)
             labels = [f"{'[' if b == 0 else '('}{edges[b]:.4g}, {edges[b + 1]:.4g}]" for b in used]
             inner = np.searchsorted(used, bins)

@@ -162,6 +162,9 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
         nrow = ncol_ = 1
 
     cap = next((n for n in notes if n), "") if opts.caption else ""
+    if opts.caption and {"pd_interval", "pd_interval_points"} & set(names):
+        level = next(r.interval for r in results if r.interval is not None)
+        cap = "; ".join(c for c in (cap, f"shaded: {100 * level:g}% bootstrap interval of the PD") if c)
     p = p + labs(x=results[0].features[0], y=value_label(results, centered) + suffix, caption=cap or None)
     size = figure_size(nrow, ncol_)
     p = p + theme_pdpx(opts.base_size) + theme(figure_size=size)
