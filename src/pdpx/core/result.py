@@ -165,7 +165,8 @@ class PartialDependenceResult:
         for j in range(d):
             labels = [grid_label(v) for v in self.grid_values[j][:1000]]
             text += [len(self.features[j]), 11.0, float(np.mean([len(x) for x in labels])) if labels else 0.0]
-        per_row = 8 + 9 + 8 * n_features + (16 if self.lower is not None else 0) + sum(_STRING_ROW + t for t in text) + _STRING_ROW * 3 * (n_features - d)
+        per_row = 8 + 9 + 8 * n_features + (16 if self.lower is not None else 0)
+        per_row += sum(_STRING_ROW + t for t in text) + _STRING_ROW * 3 * (n_features - d)
         return int(rows * (per_row + _BUILD_ROW))
 
     def to_frame(self, *, kind: str | None = None, n_features: int | None = None,

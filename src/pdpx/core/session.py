@@ -17,13 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from . import cluster
+from . import cluster, missing
 from . import config as _config
 from .adapter import RESPONSES, Adapter
+from .bootstrap import bootstrap_interval
 from .data import LocalData, short_list
 from .errors import NonFiniteWarning, PdpxError, PdpxTypeError
-from . import missing
-from .bootstrap import bootstrap_interval
 from .grid import check_percentiles, feature_grid, is_categorical_dtype
 from .method import Request
 from .plugins import adapt, get_methods, plugin_manager
