@@ -219,7 +219,7 @@ def r_partial_dependence(adapter: Adapter, X: pd.DataFrame, features, options: M
             opts[key] = as_list(opts[key])
     if opts.get("sample_weight") is not None:
         opts["sample_weight"] = as_array(opts["sample_weight"])
-    for key in ("grid_resolution", "n_jobs"):
+    for key in ("grid_resolution", "n_jobs", "by_bins", "n_boot", "random_state"):
         if isinstance(opts.get(key), float) and float(opts[key]).is_integer():
             opts[key] = int(opts[key])
     opts = {k: v for k, v in opts.items() if v is not None}
@@ -228,6 +228,7 @@ def r_partial_dependence(adapter: Adapter, X: pd.DataFrame, features, options: M
         warnings.simplefilter("always")
         res = partial_dependence(adapter, X, feats if len(feats) > 1 else feats[0], **opts)
         df = res.to_frame()
+    base = res.results[0] if hasattr(res, "results") else res  # a StackedResult: models or groups
     one_based = ["row"] + [f"x_{j + 1}" for j, c in enumerate(res.categorical) if c]
     grid = []
     for j, (g, c) in enumerate(zip(res.grid_values, res.categorical)):
@@ -243,14 +244,16 @@ def r_partial_dependence(adapter: Adapter, X: pd.DataFrame, features, options: M
         "categorical": [bool(c) for c in res.categorical],
         "grid_values": grid,
         "outputs": list(res.outputs),
-        "response": res.response,
-        "response_label": res.response_label,
-        "method": res.method,
+        "response": base.response,
+        "response_label": base.response_label,
+        "method": ", ".join(f"{k}: {v}" for k, v in res.method.items()) if base is not res else res.method,
         "kind": res.kind,
-        "centered": bool(res.centered),
-        "n_rows": int(res.n_rows),
-        "elapsed": float(res.elapsed),
-        "notes": list(res.notes),
+        "centered": bool(base.centered),
+        "n_rows": int(base.n_rows),
+        "elapsed": float(base.elapsed),
+        "notes": list(base.notes),
+        "stacked_by": getattr(res, "column", None),
+        "interval": base.interval,
         # R raises these with warning(): Python's warnings do not cross reticulate
         "warnings": [str(w.message) for w in caught if issubclass(w.category, PdpxWarning)],
     }

@@ -16,7 +16,8 @@
 #'   per batch.
 #'
 #' @param object A fitted model: a `randomForest`, or any model with a
-#'   `predict(object, newdata)` method (then see `pred_fun`).
+#'   `predict(object, newdata)` method (then see `pred_fun`); or a named list of
+#'   models, compared on the same grid (the result gains a `model` column).
 #' @param data A data.frame of background rows to average over, with the columns
 #'   the model needs (extra columns are ignored for randomForest models). Rows
 #'   with missing values in a randomForest's predictors are an error.
@@ -59,6 +60,19 @@
 #' @param memory_budget Bytes intermediate arrays may use, e.g. `"1GB"`.
 #' @param n_trees For gbm models: the number of trees to use (gbm's `n.trees`);
 #'   default: the number `predict()` would use.
+#' @param include_missing `"auto"`, `TRUE` or `FALSE`: end each numeric
+#'   feature's grid with a missing-value point (`x_j` NA, `label_j` `"missing"`),
+#'   the model's prediction with the feature set to missing for every row.
+#'   `"auto"`: when the feature has missing values in `data` and the model accepts them.
+#' @param by A column of `data`: curves per level of it (numeric columns: `by_bins`
+#'   quantile bins), on one grid from all rows; the result gains a column named
+#'   after it.
+#' @param by_bins Quantile bins of a numeric `by` column.
+#' @param interval Confidence level (e.g. 0.95) of a bootstrap interval of the PD
+#'   over the rows (columns `lower`, `upper`); it covers the sampling of the rows,
+#'   not the model's own uncertainty.
+#' @param n_boot Bootstrap replicates for `interval`.
+#' @param random_state Seed of the bootstrap.
 #' @param ... Not used; misspelt or pdp-style argument names (`pred.var`,
 #'   `grid.resolution`, `which.class`) are reported with the pdpx name to use.
 #'
@@ -89,8 +103,21 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
                                percentiles = c(0.05, 0.95), custom_values = NULL, target = NULL,
                                pred_fun = NULL, training_data = NULL, sample_weight = NULL,
                                categorical_features = NULL, response = "auto", n_jobs = NULL,
-                               memory_budget = NULL, n_trees = NULL, ...) {
+                               memory_budget = NULL, include_missing = "auto", by = NULL, by_bins = 4L,
+                               interval = NULL, n_boot = 200L, random_state = 0L, n_trees = NULL, ...) {
   .check_dots(list(...))
+  if (!(identical(include_missing, "auto") || (is.logical(include_missing) && length(include_missing) == 1 &&
+                                               !is.na(include_missing)))) {
+    .arg_error("include_missing", include_missing, "\"auto\", TRUE or FALSE")
+  }
+  if (!is.null(by)) .check_string(by, "by")
+  .check_count(by_bins, "by_bins", min = 2)
+  if (!is.null(interval) && !(is.numeric(interval) && length(interval) == 1 && !is.na(interval) &&
+                              interval > 0 && interval < 1)) {
+    .arg_error("interval", interval, "a confidence level between 0 and 1, e.g. 0.95")
+  }
+  .check_count(n_boot, "n_boot", min = 2)
+  .check_count(random_state, "random_state", min = 0)
   kind_given <- !missing(kind)
   kind <- .check_choice(kind, "kind", c("average", "individual", "both"), several = !kind_given)
   .check_flag(ice, "ice")
@@ -133,7 +160,17 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   }
 
   py <- .pdpx_py()
-  prepared <- .prepare_model(object, data, pred_fun, training_data, method, n_trees)
+  if (.is_model_list(object)) {
+    parts <- lapply(object, function(m) .prepare_model(m, data, pred_fun, training_data, method, n_trees))
+    cols <- lapply(parts, function(p) names(p$data))
+    if (!all(vapply(cols, identical, TRUE, cols[[1]]))) {
+      stop("the models in the list use different columns of data; compare models fitted on the same columns",
+           call. = FALSE)
+    }
+    prepared <- list(adapter = lapply(parts, `[[`, "adapter"), data = parts[[1]]$data)
+  } else {
+    prepared <- .prepare_model(object, data, pred_fun, training_data, method, n_trees)
+  }
   X <- prepared$data
   options <- list(
     kind = kind, method = method, response = response,
@@ -145,7 +182,10 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
     sample_weight = if (is.null(sample_weight)) NULL else .raw64(sample_weight),
     centered = isTRUE(center),
     n_jobs = if (is.null(n_jobs)) NULL else as.integer(n_jobs),
-    memory_budget = memory_budget
+    memory_budget = memory_budget,
+    include_missing = include_missing, by = by, by_bins = as.integer(by_bins),
+    interval = if (is.null(interval)) NULL else as.double(interval), n_boot = as.integer(n_boot),
+    random_state = as.integer(random_state)
   )
   payload <- .frame_payload(X)
   X_py <- if (is.null(payload)) X else payload
@@ -153,6 +193,11 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   res <- .new_pd(out, data, features)
   attr(res, "pdpx")$model <- class(object)[1]
   res
+}
+
+# A named list of models (not a model that is itself a list, such as a randomForest)
+.is_model_list <- function(x) {
+  identical(class(x), "list") && length(x) > 0 && !is.null(names(x)) && all(nzchar(names(x)))
 }
 
 # Argument checks, before anything is sent to Python: each error names the argument, the value

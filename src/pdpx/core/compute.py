@@ -27,6 +27,7 @@ from .validation import (
     InstanceOf,
     Integral,
     Options,
+    Real,
     String,
     check_param,
     validate_params,
@@ -104,6 +105,11 @@ PD_OPTIONS = {
     "ice_sample": [Integral(low=1), None],
     "random_state": SEED,
     "method_options": [InstanceOf(dict, what="a dict of the method's options"), None],
+    "include_missing": [Options("auto"), Boolean()],
+    "by": [String("a column name"), Integral(low=0, what="a column position"), None],
+    "by_bins": [Integral(low=2)],
+    "interval": [Real(0, 1, low_open=True, high_open=True), None],
+    "n_boot": [Integral(low=2)],
 }
 _FEATURES = [_Features()]
 
@@ -143,15 +149,22 @@ def partial_dependence(
     ice_sample: int | None = None,
     random_state: int | None = 0,
     method_options: dict | None = None,
+    include_missing: bool | str = "auto",
+    by=None,
+    by_bins: int = 4,
+    interval: float | None = None,
+    n_boot: int = 200,
 ) -> PartialDependenceResult:
     """Partial dependence of ``model`` on one set of features (one joint grid).
 
     Parameters
     ----------
-    model : fitted model
+    model : fitted model, or dict of them
         Any model an installed adapter recognises (``docs/api.md`` lists the
         built-in ones), anything with a ``predict`` method, or a function
-        ``f(X) -> predictions``.
+        ``f(X) -> predictions``. A dict ``{"name": model, ...}`` computes every
+        model on the same X and grid (each by its own fastest exact method) and
+        returns one :class:`~pdpx.core.stacked.StackedResult` with a ``model`` column.
     X : DataFrame or ndarray of shape (n_rows, n_features)
         Background rows to average over, with the columns the model was fitted on.
     features : str, int, or list of str / int
@@ -198,6 +211,25 @@ def partial_dependence(
         Seed for ``ice_sample``.
     method_options : dict, optional
         Options for the chosen method.
+    include_missing : {"auto", True, False}, default "auto"
+        End the grid of each numeric feature with a missing-value point (NaN in
+        ``grid_values``, ``"missing"`` in frames and plots): the model's output with
+        the feature set to missing for every row. ``"auto"``: when the feature has
+        missing values in X and the model accepts them; ``True``: whenever the model
+        accepts them (an error otherwise).
+    by : str or int, optional
+        A column of X: compute the curves separately on the rows of each of its
+        levels, on one grid built from all rows. Numeric columns with more than
+        ``by_bins`` values are cut into ``by_bins`` quantile bins. Returns a
+        :class:`~pdpx.core.stacked.StackedResult` with a column named after ``by``.
+    by_bins : int, default 4
+        Quantile bins of a numeric ``by`` column.
+    interval : float, optional
+        Confidence level (e.g. 0.95) of a bootstrap interval of the PD over the rows
+        (``res.lower`` / ``res.upper``; see :mod:`pdpx.core.bootstrap` for what it
+        does and does not cover). Resamples the ICE matrix: no extra model calls.
+    n_boot : int, default 200
+        Bootstrap replicates for ``interval`` (seeded by ``random_state``).
 
     Returns
     -------
@@ -205,12 +237,23 @@ def partial_dependence(
         ``grid_values``, ``average`` (n_outputs, *grid_shape), ``individual``
         (n_outputs, n_rows, *grid_shape) or None, ``method``, ``to_frame()``.
     """
+    if isinstance(model, dict) or by is not None:
+        from .stacked import stacked_partial_dependence
+
+        return stacked_partial_dependence(model, X, features, dict(
+            kind=kind, method=method, response=response, target=target, grid_resolution=grid_resolution,
+            percentiles=percentiles, custom_values=custom_values, categorical_features=categorical_features,
+            sample_weight=sample_weight, centered=centered, n_jobs=n_jobs, progress=progress,
+            memory_budget=memory_budget, ice_sample=ice_sample, random_state=random_state,
+            method_options=method_options, include_missing=include_missing, interval=interval, n_boot=n_boot,
+        ), by=by, by_bins=by_bins)
     session = Session(
         model, X, kind=kind, method=method, response=response, target=target,
         grid_resolution=grid_resolution, percentiles=percentiles, custom_values=custom_values,
         categorical_features=categorical_features, sample_weight=sample_weight, centered=centered,
         n_jobs=n_jobs, progress=progress, memory_budget=memory_budget, ice_sample=ice_sample,
-        random_state=random_state, method_options=method_options,
+        random_state=random_state, method_options=method_options, include_missing=include_missing,
+        interval=interval, n_boot=n_boot,
     )
     return session.compute(session.resolve_features(features))
 

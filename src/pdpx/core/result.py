@@ -14,7 +14,13 @@ type_j        string    ``"numeric"`` or ``"categorical"``
 x_j           float64   grid value (numeric) or position in the category list
 label_j       string    grid value as text (the category for categorical features)
 yhat          float64   partial dependence (or ICE) value, centered if asked
+lower, upper  float64   bounds of the bootstrap interval of the PD (only with ``interval=``;
+                        NaN on ICE rows)
 ============  ========  =========================================================
+
+The missing-value grid point (``include_missing``) has ``x_j`` NaN and ``label_j``
+``"missing"``. Results of several models or groups (:mod:`pdpx.core.stacked`) add a
+``model`` column or one named after the ``by`` column.
 
 A collection's frame stacks its results; ``feature_j``, ``type_j``, ``x_j`` and
 ``label_j`` are <NA> past a feature set's own number of features.
@@ -45,7 +51,7 @@ def feature_columns(j: int) -> list[str]:
 def grid_label(v) -> str:
     """A grid value as text, as ``label_j`` of the tidy frame writes it (floats to 6 significant digits)."""
     if isinstance(v, (float, np.floating)):
-        return f"{float(v):.6g}"
+        return "missing" if np.isnan(v) else f"{float(v):.6g}"
     return str(v)
 
 
@@ -84,6 +90,13 @@ class PartialDependenceResult:
     ice_rows : ndarray or None
         Row positions in X of the ICE curves when ``ice_sample`` chose a subset;
         None when every row has its curve.
+    lower, upper : ndarray of shape (n_outputs, *grid_shape) or None
+        Bootstrap interval of the PD (``interval=``), see :mod:`pdpx.core.bootstrap`.
+    interval : float or None
+        Its confidence level.
+    background : DataFrame or None
+        The rows of X (model-ordered columns) the curves were computed on, kept by
+        reference for ``res.plot(color_by=...)``; None for Dask input.
     """
 
     features: list[str]
@@ -103,6 +116,10 @@ class PartialDependenceResult:
     feature_data: dict = field(default_factory=dict, repr=False)
     model_name: str = ""
     ice_rows: np.ndarray | None = None
+    lower: np.ndarray | None = None
+    upper: np.ndarray | None = None
+    interval: float | None = None
+    background: object = field(default=None, repr=False)
 
     @property
     def feature_set(self) -> str:
@@ -148,7 +165,8 @@ class PartialDependenceResult:
         for j in range(d):
             labels = [grid_label(v) for v in self.grid_values[j][:1000]]
             text += [len(self.features[j]), 11.0, float(np.mean([len(x) for x in labels])) if labels else 0.0]
-        per_row = 8 + 9 + 8 * n_features + sum(_STRING_ROW + t for t in text) + _STRING_ROW * 3 * (n_features - d)
+        per_row = 8 + 9 + 8 * n_features + (16 if self.lower is not None else 0)
+        per_row += sum(_STRING_ROW + t for t in text) + _STRING_ROW * 3 * (n_features - d)
         return int(rows * (per_row + _BUILD_ROW))
 
     def to_frame(self, *, kind: str | None = None, n_features: int | None = None,
@@ -247,10 +265,15 @@ class PartialDependenceResult:
             cols[names[3]] = text([grid_label(v) for v in grid], idx)
             del idx
         cols["yhat"] = np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1) for _, _, v in parts])
+        if self.lower is not None:
+            for name, bound in (("lower", self.lower), ("upper", self.upper)):
+                cols[name] = np.concatenate([
+                    np.asarray(bound, dtype=np.float64).reshape(-1) if k == "average"
+                    else np.full(v.size, np.nan) for k, _, v in parts])
         df = pd.DataFrame(cols, copy=False)
         df.attrs.update(
             response=self.response, response_label=self.response_label, method=self.method,
-            centered=self.centered,
+            centered=self.centered, interval=self.interval,
         )
         return df
 

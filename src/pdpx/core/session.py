@@ -12,13 +12,15 @@ import difflib
 import numbers
 import time
 import warnings
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from . import cluster
+from . import cluster, missing
 from . import config as _config
 from .adapter import RESPONSES, Adapter
+from .bootstrap import bootstrap_interval
 from .data import LocalData, short_list
 from .errors import NonFiniteWarning, PdpxError, PdpxTypeError
 from .grid import check_percentiles, feature_grid, is_categorical_type
@@ -47,7 +49,11 @@ class Session:
         grid_resolution=100, percentiles=(0.05, 0.95), custom_values=None,
         categorical_features=None, sample_weight=None, centered=False, n_jobs=None,
         progress=None, memory_budget=None, ice_sample=None, random_state=0, method_options=None,
+        include_missing="auto", interval=None, n_boot=200, by=None, by_bins=4,
     ):
+        if by is not None:
+            raise PdpxError("by= is an option of pdpx.partial_dependence (one feature set per call); "
+                            "call it once per feature set")
         self.kind = kind
         self.grid_resolution = int(grid_resolution)
         self.percentiles = check_percentiles(percentiles)
@@ -79,6 +85,11 @@ class Session:
         if method != "auto" and method not in self.methods:
             raise PdpxError(f"unknown method {method!r}; available: {['auto'] + sorted(self.methods)}")
         self._grids: dict[int, np.ndarray] = {}
+        self.include_missing = include_missing
+        self.interval = None if interval is None else check_level(interval)
+        self.n_boot = int(n_boot)
+        self.random_state = random_state
+        self._accepts_missing: dict[int, str | None] = {}
 
     # ---------------------------------------------------------- validation
     def _resolve_response(self, response: str) -> str:
@@ -229,24 +240,47 @@ class Session:
                 percentiles=self.percentiles, custom=self.custom_values.get(j),
             )
             self.adapter.check_grid(self.names[j], grid)
+            if self.missing_point(j):
+                grid = missing.with_missing(grid)
             self._grids[j] = grid
         return self._grids[j]
+
+    def missing_point(self, j: int) -> bool:
+        """Whether feature ``j``'s grid ends with the missing-value point (``include_missing``)."""
+        if self.include_missing is False or self.categorical[j]:
+            if self.include_missing is True and self.categorical[j]:
+                raise PdpxError(
+                    f"include_missing=True: feature {self.names[j]!r} is categorical; the missing-value grid "
+                    "point is for numeric features (a categorical feature's missing values are a level of their own "
+                    "only if you make them one, e.g. X[col].cat.add_categories('missing').fillna('missing'))"
+                )
+            return False
+        if self.include_missing == "auto" and not self.data.column(j).isna().any():
+            return False
+        if j not in self._accepts_missing:
+            self._accepts_missing[j] = missing.refusal(self.adapter, self.X, j, self.response)
+        reason = self._accepts_missing[j]
+        if reason is not None and self.include_missing is True:
+            raise PdpxError(f"include_missing=True: the model does not accept a missing value of feature "
+                            f"{self.names[j]!r}: {reason}. Use include_missing='auto' or False")
+        return reason is None
 
     # -------------------------------------------------------------- compute
     def request(self, features: list[int]) -> Request:
         grids = [self.grid_for(j) for j in features]
         req = Request(
             X=self.X, features=features, grid_values=grids, categorical=[self.categorical[j] for j in features],
-            response=self.response, outputs=self.outputs, kind=self.kind, sample_weight=self.sample_weight,
+            response=self.response, outputs=self.outputs, sample_weight=self.sample_weight,
+            kind="both" if self.interval is not None else self.kind,
             memory_budget=self.memory_budget, n_jobs=self.n_jobs, progress=self.progress,
             options=self.method_options,
         )
-        self._check_result_size(req)
+        self._check_result_size(req, n_ice=self.n_rows if self.interval is not None else None)
         return req
 
-    def _check_result_size(self, req: Request) -> None:
+    def _check_result_size(self, req: Request, n_ice: int | None = None) -> None:
         """Refuse results over the budget; leave methods the budget minus the result's size."""
-        n = self.n_rows if self.ice_rows is None else len(self.ice_rows)
+        n = n_ice or (self.n_rows if self.ice_rows is None else len(self.ice_rows))
         K, G = len(req.outputs), req.n_grid
         need = K * G * 8 * (n if req.needs_individual else 1)
         req.memory_budget = max(req.memory_budget - need, req.memory_budget // 8)
@@ -293,10 +327,26 @@ class Session:
     def compute(self, features: list[int]) -> PartialDependenceResult:
         req = self.request(features)
         method, skipped = self.choose_method(req)
+        ice_rows = self.ice_rows
+        if self.interval is not None:  # the bootstrap resamples every row's ICE curve
+            if not self.data.supports_ice_sample:
+                raise PdpxError("interval is not supported for Dask input (it resamples every row's ICE curve); "
+                                "pass a pandas X, or a sample of it")
+            ice_rows = None
         t0 = time.perf_counter()
-        out = self.data.run(method, self.adapter, req, model=self.model, ice_rows=self.ice_rows)
+        out = self.data.run(method, self.adapter, req, model=self.model, ice_rows=ice_rows)
         elapsed = time.perf_counter() - t0
         average, individual = out.average, out.individual
+        lower = upper = None
+        if self.interval is not None:
+            ice = center_curves(individual.copy(), lead=2) if self.centered else individual
+            lower, upper = bootstrap_interval(ice, self.sample_weight, self.interval, self.n_boot, self.random_state)
+            del ice
+            req = replace(req, kind=self.kind)
+            if self.kind == "average":
+                individual = None
+            elif self.ice_rows is not None:
+                individual = individual[:, self.ice_rows]
         if not req.needs_individual:
             individual = None
         names = self.adapter.output_names(self.response)
@@ -325,6 +375,8 @@ class Session:
             notes=notes,
             feature_data={self.names[j]: self._feature_data(j) for j in features},
             model_name=type(self.adapter.model).__name__,
+            lower=lower, upper=upper, interval=self.interval,
+            background=self.X if self.data.supports_ice_sample else None,
         )
 
 
@@ -374,6 +426,14 @@ def warn_non_finite(average, individual, outputs, features, grids, ice_rows=None
             + "; ".join(parts) + ". Check the model's predict on these inputs (pdpx reports them as they are).",
             NonFiniteWarning, stacklevel=4,
         )
+
+
+def check_level(interval) -> float:
+    """``interval`` as a confidence level strictly between 0 and 1."""
+    level = float(interval)
+    if not 0.0 < level < 1.0:
+        raise PdpxError(f"interval must be a confidence level between 0 and 1 (e.g. 0.95), got {interval!r}")
+    return level
 
 
 def check_weights(sample_weight, n: int) -> np.ndarray | None:

@@ -53,15 +53,20 @@ def penguins_mass():
 
 
 @lru_cache(maxsize=None)
-def penguins_species():
-    """Random forest of penguin species (3 classes) in a pipeline with one-hot encoding."""
+def penguins_species(keep_missing: bool = False):
+    """Random forest of penguin species (3 classes) in a pipeline with one-hot encoding.
+
+    ``keep_missing``: keep the rows whose measurements are missing (the forest routes
+    NaN), so the report shows each measurement's missing-value point.
+    """
     from palmerpenguins import load_penguins
     from sklearn.compose import make_column_transformer
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder
 
-    df = load_penguins().dropna().reset_index(drop=True)
+    df = load_penguins()
+    df = (df if keep_missing else df.dropna()).reset_index(drop=True)
     X = df[["island", "sex", "bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]]
     model = make_pipeline(
         make_column_transformer((OneHotEncoder(), ["island", "sex"]), remainder="passthrough"),
@@ -274,7 +279,7 @@ def write_demo_figures(outdir: str | Path, *, dpi: int = 100, reports: bool = Tr
         model, X = diabetes()
         paths.append(report(model, X, outdir / "report-diabetes.html", grid_resolution=GRID,
                             title="Diabetes progression: gradient boosting", progress=progress))
-        model, X = penguins_species()
+        model, X = penguins_species(keep_missing=True)
         paths.append(report(model, X, outdir / "report-penguins.html", grid_resolution=GRID,
                             title="Penguin species: random forest", progress=progress))
     return paths

@@ -90,6 +90,9 @@ def plot_result(
     ice_alpha: float | None = None,
     caption: bool = True,
     base_size: float = 11,
+    bands: tuple | None = None,
+    color_by: str | None = None,
+    ribbon: bool = True,
 ):
     """An undrawn plotnine ``ggplot`` of one partial dependence result.
 
@@ -122,6 +125,14 @@ def plot_result(
         Say in a caption how many ICE curves are drawn.
     base_size : float, default 11
         Base font size of :func:`theme_pdpx`.
+    bands : (float, float), optional
+        Draw the ICE curves as quantile bands instead of lines: at each grid point, the
+        band between these quantiles of all ICE curves (e.g. ``(0.1, 0.9)``).
+    color_by : str, optional
+        Colour each ICE curve by its row's value of this column of X (a continuous
+        scale for numbers, a palette for categories).
+    ribbon : bool, default True
+        Draw the bootstrap interval (``interval=``) of the PD as a ribbon.
 
     Returns
     -------
@@ -130,7 +141,7 @@ def plot_result(
     """
     opts = PlotOptions(n_ice=n_ice, seed=seed, centered=centered, ice=ice, rug=rug, points=points,
                     contours=contours, share_y=share_y, ice_alpha=ice_alpha, caption=caption,
-                    base_size=base_size)
+                    base_size=base_size, bands=bands, color_by=color_by, ribbon=ribbon)
     d = len(res.features)
     if d == 1:
         return oneway_plot([res], opts)

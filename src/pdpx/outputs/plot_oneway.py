@@ -9,6 +9,15 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import PdpxError
+from .plot_bands import (
+    band_caption,
+    band_columns,
+    band_layers,
+    colour_scale,
+    ice_colours,
+    interval_layers,
+    place_missing,
+)
 from .plot_style import (
     ICE_COLOR,
     PD_COLOR,
@@ -58,14 +67,30 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
 
     axis = CategoricalAxis(results)
     df["x"] = axis.positions(df)
+    df["missing"] = place_missing(df, axis)
     df["row"] = df["row"].astype("float64")  # plotnine groups by a plain column
 
     avg = df[df["kind"] == "average"]
     ice = df[df["kind"] == "individual"]
-    num_avg, cat_avg = avg[~avg["categorical"]], avg[avg["categorical"]]
-    cat_ice = ice[ice["categorical"]]
+    if opts.bands is not None:  # the bands replace the ICE lines
+        avg = band_columns(results, avg, opts.bands, centered)
+        ice = ice.iloc[:0]
+        notes = [band_caption(opts.bands)]
+    num_avg = avg[~avg["categorical"] & ~avg["missing"]]
+    cat_avg = avg[avg["categorical"] | avg["missing"]]
+    cat_ice = ice[ice["categorical"] | ice["missing"]]
 
     layers, names = [], []
+    if opts.bands is not None:
+        more, more_names = band_layers(avg, avg["missing"].to_numpy(), opts.bands)
+        layers += more
+        names += more_names
+    colour = None
+    if len(ice) and opts.color_by is not None:
+        values, continuous = ice_colours(results, ice, opts.color_by)
+        ice = ice.assign(colour=values)
+        cat_ice = ice[ice["categorical"] | ice["missing"]]
+        colour = colour_scale(continuous, opts.color_by, 0 if continuous else len(values.cat.categories))
     if len(ice):
         n_curves = ice.groupby(["feature_set", "output"], observed=True)["row"].nunique().max()
         alpha = opts.ice_alpha or float(np.clip(3 / math.sqrt(max(n_curves, 1)), 0.1, 0.5))
@@ -75,12 +100,23 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
         ice = ice.assign(curve=(ice["feature_set"].cat.codes.astype(np.int64) * n_out
                                 + ice["output"].cat.codes.astype(np.int64)) * stride
                          + ice["row"].astype(np.int64))
-        layers.append(geom_line(ice, aes("x", "yhat", group="curve"), color=ICE_COLOR, alpha=alpha, size=0.35))
+        lines = ice[~ice["missing"]]
+        if colour is None:
+            layers.append(geom_line(lines, aes("x", "yhat", group="curve"), color=ICE_COLOR, alpha=alpha, size=0.35))
+        else:
+            alpha = opts.ice_alpha or max(alpha, 0.5)
+            layers.append(geom_line(lines, aes("x", "yhat", group="curve", color="colour"), alpha=alpha, size=0.4))
         names.append("ice")
         if len(cat_ice):
-            layers.append(geom_point(ice[ice["categorical"]], aes("x", "yhat"), color=ICE_COLOR,
-                                     alpha=alpha, size=0.9, stroke=0))
+            cat_ice = ice[ice["categorical"] | ice["missing"]]
+            if colour is None:
+                layers.append(geom_point(cat_ice, aes("x", "yhat"), color=ICE_COLOR, alpha=alpha, size=0.9, stroke=0))
+            else:
+                layers.append(geom_point(cat_ice, aes("x", "yhat", color="colour"), alpha=alpha, size=0.9, stroke=0))
             names.append("ice_points")
+    more, more_names = interval_layers(avg, avg["missing"].to_numpy(), opts)
+    layers += more
+    names += more_names
     if len(num_avg):
         layers.append(geom_line(num_avg, aes("x", "yhat", group="feature_set"), color=PD_COLOR, size=1.1))
         names.append("pd_line")
@@ -105,6 +141,8 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
     p = ggplot()
     for layer in layers:
         p = p + layer
+    if colour is not None:
+        p = p + colour
     many_outputs = len(results[0].outputs) > 1
     n_sets = len(results)
     free = "free_x" if opts.share_y else "free"
@@ -124,6 +162,9 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
         nrow = ncol_ = 1
 
     cap = next((n for n in notes if n), "") if opts.caption else ""
+    if opts.caption and {"pd_interval", "pd_interval_points"} & set(names):
+        level = next(r.interval for r in results if r.interval is not None)
+        cap = "; ".join(c for c in (cap, f"shaded: {100 * level:g}% bootstrap interval of the PD") if c)
     p = p + labs(x=results[0].features[0], y=value_label(results, centered) + suffix, caption=cap or None)
     size = figure_size(nrow, ncol_)
     p = p + theme_pdpx(opts.base_size) + theme(figure_size=size)
@@ -136,7 +177,7 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
         from plotnine import element_text
 
         p = p + theme(axis_text_x=element_text(rotation=angle, ha="right" if angle < 90 else "center", va="top"))
-    if axis.any_categorical:  # after label_rotation: the scale keeps a copy of the axis
+    if axis.any_categorical or axis.missing:  # after label_rotation: the scale keeps a copy of the axis
         p = p + scale_x_continuous(breaks=axis.breaks, labels=axis.labels)
     p._pdpx_layers = names
     return p
@@ -159,6 +200,7 @@ class CategoricalAxis:
         self.order = [r.feature_set for r in results]
         self.index: dict[float, tuple[str, int]] = {}
         self.steps: dict[str, int] = {}
+        self.missing: dict[float, float] = {}  # x of a missing-value point -> end of its numeric grid
         if not self.any_categorical:
             return
         numeric_extent = max(
@@ -178,6 +220,10 @@ class CategoricalAxis:
             for i, v in enumerate(grid_labels(r, 0)):
                 self.codes[offset + i] = v
                 self.index[offset + i] = (r.feature_set, i)
+
+    def add_missing(self, position: float, numeric_end: float) -> None:
+        """Label the tick at ``position`` "missing" (the missing-value grid point of a numeric feature)."""
+        self.missing[position] = numeric_end
 
     def label_rotation(self, panel_width: float, font_size: float) -> int:
         """Angle for the x labels so category names do not overlap in a panel this wide (inches).
@@ -226,6 +272,12 @@ class CategoricalAxis:
                   and self.index[c][1] % self.steps.get(self.index[c][0], 1) == 0]
         if inside:
             return inside
+        gaps = [m for m in self.missing if lo - 1e-9 <= m <= hi + 1e-9]
+        if gaps:  # numeric breaks up to the grid's end, then the missing point
+            m = min(gaps)
+            top = self.missing[m]
+            numeric = [b for b in breaks_extended()((lo, top)) if lo - 1e-9 <= b <= top + 1e-9]
+            return numeric + sorted(gaps)
         return breaks_extended()(limits)
 
     def labels(self, breaks):
@@ -234,6 +286,6 @@ class CategoricalAxis:
         breaks = list(breaks)
         numeric = [b for b in breaks if b not in self.codes]
         formatted = dict(zip(numeric, label_number()(numeric))) if numeric else {}
-        return [self.codes.get(b, formatted.get(b, "")) for b in breaks]
+        return [self.codes.get(b, "missing" if b in self.missing else formatted.get(b, "")) for b in breaks]
 
 

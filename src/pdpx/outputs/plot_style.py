@@ -16,7 +16,7 @@ import pandas as pd
 from ..core.config import format_bytes, get_config
 from ..core.errors import PdpxError, PdpxTypeError
 from ..core.result import grid_label
-from ..core.validation import SEED, Boolean, Integral, Real, check_param
+from ..core.validation import PERCENTILES, SEED, Boolean, Integral, Real, String, check_param
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.result import PartialDependenceResult
@@ -67,6 +67,9 @@ class PlotOptions:
     ice_alpha: float | None = None
     caption: bool = True
     base_size: float = 11
+    bands: tuple | None = None
+    color_by: str | None = None
+    ribbon: bool = True
 
     def __post_init__(self):
         check_plot_options("plot", dataclasses.asdict(self))
@@ -85,6 +88,9 @@ PLOT_OPTIONS = {
     "ice_alpha": [Real(0, 1, low_open=True), None],
     "caption": [Boolean()],
     "base_size": [Real(1, 100)],
+    "bands": PERCENTILES + [None],
+    "color_by": [String("a column name of X"), None],
+    "ribbon": [Boolean()],
 }
 
 
@@ -198,7 +204,7 @@ def rug_frame(results, seed: int) -> pd.DataFrame:
             continue
         v = pd.to_numeric(pd.Series(np.asarray(values)), errors="coerce").to_numpy(dtype=float)
         grid = np.asarray(r.grid_values[0], dtype=float)
-        v = v[np.isfinite(v) & (v >= grid.min()) & (v <= grid.max())]
+        v = v[np.isfinite(v) & (v >= np.nanmin(grid)) & (v <= np.nanmax(grid))]
         if v.size > RUG_MAX:
             v = rng.choice(v, RUG_MAX, replace=False)
         parts.append(pd.DataFrame({"feature_set": r.feature_set, "x": v}))

@@ -50,6 +50,8 @@ __all__ = ["report", "feature_importance", "interaction_strength"]
 TOP_FOR_PAIRS = 4
 #: Grid points per numeric feature of a 2-way PD in a report (unless given).
 PAIR_GRID = 20
+#: The bootstrap interval drawn around each 1-way PD (``interval=``), when every row's ICE fits the budget.
+DEFAULT_INTERVAL = 0.95
 
 
 @validate_params({
@@ -119,7 +121,10 @@ def report(
     **pd_options
         Options of :func:`pdpx.partial_dependence` (``method``, ``response``,
         ``grid_resolution``, ``categorical_features``, ``target``, ...).
-        ``kind`` defaults to ``"both"``.
+        ``kind`` defaults to ``"both"``; ``include_missing`` to ``"auto"`` (a
+        missing-value point for features with missing values); ``interval`` to 0.95
+        (a bootstrap ribbon around each PD) when every row's ICE fits a quarter of
+        the memory budget.
 
     Returns
     -------
@@ -129,7 +134,11 @@ def report(
     check_options("report", pd_options)
     path = check_writable(path)
     pd_options.pop("progress", None)  # the report has its own bar
+    if isinstance(model, dict):
+        return _models_report(model, X, path, features=features, title=title, seed=seed, max_rows=max_rows,
+                              image_format=image_format, dpi=dpi, progress=progress, pd_options=pd_options)
     pd_options.setdefault("kind", "both")
+    pd_options.setdefault("include_missing", "auto")
     if pd_options["kind"] != "average" and pd_options.get("ice_sample") is None:
         # keep only the ICE curves the figures draw; the PD curve still averages every row
         pd_options.update(ice_sample=n_ice, random_state=seed)
@@ -144,6 +153,8 @@ def report(
         if pd_options.get("sample_weight") is not None:
             pd_options["sample_weight"] = np.asarray(pd_options["sample_weight"])[take]
 
+    if "interval" not in pd_options and _interval_fits(frame, pd_options):
+        pd_options.update(interval=DEFAULT_INTERVAL, random_state=pd_options.get("random_state", seed))
     # everything that can be checked is checked before the work starts
     session = Session(model, frame, progress=False, **pd_options)
     auto_features = features is None
@@ -153,7 +164,8 @@ def report(
     if pairs_given is not None:
         pairs_given = [tuple(session.names[j] for j in session.resolve_features(list(p))) for p in pairs_given]
     n_auto_pairs = _auto_pair_count(interactions)
-    pair_opts = dict(pd_options, kind="average", grid_resolution=pair_grid_resolution)
+    pair_opts = dict(pd_options, kind="average", grid_resolution=pair_grid_resolution, include_missing=False,
+                     interval=None)
     pair_opts.pop("ice_sample", None)
     pair_session = Session(model, frame, progress=False, **pair_opts)
 
@@ -283,6 +295,61 @@ def _auto_pair_count(interactions) -> int:
 def _rank(results) -> list[tuple[Any, float]]:
     scored = [(r, feature_importance(r)) for r in results]
     return sorted(scored, key=lambda t: -t[1])
+
+
+def _models_report(models: dict, X, path, *, features, title, seed, max_rows, image_format, dpi, progress,
+                   pd_options) -> Path:
+    """``report({"name": model, ...}, X, path)``: each feature's PD curves of every model, overlaid."""
+    from ..core.stacked import stacked_partial_dependence
+
+    if not models:
+        raise PdpxError("report(): the dict of models is empty; pass {'name': model, ...}")
+    t_start = time.perf_counter()
+    frame = _as_frame(next(iter(models.values())), X)
+    sampled_from = None
+    if max_rows is not None and len(frame) > max_rows:
+        sampled_from = len(frame)
+        frame = frame.iloc[np.sort(np.random.default_rng(seed).choice(len(frame), int(max_rows), replace=False))]
+    pd_options = dict(pd_options, kind="average")
+    pd_options.setdefault("include_missing", "auto")
+    if "interval" not in pd_options and _interval_fits(frame, pd_options):
+        pd_options.update(interval=DEFAULT_INTERVAL, random_state=pd_options.get("random_state", seed))
+    names = [str(c) for c in frame.columns] if features is None else list(features)
+    stacks, skipped = [], {}
+    with _bar(progress, total=2 * len(names)) as bar:
+        for f in names:
+            try:
+                stacks.append(stacked_partial_dependence(models, frame, f, pd_options))
+            except PdpxError as exc:
+                if features is not None:
+                    raise
+                skipped[str(f)] = str(exc)
+            bar.update(1)
+        if not stacks:
+            raise PdpxError("no feature could be computed: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+        scored = sorted(((st, max(feature_importance(r) for r in st)) for st in stacks), key=lambda t: -t[1])
+        figures = []
+        for st, _ in scored:
+            figures.append((st.results[0], embed(st.plot(), image_format, dpi)))
+            bar.update(1)
+    page = Page(
+        title=title or "Partial dependence of " + ", ".join(map(str, models)), model=models, frame=frame,
+        sampled_from=sampled_from, seed=seed, results=[r for st in stacks for r in st], skipped=skipped,
+        ranking=[(st.results[0], s) for st, s in scored], figures=figures, pair_figures=[], pairs_auto=False,
+        n_candidates=0, top_for_pairs=TOP_FOR_PAIRS, options=pd_options, n_ice=0,
+        elapsed=time.perf_counter() - t_start,
+    )
+    return write_text_atomic(path, page.render())
+
+
+def _interval_fits(frame, pd_options) -> bool:
+    """Whether every row's ICE curves (what the bootstrap resamples) fit a quarter of the memory budget."""
+    from ..core.config import get_config, parse_bytes
+
+    budget = pd_options.get("memory_budget")
+    budget = get_config()["memory_budget"] if budget is None else parse_bytes(budget)
+    need = len(frame) * (int(pd_options.get("grid_resolution", 100)) + 1) * 8 * 4  # up to 4 outputs
+    return need <= budget // 4
 
 
 def _bar(progress: bool, total: int):

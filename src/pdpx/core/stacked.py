@@ -1,0 +1,204 @@
+"""Several results on one grid: one per model (a dict of models) or one per group (``by=``).
+
+:func:`stacked_partial_dependence` computes them; :class:`StackedResult` holds
+them, stacks their tidy frames with one extra column (``model``, or the ``by``
+column's name) and draws them overlaid (:mod:`pdpx.outputs.plot_overlay`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+import pandas as pd
+
+from .errors import PdpxError
+from .result import SCHEMA_HEAD, PartialDependenceResult
+from .session import Session
+
+#: Columns a ``by`` column's name must not take (the tidy frame has them already).
+RESERVED = set(SCHEMA_HEAD) | {"yhat", "lower", "upper", "model"}
+
+
+@dataclass
+class StackedResult:
+    """Results of several models or groups, computed on one grid.
+
+    Attributes
+    ----------
+    column : str
+        ``"model"`` for a dict of models, else the name of the ``by`` column.
+    labels : list of str
+        The model names, or the groups' labels (levels; ranges for binned numeric columns).
+    results : list of PartialDependenceResult
+        One per label, in order. For groups, ``ice_rows`` are row positions in the full X.
+    """
+
+    column: str
+    labels: list[str]
+    results: list[PartialDependenceResult]
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __iter__(self) -> Iterator[PartialDependenceResult]:
+        return iter(self.results)
+
+    def __getitem__(self, label) -> PartialDependenceResult:
+        if isinstance(label, (int, np.integer)):
+            return self.results[label]
+        if str(label) in self.labels:
+            return self.results[self.labels.index(str(label))]
+        raise KeyError(f"no {self.column} {label!r}; have {self.labels}")
+
+    def __repr__(self) -> str:
+        return (f"<StackedResult by {self.column!r}: {self.labels} features={self.features} "
+                f"methods={list(self.method.values())}>")
+
+    features = property(lambda self: self.results[0].features)
+    feature_set = property(lambda self: self.results[0].feature_set)
+    grid_values = property(lambda self: self.results[0].grid_values)
+    categorical = property(lambda self: self.results[0].categorical)
+    outputs = property(lambda self: self.results[0].outputs)
+    kind = property(lambda self: self.results[0].kind)
+
+    @property
+    def method(self) -> dict[str, str]:
+        """The method that ran for each label."""
+        return {lab: r.method for lab, r in zip(self.labels, self.results)}
+
+    def to_frame(self, *, kind: str | None = None, n_features: int | None = None, memory_budget=None):
+        """The results' tidy frames stacked, with the column :attr:`column` (after ``feature_set``)."""
+        frames = []
+        for lab, r in zip(self.labels, self.results):
+            df = r.to_frame(kind=kind, n_features=n_features, memory_budget=memory_budget)
+            df.insert(1, self.column, pd.array([lab] * len(df), dtype="string"))
+            frames.append(df)
+        out = pd.concat(frames, ignore_index=True)
+        out[self.column] = pd.Categorical(out[self.column].astype(str), categories=self.labels)
+        out.attrs.update(frames[0].attrs, stacked_by=self.column)
+        return out
+
+    def plot(self, **kwargs):
+        """An undrawn plotnine figure overlaying the curves, one colour per label (:mod:`pdpx.outputs.plot_overlay`)."""
+        from ..outputs import plot_overlay
+
+        return plot_overlay.overlay_plot(self, **kwargs)
+
+    def save(self, path, *, width=None, height=None, dpi=200, **plot_options):
+        """Draw :meth:`plot` and write it to PNG, SVG or PDF (by the extension)."""
+        from ..outputs import plot as _plot
+
+        return _plot.save(self.plot(**plot_options), path, width=width, height=height, dpi=dpi)
+
+
+def stacked_partial_dependence(model, X, features, options: dict, *, by=None, by_bins: int = 4) -> StackedResult:
+    """``partial_dependence`` of a dict of models, or by groups of rows (see :func:`pdpx.partial_dependence`)."""
+    if isinstance(model, dict):
+        if by is not None:
+            raise PdpxError("by= and a dict of models cannot be combined; compare the models per group yourself "
+                            "(one call per group's rows) or the groups per model")
+        if not model:
+            raise PdpxError("the dict of models is empty; pass {'name': model, ...}")
+        labels, results = [], []
+        for name, m in model.items():
+            try:
+                session = Session(m, X, **options)
+                results.append(session.compute(session.resolve_features(features)))
+            except PdpxError as exc:
+                raise PdpxError(f"model {name!r}: {exc}") from None
+            labels.append(str(name))
+        if len(set(labels)) != len(labels):
+            raise PdpxError(f"the dict of models has names that are equal as text: {labels}")
+        return StackedResult("model", labels, results)
+    return _by_groups(model, X, features, options, by, by_bins)
+
+
+def _by_groups(model, X, features, options, by, by_bins) -> StackedResult:
+    main = Session(model, X, **options)
+    if not main.data.supports_ice_sample:
+        raise PdpxError("by= is not supported for Dask input; pass a pandas X (or a sample of it)")
+    feats = main.resolve_features(features)
+    jb = main.resolve_features([by])[0]
+    name = main.names[jb]
+    if jb in feats:
+        raise PdpxError(f"by={name!r} is also a target feature; group by another column")
+    if name in RESERVED:
+        raise PdpxError(f"by={name!r} would clash with a column of the tidy frame ({sorted(RESERVED)}); "
+                        "rename that column of X")
+    labels, codes = group_codes(main.X.iloc[:, jb], by_bins, categorical=main.categorical[jb])
+    grids = {main.names[j]: main.grid_for(j) for j in feats}
+    custom, has_missing = {}, {}
+    for f, g in grids.items():
+        j = main.names.index(f)
+        missing = not main.categorical[j] and bool(np.isnan(np.asarray(g, dtype=float)[-1]))
+        has_missing[f] = missing
+        custom[f] = g[:-1] if missing else g
+    sub_options = dict(options, custom_values=custom, include_missing=any(has_missing.values()))
+    if any(has_missing.values()) and not all(has_missing[main.names[j]] for j in feats
+                                             if not main.categorical[j]):
+        raise PdpxError("by=: the missing-value point is on for some numeric features and off for others; "
+                        "pass include_missing=False or compute them one at a time")
+    results = []
+    for i, lab in enumerate(labels):
+        rows = np.flatnonzero(codes == i)
+        opts = dict(sub_options)
+        if main.sample_weight is not None:
+            if main.sample_weight[rows].sum() <= 0:
+                raise PdpxError(f"by={name!r}: every row of group {lab!r} has sample_weight 0")
+            opts["sample_weight"] = main.sample_weight[rows]
+        session = Session(model, main.X.iloc[rows], **opts)
+        r = session.compute(session.resolve_features([main.names[j] for j in feats]))
+        if r.individual is not None:
+            r.ice_rows = rows if r.ice_rows is None else rows[np.asarray(r.ice_rows)]
+        r.background = main.X
+        r.grid_values = [grids[f] for f in r.features]  # the full data's grid, exactly
+        results.append(r)
+    return StackedResult(name, labels, results)
+
+
+def group_codes(column: pd.Series, by_bins: int, *, categorical: bool) -> tuple[list[str], np.ndarray]:
+    """The groups of a ``by`` column: (labels, code of each row; rows whose value is missing get the last code).
+
+    Categorical columns: their levels that occur (category order, else sorted). Numeric
+    columns with at most ``by_bins`` distinct values: those values; otherwise
+    ``by_bins`` quantile bins (fewer when quantiles coincide), labelled by their ranges.
+    """
+    isna = column.isna().to_numpy()
+    present = column[~isna]
+    if present.empty:
+        raise PdpxError(f"by={column.name!r} has only missing values; there is nothing to group by")
+    if not categorical:
+        values = pd.to_numeric(present, errors="coerce").to_numpy(dtype=float)
+        uniques = np.unique(values)
+        if uniques.size > by_bins:
+            edges = np.unique(np.quantile(values, np.linspace(0, 1, by_bins + 1)))
+            # bins (e_b, e_b+1], the first one closed on the left, as pandas.qcut
+            bins = np.clip(np.searchsorted(edges, values, side="left") - 1, 0, len(edges) - 2)
+            used = np.unique(bins)
+            labels = [f"{'[' if b == 0 else '('}{edges[b]:.4g}, {edges[b + 1]:.4g}]" for b in used]
+            inner = np.searchsorted(used, bins)
+        else:
+            labels = [f"{u:.6g}" for u in uniques]
+            inner = np.searchsorted(uniques, values)
+    else:
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            seen = set(present.unique())
+            levels = [c for c in column.cat.categories if c in seen]
+        else:
+            try:
+                levels = sorted(present.unique())
+            except TypeError:
+                levels = list(dict.fromkeys(present))
+        labels = [str(v) for v in levels]
+        lookup = {v: i for i, v in enumerate(levels)}
+        inner = np.array([lookup[v] for v in present], dtype=np.int64)
+    codes = np.empty(len(column), dtype=np.int64)
+    codes[~isna] = inner
+    if isna.any():
+        labels = labels + ["missing"]
+        codes[isna] = len(labels) - 1
+    if len(set(labels)) != len(labels):
+        raise PdpxError(f"by={column.name!r}: levels {labels} are not distinct as text; recode the column")
+    return labels, codes

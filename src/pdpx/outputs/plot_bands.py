@@ -1,0 +1,149 @@
+"""What 1-way figures draw beyond lines: the missing-value point, interval ribbons, ICE quantile bands, ICE colours.
+
+Used by :mod:`.plot_oneway` and :mod:`.plot_overlay`:
+
+* the missing-value grid point (``include_missing``) is drawn apart from the numeric
+  axis, a little right of the numeric grid, under a tick labelled ``missing``;
+* the bootstrap interval of the PD (``interval=``) is a ribbon (an error bar at a
+  categorical or missing point);
+* ``bands=(lo, hi)`` draws, at each grid point, the band between these quantiles of
+  every ICE curve (all of them, not the drawn subsample);
+* ``color_by="column"`` colours each ICE curve by its row's value of a column of X.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..core.data import short_list
+from ..core.errors import PdpxError
+from .plot_style import ICE_COLOR, PALETTE, PD_COLOR
+
+#: Gap between the numeric grid's end and the missing point, as a share of the grid's span.
+MISSING_GAP = 0.12
+
+
+def place_missing(df: pd.DataFrame, axis) -> np.ndarray:
+    """Mark the missing-value rows of a drawn frame and give them their x; returns the mask.
+
+    ``axis`` (the figure's :class:`~.plot_oneway.CategoricalAxis`) learns the tick to label.
+    """
+    numeric = (df["type_1"] != "categorical").to_numpy(dtype=bool)
+    miss = numeric & np.isnan(df["x_1"].to_numpy(dtype=float))
+    if not miss.any():
+        return miss
+    x = df["x"].to_numpy(dtype=float).copy()
+    sets = df["feature_set"].astype(str).to_numpy()
+    for fs in pd.unique(sets[miss]):
+        here = sets == fs
+        finite = x[here & ~miss]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        pos = hi + (MISSING_GAP * (hi - lo) if hi > lo else 1.0)
+        x[here & miss] = pos
+        axis.add_missing(pos, hi)
+    df["x"] = x
+    return miss
+
+
+def interval_layers(avg: pd.DataFrame, miss: np.ndarray, opts) -> tuple[list, list[str]]:
+    """The PD's bootstrap interval: a ribbon along numeric curves, error bars at other points."""
+    from plotnine import aes, geom_errorbar, geom_ribbon
+
+    if not opts.ribbon or "lower" not in avg.columns or avg["lower"].isna().all():
+        return [], []
+    layers, names = [], []
+    line = avg[~avg["categorical"] & ~miss]
+    if len(line):
+        layers.append(geom_ribbon(line, aes("x", ymin="lower", ymax="upper", group="feature_set"),
+                                  fill=PD_COLOR, alpha=0.22, outline_type="full", color="none"))
+        names.append("pd_interval")
+    points = avg[avg["categorical"] | miss]
+    if len(points):
+        layers.append(geom_errorbar(points, aes("x", ymin="lower", ymax="upper"), color=PD_COLOR, width=0.25,
+                                    size=0.7))
+        names.append("pd_interval_points")
+    return layers, names
+
+
+def band_columns(results, avg: pd.DataFrame, bands, centered: bool) -> pd.DataFrame:
+    """``avg`` with ``band_lo`` / ``band_hi``: quantiles of each result's ICE curves at each grid point.
+
+    The rows of ``avg`` follow the results' tidy frames (output-major, then grid cells).
+    """
+    lo_parts, hi_parts = [], []
+    for r in results:
+        K, G = len(r.outputs), int(np.prod(r.grid_shape))
+        if r.individual is None:
+            lo_parts.append(np.full(K * G, np.nan))
+            hi_parts.append(np.full(K * G, np.nan))
+            continue
+        ind = np.asarray(r.individual, dtype=float).reshape(K, r.individual.shape[1], G)
+        if centered and not r.centered:
+            ind = ind - ind[:, :, :1]
+        q = np.nanquantile(ind, list(bands), axis=1)  # (2, K, G)
+        lo_parts.append(q[0].reshape(-1))
+        hi_parts.append(q[1].reshape(-1))
+    lo, hi = np.concatenate(lo_parts), np.concatenate(hi_parts)
+    if lo.size != len(avg):
+        raise PdpxError("bands: the figure's curves do not match the results' grids")  # pragma: no cover
+    return avg.assign(band_lo=lo, band_hi=hi)
+
+
+def band_layers(avg: pd.DataFrame, miss: np.ndarray, bands) -> tuple[list, list[str]]:
+    """The ICE quantile bands: a ribbon along numeric grids, a bar at categorical or missing points."""
+    from plotnine import aes, geom_linerange, geom_ribbon
+
+    layers, names = [], []
+    line = avg[~avg["categorical"] & ~miss & avg["band_lo"].notna()]
+    if len(line):
+        layers.append(geom_ribbon(line, aes("x", ymin="band_lo", ymax="band_hi", group="feature_set"),
+                                  fill=ICE_COLOR, alpha=0.3, outline_type="full", color="none"))
+        names.append("ice_band")
+    points = avg[(avg["categorical"] | miss) & avg["band_lo"].notna()]
+    if len(points):
+        layers.append(geom_linerange(points, aes("x", ymin="band_lo", ymax="band_hi"), color=ICE_COLOR, size=4,
+                                     alpha=0.45))
+        names.append("ice_band_points")
+    return layers, names
+
+
+def band_caption(bands) -> str:
+    """What the band shows, for the caption."""
+    lo, hi = (100 * float(b) for b in bands)
+    return f"band: {lo:g}th to {hi:g}th percentile of the ICE curves at each grid point"
+
+
+def ice_colours(results, ice: pd.DataFrame, column: str) -> tuple[pd.Series, bool]:
+    """Each ICE row's value of ``column`` of X (by its ``row``); and whether the scale is continuous."""
+    background = next((r.background for r in results if getattr(r, "background", None) is not None), None)
+    if background is None:
+        raise PdpxError("color_by: this result does not hold the rows of X (Dask input, or built by hand); "
+                        "colour the curves yourself from res.to_frame() and res.ice_rows")
+    names = [str(c) for c in background.columns]
+    if column not in names:
+        raise PdpxError(f"color_by={column!r} is not a column of X; columns: {short_list(names)}")
+    values = background.iloc[:, names.index(column)]
+    rows = ice["row"].to_numpy(dtype=np.int64)
+    picked = values.iloc[rows].reset_index(drop=True)
+    continuous = (pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype)
+                  and values.nunique(dropna=True) > len(PALETTE))
+    if continuous:
+        return pd.Series(pd.to_numeric(picked, errors="coerce").to_numpy(dtype=float), index=ice.index), True
+    text = picked.astype(object).where(picked.notna(), "missing").astype(str)
+    levels = [str(v) for v in (values.cat.categories if isinstance(values.dtype, pd.CategoricalDtype)
+                               else sorted(values.dropna().unique(), key=str))]
+    if text.eq("missing").any():
+        levels.append("missing")
+    levels = [v for v in dict.fromkeys(levels) if v in set(text)]
+    return pd.Series(pd.Categorical(text, categories=levels), index=ice.index), False
+
+
+def colour_scale(continuous: bool, column: str, n_levels: int):
+    """The colour scale of ``color_by``: viridis for numbers, the Okabe-Ito palette for levels."""
+    from plotnine import scale_color_cmap, scale_color_manual
+
+    if continuous:
+        return scale_color_cmap("viridis", name=column)
+    colours = (PALETTE * (n_levels // len(PALETTE) + 1))[:n_levels]
+    return scale_color_manual(values=colours, name=column)
