@@ -342,7 +342,8 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
   }
   pd <- partial_dependence(object, train, pred.var, kind = if (per_row) "individual" else "average",
                            custom_values = .grid_values(grid), method = "auto", response = response,
-                           target = target, n_trees = n.trees, grid_resolution = 2L, n_jobs = n_jobs)
+                           target = target, n_trees = n.trees, grid_resolution = 2L, n_jobs = n_jobs,
+                           include_missing = FALSE)  # pdp draws no missing-value point
   tidy <- .strip_pd(pd)
   keys <- .grid_match(tidy, grid, pred.var)
   gi <- match(keys$grid, unique(keys$tidy))
@@ -400,7 +401,7 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
   }
   pd <- partial_dependence(object, train, pred.var, kind = "average", custom_values = .grid_values(grid),
                            method = "recursion", response = "raw", n_trees = n.trees, grid_resolution = 2L,
-                           n_jobs = n_jobs)
+                           n_jobs = n_jobs, include_missing = FALSE)
   tidy <- .strip_pd(pd)
   keys <- .grid_match(tidy, grid, pred.var)
   y <- tidy$yhat[match(keys$grid, keys$tidy)]
