@@ -28,7 +28,15 @@ __all__ = [
     "set_config",
     "get_config",
     "config_context",
+    "importance",
+    "h_statistic",
+    "ale",
+    "derivative_ice",
+    "compare_methods",
 ]
+
+#: measures beyond the curves (:mod:`pdpx.explain`), imported on first use
+_EXPLAIN = ("importance", "h_statistic", "ale", "derivative_ice", "compare_methods")
 
 
 def __getattr__(name):  # lazy: plotting and reports need plotnine
@@ -36,4 +44,8 @@ def __getattr__(name):  # lazy: plotting and reports need plotnine
         from .outputs.report import report
 
         return report
+    if name in _EXPLAIN:
+        from . import explain
+
+        return getattr(explain, name)
     raise AttributeError(f"module 'pdpx' has no attribute {name!r}")
