@@ -149,6 +149,7 @@ def _by_groups(model, X, features, options, by, by_bins) -> StackedResult:
                 raise PdpxError(f"by={name!r}: every row of group {lab!r} has sample_weight 0")
             opts["sample_weight"] = main.sample_weight[rows]
         session = Session(model, main.X.iloc[rows], **opts)
+        session._accepts_missing = main._accepts_missing  # same model and columns: asked once, not per group
         r = session.compute(session.resolve_features([main.names[j] for j in feats]))
         if r.individual is not None:
             r.ice_rows = rows if r.ice_rows is None else rows[np.asarray(r.ice_rows)]
