@@ -21,8 +21,8 @@ from .plot_bands import (
 )
 from .plot_style import (
     ICE_COLOR,
-    UNSUPPORTED_FILL,
     PD_COLOR,
+    UNSUPPORTED_FILL,
     PlotOptions,
     figure_size,
     grid_labels,
