@@ -147,13 +147,15 @@ class PartialDependenceResult:
 
     @property
     def unsupported(self) -> np.ndarray | None:
-        """Grid cells no row supports (support 0) or outside the convex hull (2 numeric features); None if unknown."""
+        """Grid cells with no row within one grid step, or outside the convex hull (2 numeric features).
+
+        What figures shade; the rule is in :mod:`pdpx.core.support`. None if the support is unknown.
+        """
         if self.support is None:
             return None
-        mask = np.asarray(self.support) <= 0
-        if self.outside_hull is not None:
-            mask = mask | np.asarray(self.outside_hull, dtype=bool)
-        return mask
+        from .support import unsupported_cells
+
+        return unsupported_cells(self.support, self.grid_values, self.categorical, self.outside_hull)
 
     def support_frame(self) -> pd.DataFrame:
         """One row per grid cell: ``feature_j``, ``x_j``, ``label_j`` as in :meth:`to_frame`, then

@@ -19,7 +19,13 @@ For two features a cell's support counts the rows in its rectangle (the product 
 two intervals); empty cells hold 0. For two numeric features ``res.outside_hull``
 also says which grid points lie outside the convex hull of the rows' observed pairs
 (degenerate hulls, a segment or a point, hold only the points on them).
-``res.unsupported`` is the union: support 0, or outside the hull.
+
+``res.unsupported`` (what figures shade) marks the grid points with **no row within
+one grid step**: the support of the point plus that of its neighbours along each
+numeric feature's grid (a 3 x 3 block of cells for two numeric features) is 0, or
+the point lies outside the hull. An empty interval between two supported neighbours
+is interpolation, not extrapolation, and a fine grid over few rows has many such
+intervals. Categories and the missing-value point have no neighbours: support 0.
 
 The extrapolation check (:class:`ExtrapolationWarning`)
 -------------------------------------------------------
@@ -222,6 +228,28 @@ def outside_hull(a, b, g1, g2) -> np.ndarray:
     return out
 
 
+def unsupported_cells(counts, grids, categorical, hull=None) -> np.ndarray:
+    """Grid cells with no row within one grid step, or outside the hull (see the module docstring)."""
+    out = np.asarray(counts, dtype=np.float64).copy()
+    for ax, (grid, cat) in enumerate(zip(grids, categorical)):
+        if cat:
+            continue
+        g = np.asarray(grid, dtype=np.float64)
+        finite = np.flatnonzero(np.isfinite(g))
+        order = finite[np.argsort(g[finite], kind="stable")]
+        moved = np.moveaxis(out, ax, 0).copy()
+        sub = moved[order]
+        wide = sub.copy()
+        wide[1:] += sub[:-1]
+        wide[:-1] += sub[1:]
+        moved[order] = wide
+        out = np.moveaxis(moved, 0, ax)
+    mask = out <= 0
+    if hull is not None:
+        mask |= np.asarray(hull, dtype=bool)
+    return mask
+
+
 # -------------------------------------------------------------- the check
 def _bins(column, categorical: bool, n_bins: int) -> tuple[np.ndarray, object]:
     """Coarse bin of each value (missing values: a bin of their own) and what maps grid values to bins."""
@@ -365,8 +393,8 @@ def support_summary(res) -> str | None:
     if mask is not None and mask.any():
         n, total = int(mask.sum()), mask.size
         unit = "grid points" if len(res.features) == 1 else "grid cells"
-        why = "no rows of the data" if getattr(res, "outside_hull", None) is None else \
-            "no rows of the data, or lie outside the convex hull of the data"
+        why = "no rows of the data within a grid step" if getattr(res, "outside_hull", None) is None else \
+            "no rows of the data within a grid step, or lie outside the convex hull of the data"
         parts.append(f"{n} of {total} {unit} of {res.feature_set} have {why} (shaded in the figure)")
     if check is not None and check.warns:
         partner = f" with {check.partner!r}" if check.partner else ""

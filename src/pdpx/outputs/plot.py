@@ -135,8 +135,8 @@ def plot_result(
     ribbon : bool, default True
         Draw the bootstrap interval (``interval=``) of the PD as a ribbon.
     unsupported : {"shade", "drop", "show"}, default "shade"
-        Grid points no row of the data supports (``res.unsupported``: support 0, or
-        outside the convex hull of two numeric features; see ``docs/extrapolation.md``).
+        Grid points with no row of the data within one grid step, or outside the
+        convex hull of two numeric features (``res.unsupported``; ``docs/extrapolation.md``).
         ``"shade"``: grey bands over them (1-way), grey cells (2-way tiles), dotted
         stretches of lines (numeric x categorical); nothing is drawn when every point
         is supported. ``"drop"``: leave them out (curves break there). ``"show"``:

@@ -179,7 +179,7 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
 
     cap = next((n for n in notes if n), "") if opts.caption else ""
     if opts.caption and "unsupported" in names:
-        cap = "; ".join(c for c in (cap, "grey: grid points no row of the data supports") if c)
+        cap = "; ".join(c for c in (cap, "grey: no rows of the data within a grid step") if c)
     if opts.caption and {"pd_interval", "pd_interval_points"} & set(names):
         level = next(r.interval for r in results if r.interval is not None)
         cap = "; ".join(c for c in (cap, f"shaded: {100 * level:g}% bootstrap interval of the PD") if c)

@@ -59,7 +59,7 @@ def twoway_plot(res: "PartialDependenceResult", opts: PlotOptions):
         from plotnine import labs
 
         what = "dotted" if names[0] == "unsupported" else "grey"
-        p = p + labs(caption=f"{what}: no rows of the data there" + (
+        p = p + labs(caption=f"{what}: no rows of the data within a grid step" + (
             ", or outside their convex hull" if res.outside_hull is not None else ""))
     p = p + theme_pdpx(opts.base_size) + theme(figure_size=size)
     p._pdpx_layers = names
