@@ -196,7 +196,7 @@ def outside_hull(a, b, g1, g2) -> np.ndarray:
     if not ok.any():
         out[applies] = True
         return out
-    pts = np.unique(np.column_stack([a[ok], b[ok]]), axis=0)
+    pts = np.column_stack([a[ok], b[ok]])
     low = pts.min(axis=0)
     span = pts.max(axis=0) - low
     span[span == 0] = 1.0
@@ -212,6 +212,7 @@ def outside_hull(a, b, g1, g2) -> np.ndarray:
         except QhullError:  # collinear
             inside = None
     if inside is None:
+        pts = np.unique(pts, axis=0)  # degenerate: few distinct points, or one line
         p0 = pts[0]
         far = pts[np.argmax(np.sum((pts - p0) ** 2, axis=1))]
         d = far - p0
