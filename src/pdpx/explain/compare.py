@@ -95,6 +95,12 @@ class MethodComparison:
 
         return plot_ale.plot_comparison(self, **kwargs)
 
+    def save(self, path, *, width=None, height=None, dpi=200, **plot_options):
+        """Draw :meth:`plot` (with ``plot_options``) and write it to PNG, SVG or PDF (by the extension)."""
+        from ..outputs import plot as _plot
+
+        return _plot.save(self.plot(**plot_options), path, width=width, height=height, dpi=dpi)
+
 
 def compare_methods(model, X, features, **pd_options) -> MethodComparison:
     """Partial dependence by ``exact`` (brute's answer) and by ``recursion`` on the same grid.

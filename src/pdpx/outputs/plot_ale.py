@@ -64,7 +64,7 @@ def _output_facets(p, res, opts, rows=None):
 def _size(res, rows: int = 1) -> tuple[float, float]:
     k = len(res.outputs)
     w, h = figure_size(1, min(k, 3))
-    return (w, h if rows == 1 else h * 1.5)
+    return (w, h) if rows == 1 else (max(w, 7.5), h * 1.5)
 
 
 def _finish(p, names, res, opts, caption: str, rows: int = 1):
@@ -222,7 +222,7 @@ def plot_derivative(res, **options):
         p = p + geom_line(_panel(_outputs_cat(ice, res), panels), aes("x", "y", group="curve"), color=ICE_COLOR,
                           alpha=alpha, size=0.35)
         names.append("dice")
-        note = f"thin lines: derivatives of {len(pick)} of {n:,} ICE curves; "
+        note = f"thin: {len(pick)} of {n:,} rows' derivatives; "
     p = p + geom_line(_panel(_outputs_cat(avg, res), panels), aes("x", "y"), color=PD_COLOR, size=1.0)
     p = p + geom_line(_panel(_outputs_cat(sd, res), panels), aes("x", "y"), color="#333333", size=0.8)
     names += ["mean_derivative", "sd"]
@@ -233,7 +233,7 @@ def plot_derivative(res, **options):
                          color="#555555", length=0.03)
         names.append("rug")
     p = p + labs(x=res.features[0], y=f"d {_what(res)} / d {res.features[0]}")
-    caption = note + "thick: mean derivative (of the PD); bottom: sd of the rows' derivatives (interactions)"
+    caption = note + "thick: mean derivative; below: sd across rows"
     return _finish(_output_facets(p, res, opts, rows="panel"), names, res, opts, caption, rows=2)
 
 
@@ -246,7 +246,7 @@ def _panel(df: pd.DataFrame, panels: list[str]) -> pd.DataFrame:
 def plot_comparison(cmp, **options):
     """An undrawn figure of a :class:`~pdpx.explain.compare.MethodComparison` (see the module).
 
-    Options: ``points``, ``caption``, ``base_size``, ``share_y``.
+    Options: ``points`` (marks on grids of at most 30 points), ``caption``, ``base_size``, ``share_y``.
     """
     opts = _options("plot_comparison", options)
     res = cmp.exact
@@ -282,7 +282,7 @@ def plot_comparison(cmp, **options):
          + geom_line(gap, aes("x", "y"), color="#333333", size=0.8)
          + scale_color_manual(values=[PALETTE[0], PALETTE[5]], name="method"))
     names = ["zero", "curves", "gap"]
-    if opts["points"] or cat:
+    if (opts["points"] and len(res.grid_values[0]) <= 30) or cat:
         p = p + geom_point(curves, aes("x", "y", color="method"), size=1.4) + geom_point(gap, aes("x", "y"),
                                                                                          size=1.2)
         names += ["curve_points", "gap_points"]
@@ -292,5 +292,5 @@ def plot_comparison(cmp, **options):
         labels = [str(v) for v in res.grid_values[0]]
         p = p + scale_x_continuous(breaks=list(range(len(labels))), labels=labels)
     p = p + labs(x=res.features[0], y=_what(res))
-    caption = "exact: every row of X set to the grid value (brute's answer); recursion: training-weighted traversal"
+    caption = "exact: brute's answer over the rows of X; recursion: weighted by training fractions"
     return _finish(_output_facets(p, res, opts, rows="panel"), names, res, opts, caption, rows=2)
