@@ -67,7 +67,7 @@ class DerivativeResult(PartialDependenceResult):
         return to_backend(df, backend)
 
     def plot(self, **kwargs):
-        """The derivative curves with their standard deviation below (see :func:`pdpx.outputs.plot_ale.plot_derivative`)."""
+        """The derivative curves, their sd below (see :func:`pdpx.outputs.plot_ale.plot_derivative`)."""
         from ..outputs import plot_ale  # lazy: plotnine is optional
 
         return plot_ale.plot_derivative(self, **kwargs)
