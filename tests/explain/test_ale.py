@@ -13,7 +13,15 @@ from pdpx.core.errors import PdpxError
 
 
 def edges_of(x, n_bins):
-    return np.unique(np.quantile(x, np.linspace(0, 1, n_bins + 1)))
+    """The k / n_bins quantiles of the empirical distribution: the smallest value whose ECDF reaches k / n_bins."""
+    xs = np.sort(x)
+    n = xs.size
+    out = []
+    for k in range(n_bins + 1):
+        p = k / n_bins
+        i = max(int(np.ceil(p * n - 1e-9)) - 1, 0)  # the smallest i with (i + 1) / n >= p
+        out.append(xs[i])
+    return np.unique(out)
 
 
 def in_bin(x, z, k):
@@ -301,6 +309,15 @@ def test_refusals(correlated, categorical_data):
         pdpx.ale(model, X, "x1", grid_resolution=0)
     with pytest.raises(PdpxError, match="constant"):
         pdpx.ale(model, X.assign(x3=1.0), "x3")
+
+
+def test_discrete_feature_keeps_its_steps():
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame({"k": rng.integers(0, 5, 700), "u": rng.uniform(size=700)})
+    f = lambda d: 10.0 * (d["k"] >= 2.5) + 3.0 * (d["k"] >= 0.5) + d["u"]
+    res = pdpx.ale(f, X, "k", grid_resolution=20)
+    assert set(res.grid_values[0]) == {0, 1, 2, 3, 4}  # the edges are observed values
+    np.testing.assert_allclose(np.diff(res.average[0]), [3.0, 0.0, 10.0, 0.0], atol=1e-12)
 
 
 def test_missing_values_take_no_part(correlated):

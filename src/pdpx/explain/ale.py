@@ -6,8 +6,12 @@ value lies in, never to a far-away value the other features make implausible (wh
 partial dependence does on correlated data). The estimators are those of the paper and
 of its R package ALEPlot:
 
-* **one numeric feature**: bin edges ``z_0 < ... < z_K`` at the feature's quantiles
-  ``0, 1/K, ..., 1`` (numpy's default linear quantile, R's type 7; repeated edges merged).
+* **one numeric feature**: bin edges ``z_0 < ... < z_K`` at the quantiles ``0, 1/K, ..., 1``
+  of the feature's empirical distribution, as the paper defines them (observed values:
+  R's type 1, as iml computes them; repeated edges merged). So every
+  bin holds the rows at its upper edge: ALEPlot's interpolated quantiles (type 7) can put
+  edges between the values of a discrete feature and leave the bin where its step is
+  without rows, losing the step.
   A row with value in ``(z_{k-1}, z_k]`` (the first bin includes ``z_0``) is in bin
   ``k``; the bin's local effect is the mean over its rows of
   ``f(z_k, x_C) - f(z_{k-1}, x_C)``. The effects are summed from ``z_0`` (value 0 there),
@@ -29,7 +33,7 @@ of its R package ALEPlot:
   (mean over the rows 0).
 
 With ``sample_weight``, every mean above is weighted (the bin edges stay the unweighted
-quantiles). Rows whose target feature is missing take no part (a note says how many).
+quantiles; a bin whose rows all have weight 0 contributes no change). Rows whose target feature is missing take no part (a note says how many).
 Predictions go through the model's adapter in batches that fit the memory budget:
 2 (numeric), 4 (two features) or at most 3 (categorical) predictions per row.
 """
@@ -202,11 +206,14 @@ def _numeric(session: Session, j: int) -> np.ndarray:
 
 
 def quantile_edges(x: np.ndarray, n_bins: int, name: str) -> np.ndarray:
-    """The unique quantiles ``0, 1/n_bins, ..., 1`` of the finite values of ``x`` (numpy's linear quantile)."""
+    """The unique quantiles ``0, 1/n_bins, ..., 1`` of the finite values of ``x``: observed values (inverted CDF)."""
     x = x[np.isfinite(x)]
     if x.size == 0:
         raise PdpxError(f"ale(): feature {name!r} has no finite values")
-    edges = np.unique(np.quantile(x, np.linspace(0.0, 1.0, n_bins + 1)))
+    x = np.sort(x)
+    k = np.arange(n_bins + 1, dtype=np.int64)
+    # the k / n_bins quantile: the smallest value whose ECDF reaches it, index ceil(k n / K) - 1 in integers
+    edges = np.unique(x[np.maximum((k * x.size + n_bins - 1) // n_bins - 1, 0)])
     if edges.size < 2:
         raise PdpxError(f"ale(): feature {name!r} is constant (every value is {edges[0]!r}); it has no effect "
                         "to accumulate")
