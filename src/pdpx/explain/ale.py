@@ -35,7 +35,8 @@ of its R package ALEPlot:
 With ``sample_weight``, every mean above is weighted (the bin edges stay the unweighted
 quantiles; a bin whose rows all have weight 0 contributes no change). Rows whose target
 feature is missing take no part (a note says how many). Predictions go through the
-model's adapter in batches that fit the memory budget: 2 (numeric), 4 (two features) or at most 3 (categorical) predictions per row.
+model's adapter in batches that fit the memory budget: 2 (numeric), 4 (two features) or
+at most 3 (categorical) predictions per row.
 """
 
 from __future__ import annotations
