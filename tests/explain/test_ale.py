@@ -330,3 +330,18 @@ def test_missing_values_take_no_part(correlated):
     _, ref = ref_ale_1way(f, Xm.iloc[50:], "x1", 6)
     np.testing.assert_allclose(res.average, ref, atol=1e-10)
     assert any("50 row(s)" in n for n in res.notes)
+
+
+def test_integer_column_marked_categorical_and_missing_categories(categorical_data):
+    X = categorical_data.assign(grade=categorical_data["grade"].map({"a": 1, "b": 2, "c": 3, "d": 4}))
+    f = lambda d: _cat_model(d.assign(grade=d["grade"].map({1: "a", 2: "b", 3: "c", 4: "d"})))
+    res = pdpx.ale(f, X, "grade", categorical_features=["grade"], order=[4, 1, 2, 3])
+    ref = ref_ale_categorical(lambda d: f(d)[:, None], X, "grade", [4, 1, 2, 3])
+    np.testing.assert_allclose(res.average, ref, atol=1e-12)
+    Xm = categorical_data.astype({"grade": object})
+    Xm.loc[:29, "grade"] = None
+    g = lambda d: _cat_model(d.fillna({"grade": "a"}))
+    res = pdpx.ale(g, Xm, "grade", order=["a", "b", "c", "d"])
+    ref = ref_ale_categorical(lambda d: g(d)[:, None], Xm.iloc[30:], "grade", ["a", "b", "c", "d"])
+    np.testing.assert_allclose(res.average, ref, atol=1e-12)
+    assert any("30 row(s)" in n for n in res.notes)

@@ -353,8 +353,7 @@ def _ale_categorical(session: Session, j: int, order, w: np.ndarray, notes: list
         levels, how = mds_order(session, j, levels, w), "mds"
         notes.append(f"categories of {name!r} ordered by similarity of the other features (1-D MDS): "
                      f"{[str(c) for c in levels]}")
-    code_of = {c: i for i, c in enumerate(levels)}
-    codes = np.array([code_of.get(v, -1) if not _isna(v) else -1 for v in col.to_numpy(dtype=object)])
+    codes = level_codes(col, levels)
     ok = codes >= 0
     if not ok.all():
         notes.append(f"{int((~ok).sum())} row(s) with {name!r} missing take no part in the ALE")
@@ -382,8 +381,10 @@ def _ale_categorical(session: Session, j: int, order, w: np.ndarray, notes: list
     return [np.array(levels, dtype=object)], out, counts, how
 
 
-def _isna(v) -> bool:
-    return v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA or v is pd.NaT
+def level_codes(col: pd.Series, levels: list) -> np.ndarray:
+    """Position of each row's category in ``levels`` (-1: missing)."""
+    values = col.astype(object) if isinstance(col.dtype, pd.CategoricalDtype) else col
+    return np.asarray(pd.Categorical(values, categories=levels).codes, dtype=np.int64)
 
 
 def _given_order(order, levels: list, name: str) -> list:
@@ -406,8 +407,8 @@ def _given_order(order, levels: list, name: str) -> list:
 
 def mds_order(session: Session, j: int, levels: list, w: np.ndarray) -> list:
     """The categories of feature ``j`` ordered by 1-D classical scaling of their distances (see the module)."""
-    col = session.data.column(j).to_numpy(dtype=object)
-    member = [np.flatnonzero(np.array([v == c for v in col], dtype=bool)) for c in levels]
+    codes = level_codes(session.data.column(j), levels)
+    member = [np.flatnonzero(codes == i) for i in range(len(levels))]
     L = len(levels)
     D = np.zeros((L, L))
     for o in range(len(session.names)):
@@ -416,8 +417,8 @@ def mds_order(session: Session, j: int, levels: list, w: np.ndarray) -> list:
         if session.categorical[o]:
             other = session.data.column(o).astype(object).where(session.data.column(o).notna(), "<missing>")
             vals = pd.Categorical(other.astype(str))
-            codes, n_vals = vals.codes, len(vals.categories)
-            P = np.array([np.bincount(codes[m], weights=w[m], minlength=n_vals) for m in member])
+            ocodes, n_vals = vals.codes, len(vals.categories)
+            P = np.array([np.bincount(ocodes[m], weights=w[m], minlength=n_vals) for m in member])
             P = P / np.maximum(P.sum(axis=1, keepdims=True), 1e-300)
             D += np.abs(P[:, None, :] - P[None, :, :]).sum(axis=2) / 2
         else:
