@@ -345,3 +345,18 @@ def test_integer_column_marked_categorical_and_missing_categories(categorical_da
     ref = ref_ale_categorical(lambda d: g(d)[:, None], Xm.iloc[30:], "grade", ["a", "b", "c", "d"])
     np.testing.assert_allclose(res.average, ref, atol=1e-12)
     assert any("30 row(s)" in n for n in res.notes)
+
+
+def test_predictions_in_batches_within_the_budget():
+    rng = np.random.default_rng(6)
+    X = pd.DataFrame({"a": rng.uniform(size=10_000), "b": rng.uniform(size=10_000)})
+    sizes = []
+
+    def f(d):
+        sizes.append(len(d))
+        return np.sin(3 * d["a"]) * d["b"]
+
+    res = pdpx.ale(f, X, "a", grid_resolution=10, memory_budget="1MB")
+    assert len(sizes) > 2 and max(sizes) < 10_000  # several calls, none over every row
+    _, ref = ref_ale_1way(lambda d: np.asarray(np.sin(3 * d["a"]) * d["b"])[:, None], X, "a", 10)
+    np.testing.assert_allclose(res.average, ref, atol=1e-12)
