@@ -9,7 +9,7 @@ from sklearn.linear_model import LinearRegression
 from sklearn.tree import DecisionTreeRegressor
 
 import pdpx
-from pdpx.core.errors import PdpxError
+from pdpx.core.errors import ExtrapolationWarning, PdpxError
 
 
 def degenerate():
@@ -50,7 +50,9 @@ def friedman():
 def test_exact_is_brute_and_recursion_is_sklearns(friedman, make):
     X, y = friedman
     model = make().fit(X, y)
-    cmp = pdpx.compare_methods(model, X, "b", grid_resolution=20)
+    with pytest.warns(ExtrapolationWarning, match="'b'") as caught:  # b = a + noise: the warning is right
+        cmp = pdpx.compare_methods(model, X, "b", grid_resolution=20)
+    assert sum(issubclass(w.category, ExtrapolationWarning) for w in caught) == 1  # once, not once per method
     grid = cmp.exact.grid_values[0]
     brute = np.array([model.predict(X.assign(b=v)).mean() for v in grid])
     np.testing.assert_allclose(cmp.exact.average[0], brute, atol=1e-9)
@@ -97,5 +99,6 @@ def test_plot(friedman, tmp_path):
     assert layer_names(cmp.plot()) == ["zero", "curves", "gap", "curve_points", "gap_points"]
     cmp.save(tmp_path / "cmp.png")
     X, y = friedman
-    two = pdpx.compare_methods(DecisionTreeRegressor(max_depth=4).fit(X, y), X, ["a", "b"], grid_resolution=5)
+    with pytest.warns(ExtrapolationWarning):  # a and b are dependent by construction
+        two = pdpx.compare_methods(DecisionTreeRegressor(max_depth=4).fit(X, y), X, ["a", "b"], grid_resolution=5)
     assert layer_names(two.plot()) == ["gap_tiles"]

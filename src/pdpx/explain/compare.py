@@ -15,11 +15,13 @@ differ (``docs/ale.md`` has a worked example where they give 950 and 500).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
 from ..core.compute import check_options, partial_dependence
-from ..core.errors import PdpxError
+from ..core.errors import ExtrapolationWarning, PdpxError
 from ..core.result import PartialDependenceResult, feature_columns, grid_label
 
 
@@ -140,5 +142,7 @@ def compare_methods(model, X, features, **pd_options) -> MethodComparison:
                             f"{text.split(': ', 1)[1]}. It needs a tree model whose trees carry node weights "
                             "(docs/methods.md)") from None
         raise
-    exact = partial_dependence(model, X, features, method="auto", **pd_options)
+    with warnings.catch_warnings():  # the same grid and data: the recursion call has warned already
+        warnings.simplefilter("ignore", ExtrapolationWarning)
+        exact = partial_dependence(model, X, features, method="auto", **pd_options)
     return MethodComparison(exact, rec)
