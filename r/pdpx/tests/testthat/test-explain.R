@@ -75,6 +75,17 @@ test_that("pd_importance() and h_statistic() read randomForest models as trees",
     want <- vapply(grid$x_1, function(v) { nd <- X; nd[[f]] <- v; mean(predict(rf, nd)) }, 0)
     expect_equal(imp$importance[imp$feature == f], sd(want), tolerance = 1e-9)
   }
+  # H on the forest's trees equals the definition by brute force with randomForest's predict
+  n <- nrow(X)
+  pd_at_rows <- function(cols) {
+    v <- vapply(seq_len(n), function(i) {
+      nd <- X
+      for (cc in cols) nd[[cc]] <- X[[cc]][i]
+      mean(predict(rf, nd))
+    }, 0)
+    v - mean(v)
+  }
+  pj <- pd_at_rows("wt"); pk <- pd_at_rows("hp"); pjk <- pd_at_rows(c("wt", "hp"))
   h <- h_statistic(rf, X, c("wt", "hp"))
-  expect_true(all(h$pairwise$h >= 0 & h$pairwise$h <= 1.5))
+  expect_equal(h$pairwise$h2, sum((pjk - pj - pk)^2) / sum(pjk^2), tolerance = 1e-9)
 })
