@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import struct
 import tempfile
 import weakref
 
@@ -22,7 +23,8 @@ from pdpx.core.adapter import Adapter, as_2d
 from pdpx.core.ir import TreeModel
 
 from .encoder import CatBoostEncoder
-from .trees import Unreadable, read_model
+from .cbm import read_cbm
+from .trees import Unreadable, read_arrays, read_model
 
 #: Losses whose probabilities are the logistic of one margin, a softmax of several,
 #: or a logistic per class (one-vs-all).
@@ -103,6 +105,11 @@ class CatBoostAdapter(Adapter):
             return None
         return names
 
+    def n_features(self) -> int:
+        """The number of columns the model was fitted on (``n_features_in_`` is 0 on a model read by
+        ``load_model`` or unpickled: its feature names tell then)."""
+        return int(self.model.n_features_in_) or len(self.model.feature_names_ or [])
+
     def cat_positions(self) -> set[int]:
         """Positions of the categorical features."""
         return set(int(i) for i in self.model.get_cat_feature_indices())
@@ -137,7 +144,7 @@ class CatBoostAdapter(Adapter):
     def validate_columns(self, X):
         """Columns as at fit time; categorical columns must have no missing values (CatBoost refuses them)."""
         X = super().validate_columns(X)
-        n = int(self.model.n_features_in_)
+        n = self.n_features()
         if X.shape[1] != n:
             raise PdpxError(
                 f"X has {X.shape[1]} columns but this {type(self.model).__name__} was fitted on {n}; "
@@ -244,13 +251,47 @@ class CatBoostAdapter(Adapter):
         finally:
             os.unlink(path)
 
+    def binary_model(self) -> bytes:
+        """The model in CatBoost's binary format (``.cbm``): from memory when this catboost can
+        (``_serialize_model``, what pickling a model uses), else through a temporary file."""
+        serialize = getattr(self.model, "_serialize_model", None)
+        if serialize is not None:
+            try:
+                buf = serialize()
+                if isinstance(buf, bytes | bytearray) and buf[:4] == b"CBM1":
+                    return bytes(buf)
+            except Exception:  # noqa: BLE001 - a catboost without it: the documented route
+                pass
+        fd, path = tempfile.mkstemp(suffix=".cbm")
+        os.close(fd)
+        try:
+            self.model.save_model(path, format="cbm")
+            with open(path, "rb") as fh:
+                return fh.read()
+        finally:
+            os.unlink(path)
+
+    def read_trees(self, description: str = ""):
+        """The ensemble and its facts: from the binary model when :func:`.cbm.read_cbm` reads it, else
+        from the JSON export (models with CTRs, text or embedding features, non-symmetric trees)."""
+        arrays = None
+        try:
+            arrays = read_cbm(self.binary_model())
+        except (ValueError, struct.error, IndexError):  # not a buffer this reader knows: the JSON export
+            arrays = None
+        if arrays is not None:
+            scale, bias = self.model.get_scale_and_bias()
+            return read_arrays(arrays, scale=float(scale), bias=bias, n_features=self.n_features(),
+                               description=description)
+        return read_model(self.export(), n_features=self.n_features(), description=description)
+
     def _build(self, response: str, link: str):
         reason = self._estimated_features()
         if reason:
             return reason
         description = f"CatBoost {type(self.model).__name__} ({self.loss()}, {self.model.tree_count_} trees)"
         try:
-            ens, facts = read_model(self.export(), n_features=int(self.model.n_features_in_), description=description)
+            ens, facts = self.read_trees(description)
         except Unreadable as exc:
             return str(exc)
         if facts.one_hot_values and not facts.symmetric:
@@ -269,7 +310,7 @@ class CatBoostAdapter(Adapter):
     def _estimated_features(self) -> str | None:
         """Why text or embedding features keep the trees out of reach (CatBoost turns them into
         estimated features, and exports such models in its binary format only)."""
-        names = self._columns or self.feature_names() or [str(i) for i in range(int(self.model.n_features_in_))]
+        names = self._columns or self.feature_names() or [str(i) for i in range(self.n_features())]
         for kind, indices in (("text features", self.model.get_text_feature_indices()),
                               ("embedding features", self.model.get_embedding_feature_indices())):
             if len(indices):
@@ -280,7 +321,7 @@ class CatBoostAdapter(Adapter):
 
     def _probe_frame(self, rows: int) -> pd.DataFrame:
         """``rows`` rows the model accepts: zeros, and a known category in each categorical column."""
-        n = int(self.model.n_features_in_)
+        n = self.n_features()
         names = self._columns or self.feature_names() or [str(i) for i in range(n)]
         cats = self.cat_positions()
         data = {}
