@@ -113,7 +113,7 @@ def data(n=60, n_features=4, seed=1, cat_feature=None):
 
 def kernel_calls(monkeypatch):
     calls = []
-    for name in ("oblivious_margins", "oblivious_counts"):
+    for name in ("oblivious_margins", "oblivious_counts", "oblivious_products"):
         fn = getattr(_oblivious, name)
 
         def wrapped(*a, _fn=fn, _name=name, **k):
@@ -139,7 +139,8 @@ def test_oblivious_equals_brute_and_is_used(monkeypatch, link, features, depth_f
     for kernel in ("oblivious", "auto"):
         assert_exact_equals_brute(IRAdapter(ens), X, features, kernel=kernel, grid_resolution=7)
     assert_exact_equals_brute(IRAdapter(ens), X, features, kernel="oblivious", grid_resolution=5, sample_weight=w)
-    assert set(calls) == {"oblivious_margins"} | ({"oblivious_counts"} if link == "identity" else set())
+    # ICE: margins; averages: counts (linear) or the products of exp(leaf) (logistic, exp)
+    assert set(calls) == {"oblivious_margins"} | ({"oblivious_counts"} if link == "identity" else {"oblivious_products"})
     # the other kernels agree on the same model
     for kernel in ("leafsets", "partition"):
         assert_exact_equals_brute(IRAdapter(ens), X, features, kernel=kernel, grid_resolution=7)
@@ -199,3 +200,51 @@ def test_not_oblivious_falls_back_and_the_option_says_why(monkeypatch):
     # a leaf above the last level (an unbalanced tree) is not oblivious either
     assert _oblivious.static_oblivious(ens) is not None
     assert _oblivious.static_oblivious(changed) is None
+
+
+def _tree_bound(ens):
+    """sum over trees of the largest |tree weight * leaf value| (the bound the products path checks)."""
+    top = np.maximum.reduceat(np.abs(ens.value).max(axis=1), ens.tree_start[:-1]) * np.abs(ens.tree_weight)
+    return float(top.sum())
+
+
+@pytest.mark.parametrize("features", ["f0", ["f0", "f1"], ["f0", "f1", "f3"]])
+@pytest.mark.parametrize("path", ["pairs", "single divisions", "margins"])
+def test_products_paths_equal_brute(monkeypatch, features, path):
+    """The average of a logistic response by products of exp(leaf), with paired or single divisions, and the
+    margins + exp path it falls back to when a partial product could overflow: all equal brute (weighted)."""
+    ens = oblivious_ensemble(DEPTHS, seed=12, link="logistic", base_score=np.array([0.3]))
+    bound = _tree_bound(ens)
+    if path == "single divisions":
+        monkeypatch.setattr(_oblivious.Oblivious, "PAIR_RANGE", bound / 2)
+    elif path == "margins":
+        monkeypatch.setattr(_oblivious.Oblivious, "PRODUCT_RANGE", bound / 2)
+    pairs = []
+    real = _oblivious.oblivious_products
+
+    def spy(*a):
+        pairs.append(a[-1])
+        return real(*a)
+
+    monkeypatch.setattr(_oblivious, "oblivious_products", spy)
+    X = data(seed=6)
+    w = np.random.default_rng(7).uniform(0, 2, len(X))
+    for weights in (None, w):
+        e = pdpx.partial_dependence(IRAdapter(ens), X, features, method="exact", grid_resolution=6, sample_weight=weights,
+                                    method_options={"kernel": "oblivious"})
+        b = pdpx.partial_dependence(IRAdapter(ens), X, features, method="brute", grid_resolution=6, sample_weight=weights)
+        np.testing.assert_allclose(e.average, b.average, rtol=1e-12, atol=1e-12)
+    assert pairs == {"pairs": [True, True], "single divisions": [False, False], "margins": []}[path]
+
+
+def test_products_refused_for_large_leaves_and_exact_still_equals_brute(monkeypatch):
+    """Leaves so large that exp of a partial margin would overflow: the margins path, still equal to brute,
+    probabilities of 0 and 1 included."""
+    ens = oblivious_ensemble([3, 4, 2, 6], seed=13, link="logistic")
+    ens = dataclasses.replace(ens, value=ens.value * 300.0)
+    assert _tree_bound(ens) > _oblivious.Oblivious.PRODUCT_RANGE
+    calls = kernel_calls(monkeypatch)
+    e = pdpx.partial_dependence(IRAdapter(ens), data(), ["f0", "f1"], method="exact", grid_resolution=6)
+    b = pdpx.partial_dependence(IRAdapter(ens), data(), ["f0", "f1"], method="brute", grid_resolution=6)
+    np.testing.assert_allclose(e.average, b.average, rtol=1e-12, atol=1e-12)
+    assert calls == ["oblivious_margins"]

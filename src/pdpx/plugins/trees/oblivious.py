@@ -520,6 +520,8 @@ class Oblivious:
 
     #: largest |factor * (partial margin)| the products may meet: exp stays a normal double well inside
     PRODUCT_RANGE = 600.0
+    #: largest |factor * margin| for paired divisions: the product of two rows' ``1 + E`` stays finite
+    PAIR_RANGE = 300.0
 
     def _products(self, X, row_weight, parts, args, factor, base, logistic, n_dims):
         """Weighted sums of one margin's ``1 / (1 + E)`` (or ``E``) by :func:`oblivious_products`, or None when
@@ -529,7 +531,7 @@ class Oblivious:
         top = np.maximum.reduceat(np.abs(ens.value).max(axis=1), ens.tree_start[:-1]) * np.abs(ens.tree_weight)
         if abs(factor) * (2**n_dims * top.sum() + abs(base)) > self.PRODUCT_RANGE:
             return None
-        pair = abs(factor) * (top.sum() + abs(base)) < self.PRODUCT_RANGE / 2  # |factor * margin| bounds log E
+        pair = abs(factor) * (top.sum() + abs(base)) < self.PAIR_RANGE  # bounds log E of every row and cell
         (slot_ptr, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr, spec_node, spec_bit, nodes, thr,
          cat_offset, cat_nwords, cat_words, le, cats_left, pat_ptr, cor_ptr, cor_pos, val_ptr, val,
          _, grid_shape, _, _) = args
