@@ -17,6 +17,7 @@ from treetools import IRAdapter, assert_exact_equals_brute
 import pdpx
 from pdpx.core.ir import NAN_AS_ZERO, NAN_MISSING, ZERO_OR_NAN_MISSING, TreeEnsemble
 from pdpx.plugins.trees import oblivious as _oblivious
+from pdpx.plugins.trees import products as _products
 
 THRESHOLDS = [-1.0, -0.5, 0.0, 0.2, 0.5, 1.0]
 
@@ -114,13 +115,14 @@ def data(n=60, n_features=4, seed=1, cat_feature=None):
 def kernel_calls(monkeypatch):
     calls = []
     for name in ("oblivious_margins", "oblivious_counts", "oblivious_products"):
-        fn = getattr(_oblivious, name)
+        module = _products if name == "oblivious_products" else _oblivious
+        fn = getattr(module, name)
 
         def wrapped(*a, _fn=fn, _name=name, **k):
             calls.append(_name)
             return _fn(*a, **k)
 
-        monkeypatch.setattr(_oblivious, name, wrapped)
+        monkeypatch.setattr(module, name, wrapped)
     return calls
 
 
@@ -216,17 +218,17 @@ def test_products_paths_equal_brute(monkeypatch, features, path):
     ens = oblivious_ensemble(DEPTHS, seed=12, link="logistic", base_score=np.array([0.3]))
     bound = _tree_bound(ens)
     if path == "single divisions":
-        monkeypatch.setattr(_oblivious.Oblivious, "PAIR_RANGE", bound / 2)
+        monkeypatch.setattr(_products, "PAIR_RANGE", bound / 2)
     elif path == "margins":
-        monkeypatch.setattr(_oblivious.Oblivious, "PRODUCT_RANGE", bound / 2)
+        monkeypatch.setattr(_products, "PRODUCT_RANGE", bound / 2)
     pairs = []
-    real = _oblivious.oblivious_products
+    real = _products.oblivious_products
 
     def spy(*a):
         pairs.append(a[-1])
         return real(*a)
 
-    monkeypatch.setattr(_oblivious, "oblivious_products", spy)
+    monkeypatch.setattr(_products, "oblivious_products", spy)
     X = data(seed=6)
     w = np.random.default_rng(7).uniform(0, 2, len(X))
     for weights in (None, w):
@@ -242,7 +244,45 @@ def test_products_refused_for_large_leaves_and_exact_still_equals_brute(monkeypa
     probabilities of 0 and 1 included."""
     ens = oblivious_ensemble([3, 4, 2, 6], seed=13, link="logistic")
     ens = dataclasses.replace(ens, value=ens.value * 300.0)
-    assert _tree_bound(ens) > _oblivious.Oblivious.PRODUCT_RANGE
+    assert _tree_bound(ens) > _products.PRODUCT_RANGE
+    calls = kernel_calls(monkeypatch)
+    e = pdpx.partial_dependence(IRAdapter(ens), data(), ["f0", "f1"], method="exact", grid_resolution=6)
+    b = pdpx.partial_dependence(IRAdapter(ens), data(), ["f0", "f1"], method="brute", grid_resolution=6)
+    np.testing.assert_allclose(e.average, b.average, rtol=1e-12, atol=1e-12)
+    assert calls == ["oblivious_margins"]
+
+
+def test_products_with_categorical_and_special_levels(monkeypatch):
+    """Categorical levels and NaN-as-zero levels (tested row by row) next to byte-tested numeric ones."""
+    ens = oblivious_ensemble([3, 5, 2, 4, 6], seed=14, cat_feature=2, link="logistic",
+                             nan_modes=(NAN_MISSING, NAN_AS_ZERO, ZERO_OR_NAN_MISSING))
+    X = data(cat_feature=2)
+    calls = kernel_calls(monkeypatch)
+    for features in ("f2", ["f2", "f0"], "f1", ["f1", "f3"]):
+        e = pdpx.partial_dependence(IRAdapter(ens), X, features, method="exact", grid_resolution=6)
+        b = pdpx.partial_dependence(IRAdapter(ens), X, features, method="brute", grid_resolution=6)
+        np.testing.assert_allclose(e.average, b.average, rtol=1e-12, atol=1e-12)
+    assert set(calls) == {"oblivious_products"}
+
+
+def test_byte_tests_limits_and_the_fallback(monkeypatch):
+    """Levels fit bytes up to 254 thresholds per feature and depth 8; beyond, the margins path, equal to brute."""
+    feat = np.zeros(255, dtype=np.int64)
+    thr = np.arange(255, dtype=float)
+    miss = np.ones(255, dtype=bool)
+    bit = np.zeros(255, dtype=np.int64)
+    assert _products.quantize_levels(feat[:254], thr[:254], miss[:254], bit[:254], np.array([1] * 254)) is not None
+    assert _products.quantize_levels(feat, thr, miss, bit, np.array([1] * 255)) is None
+    assert _products.quantize_levels(feat[:9], thr[:9], miss[:9], bit[:9], np.array([9])) is None
+    # the byte of a value: the number of thresholds at or below it; NaN by the levels' direction
+    qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw = _products.quantize_levels(
+        np.array([0, 0, 1]), np.array([0.5, -1.0, 0.5]), np.array([True, True, False]), np.array([0, 1, 0]),
+        np.array([2, 1]))
+    X = np.array([[-2.0, 0.5], [0.5, np.nan], [np.nan, 0.4999]])
+    Q = _products.quantize(X, qfeat, cuts, cut_ptr, nan_byte, 4)
+    np.testing.assert_array_equal(Q, [[0, 2, 0, 0], [1, 255, 0, 0]])
+    np.testing.assert_array_equal(lcut, [1, 0, 0])
+    ens = oblivious_ensemble([9, 3, 2], seed=15, link="logistic")
     calls = kernel_calls(monkeypatch)
     e = pdpx.partial_dependence(IRAdapter(ens), data(), ["f0", "f1"], method="exact", grid_resolution=6)
     b = pdpx.partial_dependence(IRAdapter(ens), data(), ["f0", "f1"], method="brute", grid_resolution=6)

@@ -40,6 +40,7 @@ from numba import njit, prange
 from ...core.ir import LINKS, apply_link
 from .kernels import F_SPECIAL, go_left_packed, scatter_boxes
 from .leafsets import BLOCK, load_block
+from .products import products_sums
 
 #: deepest tree, and most leaves over all trees, the kernel takes (the per-part counts are that long)
 MAX_DEPTH = 20
@@ -300,7 +301,7 @@ def oblivious_margins(X, slot_ptr, num_ptr, num_feat, num_thr, num_miss, num_bit
                     row = DT[cor_pos[cor_ptr[q] + j]]
                     for r in range(BLOCK):
                         row[r] += val[v0 + bits[r] * nc + j]
-        _integrate_block(DT, n_margins, grid_shape, n_cells, False)
+        _integrate_block(DT, n_margins, grid_shape, n_cells)
         for m in range(n_margins):
             b = base_score[m]
             for i in range(m * n_cells, (m + 1) * n_cells):
@@ -311,78 +312,9 @@ def oblivious_margins(X, slot_ptr, num_ptr, num_feat, num_thr, num_miss, num_bit
     return out
 
 
-@njit(cache=True, parallel=True)
-def oblivious_products(X, row_weight, n_parts, slot_ptr, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr,
-                       spec_node, spec_bit, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left, pat_ptr,
-                       cor_ptr, cor_pos, val_ptr, eval_, grid_shape, e_base, logistic, pair):
-    """(n_cells,): the weighted sum over the rows of ``E`` (``logistic``: ``1 / (1 + E)``) on the grid,
-    ``E = exp(factor * (margin + base_score))`` of one margin, with no exp per cell.
-
-    As :func:`oblivious_margins`, in the multiplicative group: a corner multiplies by
-    ``eval_ = exp(factor * val)``, the difference array is integrated by prefix products,
-    which gives ``exp(factor * margin)`` per cell; the caller checks that no partial
-    product can leave the range of doubles (``pair``: nor the product of two rows' ``1 + E``).
-    """
-    n = X.shape[0]
-    nf = X.shape[1]
-    n_trees = slot_ptr.shape[0] - 1
-    n_cells = 1
-    for k in range(grid_shape.shape[0]):
-        n_cells *= grid_shape[k]
-    n_blocks = (n + BLOCK - 1) // BLOCK
-    per_part = (n_blocks + n_parts - 1) // n_parts
-    sums = np.zeros((n_parts, n_cells))
-    for p in prange(n_parts):
-        Xb = np.empty((nf, BLOCK))
-        bits = np.empty(BLOCK, dtype=np.int64)
-        DT = np.empty((n_cells, BLOCK))
-        acc = np.zeros((n_cells, BLOCK))
-        wb = np.empty(BLOCK)
-        for blk in range(p * per_part, min(n_blocks, (p + 1) * per_part)):
-            c0 = blk * BLOCK
-            c1 = min(n, c0 + BLOCK)
-            nb = c1 - c0
-            for r in range(BLOCK):
-                wb[r] = row_weight[c0 + r] if r < nb else 0.0
-            DT[:] = 1.0
-            load_block(X, c0, c1, Xb)
-            for t in range(n_trees):
-                _own_bits(t, Xb, bits, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr, spec_node,
-                          spec_bit, X, c0, nb, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left)
-                for q in range(pat_ptr[t], pat_ptr[t + 1]):
-                    v0 = val_ptr[q]
-                    nc = cor_ptr[q + 1] - cor_ptr[q]
-                    for j in range(nc):
-                        row = DT[cor_pos[cor_ptr[q] + j]]
-                        for r in range(BLOCK):
-                            row[r] *= eval_[v0 + bits[r] * nc + j]
-            _integrate_block(DT, 1, grid_shape, n_cells, True)
-            for i in range(n_cells):
-                row = DT[i]
-                a = acc[i]
-                if logistic and pair:  # w1 / x + w2 / y = (w1 y + w2 x) / (x y): half the divisions
-                    for r in range(BLOCK // 2):
-                        x = 1.0 + e_base * row[r]
-                        y = 1.0 + e_base * row[r + BLOCK // 2]
-                        a[r] += (wb[r] * y + wb[r + BLOCK // 2] * x) / (x * y)
-                elif logistic:
-                    for r in range(BLOCK):
-                        a[r] += wb[r] / (1.0 + e_base * row[r])
-                else:
-                    for r in range(BLOCK):
-                        a[r] += wb[r] * (e_base * row[r])
-        for i in range(n_cells):
-            s = 0.0
-            for r in range(BLOCK):
-                s += acc[i, r]
-            sums[p, i] = s
-    return sums.sum(axis=0)
-
-
 @njit(cache=True, inline="always")
-def _integrate_block(DT, n_margins, grid_shape, n_cells, product=False):
-    """In place: ``kernels.integrate_row`` on every column (row of the block) of DT (cells, rows) at once
-    (``product``: prefix products instead of prefix sums)."""
+def _integrate_block(DT, n_margins, grid_shape, n_cells):
+    """In place: ``kernels.integrate_row`` on every column (row of the block) of DT (cells, rows) at once."""
     d = grid_shape.shape[0]
     inner = n_cells
     outer = 1
@@ -399,12 +331,8 @@ def _integrate_block(DT, n_margins, grid_shape, n_cells, product=False):
                     for s in range(inner):
                         dst = DT[cur + s]
                         src = DT[cur - inner + s]
-                        if product:
-                            for r in range(nr):
-                                dst[r] *= src[r]
-                        else:
-                            for r in range(nr):
-                                dst[r] += src[r]
+                        for r in range(nr):
+                            dst[r] += src[r]
         outer *= size
 
 
@@ -460,6 +388,7 @@ class Oblivious:
             self.depth, self.level_ptr, self.level_node, self.slot_ptr, self.slot_node, prep.tgt,
             np.ascontiguousarray(st.nodes[:, 3]), ens.feature, st.thr_lt, st.miss_eff, prep.leaf_mask)
         self._corners = None
+        self.quantized = None  # the numeric levels' byte tests (:func:`.products.quantize_levels`), on first use
 
     def corners(self):
         """Difference-array updates per (tree, pattern) (built on first use: only per-row sums need them)."""
@@ -503,8 +432,8 @@ class Oblivious:
         factor = {"identity": 1.0, "logistic": -scale, "binary_logistic": -scale}.get(link, scale)
         args = (*self._bits_args(), self.pat_ptr, *self.corners(), n_margins, grid_shape, base_score, float(factor))
         if n_margins == 1 and not want_ice and link in ("logistic", "binary_logistic", "exp"):
-            fused = self._products(X, row_weight, parts, args, float(factor), float(base_score[0]),
-                                   link != "exp", len(grid_shape))
+            fused = products_sums(self, X, row_weight, parts, grid_shape, float(factor), float(base_score[0]),
+                                  link != "exp")
             if fused is not None:
                 if link != "binary_logistic":
                     return np.repeat(fused[None, :], len(outputs), axis=0)
@@ -517,30 +446,6 @@ class Oblivious:
             if want_ice:
                 ice[:, ice_row0 + s0: ice_row0 + s1, :] = resp.transpose(0, 2, 1)
         return sums
-
-    #: largest |factor * (partial margin)| the products may meet: exp stays a normal double well inside
-    PRODUCT_RANGE = 600.0
-    #: largest |factor * margin| for paired divisions: the product of two rows' ``1 + E`` stays finite
-    PAIR_RANGE = 300.0
-
-    def _products(self, X, row_weight, parts, args, factor, base, logistic, n_dims):
-        """Weighted sums of one margin's ``1 / (1 + E)`` (or ``E``) by :func:`oblivious_products`, or None when
-        a partial product could overflow: a cell of a tree's difference array and of its partial prefix
-        sums is at most ``2**n_dims`` times the tree's largest leaf value."""
-        ens = self.prep.ens
-        top = np.maximum.reduceat(np.abs(ens.value).max(axis=1), ens.tree_start[:-1]) * np.abs(ens.tree_weight)
-        if abs(factor) * (2**n_dims * top.sum() + abs(base)) > self.PRODUCT_RANGE:
-            return None
-        pair = abs(factor) * (top.sum() + abs(base)) < self.PAIR_RANGE  # bounds log E of every row and cell
-        (slot_ptr, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr, spec_node, spec_bit, nodes, thr,
-         cat_offset, cat_nwords, cat_words, le, cats_left, pat_ptr, cor_ptr, cor_pos, val_ptr, val,
-         _, grid_shape, _, _) = args
-        n_blocks = (X.shape[0] + BLOCK - 1) // BLOCK
-        return oblivious_products(
-            X, np.ascontiguousarray(row_weight, dtype=np.float64), max(1, min(int(parts), n_blocks)), slot_ptr,
-            num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr, spec_node, spec_bit, nodes, thr, cat_offset,
-            cat_nwords, cat_words, le, cats_left, pat_ptr, cor_ptr, cor_pos, val_ptr, np.exp(factor * val),
-            grid_shape, float(np.exp(factor * base)), bool(logistic), bool(pair))
 
 
 def _respond(link: str, z: np.ndarray, outputs: np.ndarray) -> np.ndarray:

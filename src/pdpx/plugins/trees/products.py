@@ -1,0 +1,199 @@
+"""Averages of ``exp`` and logistic responses of oblivious ensembles with no exp per (row, grid cell).
+
+A non-linear link needs each row's response on every grid cell (the average of
+probabilities is not the probability of the average). With
+``E = exp(factor * (margin + base))`` the response is ``E`` (link ``exp``) or
+``1 / (1 + E)`` (logistic links, ``factor = -scale``), and ``E`` is a product over
+the trees of ``exp(factor * leaf value)``. So :func:`oblivious_products` runs the
+difference arrays of :func:`.oblivious.oblivious_margins` in the multiplicative group:
+a corner multiplies by ``exp(factor * corner value)`` (precomputed once per leaf), and
+prefix products integrate them. The n x cells exps become a multiplication each; the
+response and its weighted sum follow in the same pass over a block of rows, so no
+(cells, rows) array is ever written out. Two rows share one division where the sum of
+two rows' ``1 / (1 + E)`` cannot overflow (``w1 / x + w2 / y = (w1 y + w2 x) / (x y)``).
+
+The rows' own leaf bits come from *quantized* inputs, as in CatBoost's own predict:
+per feature that a non-target level tests, the row's value becomes a byte, the
+number of that feature's thresholds at or below it, and a level's test is one byte
+comparison (a feature whose levels send NaN both ways gets a byte for each way); the
+bits of a tree fit a byte (depth at most 8). Requests this does not fit (deeper
+trees, more than 254 thresholds on a feature, or leaves so large that a partial
+product could leave the range of doubles) take the margins path of :mod:`.oblivious`,
+which is exact for all.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .kernels import go_left_packed
+from .leafsets import BLOCK
+
+#: most thresholds per feature that a byte holds (and one more value for NaN going right)
+MAX_BINS = 254
+#: deepest tree whose leaf bits fit a byte
+MAX_DEPTH = 8
+#: largest |factor * (partial margin)| the products may meet: exp stays a normal double well inside
+PRODUCT_RANGE = 600.0
+#: largest |factor * margin| for paired divisions: the product of two rows' ``1 + E`` stays finite
+PAIR_RANGE = 300.0
+
+
+def quantize_levels(num_feat, num_thr, num_miss, num_bit, depth):
+    """How the numeric levels test bytes, or None when they cannot.
+
+    One byte row per feature and NaN direction that the levels use. Returns ``qfeat``
+    (the feature of each byte row), ``cuts`` and ``cut_ptr`` (its sorted thresholds),
+    ``nan_byte`` (the byte of NaN: 0 when those levels send NaN left, 255 when right), and
+    per level ``lq`` (its byte row), ``lcut`` (goes right when the byte is above it) and
+    ``lw`` (its bit).
+    """
+    if len(depth) and depth.max() > MAX_DEPTH or np.isnan(num_thr).any():
+        return None
+    key = num_feat * 2 + num_miss.astype(np.int64)
+    keys, lq = np.unique(key, return_inverse=True)
+    cuts, cut_ptr = [], [0]
+    lcut = np.zeros(len(num_feat), dtype=np.uint8)
+    for q in range(len(keys)):
+        mine = lq == q
+        t = np.unique(num_thr[mine])
+        if len(t) > MAX_BINS:
+            return None
+        # right iff x >= t_k iff (number of thresholds <= x) > k
+        lcut[mine] = np.searchsorted(t, num_thr[mine])
+        cuts.append(t)
+        cut_ptr.append(cut_ptr[-1] + len(t))
+    cat = np.concatenate(cuts) if cuts else np.zeros(0)
+    nan_byte = np.where(keys % 2 == 1, 0, 255).astype(np.uint8)
+    return ((keys // 2).astype(np.int64), cat.astype(np.float64), np.asarray(cut_ptr, dtype=np.int64), nan_byte,
+            lq.astype(np.int64).ravel(), lcut, (np.int64(1) << num_bit).astype(np.uint8))
+
+
+@njit(cache=True, parallel=True)
+def quantize(X, qfeat, cuts, cut_ptr, nan_byte, width):
+    """(n_features quantized, width) bytes: the number of the feature's thresholds at or below each row's
+    value (NaN: ``nan_byte``); columns past the rows are 0."""
+    n = X.shape[0]
+    Q = np.zeros((qfeat.shape[0], width), dtype=np.uint8)
+    for i in prange(n):
+        for q in range(qfeat.shape[0]):
+            x = X[i, qfeat[q]]
+            if np.isnan(x):
+                Q[q, i] = nan_byte[q]
+            else:
+                Q[q, i] = np.searchsorted(cuts[cut_ptr[q]:cut_ptr[q + 1]], x, side="right")
+    return Q
+
+
+@njit(cache=True, parallel=True)
+def oblivious_products(X, Q, row_weight, n_parts, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit, nodes, thr,
+                       cat_offset, cat_nwords, cat_words, le, cats_left, pat_ptr, cor_ptr, cor_pos, val_ptr, eval_,
+                       grid_shape, e_base, logistic, pair):
+    """(n_cells,): the weighted sum over the rows of ``E`` (``logistic``: ``1 / (1 + E)``) on the grid."""
+    n = X.shape[0]
+    n_trees = num_ptr.shape[0] - 1
+    d = grid_shape.shape[0]
+    n_cells = 1
+    for k in range(d):
+        n_cells *= grid_shape[k]
+    n_blocks = (n + BLOCK - 1) // BLOCK
+    per_part = (n_blocks + n_parts - 1) // n_parts
+    sums = np.zeros((n_parts, n_cells))
+    half = BLOCK // 2
+    for p in prange(n_parts):
+        bits = np.empty(BLOCK, dtype=np.uint8)
+        DT = np.empty((n_cells, BLOCK))
+        acc = np.zeros((n_cells, BLOCK))
+        wb = np.empty(BLOCK)
+        for blk in range(p * per_part, min(n_blocks, (p + 1) * per_part)):
+            c0 = blk * BLOCK
+            nb = min(n, c0 + BLOCK) - c0
+            for r in range(BLOCK):
+                wb[r] = row_weight[c0 + r] if r < nb else 0.0
+            DT[:] = 1.0
+            for t in range(n_trees):
+                bits[:] = 0
+                for k in range(num_ptr[t], num_ptr[t + 1]):
+                    qr = Q[lq[k], c0:c0 + BLOCK]
+                    cut = lcut[k]
+                    w = lw[k]
+                    for r in range(BLOCK):
+                        bits[r] |= (qr[r] > cut) * w
+                for k in range(spec_ptr[t], spec_ptr[t + 1]):
+                    node = spec_node[k]
+                    w = np.uint8(1 << spec_bit[k])
+                    for r in range(nb):
+                        if not go_left_packed(X[c0 + r, nodes[node, 2]], node, nodes[node, 3], thr[node], cat_offset,
+                                              cat_nwords, cat_words, le, False, cats_left):
+                            bits[r] |= w
+                for q in range(pat_ptr[t], pat_ptr[t + 1]):
+                    v0 = val_ptr[q]
+                    nc = cor_ptr[q + 1] - cor_ptr[q]
+                    for j in range(nc):
+                        row = DT[cor_pos[cor_ptr[q] + j]]
+                        for r in range(BLOCK):
+                            row[r] *= eval_[v0 + np.int64(bits[r]) * nc + j]
+            # prefix products along each axis of the grid
+            inner = n_cells
+            outer = 1
+            for k in range(d):
+                size = grid_shape[k]
+                inner //= size
+                for o in range(outer):
+                    for i in range(1, size):
+                        cur = o * size * inner + i * inner
+                        for s in range(inner):
+                            dst = DT[cur + s]
+                            src = DT[cur - inner + s]
+                            for r in range(BLOCK):
+                                dst[r] *= src[r]
+                outer *= size
+            for i in range(n_cells):
+                row = DT[i]
+                a = acc[i]
+                if logistic and pair:
+                    for r in range(half):
+                        x = 1.0 + e_base * row[r]
+                        y = 1.0 + e_base * row[r + half]
+                        a[r] += (wb[r] * y + wb[r + half] * x) / (x * y)
+                elif logistic:
+                    for r in range(BLOCK):
+                        a[r] += wb[r] / (1.0 + e_base * row[r])
+                else:
+                    for r in range(BLOCK):
+                        a[r] += wb[r] * (e_base * row[r])
+        for i in range(n_cells):
+            s = 0.0
+            for r in range(BLOCK):
+                s += acc[i, r]
+            sums[p, i] = s
+    return sums.sum(axis=0)
+
+
+def products_sums(kern, X, row_weight, parts, grid_shape, factor: float, base: float, logistic: bool):
+    """The weighted sums (n_cells,) of one margin's response by :func:`oblivious_products`, or None when the
+    request does not fit it (see the module's docstring)."""
+    ens = kern.prep.ens
+    n_dims = len(grid_shape)
+    # a cell of a tree's difference array, and of its partial prefix sums, is at most 2**n_dims times the
+    # tree's largest |leaf|; |factor * margin| at most the sum of those
+    top = float((np.maximum.reduceat(np.abs(ens.value).max(axis=1), ens.tree_start[:-1])
+                 * np.abs(ens.tree_weight)).sum())
+    if abs(factor) * (2**n_dims * top + abs(base)) > PRODUCT_RANGE:
+        return None
+    if kern.quantized is None:
+        kern.quantized = quantize_levels(kern.num_feat, kern.num_thr, kern.num_miss, kern.num_bit, kern.depth) or ()
+    if not kern.quantized:
+        return None
+    qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw = kern.quantized
+    n_blocks = (X.shape[0] + BLOCK - 1) // BLOCK
+    Q = quantize(X, qfeat, cuts, cut_ptr, nan_byte, n_blocks * BLOCK)
+    cor_ptr, cor_pos, val_ptr, val = kern.corners()
+    pair = abs(factor) * (top + abs(base)) < PAIR_RANGE
+    return oblivious_products(
+        X, Q, np.ascontiguousarray(row_weight, dtype=np.float64), max(1, min(int(parts), n_blocks)), kern.num_ptr,
+        lq, lcut, lw, kern.spec_ptr, kern.spec_node, kern.spec_bit, kern.prep.nodes, ens.threshold, ens.cat_offset,
+        ens.cat_nwords, ens.cat_words, bool(ens.comparison == "<="), bool(ens.categories_go_left),
+        kern.pat_ptr, cor_ptr, cor_pos, val_ptr, np.exp(factor * val), np.asarray(grid_shape, dtype=np.int64),
+        float(np.exp(factor * base)), bool(logistic), bool(pair))
