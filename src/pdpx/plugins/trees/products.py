@@ -72,17 +72,42 @@ def quantize_levels(num_feat, num_thr, num_miss, num_bit, depth):
 
 @njit(cache=True, parallel=True)
 def quantize(X, qfeat, cuts, cut_ptr, nan_byte, width):
-    """(n_features quantized, width) bytes: the number of the feature's thresholds at or below each row's
-    value (NaN: ``nan_byte``); columns past the rows are 0."""
+    """(byte rows, width) bytes: the number of the row's feature thresholds at or below each row's value
+    (NaN: ``nan_byte``); columns past the rows are 0.
+
+    A table over equal-width buckets between the first and the last threshold gives a first guess,
+    which a walk over the thresholds corrects: exact whatever the rounding of the bucket.
+    """
     n = X.shape[0]
     Q = np.zeros((qfeat.shape[0], width), dtype=np.uint8)
-    for i in prange(n):
-        for q in range(qfeat.shape[0]):
+    for q in prange(qfeat.shape[0]):
+        c = cuts[cut_ptr[q]:cut_ptr[q + 1]]
+        m = c.shape[0]
+        out = Q[q]
+        if m == 0:
+            for i in range(n):
+                out[i] = nan_byte[q] if np.isnan(X[i, qfeat[q]]) else 0
+            continue
+        lo = c[0]
+        hi = c[m - 1]
+        n_buckets = 4 * m
+        scale = n_buckets / (hi - lo) if hi > lo else 0.0
+        table = np.searchsorted(c, lo + np.arange(n_buckets + 1) / scale if scale > 0 else np.full(1, lo), side="right")
+        for i in range(n):
             x = X[i, qfeat[q]]
             if np.isnan(x):
-                Q[q, i] = nan_byte[q]
+                out[i] = nan_byte[q]
+            elif x < lo:
+                out[i] = 0
+            elif x >= hi:
+                out[i] = m
             else:
-                Q[q, i] = np.searchsorted(cuts[cut_ptr[q]:cut_ptr[q + 1]], x, side="right")
+                k = table[min(n_buckets, int((x - lo) * scale))]
+                while k > 0 and c[k - 1] > x:
+                    k -= 1
+                while k < m and c[k] <= x:
+                    k += 1
+                out[i] = k
     return Q
 
 
