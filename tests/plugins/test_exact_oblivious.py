@@ -288,3 +288,34 @@ def test_byte_tests_limits_and_the_fallback(monkeypatch):
     b = pdpx.partial_dependence(IRAdapter(ens), data(), ["f0", "f1"], method="brute", grid_resolution=6)
     np.testing.assert_allclose(e.average, b.average, rtol=1e-12, atol=1e-12)
     assert calls == ["oblivious_margins"]
+
+
+def test_bytes_equal_searchsorted():
+    """Every byte is the number of the feature's thresholds at or below the value: ties, clusters, +-inf, NaN."""
+    rng = np.random.default_rng(16)
+    n_levels = 600
+    feat = rng.integers(0, 5, n_levels)
+    thr = np.where(feat == 0, 0.25, np.round(rng.normal(size=n_levels) ** 3, 3))  # feature 0: one threshold
+    thr[feat == 1] = 1e-9 * rng.integers(0, 50, (feat == 1).sum())  # clustered: many thresholds in one bucket
+    miss = rng.random(n_levels) < 0.5
+    qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw = _products.quantize_levels(
+        feat, thr, miss, np.zeros(n_levels, dtype=np.int64), np.array([6]))
+    X = np.round(rng.normal(size=(3000, 5)) ** 3, 3)
+    on = rng.random(X.shape) < 0.3
+    X[on] = rng.choice(thr, on.sum())
+    X[::9, 1] = 1e-9 * rng.integers(-5, 60, len(X[::9]))
+    X[::17] = np.nan
+    X[::19, 2] = np.inf
+    X[::23, 3] = -np.inf
+    Q = _products.quantize(X, qfeat, cuts, cut_ptr, nan_byte, 3008)
+    for q in range(len(qfeat)):
+        c = cuts[cut_ptr[q]:cut_ptr[q + 1]]
+        col = X[:, qfeat[q]]
+        ref = np.where(np.isnan(col), nan_byte[q], np.searchsorted(c, col, side="right"))
+        np.testing.assert_array_equal(Q[q, :3000], ref)
+        assert (Q[q, 3000:] == 0).all()
+    # a level goes right when its byte is above its cut: x >= threshold
+    for k in range(n_levels):
+        col = X[:, feat[k]]
+        right = np.where(np.isnan(col), not miss[k], col >= thr[k])
+        np.testing.assert_array_equal(Q[lq[k], :3000] > lcut[k], right)
