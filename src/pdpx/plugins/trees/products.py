@@ -111,9 +111,41 @@ def quantize(X, qfeat, cuts, cut_ptr, nan_byte, width):
     return Q
 
 
+@njit(cache=True)
+def merged_corners(slot_ptr, pat_ptr, cor_ptr, cor_pos, val_ptr, val):
+    """Per tree, its corner positions once each (the corners of its patterns meet where their boxes do)
+    and, per own-bits pattern of a row, the sum of the corner values at each: ``mpos_ptr``, ``mpos``,
+    ``mval_ptr``, ``mval`` (tree ``t``, own bits ``L``, position ``j``: ``mval[mval_ptr[t] + L * n_t + j]``)."""
+    n_trees = slot_ptr.shape[0] - 1
+    mpos_ptr = np.zeros(n_trees + 1, dtype=np.int64)
+    mval_ptr = np.zeros(n_trees + 1, dtype=np.int64)
+    positions = []
+    for t in range(n_trees):
+        c0 = cor_ptr[pat_ptr[t]]
+        c1 = cor_ptr[pat_ptr[t + 1]]
+        u = np.unique(cor_pos[c0:c1])
+        positions.append(u)
+        mpos_ptr[t + 1] = mpos_ptr[t] + u.shape[0]
+        mval_ptr[t + 1] = mval_ptr[t] + (slot_ptr[t + 1] - slot_ptr[t]) * u.shape[0]
+    mpos = np.empty(mpos_ptr[n_trees], dtype=np.int64)
+    mval = np.zeros(mval_ptr[n_trees])
+    for t in range(n_trees):
+        u = positions[t]
+        n_t = u.shape[0]
+        mpos[mpos_ptr[t]:mpos_ptr[t + 1]] = u
+        n_leaves = slot_ptr[t + 1] - slot_ptr[t]
+        for q in range(pat_ptr[t], pat_ptr[t + 1]):
+            nc = cor_ptr[q + 1] - cor_ptr[q]
+            for j in range(nc):
+                jj = np.searchsorted(u, cor_pos[cor_ptr[q] + j])
+                for own in range(n_leaves):
+                    mval[mval_ptr[t] + own * n_t + jj] += val[val_ptr[q] + own * nc + j]
+    return mpos_ptr, mpos, mval_ptr, mval
+
+
 @njit(cache=True, parallel=True)
 def oblivious_products(X, Q, row_weight, n_parts, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit, nodes, thr,
-                       cat_offset, cat_nwords, cat_words, le, cats_left, pat_ptr, cor_ptr, cor_pos, val_ptr, eval_,
+                       cat_offset, cat_nwords, cat_words, le, cats_left, mpos_ptr, mpos, mval_ptr, eval_,
                        grid_shape, e_base, logistic, pair):
     """(n_cells,): the weighted sum over the rows of ``E`` (``logistic``: ``1 / (1 + E)``) on the grid."""
     n = X.shape[0]
@@ -152,13 +184,12 @@ def oblivious_products(X, Q, row_weight, n_parts, num_ptr, lq, lcut, lw, spec_pt
                         if not go_left_packed(X[c0 + r, nodes[node, 2]], node, nodes[node, 3], thr[node], cat_offset,
                                               cat_nwords, cat_words, le, False, cats_left):
                             bits[r] |= w
-                for q in range(pat_ptr[t], pat_ptr[t + 1]):
-                    v0 = val_ptr[q]
-                    nc = cor_ptr[q + 1] - cor_ptr[q]
-                    for j in range(nc):
-                        row = DT[cor_pos[cor_ptr[q] + j]]
-                        for r in range(BLOCK):
-                            row[r] *= eval_[v0 + np.int64(bits[r]) * nc + j]
+                v0 = mval_ptr[t]
+                nc = mpos_ptr[t + 1] - mpos_ptr[t]
+                for j in range(nc):
+                    row = DT[mpos[mpos_ptr[t] + j]]
+                    for r in range(BLOCK):
+                        row[r] *= eval_[v0 + np.int64(bits[r]) * nc + j]
             # prefix products along each axis of the grid
             inner = n_cells
             outer = 1
@@ -214,11 +245,11 @@ def products_sums(kern, X, row_weight, parts, grid_shape, factor: float, base: f
     qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw = kern.quantized
     n_blocks = (X.shape[0] + BLOCK - 1) // BLOCK
     Q = quantize(X, qfeat, cuts, cut_ptr, nan_byte, n_blocks * BLOCK)
-    cor_ptr, cor_pos, val_ptr, val = kern.corners()
+    mpos_ptr, mpos, mval_ptr, mval = merged_corners(kern.slot_ptr, kern.pat_ptr, *kern.corners())
     pair = abs(factor) * (top + abs(base)) < PAIR_RANGE
     return oblivious_products(
         X, Q, np.ascontiguousarray(row_weight, dtype=np.float64), max(1, min(int(parts), n_blocks)), kern.num_ptr,
         lq, lcut, lw, kern.spec_ptr, kern.spec_node, kern.spec_bit, kern.prep.nodes, ens.threshold, ens.cat_offset,
         ens.cat_nwords, ens.cat_words, bool(ens.comparison == "<="), bool(ens.categories_go_left),
-        kern.pat_ptr, cor_ptr, cor_pos, val_ptr, np.exp(factor * val), np.asarray(grid_shape, dtype=np.int64),
+        mpos_ptr, mpos, mval_ptr, np.exp(factor * mval), np.asarray(grid_shape, dtype=np.int64),
         float(np.exp(factor * base)), bool(logistic), bool(pair))
