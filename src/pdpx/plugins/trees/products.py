@@ -79,35 +79,40 @@ def quantize(X, qfeat, cuts, cut_ptr, nan_byte, width):
     which a walk over the thresholds corrects: exact whatever the rounding of the bucket.
     """
     n = X.shape[0]
-    Q = np.zeros((qfeat.shape[0], width), dtype=np.uint8)
-    for q in prange(qfeat.shape[0]):
+    n_q = qfeat.shape[0]
+    Q = np.zeros((n_q, width), dtype=np.uint8)
+    tab_ptr = np.zeros(n_q + 1, dtype=np.int64)
+    for q in range(n_q):
+        tab_ptr[q + 1] = tab_ptr[q] + 4 * (cut_ptr[q + 1] - cut_ptr[q]) + 1
+    table = np.zeros(tab_ptr[n_q], dtype=np.int64)
+    scale = np.zeros(n_q)
+    for q in range(n_q):
         c = cuts[cut_ptr[q]:cut_ptr[q + 1]]
         m = c.shape[0]
-        out = Q[q]
-        if m == 0:
-            for i in range(n):
-                out[i] = nan_byte[q] if np.isnan(X[i, qfeat[q]]) else 0
-            continue
-        lo = c[0]
-        hi = c[m - 1]
-        n_buckets = 4 * m
-        scale = n_buckets / (hi - lo) if hi > lo else 0.0
-        table = np.searchsorted(c, lo + np.arange(n_buckets + 1) / scale if scale > 0 else np.full(1, lo), side="right")
-        for i in range(n):
-            x = X[i, qfeat[q]]
-            if np.isnan(x):
-                out[i] = nan_byte[q]
-            elif x < lo:
-                out[i] = 0
-            elif x >= hi:
-                out[i] = m
-            else:
-                k = table[min(n_buckets, int((x - lo) * scale))]
-                while k > 0 and c[k - 1] > x:
-                    k -= 1
-                while k < m and c[k] <= x:
-                    k += 1
-                out[i] = k
+        if m > 1 and c[m - 1] > c[0]:
+            scale[q] = 4 * m / (c[m - 1] - c[0])
+            edges = c[0] + np.arange(4 * m + 1) / scale[q]
+            table[tab_ptr[q]:tab_ptr[q + 1]] = np.searchsorted(c, edges, side="right")
+    chunk = 1024
+    for ch in prange((n + chunk - 1) // chunk):
+        for i in range(ch * chunk, min(n, (ch + 1) * chunk)):
+            for q in range(n_q):
+                x = X[i, qfeat[q]]
+                c0 = cut_ptr[q]
+                m = cut_ptr[q + 1] - c0
+                if np.isnan(x):
+                    Q[q, i] = nan_byte[q]
+                elif m == 0 or x < cuts[c0]:
+                    Q[q, i] = 0
+                elif x >= cuts[c0 + m - 1]:
+                    Q[q, i] = m
+                else:
+                    k = table[tab_ptr[q] + min(4 * m, int((x - cuts[c0]) * scale[q]))]
+                    while k > 0 and cuts[c0 + k - 1] > x:
+                        k -= 1
+                    while k < m and cuts[c0 + k] <= x:
+                        k += 1
+                    Q[q, i] = k
     return Q
 
 
@@ -160,7 +165,7 @@ def oblivious_products(X, Q, row_weight, n_parts, num_ptr, lq, lcut, lw, spec_pt
     half = BLOCK // 2
     for p in prange(n_parts):
         bits = np.empty(BLOCK, dtype=np.uint8)
-        DT = np.empty((n_cells, BLOCK))
+        DT = np.ones((n_cells, BLOCK))  # set back to 1 as the response reads it
         acc = np.zeros((n_cells, BLOCK))
         wb = np.empty(BLOCK)
         for blk in range(p * per_part, min(n_blocks, (p + 1) * per_part)):
@@ -168,7 +173,6 @@ def oblivious_products(X, Q, row_weight, n_parts, num_ptr, lq, lcut, lw, spec_pt
             nb = min(n, c0 + BLOCK) - c0
             for r in range(BLOCK):
                 wb[r] = row_weight[c0 + r] if r < nb else 0.0
-            DT[:] = 1.0
             for t in range(n_trees):
                 bits[:] = 0
                 for k in range(num_ptr[t], num_ptr[t + 1]):
@@ -219,6 +223,7 @@ def oblivious_products(X, Q, row_weight, n_parts, num_ptr, lq, lcut, lw, spec_pt
                 else:
                     for r in range(BLOCK):
                         a[r] += wb[r] * (e_base * row[r])
+                row[:] = 1.0
         for i in range(n_cells):
             s = 0.0
             for r in range(BLOCK):
