@@ -120,7 +120,8 @@ def quantize(X, qfeat, cuts, cut_ptr, nan_byte, width):
 def merged_corners(slot_ptr, pat_ptr, cor_ptr, cor_pos, val_ptr, val):
     """Per tree, its corner positions once each (the corners of its patterns meet where their boxes do)
     and, per own-bits pattern of a row, the sum of the corner values at each: ``mpos_ptr``, ``mpos``,
-    ``mval_ptr``, ``mval`` (tree ``t``, own bits ``L``, position ``j``: ``mval[mval_ptr[t] + L * n_t + j]``)."""
+    ``mval_ptr``, ``mval`` (tree ``t`` of ``n_leaves``, own bits ``L``, position ``j``:
+    ``mval[mval_ptr[t] + j * n_leaves + L]``)."""
     n_trees = slot_ptr.shape[0] - 1
     mpos_ptr = np.zeros(n_trees + 1, dtype=np.int64)
     mval_ptr = np.zeros(n_trees + 1, dtype=np.int64)
@@ -144,7 +145,7 @@ def merged_corners(slot_ptr, pat_ptr, cor_ptr, cor_pos, val_ptr, val):
             for j in range(nc):
                 jj = np.searchsorted(u, cor_pos[cor_ptr[q] + j])
                 for own in range(n_leaves):
-                    mval[mval_ptr[t] + own * n_t + jj] += val[val_ptr[q] + own * nc + j]
+                    mval[mval_ptr[t] + jj * n_leaves + own] += val[val_ptr[q] + own * nc + j]
     return mpos_ptr, mpos, mval_ptr, mval
 
 
@@ -188,12 +189,12 @@ def oblivious_products(X, Q, row_weight, n_parts, num_ptr, lq, lcut, lw, spec_pt
                         if not go_left_packed(X[c0 + r, nodes[node, 2]], node, nodes[node, 3], thr[node], cat_offset,
                                               cat_nwords, cat_words, le, False, cats_left):
                             bits[r] |= w
-                v0 = mval_ptr[t]
-                nc = mpos_ptr[t + 1] - mpos_ptr[t]
-                for j in range(nc):
+                n_leaves = (mval_ptr[t + 1] - mval_ptr[t]) // max(1, mpos_ptr[t + 1] - mpos_ptr[t])
+                for j in range(mpos_ptr[t + 1] - mpos_ptr[t]):
                     row = DT[mpos[mpos_ptr[t] + j]]
+                    vals = eval_[mval_ptr[t] + j * n_leaves:mval_ptr[t] + (j + 1) * n_leaves]
                     for r in range(BLOCK):
-                        row[r] *= eval_[v0 + np.int64(bits[r]) * nc + j]
+                        row[r] *= vals[bits[r]]
             # prefix products along each axis of the grid
             inner = n_cells
             outer = 1
