@@ -70,17 +70,12 @@ def quantize_levels(num_feat, num_thr, num_miss, num_bit, depth):
             lq.astype(np.int64).ravel(), lcut, (np.int64(1) << num_bit).astype(np.uint8))
 
 
-@njit(cache=True, parallel=True)
-def quantize(X, qfeat, cuts, cut_ptr, nan_byte, width):
-    """(byte rows, width) bytes: the number of the row's feature thresholds at or below each row's value
-    (NaN: ``nan_byte``); columns past the rows are 0.
-
-    A table over equal-width buckets between the first and the last threshold gives a first guess,
-    which a walk over the thresholds corrects: exact whatever the rounding of the bucket.
-    """
-    n = X.shape[0]
-    n_q = qfeat.shape[0]
-    Q = np.zeros((n_q, width), dtype=np.uint8)
+@njit(cache=True)
+def byte_tables(cuts, cut_ptr):
+    """Per byte row, a table over ``4 m`` equal-width buckets between its first and last of ``m``
+    thresholds: the number of thresholds at or below each bucket's start (``tab_ptr``, ``table``,
+    ``scale``: buckets per unit)."""
+    n_q = cut_ptr.shape[0] - 1
     tab_ptr = np.zeros(n_q + 1, dtype=np.int64)
     for q in range(n_q):
         tab_ptr[q + 1] = tab_ptr[q] + 4 * (cut_ptr[q + 1] - cut_ptr[q]) + 1
@@ -91,28 +86,40 @@ def quantize(X, qfeat, cuts, cut_ptr, nan_byte, width):
         m = c.shape[0]
         if m > 1 and c[m - 1] > c[0]:
             scale[q] = 4 * m / (c[m - 1] - c[0])
-            edges = c[0] + np.arange(4 * m + 1) / scale[q]
-            table[tab_ptr[q]:tab_ptr[q + 1]] = np.searchsorted(c, edges, side="right")
-    chunk = 1024
-    for ch in prange((n + chunk - 1) // chunk):
-        for i in range(ch * chunk, min(n, (ch + 1) * chunk)):
-            for q in range(n_q):
-                x = X[i, qfeat[q]]
-                c0 = cut_ptr[q]
-                m = cut_ptr[q + 1] - c0
-                if np.isnan(x):
-                    Q[q, i] = nan_byte[q]
-                elif m == 0 or x < cuts[c0]:
-                    Q[q, i] = 0
-                elif x >= cuts[c0 + m - 1]:
-                    Q[q, i] = m
-                else:
-                    k = table[tab_ptr[q] + min(4 * m, int((x - cuts[c0]) * scale[q]))]
-                    while k > 0 and cuts[c0 + k - 1] > x:
-                        k -= 1
-                    while k < m and cuts[c0 + k] <= x:
-                        k += 1
-                    Q[q, i] = k
+            table[tab_ptr[q]:tab_ptr[q + 1]] = np.searchsorted(c, c[0] + np.arange(4 * m + 1) / scale[q],
+                                                               side="right")
+    return tab_ptr, table, scale
+
+
+@njit(cache=True, inline="always")
+def _byte(x, q, cuts, cut_ptr, nan_byte, tab_ptr, table, scale):
+    """The byte of value ``x`` in byte row ``q``: the bucket's count, corrected by a walk over the
+    thresholds (exact whatever the rounding of the bucket)."""
+    c0 = cut_ptr[q]
+    m = cut_ptr[q + 1] - c0
+    if np.isnan(x):
+        return nan_byte[q]
+    if m == 0 or x < cuts[c0]:
+        return np.uint8(0)
+    if x >= cuts[c0 + m - 1]:
+        return np.uint8(m)
+    k = table[tab_ptr[q] + min(4 * m, int((x - cuts[c0]) * scale[q]))]
+    while k > 0 and cuts[c0 + k - 1] > x:
+        k -= 1
+    while k < m and cuts[c0 + k] <= x:
+        k += 1
+    return np.uint8(k)
+
+
+@njit(cache=True)
+def quantize(X, qfeat, cuts, cut_ptr, nan_byte, width):
+    """(byte rows, width) bytes: the number of the row's feature thresholds at or below each row's value
+    (NaN: ``nan_byte``); columns past the rows are 0. (The kernel computes them block by block.)"""
+    tab_ptr, table, scale = byte_tables(cuts, cut_ptr)
+    Q = np.zeros((qfeat.shape[0], width), dtype=np.uint8)
+    for i in range(X.shape[0]):
+        for q in range(qfeat.shape[0]):
+            Q[q, i] = _byte(X[i, qfeat[q]], q, cuts, cut_ptr, nan_byte, tab_ptr, table, scale)
     return Q
 
 
@@ -150,7 +157,7 @@ def merged_corners(slot_ptr, pat_ptr, cor_ptr, cor_pos, val_ptr, val):
 
 
 @njit(cache=True, parallel=True)
-def oblivious_products(X, Q, row_weight, n_parts, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit, nodes, thr,
+def oblivious_products(X, qfeat, cuts, cut_ptr, nan_byte, row_weight, n_parts, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit, nodes, thr,
                        cat_offset, cat_nwords, cat_words, le, cats_left, mpos_ptr, mpos, mval_ptr, eval_,
                        grid_shape, e_base, logistic, pair):
     """(n_cells,): the weighted sum over the rows of ``E`` (``logistic``: ``1 / (1 + E)``) on the grid."""
@@ -164,7 +171,10 @@ def oblivious_products(X, Q, row_weight, n_parts, num_ptr, lq, lcut, lw, spec_pt
     per_part = (n_blocks + n_parts - 1) // n_parts
     sums = np.zeros((n_parts, n_cells))
     half = BLOCK // 2
+    n_q = qfeat.shape[0]
+    tab_ptr, table, scale = byte_tables(cuts, cut_ptr)
     for p in prange(n_parts):
+        Qb = np.zeros((n_q, BLOCK), dtype=np.uint8)
         bits = np.empty(BLOCK, dtype=np.uint8)
         DT = np.ones((n_cells, BLOCK))  # set back to 1 as the response reads it
         acc = np.zeros((n_cells, BLOCK))
@@ -174,10 +184,16 @@ def oblivious_products(X, Q, row_weight, n_parts, num_ptr, lq, lcut, lw, spec_pt
             nb = min(n, c0 + BLOCK) - c0
             for r in range(BLOCK):
                 wb[r] = row_weight[c0 + r] if r < nb else 0.0
+            for r in range(nb):
+                for q in range(n_q):
+                    Qb[q, r] = _byte(X[c0 + r, qfeat[q]], q, cuts, cut_ptr, nan_byte, tab_ptr, table, scale)
+            for r in range(nb, BLOCK):
+                for q in range(n_q):
+                    Qb[q, r] = 0
             for t in range(n_trees):
                 bits[:] = 0
                 for k in range(num_ptr[t], num_ptr[t + 1]):
-                    qr = Q[lq[k], c0:c0 + BLOCK]
+                    qr = Qb[lq[k]]
                     cut = lcut[k]
                     w = lw[k]
                     for r in range(BLOCK):
@@ -250,11 +266,10 @@ def products_sums(kern, X, row_weight, parts, grid_shape, factor: float, base: f
         return None
     qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw = kern.quantized
     n_blocks = (X.shape[0] + BLOCK - 1) // BLOCK
-    Q = quantize(X, qfeat, cuts, cut_ptr, nan_byte, n_blocks * BLOCK)
     mpos_ptr, mpos, mval_ptr, mval = merged_corners(kern.slot_ptr, kern.pat_ptr, *kern.corners())
     pair = abs(factor) * (top + abs(base)) < PAIR_RANGE
     return oblivious_products(
-        X, Q, np.ascontiguousarray(row_weight, dtype=np.float64), max(1, min(int(parts), n_blocks)), kern.num_ptr,
+        X, qfeat, cuts, cut_ptr, nan_byte, np.ascontiguousarray(row_weight, dtype=np.float64), max(1, min(int(parts), n_blocks)), kern.num_ptr,
         lq, lcut, lw, kern.spec_ptr, kern.spec_node, kern.spec_bit, kern.prep.nodes, ens.threshold, ens.cat_offset,
         ens.cat_nwords, ens.cat_words, bool(ens.comparison == "<="), bool(ens.categories_go_left),
         mpos_ptr, mpos, mval_ptr, np.exp(factor * mval), np.asarray(grid_shape, dtype=np.int64),
