@@ -271,7 +271,7 @@ class CatBoostAdapter(Adapter):
         finally:
             os.unlink(path)
 
-    def read_trees(self, description: str = ""):
+    def read_trees(self, description: str = "", link: str = "identity"):
         """The ensemble and its facts: from the binary model when :func:`.cbm.read_cbm` reads it, else
         from the JSON export (models with CTRs, text or embedding features, non-symmetric trees)."""
         arrays = None
@@ -282,8 +282,8 @@ class CatBoostAdapter(Adapter):
         if arrays is not None:
             scale, bias = self.model.get_scale_and_bias()
             return read_arrays(arrays, scale=float(scale), bias=bias, n_features=self.n_features(),
-                               description=description)
-        return read_model(self.export(), n_features=self.n_features(), description=description)
+                               description=description, link=link)
+        return read_model(self.export(), n_features=self.n_features(), description=description, link=link)
 
     def _build(self, response: str, link: str):
         reason = self._estimated_features()
@@ -291,14 +291,12 @@ class CatBoostAdapter(Adapter):
             return reason
         description = f"CatBoost {type(self.model).__name__} ({self.loss()}, {self.model.tree_count_} trees)"
         try:
-            ens, facts = self.read_trees(description)
+            ens, facts = self.read_trees(description, link)  # checked (link included) as it is built
         except Unreadable as exc:
             return str(exc)
         if facts.one_hot_values and not facts.symmetric:
             return ("pdpx reads one-hot categorical splits of symmetric trees only (grow_policy='SymmetricTree'); "
                     "this model's trees are not symmetric; using brute")
-        ens.link = link
-        ens.validate()
         problem = self._self_check(ens, facts)
         if problem:
             import catboost

@@ -108,8 +108,9 @@ def check_readable(model_json: dict) -> None:
             )
 
 
-def read_model(model_json: dict, *, n_features: int, description: str = "") -> tuple[TreeEnsemble, CatBoostTrees]:
-    """The ensemble of raw margins of a CatBoost JSON export, and its categorical facts."""
+def read_model(model_json: dict, *, n_features: int, description: str = "",
+               link: str = "identity") -> tuple[TreeEnsemble, CatBoostTrees]:
+    """The ensemble of a CatBoost JSON export (margins mapped by ``link``), and its categorical facts."""
     check_readable(model_json)
     floats, cats = _flat_positions(model_json.get("features_info", {}))
     scale, bias = model_json.get("scale_and_bias", [1.0, [0.0]])
@@ -169,11 +170,11 @@ def read_model(model_json: dict, *, n_features: int, description: str = "") -> t
             _walk(tree, nodes, len(nodes), t, split_of, dim)
             tree_start.append(len(nodes))
         arrays = _node_arrays(nodes, tree_start, dim)
-    return _ensemble(arrays, len(trees), dim, scale, bias, n_features, description), facts
+    return _ensemble(arrays, len(trees), dim, scale, bias, n_features, description, link), facts
 
 
-def read_arrays(arrays: dict, *, scale: float, bias, n_features: int,
-                description: str = "") -> tuple[TreeEnsemble, CatBoostTrees]:
+def read_arrays(arrays: dict, *, scale: float, bias, n_features: int, description: str = "",
+                link: str = "identity") -> tuple[TreeEnsemble, CatBoostTrees]:
     """The ensemble of the trees :func:`pdpx_catboost.cbm.read_cbm` read from the binary model, and its facts."""
     bias = np.atleast_1d(np.asarray(bias, dtype=np.float64))
     dim = arrays["dim"]
@@ -197,11 +198,11 @@ def read_arrays(arrays: dict, *, scale: float, bias, n_features: int,
             int(tree_of[k]), int(depth_of[k]))
     splits = (arrays["split_feature"][used], arrays["split_threshold"][used], arrays["split_nan_left"][used], code[used])
     nodes = _symmetric_nodes(depths, splits, arrays["leaf_values"], arrays["leaf_weights"], dim)
-    return _ensemble(nodes, len(depths), dim, scale, bias, n_features, description), facts
+    return _ensemble(nodes, len(depths), dim, scale, bias, n_features, description, link), facts
 
 
 def _ensemble(arrays: tuple, n_trees: int, dim: int, scale: float, bias: np.ndarray, n_features: int,
-              description: str) -> TreeEnsemble:
+              description: str, link: str) -> TreeEnsemble:
     """The TreeEnsemble of node arrays (as :func:`_symmetric_nodes` returns them)."""
     left, right, feature, threshold, missing_left, code, weight, value, tree_start = arrays
     n = len(left)
@@ -221,7 +222,7 @@ def _ensemble(arrays: tuple, n_trees: int, dim: int, scale: float, bias: np.ndar
         node_weight=weight, nan_mode=np.full(n, NAN_MISSING, dtype=np.int8),
         cat_offset=cat_offset, cat_nwords=cat_nwords, cat_words=cat_words,
         tree_weight=np.full(n_trees, float(scale)), base_score=bias if dim > 1 else bias[:1],
-        comparison="<=", float32_input=True, categories_go_left=False, description=description,
+        comparison="<=", float32_input=True, categories_go_left=False, description=description, link=link,
     )
     return ens
 
