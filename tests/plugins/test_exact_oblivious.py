@@ -114,8 +114,8 @@ def data(n=60, n_features=4, seed=1, cat_feature=None):
 
 def kernel_calls(monkeypatch):
     calls = []
-    for name in ("oblivious_margins", "oblivious_counts", "oblivious_products"):
-        module = _products if name == "oblivious_products" else _oblivious
+    for name in ("oblivious_margins", "oblivious_counts", "oblivious_products", "oblivious_counts_bytes"):
+        module = _products if name in ("oblivious_products", "oblivious_counts_bytes") else _oblivious
         fn = getattr(module, name)
 
         def wrapped(*a, _fn=fn, _name=name, **k):
@@ -141,8 +141,9 @@ def test_oblivious_equals_brute_and_is_used(monkeypatch, link, features, depth_f
     for kernel in ("oblivious", "auto"):
         assert_exact_equals_brute(IRAdapter(ens), X, features, kernel=kernel, grid_resolution=7)
     assert_exact_equals_brute(IRAdapter(ens), X, features, kernel="oblivious", grid_resolution=5, sample_weight=w)
-    # ICE: margins; averages: counts (linear) or the products of exp(leaf) (logistic, exp)
-    assert set(calls) == {"oblivious_margins"} | ({"oblivious_counts"} if link == "identity" else {"oblivious_products"})
+    # ICE: margins; averages: counts (linear) or the products of exp(leaf) (logistic, exp), on bytes
+    assert set(calls) == {"oblivious_margins"} | ({"oblivious_counts_bytes"} if link == "identity"
+                                                  else {"oblivious_products"})
     # the other kernels agree on the same model
     for kernel in ("leafsets", "partition"):
         assert_exact_equals_brute(IRAdapter(ens), X, features, kernel=kernel, grid_resolution=7)
@@ -282,12 +283,13 @@ def test_byte_tests_limits_and_the_fallback(monkeypatch):
     Q = _products.quantize(X, qfeat, cuts, cut_ptr, nan_byte, 4)
     np.testing.assert_array_equal(Q, [[0, 2, 0, 0], [1, 255, 0, 0]])
     np.testing.assert_array_equal(lcut, [1, 0, 0])
-    ens = oblivious_ensemble([9, 3, 2], seed=15, link="logistic")
-    calls = kernel_calls(monkeypatch)
-    e = pdpx.partial_dependence(IRAdapter(ens), data(), ["f0", "f1"], method="exact", grid_resolution=6)
-    b = pdpx.partial_dependence(IRAdapter(ens), data(), ["f0", "f1"], method="brute", grid_resolution=6)
-    np.testing.assert_allclose(e.average, b.average, rtol=1e-12, atol=1e-12)
-    assert calls == ["oblivious_margins"]
+    for link, fallback in (("logistic", "oblivious_margins"), ("identity", "oblivious_counts")):
+        ens = oblivious_ensemble([9, 3, 2], seed=15, link=link)
+        calls = kernel_calls(monkeypatch)
+        e = pdpx.partial_dependence(IRAdapter(ens), data(), ["f0", "f1"], method="exact", grid_resolution=6)
+        b = pdpx.partial_dependence(IRAdapter(ens), data(), ["f0", "f1"], method="brute", grid_resolution=6)
+        np.testing.assert_allclose(e.average, b.average, rtol=1e-12, atol=1e-12)
+        assert calls == [fallback]
 
 
 def test_bytes_equal_searchsorted():

@@ -40,7 +40,7 @@ from numba import njit, prange
 from ...core.ir import LINKS, apply_link
 from .kernels import F_SPECIAL, go_left_packed, scatter_boxes
 from .leafsets import BLOCK, load_block
-from .products import products_sums
+from .products import counts_by_bytes, products_sums
 
 #: deepest tree, and most leaves over all trees, the kernel takes (the per-part counts are that long)
 MAX_DEPTH = 20
@@ -406,7 +406,10 @@ class Oblivious:
 
     def average_sum(self, X, row_weight, unit_weight, parts):
         """Difference array (n_margins * n_cells): the weighted sum over the rows of X of their margins."""
-        by_own = oblivious_counts(X, row_weight, parts, *self._bits_args()).sum(axis=0)
+        counts = counts_by_bytes(self, X, row_weight, parts)  # numeric levels as byte tests where they fit
+        if counts is None:
+            counts = oblivious_counts(X, row_weight, parts, *self._bits_args())
+        by_own = counts.sum(axis=0)
         # leaf L of tree t is reached by the rows whose own bits are L's own bits
         sizes = np.diff(self.slot_ptr)
         tree_of = np.repeat(np.arange(len(sizes)), sizes)

@@ -156,10 +156,70 @@ def merged_corners(slot_ptr, pat_ptr, cor_ptr, cor_pos, val_ptr, val):
     return mpos_ptr, mpos, mval_ptr, mval
 
 
+@njit(cache=True, inline="always")
+def _load_bytes(X, c0, nb, Qb, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale):
+    """Qb[q, r] = the byte of row c0 + r in byte row q (0 past the rows)."""
+    for r in range(nb):
+        for q in range(qfeat.shape[0]):
+            Qb[q, r] = _byte(X[c0 + r, qfeat[q]], q, cuts, cut_ptr, nan_byte, tab_ptr, table, scale)
+    for r in range(nb, BLOCK):
+        for q in range(qfeat.shape[0]):
+            Qb[q, r] = 0
+
+
+@njit(cache=True, inline="always")
+def _byte_bits(t, Qb, bits, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit, X, c0, nb, nodes, thr, cat_offset,
+               cat_nwords, cat_words, le, cats_left):
+    """bits[r] = the leaf bits row c0 + r decides in tree t: a byte comparison per numeric level, the
+    general rule for the others."""
+    bits[:] = 0
+    for k in range(num_ptr[t], num_ptr[t + 1]):
+        qr = Qb[lq[k]]
+        cut = lcut[k]
+        w = lw[k]
+        for r in range(BLOCK):
+            bits[r] |= (qr[r] > cut) * w
+    for k in range(spec_ptr[t], spec_ptr[t + 1]):
+        node = spec_node[k]
+        w = np.uint8(1 << spec_bit[k])
+        for r in range(nb):
+            if not go_left_packed(X[c0 + r, nodes[node, 2]], node, nodes[node, 3], thr[node], cat_offset,
+                                  cat_nwords, cat_words, le, False, cats_left):
+                bits[r] |= w
+
+
 @njit(cache=True, parallel=True)
-def oblivious_products(X, qfeat, cuts, cut_ptr, nan_byte, row_weight, n_parts, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit, nodes, thr,
-                       cat_offset, cat_nwords, cat_words, le, cats_left, mpos_ptr, mpos, mval_ptr, eval_,
-                       grid_shape, e_base, logistic, pair):
+def oblivious_counts_bytes(X, qfeat, cuts, cut_ptr, nan_byte, row_weight, n_parts, slot_ptr, num_ptr, lq, lcut, lw,
+                           spec_ptr, spec_node, spec_bit, nodes, thr, cat_offset, cat_nwords, cat_words, le,
+                           cats_left):
+    """(n_parts, n_slots): :func:`.oblivious.oblivious_counts` with the levels tested on bytes."""
+    n = X.shape[0]
+    n_trees = slot_ptr.shape[0] - 1
+    counts = np.zeros((n_parts, slot_ptr[n_trees]))
+    n_blocks = (n + BLOCK - 1) // BLOCK
+    per_part = (n_blocks + n_parts - 1) // n_parts
+    tab_ptr, table, scale = byte_tables(cuts, cut_ptr)
+    for p in prange(n_parts):
+        Qb = np.zeros((qfeat.shape[0], BLOCK), dtype=np.uint8)
+        bits = np.empty(BLOCK, dtype=np.uint8)
+        cnt = counts[p]
+        for blk in range(p * per_part, min(n_blocks, (p + 1) * per_part)):
+            c0 = blk * BLOCK
+            nb = min(n, c0 + BLOCK) - c0
+            _load_bytes(X, c0, nb, Qb, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale)
+            for t in range(n_trees):
+                _byte_bits(t, Qb, bits, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit, X, c0, nb, nodes, thr,
+                           cat_offset, cat_nwords, cat_words, le, cats_left)
+                base = slot_ptr[t]
+                for r in range(nb):
+                    cnt[base + bits[r]] += row_weight[c0 + r]
+    return counts
+
+
+@njit(cache=True, parallel=True)
+def oblivious_products(X, qfeat, cuts, cut_ptr, nan_byte, row_weight, n_parts, num_ptr, lq, lcut, lw, spec_ptr,
+                       spec_node, spec_bit, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left, mpos_ptr,
+                       mpos, mval_ptr, eval_, grid_shape, e_base, logistic, pair):
     """(n_cells,): the weighted sum over the rows of ``E`` (``logistic``: ``1 / (1 + E)``) on the grid."""
     n = X.shape[0]
     n_trees = num_ptr.shape[0] - 1
@@ -171,10 +231,9 @@ def oblivious_products(X, qfeat, cuts, cut_ptr, nan_byte, row_weight, n_parts, n
     per_part = (n_blocks + n_parts - 1) // n_parts
     sums = np.zeros((n_parts, n_cells))
     half = BLOCK // 2
-    n_q = qfeat.shape[0]
     tab_ptr, table, scale = byte_tables(cuts, cut_ptr)
     for p in prange(n_parts):
-        Qb = np.zeros((n_q, BLOCK), dtype=np.uint8)
+        Qb = np.zeros((qfeat.shape[0], BLOCK), dtype=np.uint8)
         bits = np.empty(BLOCK, dtype=np.uint8)
         DT = np.ones((n_cells, BLOCK))  # set back to 1 as the response reads it
         acc = np.zeros((n_cells, BLOCK))
@@ -184,27 +243,10 @@ def oblivious_products(X, qfeat, cuts, cut_ptr, nan_byte, row_weight, n_parts, n
             nb = min(n, c0 + BLOCK) - c0
             for r in range(BLOCK):
                 wb[r] = row_weight[c0 + r] if r < nb else 0.0
-            for r in range(nb):
-                for q in range(n_q):
-                    Qb[q, r] = _byte(X[c0 + r, qfeat[q]], q, cuts, cut_ptr, nan_byte, tab_ptr, table, scale)
-            for r in range(nb, BLOCK):
-                for q in range(n_q):
-                    Qb[q, r] = 0
+            _load_bytes(X, c0, nb, Qb, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale)
             for t in range(n_trees):
-                bits[:] = 0
-                for k in range(num_ptr[t], num_ptr[t + 1]):
-                    qr = Qb[lq[k]]
-                    cut = lcut[k]
-                    w = lw[k]
-                    for r in range(BLOCK):
-                        bits[r] |= (qr[r] > cut) * w
-                for k in range(spec_ptr[t], spec_ptr[t + 1]):
-                    node = spec_node[k]
-                    w = np.uint8(1 << spec_bit[k])
-                    for r in range(nb):
-                        if not go_left_packed(X[c0 + r, nodes[node, 2]], node, nodes[node, 3], thr[node], cat_offset,
-                                              cat_nwords, cat_words, le, False, cats_left):
-                            bits[r] |= w
+                _byte_bits(t, Qb, bits, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit, X, c0, nb, nodes, thr,
+                           cat_offset, cat_nwords, cat_words, le, cats_left)
                 n_leaves = (mval_ptr[t + 1] - mval_ptr[t]) // max(1, mpos_ptr[t + 1] - mpos_ptr[t])
                 for j in range(mpos_ptr[t + 1] - mpos_ptr[t]):
                     row = DT[mpos[mpos_ptr[t] + j]]
@@ -260,11 +302,10 @@ def products_sums(kern, X, row_weight, parts, grid_shape, factor: float, base: f
                  * np.abs(ens.tree_weight)).sum())
     if abs(factor) * (2**n_dims * top + abs(base)) > PRODUCT_RANGE:
         return None
-    if kern.quantized is None:
-        kern.quantized = quantize_levels(kern.num_feat, kern.num_thr, kern.num_miss, kern.num_bit, kern.depth) or ()
-    if not kern.quantized:
+    levels = _levels(kern)
+    if levels is None:
         return None
-    qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw = kern.quantized
+    qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw = levels
     n_blocks = (X.shape[0] + BLOCK - 1) // BLOCK
     mpos_ptr, mpos, mval_ptr, mval = merged_corners(kern.slot_ptr, kern.pat_ptr, *kern.corners())
     pair = abs(factor) * (top + abs(base)) < PAIR_RANGE
@@ -274,3 +315,25 @@ def products_sums(kern, X, row_weight, parts, grid_shape, factor: float, base: f
         ens.cat_nwords, ens.cat_words, bool(ens.comparison == "<="), bool(ens.categories_go_left),
         mpos_ptr, mpos, mval_ptr, np.exp(factor * mval), np.asarray(grid_shape, dtype=np.int64),
         float(np.exp(factor * base)), bool(logistic), bool(pair))
+
+
+def _levels(kern):
+    """The request's byte tests (:func:`quantize_levels`), kept with the kernel; None when they do not fit."""
+    if kern.quantized is None:
+        kern.quantized = quantize_levels(kern.num_feat, kern.num_thr, kern.num_miss, kern.num_bit, kern.depth) or ()
+    return kern.quantized or None
+
+
+def counts_by_bytes(kern, X, row_weight, parts):
+    """(n_parts, n_slots) as :func:`.oblivious.oblivious_counts`, the levels tested on bytes; None when they
+    do not fit."""
+    levels = _levels(kern)
+    if levels is None:
+        return None
+    qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw = levels
+    ens = kern.prep.ens
+    return oblivious_counts_bytes(
+        X, qfeat, cuts, cut_ptr, nan_byte, np.ascontiguousarray(row_weight, dtype=np.float64), int(parts),
+        kern.slot_ptr, kern.num_ptr, lq, lcut, lw, kern.spec_ptr, kern.spec_node, kern.spec_bit, kern.prep.nodes,
+        ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words, bool(ens.comparison == "<="),
+        bool(ens.categories_go_left))
