@@ -52,22 +52,22 @@ def quantize_levels(num_feat, num_thr, num_miss, num_bit, depth):
     if len(depth) and depth.max() > MAX_DEPTH or np.isnan(num_thr).any():
         return None
     key = num_feat * 2 + num_miss.astype(np.int64)
-    keys, lq = np.unique(key, return_inverse=True)
-    cuts, cut_ptr = [], [0]
-    lcut = np.zeros(len(num_feat), dtype=np.uint8)
-    for q in range(len(keys)):
-        mine = lq == q
-        t = np.unique(num_thr[mine])
-        if len(t) > MAX_BINS:
-            return None
-        # right iff x >= t_k iff (number of thresholds <= x) > k
-        lcut[mine] = np.searchsorted(t, num_thr[mine])
-        cuts.append(t)
-        cut_ptr.append(cut_ptr[-1] + len(t))
-    cat = np.concatenate(cuts) if cuts else np.zeros(0)
+    order = np.lexsort((num_thr, key))
+    ks, ts = key[order], num_thr[order]
+    new = np.ones(len(ks), dtype=bool)
+    new[1:] = (ks[1:] != ks[:-1]) | (ts[1:] != ts[:-1])
+    keys, counts = np.unique(ks[new], return_counts=True)
+    if len(counts) and counts.max() > MAX_BINS:
+        return None
+    cut_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    lq = np.searchsorted(keys, key).astype(np.int64)
+    pair = np.empty(len(ks), dtype=np.int64)
+    pair[order] = np.cumsum(new) - 1  # each level's (key, threshold) among the distinct ones
+    # right iff x >= t_k iff (number of thresholds <= x) > k
+    lcut = (pair - cut_ptr[lq]).astype(np.uint8)
     nan_byte = np.where(keys % 2 == 1, 0, 255).astype(np.uint8)
-    return ((keys // 2).astype(np.int64), cat.astype(np.float64), np.asarray(cut_ptr, dtype=np.int64), nan_byte,
-            lq.astype(np.int64).ravel(), lcut, (np.int64(1) << num_bit).astype(np.uint8))
+    return ((keys // 2).astype(np.int64), ts[new].astype(np.float64), cut_ptr, nan_byte, lq, lcut,
+            (np.int64(1) << num_bit).astype(np.uint8))
 
 
 @njit(cache=True)
@@ -235,7 +235,8 @@ def oblivious_products(X, qfeat, cuts, cut_ptr, nan_byte, row_weight, n_parts, n
     for p in prange(n_parts):
         Qb = np.zeros((qfeat.shape[0], BLOCK), dtype=np.uint8)
         bits = np.empty(BLOCK, dtype=np.uint8)
-        DT = np.ones((n_cells, BLOCK))  # set back to 1 as the response reads it
+        DT = np.ones((n_cells, BLOCK))  # set back to 1 as the response reads it; cell 0 starts at e_base,
+        DT[0] = e_base  # which the prefix products carry to every cell
         acc = np.zeros((n_cells, BLOCK))
         wb = np.empty(BLOCK)
         for blk in range(p * per_part, min(n_blocks, (p + 1) * per_part)):
@@ -273,16 +274,16 @@ def oblivious_products(X, qfeat, cuts, cut_ptr, nan_byte, row_weight, n_parts, n
                 a = acc[i]
                 if logistic and pair:
                     for r in range(half):
-                        x = 1.0 + e_base * row[r]
-                        y = 1.0 + e_base * row[r + half]
+                        x = 1.0 + row[r]
+                        y = 1.0 + row[r + half]
                         a[r] += (wb[r] * y + wb[r + half] * x) / (x * y)
                 elif logistic:
                     for r in range(BLOCK):
-                        a[r] += wb[r] / (1.0 + e_base * row[r])
+                        a[r] += wb[r] / (1.0 + row[r])
                 else:
                     for r in range(BLOCK):
-                        a[r] += wb[r] * (e_base * row[r])
-                row[:] = 1.0
+                        a[r] += wb[r] * row[r]
+                row[:] = e_base if i == 0 else 1.0
         for i in range(n_cells):
             s = 0.0
             for r in range(BLOCK):
