@@ -317,26 +317,25 @@ class CatBoostAdapter(Adapter):
                         "pdpx cannot write as tree splits; using brute")
         return None
 
-    def _probe_frame(self, rows: int) -> pd.DataFrame:
-        """``rows`` rows the model accepts: zeros, and a known category in each categorical column."""
+    def _probe_frame(self, rows: int, numeric=None) -> pd.DataFrame:
+        """``rows`` rows the model accepts: a known category in each categorical column, and ``numeric``
+        (zeros by default) in each numeric one."""
         n = self.n_features()
         names = self._columns or self.feature_names() or [str(i) for i in range(n)]
         cats = self.cat_positions()
+        numeric = np.zeros(rows) if numeric is None else np.asarray(numeric, dtype=np.float64)
         data = {}
         for j, name in enumerate(names):
             if j in cats:
                 data[name] = pd.Series([self._templates.get(j, "0")] * rows, dtype=object)
             else:
-                data[name] = np.zeros(rows)
+                data[name] = numeric
         return pd.DataFrame(data)
 
     def _self_check(self, ens, facts) -> str | None:
         """The IR's margins against CatBoost's on two rows: zeros, and NaN in every numeric column."""
-        frame = self._probe_frame(2)
+        frame = self._probe_frame(2, numeric=[0.0, np.nan])
         cats = self.cat_positions()
-        for j in range(frame.shape[1]):
-            if j not in cats:
-                frame.iloc[1, j] = np.nan
         encoder = CatBoostEncoder(facts.one_hot_values, cats, lambda pos, labels: self._probe(facts, pos, labels))
         ref = self.predict(frame, "raw")
         mine = np.array([ens.predict_raw_row(r) for r in encoder.encode(frame)])
