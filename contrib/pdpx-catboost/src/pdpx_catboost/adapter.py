@@ -338,7 +338,7 @@ class CatBoostAdapter(Adapter):
         cats = self.cat_positions()
         encoder = CatBoostEncoder(facts.one_hot_values, cats, lambda pos, labels: self._probe(facts, pos, labels))
         ref = self.predict(frame, "raw")
-        mine = np.array([ens.predict_raw_row(r) for r in encoder.encode(frame)])
+        mine = _margins(ens, encoder.encode(frame))
         scale = float(np.abs(ens.value).sum() * np.max(np.abs(ens.tree_weight)) + np.abs(ens.base_score).sum())
         err = float(np.max(np.abs(ref - mine)))
         if not err <= 1e-6 * (1.0 + scale):
@@ -361,3 +361,29 @@ class CatBoostAdapter(Adapter):
             hit = ((leaves[:, tree] >> depth) & 1).astype(bool)
             codes[hit] = code
         return codes.tolist()
+
+
+def _margins(ens, X: np.ndarray) -> np.ndarray:
+    """(n_rows, n_margins): the ensemble's margins of a few rows by its own routing rule
+    (``TreeEnsemble.goes_left_many``, all nodes of a feature and all rows in one call; as
+    ``predict_raw_row``, for several rows at once)."""
+    internal = np.flatnonzero(ens.left >= 0)
+    feats = ens.feature[internal]
+    go = np.zeros((ens.n_nodes, len(X)), dtype=bool)
+    for f in np.unique(feats):
+        nodes = internal[feats == f]
+        go[nodes] = ens.goes_left_many(nodes, X[:, f])
+    w = ens.effective_tree_weight()
+    out = np.tile(ens.base_score, (len(X), 1)).astype(np.float64)
+    vec = ens.tree_group < 0
+    for r in range(len(X)):
+        node = ens.tree_start[:-1].copy()
+        inner = ens.left[node] >= 0
+        while np.any(inner):
+            nd = node[inner]
+            node[inner] = np.where(go[nd, r], ens.left[nd], ens.right[nd])
+            inner = ens.left[node] >= 0
+        if np.any(vec):
+            out[r] += (w[vec, None] * ens.value[node[vec], : ens.n_margins]).sum(axis=0)
+        np.add.at(out[r], ens.tree_group[~vec], w[~vec] * ens.value[node[~vec], 0])
+    return out
