@@ -8,11 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from catboost_cases import at_borders, catboost, data, plugin_from_entry_point, tree_model_of  # noqa: F401
-from test_catboost_fidelity import fit
-
 from pdpx_catboost.adapter import CatBoostAdapter
 from pdpx_catboost.cbm import read_cbm
 from pdpx_catboost.trees import read_model
+from test_catboost_fidelity import fit
 
 ARRAYS = ["left", "right", "feature", "threshold", "missing_left", "value", "tree_start", "node_weight", "nan_mode",
           "cat_offset", "cat_nwords", "cat_words", "tree_weight", "tree_group", "base_score"]

@@ -22,8 +22,8 @@ from pdpx import NotFittedError, PdpxError
 from pdpx.core.adapter import Adapter, as_2d
 from pdpx.core.ir import TreeModel
 
-from .encoder import CatBoostEncoder
 from .cbm import read_cbm
+from .encoder import CatBoostEncoder
 from .trees import Unreadable, read_arrays, read_model
 
 #: Losses whose probabilities are the logistic of one margin, a softmax of several,

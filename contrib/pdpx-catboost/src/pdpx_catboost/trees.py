@@ -186,7 +186,7 @@ def read_arrays(arrays: dict, *, scale: float, bias, n_features: int, descriptio
     is_cat = arrays["split_is_cat"]
     # one-hot code of each binary feature: its position among its feature's values
     code = np.full(len(is_cat), -1, dtype=np.int64)
-    for pos, values in facts.one_hot_values.items():
+    for pos in facts.one_hot_values:
         sel = np.flatnonzero(is_cat & (arrays["split_feature"] == pos))
         code[sel] = np.arange(len(sel))
     used = arrays["tree_splits"]
@@ -196,7 +196,8 @@ def read_arrays(arrays: dict, *, scale: float, bias, n_features: int, descriptio
         b = used[k]
         facts.locations[(int(arrays["split_feature"][b]), int(arrays["split_value"][b]))] = (
             int(tree_of[k]), int(depth_of[k]))
-    splits = (arrays["split_feature"][used], arrays["split_threshold"][used], arrays["split_nan_left"][used], code[used])
+    splits = (arrays["split_feature"][used], arrays["split_threshold"][used], arrays["split_nan_left"][used],
+              code[used])
     nodes = _symmetric_nodes(depths, splits, arrays["leaf_values"], arrays["leaf_weights"], dim)
     return _ensemble(nodes, len(depths), dim, scale, bias, n_features, description, link), facts
 

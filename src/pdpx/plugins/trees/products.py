@@ -146,7 +146,6 @@ def merged_corners(slot_ptr, pat_ptr, cor_ptr, cor_pos, val_ptr, val):
     mval = np.zeros(mval_ptr[n_trees])
     for t in range(n_trees):
         u = positions[t]
-        n_t = u.shape[0]
         mpos[mpos_ptr[t]:mpos_ptr[t + 1]] = u
         n_leaves = slot_ptr[t + 1] - slot_ptr[t]
         for q in range(pat_ptr[t], pat_ptr[t + 1]):
@@ -313,8 +312,9 @@ def products_sums(kern, X, row_weight, parts, grid_shape, factor: float, base: f
     mpos_ptr, mpos, mval_ptr, mval = merged_corners(kern.slot_ptr, kern.pat_ptr, *kern.corners())
     pair = abs(factor) * (top + abs(base)) < PAIR_RANGE
     return oblivious_products(
-        X, qfeat, cuts, cut_ptr, nan_byte, np.ascontiguousarray(row_weight, dtype=np.float64), max(1, min(int(parts), n_blocks)), kern.num_ptr,
-        lq, lcut, lw, kern.spec_ptr, kern.spec_node, kern.spec_bit, kern.prep.nodes, ens.threshold, ens.cat_offset,
+        X, qfeat, cuts, cut_ptr, nan_byte, np.ascontiguousarray(row_weight, dtype=np.float64),
+        max(1, min(int(parts), n_blocks)), kern.num_ptr, lq, lcut, lw, kern.spec_ptr, kern.spec_node, kern.spec_bit,
+        kern.prep.nodes, ens.threshold, ens.cat_offset,
         ens.cat_nwords, ens.cat_words, bool(ens.comparison == "<="), bool(ens.categories_go_left),
         mpos_ptr, mpos, mval_ptr, np.exp(factor * mval), np.asarray(grid_shape, dtype=np.int64),
         float(np.exp(factor * base)), bool(logistic), bool(pair))
