@@ -16,10 +16,11 @@ The rows' own leaf bits come from *quantized* inputs, as in CatBoost's own predi
 per feature that a non-target level tests, the row's value becomes a byte, the
 number of that feature's thresholds at or below it, and a level's test is one byte
 comparison (a feature whose levels send NaN both ways gets a byte for each way); the
-bits of a tree fit a byte (depth at most 8). Requests this does not fit (deeper
-trees, more than 254 thresholds on a feature, or leaves so large that a partial
-product could leave the range of doubles) take the margins path of :mod:`.oblivious`,
-which is exact for all.
+bits of a tree fit a byte (depth at most 8). The linear averages' counts of rows per
+own-bits pattern (:func:`oblivious_counts_bytes`) use the same bytes. Requests this
+does not fit (deeper trees, more than 254 thresholds on a feature, or leaves so large
+that a partial product could leave the range of doubles) take the float kernels of
+:mod:`.oblivious`, which are exact for all.
 """
 
 from __future__ import annotations
