@@ -1,5 +1,6 @@
 """CatBoost through the pdpx-catboost plugin (contrib/pdpx-catboost): exact against brute, against
-one native predict, and the extraction of the trees (JSON export -> IR) against the PD call it precedes.
+one native predict, and the extraction of the trees (binary model -> IR, a cold read: the plugin's cache
+cleared) against the PD call it precedes.
 
 500 oblivious trees of depth 6 on 20,000 x 20 (PDPX_BENCH_QUICK=1: 100 trees on 4,000 rows).
 Skipped (no rows) when catboost or the plugin is not installed.
@@ -92,7 +93,7 @@ def run() -> list[dict]:
                         t_native, "<= 5x of predict", t_exact1 <= 5 * t_native))
         rows.append(row(bench, f"2-way, 30 x 30 ({task}; brute estimated from 90 of 900 grid points, x10)",
                         t_exact2, brute_name, t_brute2, ">= 200x", t_brute2 / t_exact2 >= 200))
-        rows.append(row("CatBoost extraction", f"{n_trees} trees -> IR via save_model(format='json') ({task})",
+        rows.append(row("CatBoost extraction", f"{n_trees} trees -> IR from the binary model (.cbm), cold ({task})",
                         t_extract, "the exact 1-way PD call it precedes (warm)", t_exact1,
                         "<= 1x of the PD call", t_extract <= t_exact1))
     return rows

@@ -17,6 +17,7 @@ from treetools import IRAdapter, assert_exact_equals_brute
 import pdpx
 from pdpx.core.ir import NAN_AS_ZERO, NAN_MISSING, ZERO_OR_NAN_MISSING, TreeEnsemble
 from pdpx.plugins.trees import oblivious as _oblivious
+from pdpx.plugins.trees import products as _products
 
 THRESHOLDS = [-1.0, -0.5, 0.0, 0.2, 0.5, 1.0]
 
@@ -113,14 +114,15 @@ def data(n=60, n_features=4, seed=1, cat_feature=None):
 
 def kernel_calls(monkeypatch):
     calls = []
-    for name in ("oblivious_margins", "oblivious_counts"):
-        fn = getattr(_oblivious, name)
+    for name in ("oblivious_margins", "oblivious_counts", "oblivious_products", "oblivious_counts_bytes"):
+        module = _products if name in ("oblivious_products", "oblivious_counts_bytes") else _oblivious
+        fn = getattr(module, name)
 
         def wrapped(*a, _fn=fn, _name=name, **k):
             calls.append(_name)
             return _fn(*a, **k)
 
-        monkeypatch.setattr(_oblivious, name, wrapped)
+        monkeypatch.setattr(module, name, wrapped)
     return calls
 
 
@@ -139,7 +141,9 @@ def test_oblivious_equals_brute_and_is_used(monkeypatch, link, features, depth_f
     for kernel in ("oblivious", "auto"):
         assert_exact_equals_brute(IRAdapter(ens), X, features, kernel=kernel, grid_resolution=7)
     assert_exact_equals_brute(IRAdapter(ens), X, features, kernel="oblivious", grid_resolution=5, sample_weight=w)
-    assert set(calls) == {"oblivious_margins"} | ({"oblivious_counts"} if link == "identity" else set())
+    # ICE: margins; averages: counts (linear) or the products of exp(leaf) (logistic, exp), on bytes
+    assert set(calls) == {"oblivious_margins"} | ({"oblivious_counts_bytes"} if link == "identity"
+                                                  else {"oblivious_products"})
     # the other kernels agree on the same model
     for kernel in ("leafsets", "partition"):
         assert_exact_equals_brute(IRAdapter(ens), X, features, kernel=kernel, grid_resolution=7)
@@ -199,3 +203,121 @@ def test_not_oblivious_falls_back_and_the_option_says_why(monkeypatch):
     # a leaf above the last level (an unbalanced tree) is not oblivious either
     assert _oblivious.static_oblivious(ens) is not None
     assert _oblivious.static_oblivious(changed) is None
+
+
+def _tree_bound(ens):
+    """sum over trees of the largest |tree weight * leaf value| (the bound the products path checks)."""
+    top = np.maximum.reduceat(np.abs(ens.value).max(axis=1), ens.tree_start[:-1]) * np.abs(ens.tree_weight)
+    return float(top.sum())
+
+
+@pytest.mark.parametrize("features", ["f0", ["f0", "f1"], ["f0", "f1", "f3"]])
+@pytest.mark.parametrize("path", ["pairs", "single divisions", "margins"])
+def test_products_paths_equal_brute(monkeypatch, features, path):
+    """The average of a logistic response by products of exp(leaf), with paired or single divisions, and the
+    margins + exp path it falls back to when a partial product could overflow: all equal brute (weighted)."""
+    ens = oblivious_ensemble(DEPTHS, seed=12, link="logistic", base_score=np.array([0.3]))
+    bound = _tree_bound(ens)
+    if path == "single divisions":
+        monkeypatch.setattr(_products, "PAIR_RANGE", bound / 2)
+    elif path == "margins":
+        monkeypatch.setattr(_products, "PRODUCT_RANGE", bound / 2)
+    pairs = []
+    real = _products.oblivious_products
+
+    def spy(*a):
+        pairs.append(a[-1])
+        return real(*a)
+
+    monkeypatch.setattr(_products, "oblivious_products", spy)
+    X = data(seed=6)
+    w = np.random.default_rng(7).uniform(0, 2, len(X))
+    for weights in (None, w):
+        e = pdpx.partial_dependence(IRAdapter(ens), X, features, method="exact", grid_resolution=6, sample_weight=weights,
+                                    method_options={"kernel": "oblivious"})
+        b = pdpx.partial_dependence(IRAdapter(ens), X, features, method="brute", grid_resolution=6, sample_weight=weights)
+        np.testing.assert_allclose(e.average, b.average, rtol=1e-12, atol=1e-12)
+    assert pairs == {"pairs": [True, True], "single divisions": [False, False], "margins": []}[path]
+
+
+def test_products_refused_for_large_leaves_and_exact_still_equals_brute(monkeypatch):
+    """Leaves so large that exp of a partial margin would overflow: the margins path, still equal to brute,
+    probabilities of 0 and 1 included."""
+    ens = oblivious_ensemble([3, 4, 2, 6], seed=13, link="logistic")
+    ens = dataclasses.replace(ens, value=ens.value * 300.0)
+    assert _tree_bound(ens) > _products.PRODUCT_RANGE
+    calls = kernel_calls(monkeypatch)
+    e = pdpx.partial_dependence(IRAdapter(ens), data(), ["f0", "f1"], method="exact", grid_resolution=6)
+    b = pdpx.partial_dependence(IRAdapter(ens), data(), ["f0", "f1"], method="brute", grid_resolution=6)
+    np.testing.assert_allclose(e.average, b.average, rtol=1e-12, atol=1e-12)
+    assert calls == ["oblivious_margins"]
+
+
+def test_products_with_categorical_and_special_levels(monkeypatch):
+    """Categorical levels and NaN-as-zero levels (tested row by row) next to byte-tested numeric ones."""
+    ens = oblivious_ensemble([3, 5, 2, 4, 6], seed=14, cat_feature=2, link="logistic",
+                             nan_modes=(NAN_MISSING, NAN_AS_ZERO, ZERO_OR_NAN_MISSING))
+    X = data(cat_feature=2)
+    calls = kernel_calls(monkeypatch)
+    for features in ("f2", ["f2", "f0"], "f1", ["f1", "f3"]):
+        e = pdpx.partial_dependence(IRAdapter(ens), X, features, method="exact", grid_resolution=6)
+        b = pdpx.partial_dependence(IRAdapter(ens), X, features, method="brute", grid_resolution=6)
+        np.testing.assert_allclose(e.average, b.average, rtol=1e-12, atol=1e-12)
+    assert set(calls) == {"oblivious_products"}
+
+
+def test_byte_tests_limits_and_the_fallback(monkeypatch):
+    """Levels fit bytes up to 254 thresholds per feature and depth 8; beyond, the margins path, equal to brute."""
+    feat = np.zeros(255, dtype=np.int64)
+    thr = np.arange(255, dtype=float)
+    miss = np.ones(255, dtype=bool)
+    bit = np.zeros(255, dtype=np.int64)
+    assert _products.quantize_levels(feat[:254], thr[:254], miss[:254], bit[:254], np.array([1] * 254)) is not None
+    assert _products.quantize_levels(feat, thr, miss, bit, np.array([1] * 255)) is None
+    assert _products.quantize_levels(feat[:9], thr[:9], miss[:9], bit[:9], np.array([9])) is None
+    # the byte of a value: the number of thresholds at or below it; NaN by the levels' direction
+    qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw = _products.quantize_levels(
+        np.array([0, 0, 1]), np.array([0.5, -1.0, 0.5]), np.array([True, True, False]), np.array([0, 1, 0]),
+        np.array([2, 1]))
+    X = np.array([[-2.0, 0.5], [0.5, np.nan], [np.nan, 0.4999]])
+    Q = _products.quantize(X, qfeat, cuts, cut_ptr, nan_byte, 4)
+    np.testing.assert_array_equal(Q, [[0, 2, 0, 0], [1, 255, 0, 0]])
+    np.testing.assert_array_equal(lcut, [1, 0, 0])
+    for link, fallback in (("logistic", "oblivious_margins"), ("identity", "oblivious_counts")):
+        ens = oblivious_ensemble([9, 3, 2], seed=15, link=link)
+        calls = kernel_calls(monkeypatch)
+        e = pdpx.partial_dependence(IRAdapter(ens), data(), ["f0", "f1"], method="exact", grid_resolution=6)
+        b = pdpx.partial_dependence(IRAdapter(ens), data(), ["f0", "f1"], method="brute", grid_resolution=6)
+        np.testing.assert_allclose(e.average, b.average, rtol=1e-12, atol=1e-12)
+        assert calls == [fallback]
+
+
+def test_bytes_equal_searchsorted():
+    """Every byte is the number of the feature's thresholds at or below the value: ties, clusters, +-inf, NaN."""
+    rng = np.random.default_rng(16)
+    n_levels = 600
+    feat = rng.integers(0, 5, n_levels)
+    thr = np.where(feat == 0, 0.25, np.round(rng.normal(size=n_levels) ** 3, 3))  # feature 0: one threshold
+    thr[feat == 1] = 1e-9 * rng.integers(0, 50, (feat == 1).sum())  # clustered: many thresholds in one bucket
+    miss = rng.random(n_levels) < 0.5
+    qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw = _products.quantize_levels(
+        feat, thr, miss, np.zeros(n_levels, dtype=np.int64), np.array([6]))
+    X = np.round(rng.normal(size=(3000, 5)) ** 3, 3)
+    on = rng.random(X.shape) < 0.3
+    X[on] = rng.choice(thr, on.sum())
+    X[::9, 1] = 1e-9 * rng.integers(-5, 60, len(X[::9]))
+    X[::17] = np.nan
+    X[::19, 2] = np.inf
+    X[::23, 3] = -np.inf
+    Q = _products.quantize(X, qfeat, cuts, cut_ptr, nan_byte, 3008)
+    for q in range(len(qfeat)):
+        c = cuts[cut_ptr[q]:cut_ptr[q + 1]]
+        col = X[:, qfeat[q]]
+        ref = np.where(np.isnan(col), nan_byte[q], np.searchsorted(c, col, side="right"))
+        np.testing.assert_array_equal(Q[q, :3000], ref)
+        assert (Q[q, 3000:] == 0).all()
+    # a level goes right when its byte is above its cut: x >= threshold
+    for k in range(n_levels):
+        col = X[:, feat[k]]
+        right = np.where(np.isnan(col), not miss[k], col >= thr[k])
+        np.testing.assert_array_equal(Q[lq[k], :3000] > lcut[k], right)

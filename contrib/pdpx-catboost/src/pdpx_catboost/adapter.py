@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import struct
 import tempfile
 import weakref
 
@@ -21,8 +22,9 @@ from pdpx import NotFittedError, PdpxError
 from pdpx.core.adapter import Adapter, as_2d
 from pdpx.core.ir import TreeModel
 
+from .cbm import read_cbm
 from .encoder import CatBoostEncoder
-from .trees import Unreadable, read_model
+from .trees import Unreadable, read_arrays, read_model
 
 #: Losses whose probabilities are the logistic of one margin, a softmax of several,
 #: or a logistic per class (one-vs-all).
@@ -103,6 +105,11 @@ class CatBoostAdapter(Adapter):
             return None
         return names
 
+    def n_features(self) -> int:
+        """The number of columns the model was fitted on (``n_features_in_`` is 0 on a model read by
+        ``load_model`` or unpickled: its feature names tell then)."""
+        return int(self.model.n_features_in_) or len(self.model.feature_names_ or [])
+
     def cat_positions(self) -> set[int]:
         """Positions of the categorical features."""
         return set(int(i) for i in self.model.get_cat_feature_indices())
@@ -137,7 +144,7 @@ class CatBoostAdapter(Adapter):
     def validate_columns(self, X):
         """Columns as at fit time; categorical columns must have no missing values (CatBoost refuses them)."""
         X = super().validate_columns(X)
-        n = int(self.model.n_features_in_)
+        n = self.n_features()
         if X.shape[1] != n:
             raise PdpxError(
                 f"X has {X.shape[1]} columns but this {type(self.model).__name__} was fitted on {n}; "
@@ -244,20 +251,52 @@ class CatBoostAdapter(Adapter):
         finally:
             os.unlink(path)
 
+    def binary_model(self) -> bytes:
+        """The model in CatBoost's binary format (``.cbm``): from memory when this catboost can
+        (``_serialize_model``, what pickling a model uses), else through a temporary file."""
+        serialize = getattr(self.model, "_serialize_model", None)
+        if serialize is not None:
+            try:
+                buf = serialize()
+                if isinstance(buf, bytes | bytearray) and buf[:4] == b"CBM1":
+                    return bytes(buf)
+            except Exception:  # noqa: BLE001 - a catboost without it: the documented route
+                pass
+        fd, path = tempfile.mkstemp(suffix=".cbm")
+        os.close(fd)
+        try:
+            self.model.save_model(path, format="cbm")
+            with open(path, "rb") as fh:
+                return fh.read()
+        finally:
+            os.unlink(path)
+
+    def read_trees(self, description: str = "", link: str = "identity"):
+        """The ensemble and its facts: from the binary model when :func:`.cbm.read_cbm` reads it, else
+        from the JSON export (models with CTRs, text or embedding features, non-symmetric trees)."""
+        arrays = None
+        try:
+            arrays = read_cbm(self.binary_model())
+        except (ValueError, struct.error, IndexError):  # not a buffer this reader knows: the JSON export
+            arrays = None
+        if arrays is not None:
+            scale, bias = self.model.get_scale_and_bias()
+            return read_arrays(arrays, scale=float(scale), bias=bias, n_features=self.n_features(),
+                               description=description, link=link)
+        return read_model(self.export(), n_features=self.n_features(), description=description, link=link)
+
     def _build(self, response: str, link: str):
         reason = self._estimated_features()
         if reason:
             return reason
         description = f"CatBoost {type(self.model).__name__} ({self.loss()}, {self.model.tree_count_} trees)"
         try:
-            ens, facts = read_model(self.export(), n_features=int(self.model.n_features_in_), description=description)
+            ens, facts = self.read_trees(description, link)  # checked (link included) as it is built
         except Unreadable as exc:
             return str(exc)
         if facts.one_hot_values and not facts.symmetric:
             return ("pdpx reads one-hot categorical splits of symmetric trees only (grow_policy='SymmetricTree'); "
                     "this model's trees are not symmetric; using brute")
-        ens.link = link
-        ens.validate()
         problem = self._self_check(ens, facts)
         if problem:
             import catboost
@@ -269,7 +308,7 @@ class CatBoostAdapter(Adapter):
     def _estimated_features(self) -> str | None:
         """Why text or embedding features keep the trees out of reach (CatBoost turns them into
         estimated features, and exports such models in its binary format only)."""
-        names = self._columns or self.feature_names() or [str(i) for i in range(int(self.model.n_features_in_))]
+        names = self._columns or self.feature_names() or [str(i) for i in range(self.n_features())]
         for kind, indices in (("text features", self.model.get_text_feature_indices()),
                               ("embedding features", self.model.get_embedding_feature_indices())):
             if len(indices):
@@ -278,29 +317,28 @@ class CatBoostAdapter(Adapter):
                         "pdpx cannot write as tree splits; using brute")
         return None
 
-    def _probe_frame(self, rows: int) -> pd.DataFrame:
-        """``rows`` rows the model accepts: zeros, and a known category in each categorical column."""
-        n = int(self.model.n_features_in_)
+    def _probe_frame(self, rows: int, numeric=None) -> pd.DataFrame:
+        """``rows`` rows the model accepts: a known category in each categorical column, and ``numeric``
+        (zeros by default) in each numeric one."""
+        n = self.n_features()
         names = self._columns or self.feature_names() or [str(i) for i in range(n)]
         cats = self.cat_positions()
+        numeric = np.zeros(rows) if numeric is None else np.asarray(numeric, dtype=np.float64)
         data = {}
         for j, name in enumerate(names):
             if j in cats:
                 data[name] = pd.Series([self._templates.get(j, "0")] * rows, dtype=object)
             else:
-                data[name] = np.zeros(rows)
+                data[name] = numeric
         return pd.DataFrame(data)
 
     def _self_check(self, ens, facts) -> str | None:
         """The IR's margins against CatBoost's on two rows: zeros, and NaN in every numeric column."""
-        frame = self._probe_frame(2)
+        frame = self._probe_frame(2, numeric=[0.0, np.nan])
         cats = self.cat_positions()
-        for j in range(frame.shape[1]):
-            if j not in cats:
-                frame.iloc[1, j] = np.nan
         encoder = CatBoostEncoder(facts.one_hot_values, cats, lambda pos, labels: self._probe(facts, pos, labels))
         ref = self.predict(frame, "raw")
-        mine = np.array([ens.predict_raw_row(r) for r in encoder.encode(frame)])
+        mine = _margins(ens, encoder.encode(frame))
         scale = float(np.abs(ens.value).sum() * np.max(np.abs(ens.tree_weight)) + np.abs(ens.base_score).sum())
         err = float(np.max(np.abs(ref - mine)))
         if not err <= 1e-6 * (1.0 + scale):
@@ -323,3 +361,29 @@ class CatBoostAdapter(Adapter):
             hit = ((leaves[:, tree] >> depth) & 1).astype(bool)
             codes[hit] = code
         return codes.tolist()
+
+
+def _margins(ens, X: np.ndarray) -> np.ndarray:
+    """(n_rows, n_margins): the ensemble's margins of a few rows by its own routing rule
+    (``TreeEnsemble.goes_left_many``, all nodes of a feature and all rows in one call; as
+    ``predict_raw_row``, for several rows at once)."""
+    internal = np.flatnonzero(ens.left >= 0)
+    feats = ens.feature[internal]
+    go = np.zeros((ens.n_nodes, len(X)), dtype=bool)
+    for f in np.unique(feats):
+        nodes = internal[feats == f]
+        go[nodes] = ens.goes_left_many(nodes, X[:, f])
+    w = ens.effective_tree_weight()
+    out = np.tile(ens.base_score, (len(X), 1)).astype(np.float64)
+    vec = ens.tree_group < 0
+    for r in range(len(X)):
+        node = ens.tree_start[:-1].copy()
+        inner = ens.left[node] >= 0
+        while np.any(inner):
+            nd = node[inner]
+            node[inner] = np.where(go[nd, r], ens.left[nd], ens.right[nd])
+            inner = ens.left[node] >= 0
+        if np.any(vec):
+            out[r] += (w[vec, None] * ens.value[node[vec], : ens.n_margins]).sum(axis=0)
+        np.add.at(out[r], ens.tree_group[~vec], w[~vec] * ens.value[node[~vec], 0])
+    return out

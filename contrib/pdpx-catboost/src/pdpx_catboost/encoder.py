@@ -39,6 +39,8 @@ class CatBoostEncoder:
     def encode(self, X: pd.DataFrame) -> np.ndarray:
         """The DataFrame as float64 in the ensemble's input space."""
         n, p = X.shape
+        if not self.cat_positions:  # numeric only: one conversion
+            return X.to_numpy(dtype=np.float64, na_value=np.nan)
         out = np.empty((n, p), dtype=np.float64)
         numeric = [j for j in range(p) if j not in self.cat_positions]
         if numeric:  # all numeric columns in one conversion

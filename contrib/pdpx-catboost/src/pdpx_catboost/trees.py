@@ -1,4 +1,6 @@
-"""Reading a CatBoost model export (``save_model(format="json")``) into pdpx's tree representation.
+"""Reading a CatBoost model into pdpx's tree representation: from its JSON export
+(``save_model(format="json")``, :func:`read_model`) or from the arrays of its binary model
+(:mod:`pdpx_catboost.cbm`, :func:`read_arrays`, ten times faster; both give the same ensemble).
 
 What the trees mean, as CatBoost's own predict applies them (each point is pinned by a
 fidelity test against ``predict``):
@@ -106,8 +108,9 @@ def check_readable(model_json: dict) -> None:
             )
 
 
-def read_model(model_json: dict, *, n_features: int, description: str = "") -> tuple[TreeEnsemble, CatBoostTrees]:
-    """The ensemble of raw margins of a CatBoost JSON export, and its categorical facts."""
+def read_model(model_json: dict, *, n_features: int, description: str = "",
+               link: str = "identity") -> tuple[TreeEnsemble, CatBoostTrees]:
+    """The ensemble of a CatBoost JSON export (margins mapped by ``link``), and its categorical facts."""
     check_readable(model_json)
     floats, cats = _flat_positions(model_json.get("features_info", {}))
     scale, bias = model_json.get("scale_and_bias", [1.0, [0.0]])
@@ -151,9 +154,15 @@ def read_model(model_json: dict, *, n_features: int, description: str = "") -> t
         raise Unreadable(f"the model has a split of type {kind!r} (an estimated feature); using brute")
 
     if symmetric:
-        parsed = [[split_of(sp, (t, d)) for d, sp in enumerate(tree.get("splits") or [])]
-                  for t, tree in enumerate(trees)]
-        arrays = _symmetric_nodes(trees, parsed, dim)
+        parsed = [split_of(sp, (t, d)) for t, tree in enumerate(trees) for d, sp in enumerate(tree.get("splits") or [])]
+        depths = np.array([len(tree.get("splits") or []) for tree in trees], dtype=np.int64)
+        splits = tuple(np.array([p[c] for p in parsed], dtype=dt)
+                       for c, dt in enumerate((np.int64, np.float64, bool, np.int64)))
+        values = np.concatenate([np.asarray(tree["leaf_values"], dtype=np.float64).ravel() for tree in trees])
+        weights = None
+        if all(tree.get("leaf_weights") for tree in trees):
+            weights = np.concatenate([np.asarray(tree["leaf_weights"], dtype=np.float64) for tree in trees])
+        arrays = _symmetric_nodes(depths, splits, values, weights, dim)
     else:
         nodes: list[tuple] = []  # (left, right, feature, threshold, missing_left, code, weight, value vector)
         tree_start = [0]
@@ -161,6 +170,41 @@ def read_model(model_json: dict, *, n_features: int, description: str = "") -> t
             _walk(tree, nodes, len(nodes), t, split_of, dim)
             tree_start.append(len(nodes))
         arrays = _node_arrays(nodes, tree_start, dim)
+    return _ensemble(arrays, len(trees), dim, scale, bias, n_features, description, link), facts
+
+
+def read_arrays(arrays: dict, *, scale: float, bias, n_features: int, description: str = "",
+                link: str = "identity") -> tuple[TreeEnsemble, CatBoostTrees]:
+    """The ensemble of the trees :func:`pdpx_catboost.cbm.read_cbm` read from the binary model, and its facts."""
+    bias = np.atleast_1d(np.asarray(bias, dtype=np.float64))
+    dim = arrays["dim"]
+    depths = arrays["depths"]
+    if not len(depths):
+        raise Unreadable("the model has no trees")
+    facts = CatBoostTrees(one_hot_values={k: list(v) for k, v in arrays["one_hot_values"].items()},
+                          symmetric=True, n_trees=len(depths))
+    is_cat = arrays["split_is_cat"]
+    # one-hot code of each binary feature: its position among its feature's values
+    code = np.full(len(is_cat), -1, dtype=np.int64)
+    for pos in facts.one_hot_values:
+        sel = np.flatnonzero(is_cat & (arrays["split_feature"] == pos))
+        code[sel] = np.arange(len(sel))
+    used = arrays["tree_splits"]
+    tree_of = np.repeat(np.arange(len(depths)), depths)
+    depth_of = np.arange(len(used)) - np.repeat(np.concatenate([[0], np.cumsum(depths)[:-1]]), depths)
+    for k in np.flatnonzero(is_cat[used])[::-1]:  # the first place that tests each hash wins
+        b = used[k]
+        facts.locations[(int(arrays["split_feature"][b]), int(arrays["split_value"][b]))] = (
+            int(tree_of[k]), int(depth_of[k]))
+    splits = (arrays["split_feature"][used], arrays["split_threshold"][used], arrays["split_nan_left"][used],
+              code[used])
+    nodes = _symmetric_nodes(depths, splits, arrays["leaf_values"], arrays["leaf_weights"], dim)
+    return _ensemble(nodes, len(depths), dim, scale, bias, n_features, description, link), facts
+
+
+def _ensemble(arrays: tuple, n_trees: int, dim: int, scale: float, bias: np.ndarray, n_features: int,
+              description: str, link: str) -> TreeEnsemble:
+    """The TreeEnsemble of node arrays (as :func:`_symmetric_nodes` returns them)."""
     left, right, feature, threshold, missing_left, code, weight, value, tree_start = arrays
     n = len(left)
     cat_offset = np.full(n, -1, dtype=np.int64)
@@ -172,7 +216,6 @@ def read_model(model_json: dict, *, n_features: int, description: str = "") -> t
     cat_offset[cat] = np.cumsum(nw) - nw
     cat_words = np.zeros(int(nw.sum()), dtype=np.uint32)
     cat_words[cat_offset[cat] + code[cat] // 32] = (np.uint32(1) << (code[cat] % 32).astype(np.uint32))
-    n_trees = len(trees)
     ens = TreeEnsemble(
         left=left, right=right, feature=feature, threshold=np.where(code >= 0, 0.0, threshold),
         missing_left=missing_left, value=value, tree_start=tree_start,
@@ -180,21 +223,25 @@ def read_model(model_json: dict, *, n_features: int, description: str = "") -> t
         node_weight=weight, nan_mode=np.full(n, NAN_MISSING, dtype=np.int8),
         cat_offset=cat_offset, cat_nwords=cat_nwords, cat_words=cat_words,
         tree_weight=np.full(n_trees, float(scale)), base_score=bias if dim > 1 else bias[:1],
-        comparison="<=", float32_input=True, categories_go_left=False, description=description,
+        comparison="<=", float32_input=True, categories_go_left=False, description=description, link=link,
     )
-    return ens, facts
+    return ens
 
 
-def _symmetric_nodes(trees: list, parsed: list, dim: int) -> tuple:
+def _symmetric_nodes(depths: np.ndarray, splits: tuple, leaf_values: np.ndarray, leaf_weights, dim: int) -> tuple:
     """Node arrays of oblivious trees written as full binary trees, built per depth for all trees at once.
 
-    Heap order within a tree: node ``i`` has children ``2i+1`` (false, left) and
-    ``2i+2`` (true, right); level ``l`` tests split ``depth-1-l``, so the leaves,
-    left to right, are in CatBoost's leaf-index order.
+    ``splits`` is (feature, threshold, missing goes left, one-hot code) per tree and depth,
+    flat in tree order; ``leaf_values`` flat, ``dim`` per leaf, leaf-major; ``leaf_weights``
+    one per leaf (or None). Heap order within a tree: node ``i`` has children ``2i+1``
+    (false, left) and ``2i+2`` (true, right); level ``l`` tests split ``depth-1-l``, so the
+    leaves, left to right, are in CatBoost's leaf-index order.
     """
-    depths = np.array([len(p) for p in parsed], dtype=np.int64)
+    depths = np.asarray(depths, dtype=np.int64)
     sizes = 2 ** (depths + 1) - 1
     tree_start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    split_start = np.concatenate([[0], np.cumsum(depths)]).astype(np.int64)
+    leaf_start = np.concatenate([[0], np.cumsum(2**depths)]).astype(np.int64)
     n = int(tree_start[-1])
     left = np.full(n, -1, dtype=np.int64)
     right = np.full(n, -1, dtype=np.int64)
@@ -204,26 +251,27 @@ def _symmetric_nodes(trees: list, parsed: list, dim: int) -> tuple:
     code = np.full(n, -1, dtype=np.int64)
     weight = np.zeros(n)
     value = np.zeros((n, dim))
+    leaf_values = np.asarray(leaf_values, dtype=np.float64).reshape(-1, dim)
+    if leaf_weights is None:
+        leaf_weights = np.full(len(leaf_values), np.nan)
     for d in np.unique(depths):
         d = int(d)
         ts = np.flatnonzero(depths == d)
         k, n_int, n_leaf = len(ts), 2**d - 1, 2**d
         base = tree_start[ts][:, None]
-        leaves = np.array([trees[t]["leaf_values"] for t in ts], dtype=np.float64).reshape(k, n_leaf, dim)
-        wts = np.array([trees[t].get("leaf_weights") or [np.nan] * n_leaf for t in ts], dtype=np.float64)
+        leaves_of = (leaf_start[ts][:, None] + np.arange(n_leaf)).ravel()
+        wts = leaf_weights[leaves_of].reshape(k, n_leaf)
         leaf_idx = (base + n_int + np.arange(n_leaf)).ravel()
-        value[leaf_idx] = leaves.reshape(-1, dim)
+        value[leaf_idx] = leaf_values[leaves_of]
         weight[leaf_idx] = wts.ravel()
         for lvl in range(d):  # level lvl: nodes 2**lvl - 1 .. 2**(lvl + 1) - 2, summing 2**(d - lvl) leaves each
             i = np.arange(2**lvl - 1, 2 ** (lvl + 1) - 1)
             idx = (base + i).ravel()
             left[idx] = (base + 2 * i + 1).ravel()
             right[idx] = (base + 2 * i + 2).ravel()
-            feat, thr, mleft, cd = (np.array([[parsed[t][d - 1 - lvl][c]] for t in ts]) for c in range(4))
-            feature[idx] = np.repeat(feat, len(i), axis=1).ravel()
-            threshold[idx] = np.repeat(thr, len(i), axis=1).ravel()
-            missing_left[idx] = np.repeat(mleft, len(i), axis=1).ravel()
-            code[idx] = np.repeat(cd, len(i), axis=1).ravel()
+            which = split_start[ts] + (d - 1 - lvl)
+            for dst, src in zip((feature, threshold, missing_left, code), splits):
+                dst[idx] = np.repeat(np.asarray(src)[which], len(i))
             weight[idx] = wts.reshape(k, 2**lvl, 2 ** (d - lvl)).sum(axis=2).ravel()
     return left, right, feature, threshold, missing_left, code, weight, value, tree_start
 

@@ -40,6 +40,7 @@ from numba import njit, prange
 from ...core.ir import LINKS, apply_link
 from .kernels import F_SPECIAL, go_left_packed, scatter_boxes
 from .leafsets import BLOCK, load_block
+from .products import counts_by_bytes, products_sums
 
 #: deepest tree, and most leaves over all trees, the kernel takes (the per-part counts are that long)
 MAX_DEPTH = 20
@@ -387,6 +388,7 @@ class Oblivious:
             self.depth, self.level_ptr, self.level_node, self.slot_ptr, self.slot_node, prep.tgt,
             np.ascontiguousarray(st.nodes[:, 3]), ens.feature, st.thr_lt, st.miss_eff, prep.leaf_mask)
         self._corners = None
+        self.quantized = None  # the numeric levels' byte tests (:func:`.products.quantize_levels`), on first use
 
     def corners(self):
         """Difference-array updates per (tree, pattern) (built on first use: only per-row sums need them)."""
@@ -404,7 +406,10 @@ class Oblivious:
 
     def average_sum(self, X, row_weight, unit_weight, parts):
         """Difference array (n_margins * n_cells): the weighted sum over the rows of X of their margins."""
-        by_own = oblivious_counts(X, row_weight, parts, *self._bits_args()).sum(axis=0)
+        counts = counts_by_bytes(self, X, row_weight, parts)  # numeric levels as byte tests where they fit
+        if counts is None:
+            counts = oblivious_counts(X, row_weight, parts, *self._bits_args())
+        by_own = counts.sum(axis=0)
         # leaf L of tree t is reached by the rows whose own bits are L's own bits
         sizes = np.diff(self.slot_ptr)
         tree_of = np.repeat(np.arange(len(sizes)), sizes)
@@ -429,6 +434,13 @@ class Oblivious:
         # the kernel applies the link's affine part: logistic needs exp(-z), exp and softmax exp(z)
         factor = {"identity": 1.0, "logistic": -scale, "binary_logistic": -scale}.get(link, scale)
         args = (*self._bits_args(), self.pat_ptr, *self.corners(), n_margins, grid_shape, base_score, float(factor))
+        if n_margins == 1 and not want_ice and link in ("logistic", "binary_logistic", "exp"):
+            fused = products_sums(self, X, row_weight, parts, grid_shape, float(factor), float(base_score[0]),
+                                  link != "exp")
+            if fused is not None:
+                if link != "binary_logistic":
+                    return np.repeat(fused[None, :], len(outputs), axis=0)
+                return np.stack([row_weight.sum() - fused if k == 0 else fused for k in outputs])
         for s0 in range(0, n, step):
             s1 = min(n, s0 + step)
             z = oblivious_margins(X[s0:s1], *args).reshape(n_margins, n_cells, s1 - s0)

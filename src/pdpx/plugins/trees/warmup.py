@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -36,4 +37,9 @@ def warm_up() -> float:
                               options={"kernel": kernel})
                 engine.exact(tm, req)
         engine.recursion(tm, req)
+    # a non-linear link's average: the oblivious products kernel
+    logistic = TreeModel(dataclasses.replace(ens, link="logistic"), numeric_encoder, numeric_values)
+    req = Request(X=X, features=[1], grid_values=[np.array([0.0, 1.0])], categorical=[False], response="predict",
+                  outputs=[0], kind="average", sample_weight=None, memory_budget=2**24, options={"kernel": "oblivious"})
+    engine.exact(logistic, req)
     return time.perf_counter() - t0
