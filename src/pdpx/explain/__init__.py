@@ -18,6 +18,7 @@ from importlib import import_module
 #: public name -> the module that defines it
 _WHERE = {
     "importance": ".importance",
+    "plot_importance": ".importance",
     "h_statistic": ".interaction",
     "HStatistic": ".interaction",
     "ale": ".ale",
