@@ -46,7 +46,7 @@ def __getattr__(name):  # lazy: plotting and reports need plotnine
 
         return report
     if name in _EXPLAIN:
-        from . import explain
+        from .explain import resolve
 
-        return getattr(explain, name)
+        return resolve(name)
     raise AttributeError(f"module 'pdpx' has no attribute {name!r}")

@@ -90,7 +90,8 @@ def importance(model, X, features=None, *, kind: str = "pd", **pd_options) -> pd
                          int(keep.sum())))
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame = frame.sort_values("importance", ascending=False, kind="stable").reset_index(drop=True)
-    frame.attrs["skipped"] = dict(coll.skipped) if getattr(coll, "skipped", None) else {}
+    skipped = getattr(coll, "skipped", None) or {}
+    frame.attrs["skipped"] = {(k[0] if isinstance(k, tuple) and len(k) == 1 else k): v for k, v in skipped.items()}
     return frame
 
 
