@@ -48,7 +48,7 @@ def reference(predict, X, kind="pd", w=None):
         ice = curves(predict, X, col, grid)
         cat = isinstance(X[col].dtype, pd.CategoricalDtype)
 
-        def measure(c):
+        def measure(c, cat=cat):
             return (c.max(axis=-1) - c.min(axis=-1)) / 4 if cat else c.std(axis=-1, ddof=1)
 
         if kind == "pd":

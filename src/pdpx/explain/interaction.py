@@ -70,7 +70,11 @@ class HStatistic:
     elapsed: float = 0.0
 
     def to_frame(self) -> pd.DataFrame:
-        """One tidy frame: ``statistic`` ("pairwise" / "overall"), ``feature_1``, ``feature_2``, ``output``, ``h2``, ``h``."""
+        """One tidy frame of both statistics.
+
+        Columns ``statistic`` ("pairwise" / "overall"), ``feature_1``, ``feature_2``
+        (None on overall rows), ``output``, ``h2``, ``h``.
+        """
         over = self.overall.rename(columns={"feature": "feature_1"}).assign(feature_2=None)
         parts = [self.pairwise.assign(statistic="pairwise"), over.assign(statistic="overall")]
         cols = ["statistic", "feature_1", "feature_2", "output", "h2", "h"]
