@@ -93,6 +93,12 @@ def _data(n=400, seed=0, nan=False):
     return X, y
 
 
+def _from_trees(res):
+    """The cells came from the trees' splits (not one per distinct value)."""
+    return any("cells of equivalent values from the trees" in n for n in res.notes) and not any(
+        "one cell per distinct value" in n for n in res.notes)
+
+
 def _reg(model):
     return lambda Z: np.asarray(model.predict(Z), dtype=float).reshape(len(Z), -1)
 
@@ -106,7 +112,7 @@ def test_hgb_regressor_equals_definition():
     X, y = _data()
     m = HistGradientBoostingRegressor(max_iter=30, random_state=0).fit(X, y)
     res, ref_pair, _ = check_against_brute(m, X.iloc[:80], _reg(m))
-    assert res.method == "exact"
+    assert res.method == "exact" and _from_trees(res)
     assert max(np.max(v) for v in ref_pair.values()) > 0.01  # the model does interact
 
 
@@ -165,7 +171,7 @@ def test_pipeline_equals_definition():
                              ("cat", OneHotEncoder(handle_unknown="ignore"), ["c"])])
     m = make_pipeline(pre, HistGradientBoostingRegressor(max_iter=20, random_state=0)).fit(X, y)
     res, _, _ = check_against_brute(m, X.iloc[:80], _reg(m), features=["a", "c", "d"])
-    assert res.method == "exact"
+    assert res.method == "exact" and _from_trees(res)
 
 
 def test_sample_weight_weights_every_sum():
@@ -306,3 +312,24 @@ def test_bad_inputs(kwargs, match):
     m = HistGradientBoostingRegressor(max_iter=5).fit(X, y)
     with pytest.raises((PdpxError, TypeError), match=match):
         pdpx.h_statistic(m, X, **kwargs)
+
+
+def test_large_pair_grids_in_blocks_equal_definition(monkeypatch):
+    from pdpx.explain import evaluate
+
+    monkeypatch.setattr(evaluate, "MAX_CELLS", 60)  # every pair grid is split into blocks of a's cells
+    X, y = _data(seed=19, nan=True)
+    m = HistGradientBoostingRegressor(max_iter=20, random_state=0).fit(X, y)
+    res, _, _ = check_against_brute(m, X.iloc[:80], _reg(m), features=["a", "b", "d"])
+    assert any("in blocks" in n for n in res.notes)
+
+
+def test_ensemble_of_tree_models_equals_definition():
+    from sklearn.ensemble import VotingRegressor
+
+    X, y = _data(seed=20)
+    m = VotingRegressor([("h", HistGradientBoostingRegressor(max_iter=15, random_state=0)),
+                         ("f", RandomForestRegressor(n_estimators=5, max_depth=4, random_state=0))],
+                        weights=[0.7, 0.3]).fit(X, y)
+    res, _, _ = check_against_brute(m, X.iloc[:80], _reg(m), features=["a", "b", "c"])
+    assert res.method == "exact" and _from_trees(res)

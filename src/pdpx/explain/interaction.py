@@ -133,6 +133,9 @@ def h_statistic(model, X, features=None, *, pairs=None, sample=None, random_stat
                         "rows of X, on its own grids); leave them out")
     progress = pd_options.get("progress")
     session = Session(model, X, **{k: v for k, v in pd_options.items() if k != "progress"}, progress=False)
+    if not session.data.supports_ice_sample:
+        raise PdpxError("h_statistic(): X is a Dask collection; H evaluates every function at every row, so pass "
+                        "a pandas sample of it (e.g. X.sample(frac=...).compute())")
     n = session.n_rows
     notes: list = []
     weights = session.sample_weight
