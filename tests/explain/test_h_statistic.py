@@ -333,3 +333,14 @@ def test_ensemble_of_tree_models_equals_definition():
                         weights=[0.7, 0.3]).fit(X, y)
     res, _, _ = check_against_brute(m, X.iloc[:80], _reg(m), features=["a", "b", "c"])
     assert res.method == "exact" and _from_trees(res)
+
+
+def test_ice_in_chunks_of_rows_equals_definition(monkeypatch):
+    from pdpx.explain import evaluate
+
+    monkeypatch.setattr(evaluate, "ICE_SHARE", 3000)  # with 1 MB: a handful of rows per chunk
+    X, y = _data(seed=21, nan=True)
+    m = HistGradientBoostingRegressor(max_iter=20, random_state=0).fit(X, y)
+    # a budget that holds the ICE curves of a few rows at a time
+    res, _, _ = check_against_brute(m, X.iloc[:80], _reg(m), features=["a", "b", "c"], memory_budget="1MB")
+    assert res.method == "exact"

@@ -31,6 +31,7 @@ import pandas as pd
 
 from ..core.adapter import checked_predict
 from ..core.compute import partial_dependence, partial_dependence_many
+from ..core.config import get_config, parse_bytes
 from ..core.errors import PdpxError
 from ..core.ir import TreeModel
 from ..core.progress import progress_bar
@@ -40,6 +41,8 @@ from ..core.treesum import TreeSum
 MAX_CELLS = 1 << 18
 #: Node-by-value comparisons held at once when finding cells.
 _CHUNK = 1 << 22
+#: The ICE curves of one chunk of rows take at most 1 / ICE_SHARE of the memory budget.
+ICE_SHARE = 4
 #: Rows of one predict call of the model-agnostic 2-way evaluation.
 _BATCH_ROWS = 1 << 17
 
@@ -186,16 +189,61 @@ def _check_grid(res, grid: Grid, name: str, axis: int) -> None:
         raise PdpxError(f"h_statistic(): feature {name!r} has missing values the model does not accept")
 
 
-def one_way(model, X: pd.DataFrame, names: list[str], grids: dict, options: dict) -> dict:
-    """``{j: (average (K, m), ice (K, n, m))}`` on each column's cell grid (one call for all)."""
+@dataclass
+class OneWay:
+    """The 1-way functions: ``average[j]`` (K, m_j) on the cell grid, ``rest[j]`` (K, n) = PD_-j at each row
+    (not centered), ``f`` (K, n) the model's response at each row."""
+
+    average: dict
+    rest: dict
+    f: np.ndarray
+    method: str
+    outputs: list
+
+
+def one_way(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, ice_for: list,
+            weights: np.ndarray, options: dict) -> OneWay:
+    """PD_j of every column of ``grids``; PD_-j (and f) from the ICE curves of ``ice_for``, in chunks of rows.
+
+    ``PD_-j(x_i,-j)`` is row ``i``'s ICE curve over the cells of ``j`` averaged with the
+    cells' weights; the ICE curves of a chunk of rows are reduced at once, so memory
+    stays within the budget whatever the number of rows.
+    """
     custom = {names[j]: g.values for j, g in grids.items()}
-    coll = partial_dependence_many(model, X, [[names[j]] for j in grids], kind="both", custom_values=custom,
+    coll = partial_dependence_many(model, X, [[names[j]] for j in grids], kind="average", custom_values=custom,
                                    include_missing="auto", **options)
-    out = {}
+    average = {}
     for j, res in zip(grids, coll):
         _check_grid(res, grids[j], names[j], 0)
-        out[j] = (np.asarray(res.average), np.asarray(res.individual), res)
-    return out
+        average[j] = np.asarray(res.average)
+    K, n = len(coll[0].outputs), len(X)
+    budget = options.get("memory_budget")
+    budget = get_config()["memory_budget"] if budget is None else parse_bytes(budget)
+    m_max = max(average[j].shape[1] for j in ice_for)
+    chunk = int(max(1, min(n, budget // (ICE_SHARE * 8 * K * m_max))))
+    wsum = float(weights.sum())
+    cw = {j: np.bincount(grids[j].position[cells[j].codes], weights=weights, minlength=average[j].shape[1])
+          for j in ice_for}
+    rest = {j: np.empty((K, n)) for j in ice_for}
+    f = np.empty((K, n))
+    ice_opts = {k: v for k, v in options.items() if k != "sample_weight"}  # ICE curves are not weighted
+    groups = [([j for j in ice_for if not cells[j].missing.any()], False),
+              ([j for j in ice_for if cells[j].missing.any()], True)]
+    for s in range(0, n, chunk):
+        rows = np.arange(s, min(n, s + chunk))
+        part = X.iloc[rows]
+        for feats, with_missing in groups:
+            if not feats:
+                continue
+            got = partial_dependence_many(model, part, [[names[j]] for j in feats], kind="individual",
+                                          custom_values=custom, include_missing=with_missing, **ice_opts)
+            for j, res in zip(feats, got):
+                ice = np.asarray(res.individual)  # (K, rows, m_j)
+                rest[j][:, rows] = ice @ cw[j] / wsum
+                if j == ice_for[0]:
+                    pos = grids[j].position[cells[j].codes[rows]]
+                    f[:, rows] = ice[:, np.arange(len(rows)), pos]
+    return OneWay(average=average, rest=rest, f=f, method=coll[0].method, outputs=list(coll[0].outputs))
 
 
 def two_way_grid(model, X: pd.DataFrame, names: list[str], pairs: list, grids: dict, options: dict) -> dict:

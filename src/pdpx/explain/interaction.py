@@ -167,27 +167,20 @@ def h_statistic(model, X, features=None, *, pairs=None, sample=None, random_stat
     notes += more
     categorical = session.categorical
     grids = {j: evaluate.cell_grid(frame, j, cells[j], categorical[j]) for j in used}
-    one = evaluate.one_way(model, frame, names, grids, opts)
-    method = next(iter(one.values()))[2].method
-    outputs = next(iter(one.values()))[2].outputs
-    first = used[0]
-    avg0, ice0, _ = one[first]
-    pos0 = grids[first].position[cells[first].codes]
-    f = ice0[:, np.arange(n), pos0]  # (K, n): the model's response at each row
+    one = evaluate.one_way(model, frame, names, grids, cells, feats or used[:1], w, opts)
+    method, outputs = one.method, one.outputs
+    f = one.f  # (K, n): the model's response at each row
     scale = (f ** 2) @ w
     fc = _center(f, w)
 
-    pd1 = {j: _center(one[j][0][:, grids[j].position[cells[j].codes]], w) for j in used}
+    pd1 = {j: _center(one.average[j][:, grids[j].position[cells[j].codes]], w) for j in used}
     rows_over = []
     for j in feats:
-        ice = one[j][1]
-        cw = np.bincount(grids[j].position[cells[j].codes], weights=w, minlength=ice.shape[2])
-        rest = _center(ice @ cw / w.sum(), w)  # PD_-j at each row
+        rest = _center(one.rest[j], w)  # PD_-j at each row
         num = ((fc - pd1[j] - rest) ** 2) @ w
         den = (fc ** 2) @ w
         for o, name in enumerate(outputs):
-            h2 = _ratio(num[o], den[o], scale[o])
-            rows_over.append((names[j], name, h2))
+            rows_over.append((names[j], name, _ratio(num[o], den[o], scale[o])))
 
     rows_pair = []
     if pair_idx:
