@@ -344,3 +344,43 @@ def test_ice_in_chunks_of_rows_equals_definition(monkeypatch):
     # a budget that holds the ICE curves of a few rows at a time
     res, _, _ = check_against_brute(m, X.iloc[:80], _reg(m), features=["a", "b", "c"], memory_budget="1MB")
     assert res.method == "exact"
+
+
+@pytest.mark.parametrize("lib", ["xgboost", "sklearn"])
+def test_rows_in_one_cell_take_the_same_side_at_every_split(lib):
+    """Values at thresholds and one float32 / float64 ulp either side: a cell never mixes two routes."""
+    from pdpx.core.plugins import adapt
+    from pdpx.explain.evaluate import find_cells
+
+    X, y = _data(seed=22, nan=True)
+    if lib == "xgboost":
+        xgb = pytest.importorskip("xgboost")
+        m = xgb.XGBRegressor(n_estimators=10, max_depth=3).fit(X, y)
+    else:
+        m = HistGradientBoostingRegressor(max_iter=10, random_state=0).fit(X, y)
+    adapter = adapt(m)
+    adapter.validate_columns(X)
+    ens = adapter.tree_model("predict").ensemble
+    internal = np.flatnonzero(ens.left >= 0)
+    cols = {}
+    for j in range(X.shape[1]):
+        t = ens.threshold[internal[ens.feature[internal] == j]]
+        t32 = t.astype(np.float32)
+        vals = np.concatenate([t, np.nextafter(t, np.inf), np.nextafter(t, -np.inf),
+                               np.nextafter(t32, np.float32(np.inf)).astype(float),
+                               np.nextafter(t32, np.float32(-np.inf)).astype(float), [np.nan, 0.0]])
+        cols[X.columns[j]] = vals
+    n = max(len(v) for v in cols.values())
+    Z = pd.DataFrame({c: np.resize(v, n) for c, v in cols.items()})
+    cells, from_trees, _ = find_cells(adapter, "predict", Z, list(range(Z.shape[1])))
+    assert from_trees
+    for j in range(Z.shape[1]):
+        nodes = internal[ens.feature[internal] == j]
+        if not nodes.size:
+            continue
+        route = ens.goes_left_many(nodes, Z.iloc[:, j].to_numpy(dtype=float))  # (nodes, rows)
+        codes = cells[j].codes
+        for c in np.unique(codes):
+            members = route[:, codes == c]
+            assert (members == members[:, :1]).all(), (lib, j, c)
+        assert len(np.unique(codes)) < n  # cells do merge values

@@ -33,7 +33,7 @@ from ..core.adapter import checked_predict
 from ..core.compute import partial_dependence, partial_dependence_many
 from ..core.config import get_config, parse_bytes
 from ..core.errors import PdpxError
-from ..core.ir import TreeModel
+from ..core.ir import ZERO_OR_NAN_MISSING, TreeModel
 from ..core.progress import progress_bar
 from ..core.treesum import TreeSum
 
@@ -66,23 +66,42 @@ class Cells:
 
 
 def _factor(keys: list[np.ndarray], n: int) -> np.ndarray:
-    """Codes 0..m-1 of the distinct rows of the stacked integer ``keys``."""
-    if not keys:
-        return np.zeros(n, dtype=np.int64)
-    _, inv = np.unique(np.stack(keys, axis=1), axis=0, return_inverse=True)
-    return inv.reshape(-1).astype(np.int64)
+    """Codes 0..m-1 of the distinct combinations of the integer ``keys`` (one array per key, each of length n)."""
+    code = np.zeros(n, dtype=np.int64)
+    for key in keys:
+        _, k = np.unique(key, return_inverse=True)
+        _, code = np.unique(code * (int(k.max(initial=0)) + 1) + k.reshape(-1), return_inverse=True)
+        code = code.reshape(-1)
+    return code
 
 
 def _signature(ens, nodes: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Class of each value: values that take the same side at every one of ``nodes`` share a class."""
+    """Class of each value: values that take the same side at every one of ``nodes`` share a class.
+
+    Numeric splits (the routing rule of :mod:`pdpx.core.ir`): after the float32
+    rounding of ``float32_input``, two values go the same way at every threshold
+    when no threshold separates them, i.e. when as many thresholds lie below them
+    (``<=``: ``t < x``; ``<``: ``t <= x``). Missing values, and zeros where a split
+    sends zero to the missing side, get classes of their own (a partition finer
+    than needed is still exact). Categorical splits: the side at each node, as
+    :meth:`~pdpx.core.ir.TreeEnsemble.goes_left_many` computes it.
+    """
     u, inv = np.unique(values, return_inverse=True)
-    ids = np.isnan(u).astype(np.int64)
+    keys = [np.isnan(u).astype(np.int64)]
+    cat = ens.cat_offset[nodes] >= 0
+    num = nodes[~cat]
+    if num.size:
+        x = u.astype(np.float32).astype(np.float64) if ens.float32_input else u
+        thr = np.unique(ens.threshold[num])
+        keys.append(np.searchsorted(thr, x, side="left" if ens.comparison == "<=" else "right").astype(np.int64))
+        if np.any(ens.nan_mode[num] == ZERO_OR_NAN_MISSING):
+            keys.append((np.abs(np.nan_to_num(x, nan=1.0)) <= 1e-35).astype(np.int64))
+    cat_nodes = nodes[cat]
     step = max(8, _CHUNK // max(len(u), 1))
-    for s in range(0, len(nodes), step):
-        go = ens.goes_left_many(nodes[s: s + step], u)
-        packed = np.packbits(go, axis=0).T.astype(np.int64)  # (len(u), ceil(c / 8))
-        _, ids = np.unique(np.column_stack([ids, packed]), axis=0, return_inverse=True)
-        ids = ids.reshape(-1)
+    for s in range(0, len(cat_nodes), step):
+        go = ens.goes_left_many(cat_nodes[s: s + step], u)
+        keys.extend(go.astype(np.int64))
+    ids = _factor(keys, len(u))
     return ids[inv.reshape(-1)]
 
 
