@@ -11,7 +11,9 @@ little-endian float64 bytes, text as lists of str.
   arrays plus a predict closure, or any R model's predict closure);
 * :func:`r_partial_dependence`: one call of :func:`pdpx.partial_dependence`, whose
   keyword options the R side may pass by name (the set is read from the Python
-  function's signature, so the two never drift apart).
+  function's signature, so the two never drift apart);
+* :func:`r_explain`: one call of :func:`pdpx.importance`, :func:`pdpx.h_statistic` or
+  :func:`pdpx.ale`, with the same option handling.
 """
 
 from __future__ import annotations
@@ -197,6 +199,34 @@ def _takes_columns(closure):
     return predict
 
 
+def _options_from_r(opts: Mapping, known: frozenset) -> dict:
+    """Keyword options as R sends them, as the Python functions take them (None: left out)."""
+    opts = dict(opts or {})
+    unknown = sorted(set(opts) - known)
+    if unknown:
+        raise PdpxError(f"unknown option(s) {unknown}; known: {sorted(known)}")
+    if "percentiles" in opts and opts["percentiles"] is not None:
+        opts["percentiles"] = tuple(as_list(opts["percentiles"]))
+    if opts.get("custom_values") is not None:
+        opts["custom_values"] = {str(k): as_list(v) for k, v in dict(opts["custom_values"]).items()}
+    for key in ("categorical_features", "target", "order"):
+        if opts.get(key) is not None and not isinstance(opts[key], (list, tuple)):
+            opts[key] = as_list(opts[key])
+    if opts.get("pairs") is not None:
+        opts["pairs"] = [tuple(as_list(p)) for p in as_list(opts["pairs"])]
+    if opts.get("sample_weight") is not None:
+        opts["sample_weight"] = as_array(opts["sample_weight"])
+    for key in ("grid_resolution", "n_jobs", "by_bins", "n_boot", "random_state", "sample"):
+        if isinstance(opts.get(key), float) and float(opts[key]).is_integer():
+            opts[key] = int(opts[key])
+    return {k: v for k, v in opts.items() if v is not None}
+
+
+def _pdpx_warnings(caught) -> list[str]:
+    """pdpx's warnings, as text: R raises them with warning() (Python's do not cross reticulate)."""
+    return [str(w.message) for w in caught if issubclass(w.category, PdpxWarning)]
+
+
 def r_partial_dependence(adapter: Adapter, X: pd.DataFrame, features, options: Mapping | None = None) -> dict:
     """Compute a partial dependence for the R package; everything returned is plain data.
 
@@ -205,29 +235,17 @@ def r_partial_dependence(adapter: Adapter, X: pd.DataFrame, features, options: M
     """
     if isinstance(X, Mapping):  # columns as plain data (R's .frame_payload)
         X = frame_from_r(X)
-    opts = dict(options or {})
-    known = _keyword_options(partial_dependence)
-    unknown = sorted(set(opts) - known)
-    if unknown:
-        raise PdpxError(f"unknown option(s) {unknown}; known: {sorted(known)}")
-    if "percentiles" in opts and opts["percentiles"] is not None:
-        opts["percentiles"] = tuple(as_list(opts["percentiles"]))
-    if opts.get("custom_values") is not None:
-        opts["custom_values"] = {str(k): as_list(v) for k, v in dict(opts["custom_values"]).items()}
-    for key in ("categorical_features", "target"):
-        if opts.get(key) is not None and not isinstance(opts[key], (list, tuple)):
-            opts[key] = as_list(opts[key])
-    if opts.get("sample_weight") is not None:
-        opts["sample_weight"] = as_array(opts["sample_weight"])
-    for key in ("grid_resolution", "n_jobs", "by_bins", "n_boot", "random_state"):
-        if isinstance(opts.get(key), float) and float(opts[key]).is_integer():
-            opts[key] = int(opts[key])
-    opts = {k: v for k, v in opts.items() if v is not None}
+    opts = _options_from_r(options, _keyword_options(partial_dependence))
     feats = as_list(features)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = partial_dependence(adapter, X, feats if len(feats) > 1 else feats[0], **opts)
         df = res.to_frame()
+    return _result_for_r(res, df, _pdpx_warnings(caught))
+
+
+def _result_for_r(res, df: pd.DataFrame, warned: list[str]) -> dict:
+    """A result (and its tidy frame) as the R package's ``pdpx_pd`` reads it: frame and meta."""
     base = res.results[0] if hasattr(res, "results") else res  # a StackedResult: models or groups
     one_based = ["row"] + [f"x_{j + 1}" for j, c in enumerate(res.categorical) if c]
     grid = []
@@ -254,7 +272,33 @@ def r_partial_dependence(adapter: Adapter, X: pd.DataFrame, features, options: M
         "notes": list(base.notes),
         "stacked_by": getattr(res, "column", None),
         "interval": base.interval,
-        # R raises these with warning(): Python's warnings do not cross reticulate
-        "warnings": [str(w.message) for w in caught if issubclass(w.category, PdpxWarning)],
+        "warnings": warned,
     }
     return {"frame": frame_for_r(df, one_based=one_based), "meta": meta}
+
+
+def r_explain(what: str, adapter: Adapter, X, features, options: Mapping | None = None) -> dict:
+    """One call of :func:`pdpx.importance`, :func:`pdpx.h_statistic` or :func:`pdpx.ale` for the R package.
+
+    Returns plain data: ``{"frame": ..., "warnings": [...]}`` for importance, ``{"pairwise": ...,
+    "overall": ..., "warnings": [...]}`` for H, and what :func:`r_partial_dependence` returns for ALE.
+    """
+    from . import explain
+
+    if what not in ("importance", "h_statistic", "ale"):
+        raise PdpxError(f"unknown measure {what!r}; the R package asks for 'importance', 'h_statistic' or 'ale'")
+    fn = explain.resolve(what)
+    if isinstance(X, Mapping):
+        X = frame_from_r(X)
+    opts = _options_from_r(options, _keyword_options(fn) | _keyword_options(partial_dependence))
+    feats = None if features is None else as_list(features)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if what == "ale":
+            res = fn(adapter, X, feats if len(feats) > 1 else feats[0], **opts)
+            return _result_for_r(res, res.to_frame(), _pdpx_warnings(caught))
+        res = fn(adapter, X, feats, **opts)
+    if what == "importance":
+        return {"frame": frame_for_r(res), "warnings": _pdpx_warnings(caught)}
+    return {"pairwise": frame_for_r(res.pairwise), "overall": frame_for_r(res.overall),
+            "warnings": _pdpx_warnings(caught)}

@@ -16,7 +16,7 @@ pytest.importorskip("plotnine")
 sklearn = pytest.importorskip("sklearn")
 
 import pdpx  # noqa: E402
-from pdpx.core.errors import PdpxError  # noqa: E402
+from pdpx.core.errors import ExtrapolationWarning, PdpxError  # noqa: E402
 from pdpx.outputs import plot as P  # noqa: E402
 from pdpx.outputs import plot_twoway  # noqa: E402
 
@@ -182,7 +182,8 @@ def test_binary_classifier_label_names_the_class():
     data = load_breast_cancer(as_frame=True)
     X = data.data.iloc[:, :3]
     model = LogisticRegression(max_iter=500).fit(X, data.target_names[data.target])
-    res = pdpx.partial_dependence(model, X, "mean radius", **OPTS)
+    with pytest.warns(ExtrapolationWarning, match="'mean perimeter'"):  # radius and perimeter: r = 0.998
+        res = pdpx.partial_dependence(model, X, "mean radius", **OPTS)
     assert built(res.plot()).labels.y == "partial dependence (probability of malignant)"
 
 
@@ -190,7 +191,7 @@ def test_binary_classifier_label_names_the_class():
 def test_numeric_by_numeric_tiles_and_contours(diabetes):
     model, X = diabetes
     res = pdpx.partial_dependence(model, X, ["bmi", "s5"], **OPTS)
-    p = res.plot()
+    p = res.plot(unsupported="show")  # shading: tests/outputs/test_support_plots.py
     assert P.layer_names(p) == ["tiles", "contours", "rug"]
     tiles = P.layer_data(p, "tiles")
     assert len(tiles) == GRID * GRID
@@ -211,7 +212,7 @@ def test_numeric_by_numeric_tiles_and_contours(diabetes):
     assert np.all((levels > res.average.min()) & (levels < res.average.max()))
     b = built(p)
     assert (b.labels.x, b.labels.y) == ("bmi", "s5")
-    assert P.layer_names(res.plot(contours=False, rug=False)) == ["tiles"]
+    assert P.layer_names(res.plot(contours=False, rug=False, unsupported="show")) == ["tiles"]
 
 
 def test_numeric_by_numeric_centered_uses_a_diverging_scale(diabetes):
@@ -225,7 +226,7 @@ def test_numeric_by_categorical_one_line_per_category(penguins):
     model, X = penguins
     # the categorical feature first: the numeric one still goes on x
     res = pdpx.partial_dependence(model, X, ["species", "flipper_length_mm"], **OPTS)
-    p = res.plot()
+    p = res.plot(unsupported="show")  # shading: tests/outputs/test_support_plots.py
     assert P.layer_names(p) == ["lines", "points", "rug"]
     lines = P.layer_data(p, "lines")
     assert lines["group"].nunique() == 3 and lines["color"].nunique() == 3
@@ -253,8 +254,9 @@ def test_categorical_by_categorical_tiles_with_values(penguins):
 
 def test_two_way_several_outputs_are_facets(iris):
     model, X = iris
-    res = pdpx.partial_dependence(model, X, ["petal length (cm)", "petal width (cm)"], method="brute",
-                                  grid_resolution=6)
+    with pytest.warns(ExtrapolationWarning):  # petal length and width: r = 0.96
+        res = pdpx.partial_dependence(model, X, ["petal length (cm)", "petal width (cm)"], method="brute",
+                                      grid_resolution=6)
     p = res.plot()
     tiles = P.layer_data(p, "tiles")
     assert sorted(tiles["PANEL"].unique()) == [1, 2, 3]

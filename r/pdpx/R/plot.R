@@ -4,7 +4,10 @@
 #' draws it. One feature: the PD line with a rug of the feature's values, ICE
 #' curves in grey under it when present (points for categorical features). Two
 #' features: a tile plot of the PD surface. Several outputs (classes) get one
-#' panel each.
+#' panel each. Results of several models or `by` groups draw one coloured curve
+#' per model or group (2-way: one panel each); a bootstrap `interval` draws a
+#' ribbon; the missing-value grid point (`include_missing`) is a separate point
+#' labelled "missing" at the right of the numeric axis.
 #'
 #' @param object,x A `pdpx_pd` data.frame from [partial_dependence()].
 #' @param rug Draw the feature's values along the x axis (numeric features).
@@ -25,40 +28,77 @@ autoplot.pdpx_pd <- function(object, rug = TRUE, ice_alpha = 0.2, ...) {
   if (is.null(meta)) stop("not a pdpx partial dependence result", call. = FALSE)
   d <- .strip_pd(object)
   ylab <- paste0(if (isTRUE(meta$centered)) "centered " else "", meta$response_label)
-  p <- if (length(meta$features) == 1) .plot_1way(d, meta, attr(object, "feature_data"), rug, ice_alpha)
+  group <- meta$stacked_by
+  if (!is.null(group) && !(group %in% names(d))) group <- NULL
+  p <- if (length(meta$features) == 1) .plot_1way(d, meta, attr(object, "feature_data"), rug, ice_alpha, group)
        else if (length(meta$features) == 2) .plot_2way(d, meta, ylab)
        else stop("plots show 1 or 2 features; this result has ", length(meta$features), call. = FALSE)
-  if (length(unique(d$output)) > 1) {
-    p <- p + ggplot2::facet_wrap(ggplot2::vars(.data$output))
+  panels <- c(if (length(unique(d$output)) > 1) "output",
+              if (!is.null(group) && length(meta$features) == 2) group)
+  if (length(panels)) {
+    p <- p + ggplot2::facet_wrap(panels)
   }
   if (length(meta$features) == 1) p <- p + ggplot2::labs(y = ylab)
   p + ggplot2::theme_bw()
 }
 
-.plot_1way <- function(d, meta, feature_data, rug, ice_alpha) {
+.plot_1way <- function(d, meta, feature_data, rug, ice_alpha, group = NULL) {
   feature <- meta$features[1]
   categorical <- meta$categorical[1]
+  missing_point <- NULL
   if (categorical) {
     d$x <- factor(d$label_1, levels = meta$grid_values[[1]])
   } else {
     d$x <- d$x_1
+    # the missing-value point (x NaN): drawn apart, just right of the numeric grid
+    at_missing <- is.na(d$x_1)
+    if (any(at_missing)) {
+      g <- meta$grid_values[[1]]
+      g <- g[is.finite(g)]
+      span <- if (length(g) > 1) diff(range(g)) else 1
+      missing_point <- d[at_missing & d$kind == "average", , drop = FALSE]
+      missing_point$x <- max(g) + 0.08 * span
+      d <- d[!at_missing, , drop = FALSE]
+    }
   }
+  d$.group <- if (is.null(group)) "all" else as.character(d[[group]])
+  if (!is.null(missing_point)) missing_point$.group <- if (is.null(group)) "all" else as.character(missing_point[[group]])
   avg <- d[d$kind == "average", , drop = FALSE]
   ice <- d[d$kind == "individual", , drop = FALSE]
+  coloured <- !is.null(group)
+  line_aes <- if (coloured) ggplot2::aes(group = interaction(.data$output, .data$.group), colour = .data$.group)
+              else ggplot2::aes(group = .data$output)
   p <- ggplot2::ggplot(mapping = ggplot2::aes(x = .data$x, y = .data$yhat))
+  if (nrow(avg) && all(c("lower", "upper") %in% names(avg)) && any(is.finite(avg$lower))) {
+    band <- if (coloured) ggplot2::aes(ymin = .data$lower, ymax = .data$upper, group = interaction(.data$output, .data$.group),
+                                       fill = .data$.group)
+            else ggplot2::aes(ymin = .data$lower, ymax = .data$upper, group = .data$output)
+    level <- if (is.null(meta$interval)) "" else paste0(round(100 * as.double(meta$interval)), "% ")
+    p <- p + if (coloured) ggplot2::geom_ribbon(data = avg, band, alpha = 0.2)
+             else ggplot2::geom_ribbon(data = avg, band, fill = "#1f4e79", alpha = 0.2)
+    p <- p + ggplot2::labs(caption = paste0("band: ", level, "bootstrap interval over the rows"))
+  }
   if (nrow(ice)) {
-    ice$curve <- interaction(ice$output, ice$row, drop = TRUE)
+    ice$curve <- interaction(ice$output, ice$row, ice$.group, drop = TRUE)
     p <- p + ggplot2::geom_line(data = ice, ggplot2::aes(group = .data$curve), colour = "grey40",
                                 alpha = ice_alpha, linewidth = 0.3)
   }
   if (nrow(avg)) {
     if (categorical) {
-      p <- p + ggplot2::geom_point(data = avg, colour = "#1f4e79", size = 2.5)
+      p <- p + if (coloured) ggplot2::geom_point(data = avg, ggplot2::aes(colour = .data$.group), size = 2.5)
+               else ggplot2::geom_point(data = avg, colour = "#1f4e79", size = 2.5)
     } else {
-      p <- p + ggplot2::geom_line(data = avg, ggplot2::aes(group = .data$output), colour = "#1f4e79",
-                                  linewidth = 1)
+      p <- p + if (coloured) ggplot2::geom_line(data = avg, line_aes, linewidth = 1)
+               else ggplot2::geom_line(data = avg, line_aes, colour = "#1f4e79", linewidth = 1)
     }
   }
+  if (!is.null(missing_point) && nrow(missing_point)) {
+    p <- p + if (coloured) ggplot2::geom_point(data = missing_point, ggplot2::aes(colour = .data$.group), shape = 17,
+                                               size = 2.5)
+             else ggplot2::geom_point(data = missing_point, colour = "#1f4e79", shape = 17, size = 2.5)
+    p <- p + ggplot2::annotate("text", x = missing_point$x[1], y = Inf, label = "missing", vjust = 1.5, size = 3)
+  }
+  if (coloured) p <- p + ggplot2::labs(colour = group, fill = group)
   if (rug && !categorical && !is.null(feature_data) && feature %in% names(feature_data)) {
     r <- data.frame(x = as.double(feature_data[[feature]]))
     r <- r[is.finite(r$x), , drop = FALSE]

@@ -11,18 +11,17 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ..core.adapter import Adapter
 from ..core.errors import PdpxError
 from ..core.ir import TreeModel
 from .gbm_trees import gbm_ensemble
 from .randomforest_trees import as_list
-from .rfunction import R_LOCK, SingleThreaded, decode_prediction
+from .rfunction import RFrameAdapter
 from .rlevels import LevelEncoder
 
 WEIGHTS = "gbm's node weights (the training weight of each node, as plot.gbm uses them)"
 
 
-class GbmAdapter(SingleThreaded, Adapter):
+class GbmAdapter(RFrameAdapter):
     """A gbm model (see :mod:`pdpx.adapters.gbm_trees` for ``spec``) plus predict functions.
 
     Parameters
@@ -64,20 +63,8 @@ class GbmAdapter(SingleThreaded, Adapter):
     def response_label(self, response):
         return "prediction (type = \"response\")" if response == "predict" else "link (type = \"link\")"
 
-    def validate_columns(self, X):
-        X = super().validate_columns(X)
-        self.encoder.encode(X)  # the same checks as at encoding time, with the same messages
-        return X
-
     def predict(self, X, response):
-        if self._predict_fn is None:
-            raise PdpxError("this gbm adapter has no predict function; only exact / recursion can run")
-        frame = self.encoder.model_frame(X[self._features] if list(map(str, X.columns)) != self._features else X)
-        with R_LOCK:
-            out = self._predict_fn(frame)
-        pred = decode_prediction(out, len(frame))
-        if pred.shape != (len(frame), 2):
-            raise PdpxError(f"the gbm predict function returned shape {pred.shape}; expected ({len(frame)}, 2)")
+        pred = self.r_predict(X, 2)
         return np.ascontiguousarray(pred[:, [0 if response == "predict" else 1]], dtype=np.float64)
 
     def _encode(self, X):

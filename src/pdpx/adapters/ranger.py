@@ -11,18 +11,16 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ..core.adapter import Adapter
-from ..core.errors import PdpxError
 from ..core.ir import TreeModel
 from .randomforest_trees import as_list
 from .ranger_trees import ranger_ensemble, ranger_outputs
-from .rfunction import R_LOCK, SingleThreaded, decode_prediction
+from .rfunction import RFrameAdapter
 from .rlevels import LevelEncoder
 
 NO_NODE_WEIGHTS = "none: ranger stores no node counts (use method = \"exact\", which needs none)"
 
 
-class RangerAdapter(SingleThreaded, Adapter):
+class RangerAdapter(RFrameAdapter):
     """A ranger forest (see :mod:`pdpx.adapters.ranger_trees` for ``spec``) plus a predict function.
 
     Parameters
@@ -69,21 +67,8 @@ class RangerAdapter(SingleThreaded, Adapter):
     def output_names(self, response):
         return ["prediction"] if self._classes is None else list(self._classes)
 
-    def validate_columns(self, X):
-        X = super().validate_columns(X)
-        self.encoder.encode(X)  # the same checks as at encoding time, with the same messages
-        return X
-
     def predict(self, X, response):
-        if self._predict_fn is None:
-            raise PdpxError("this ranger adapter has no predict function; only exact can run")
-        frame = self.encoder.model_frame(X[self._features] if list(map(str, X.columns)) != self._features else X)
-        with R_LOCK:
-            out = self._predict_fn(frame)
-        pred = decode_prediction(out, len(frame))
-        k = 1 if self._classes is None else len(self._classes)
-        if pred.shape != (len(frame), k):
-            raise PdpxError(f"the ranger predict function returned shape {pred.shape}; expected ({len(frame)}, {k})")
+        pred = self.r_predict(X, 1 if self._classes is None else len(self._classes))
         return np.asarray(pred, dtype=np.float64)
 
     def tree_model(self, response):

@@ -105,3 +105,30 @@ class RFunctionAdapter(SingleThreaded, Adapter):
                 f"({len(X)}, {len(self._outputs)}) (one column per output: {self._outputs!r})"
             )
         return pred
+
+
+class RFrameAdapter(SingleThreaded, Adapter):
+    """What the adapters of R tree models read in Python (ranger, gbm) share: inputs checked by their
+    :class:`~pdpx.adapters.rlevels.LevelEncoder` (``self.encoder``) and R's predict called on a model frame
+    of the columns ``self._features`` (``self._predict_fn``, under the R lock)."""
+
+    library = "R"
+
+    def validate_columns(self, X):
+        X = super().validate_columns(X)
+        self.encoder.encode(X)  # the same checks as at encoding time, with the same messages
+        return X
+
+    def r_predict(self, X, n_columns: int) -> np.ndarray:
+        """R's prediction for ``X``: ``n_columns`` columns per row, checked."""
+        if self._predict_fn is None:
+            raise PdpxError(f"this {self.library} adapter has no predict function; only the tree methods can run")
+        frame = self.encoder.model_frame(X[self._features] if list(map(str, X.columns)) != self._features else X)
+        with R_LOCK:
+            out = self._predict_fn(frame)
+        pred = decode_prediction(out, len(frame))
+        if pred.shape != (len(frame), n_columns):
+            raise PdpxError(f"the {self.library} predict function returned shape {pred.shape}; "
+                            f"expected ({len(frame)}, {n_columns})")
+        return pred
+

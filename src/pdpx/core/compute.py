@@ -127,7 +127,7 @@ def check_options(function: str, options: dict) -> None:
             check_param(function, name, value, PD_OPTIONS[name])
 
 
-@validate_params({"features": _FEATURES, **PD_OPTIONS})
+@validate_params({"features": _FEATURES, **PD_OPTIONS, "kind": [Options(*KINDS, "derivative")]})
 def partial_dependence(
     model: Any,
     X,
@@ -170,8 +170,10 @@ def partial_dependence(
     features : str, int, or list of str / int
         The target features. Several features form one joint grid (a 2-way PD
         for two features). Names refer to X's columns, integers to positions.
-    kind : {"average", "individual", "both"}
-        The PD curve, the ICE curves (one per row), or both.
+    kind : {"average", "individual", "both", "derivative"}
+        The PD curve, the ICE curves (one per row), or both. ``"derivative"``: the ICE
+        curves' finite-difference derivatives and their standard deviation across rows
+        (one numeric feature; :func:`pdpx.derivative_ice`).
     method : {"auto", "brute", "exact", "recursion", ...}
         ``auto`` runs the fastest method that returns exactly what ``brute``
         returns (``exact`` for tree models, else ``brute``); ``res.method`` says
@@ -237,6 +239,15 @@ def partial_dependence(
         ``grid_values``, ``average`` (n_outputs, *grid_shape), ``individual``
         (n_outputs, n_rows, *grid_shape) or None, ``method``, ``to_frame()``.
     """
+    if kind == "derivative":  # not a Session kind: derivatives of the ICE curves
+        from ..explain.derivative import derivative_ice
+
+        return derivative_ice(model, X, features, method=method, response=response, target=target,
+                              grid_resolution=grid_resolution, percentiles=percentiles, custom_values=custom_values,
+                              categorical_features=categorical_features, sample_weight=sample_weight,
+                              centered=centered, n_jobs=n_jobs, progress=progress, memory_budget=memory_budget,
+                              ice_sample=ice_sample, random_state=random_state, method_options=method_options,
+                              include_missing=include_missing, by=by, interval=interval)
     if isinstance(model, dict) or by is not None:
         from .stacked import stacked_partial_dependence
 

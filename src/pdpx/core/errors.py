@@ -28,3 +28,11 @@ class PdpxWarning(UserWarning):
 
 class NonFiniteWarning(PdpxWarning):
     """The model's predictions, and so the result, contain NaN or infinite values."""
+
+
+class ExtrapolationWarning(PdpxWarning):
+    """A large share of the partial dependence rests on feature combinations absent from the data.
+
+    The rule is in :mod:`pdpx.core.support`; accumulated local effects (``pdpx.ale``)
+    are the alternative that stays within the data.
+    """

@@ -19,7 +19,12 @@ lower, upper  float64   bounds of the bootstrap interval of the PD (only with ``
 ============  ========  =========================================================
 
 The missing-value grid point (``include_missing``) has ``x_j`` NaN and ``label_j``
-``"missing"``. Results of several models or groups (:mod:`pdpx.core.stacked`) add a
+``"missing"``.
+
+How much data supports each grid point is kept out of this schema (so it stays stable):
+``res.support`` / ``res.unsupported`` are arrays of the grid's shape and
+:meth:`PartialDependenceResult.support_frame` is their tidy form, one row per grid cell
+(:mod:`pdpx.core.support` defines them). Results of several models or groups (:mod:`pdpx.core.stacked`) add a
 ``model`` column or one named after the ``by`` column.
 
 A collection's frame stacks its results; ``feature_j``, ``type_j``, ``x_j`` and
@@ -97,6 +102,14 @@ class PartialDependenceResult:
     background : DataFrame or None
         The rows of X (model-ordered columns) the curves were computed on, kept by
         reference for ``res.plot(color_by=...)``; None for Dask input.
+    support : ndarray of shape grid_shape or None
+        Rows of X (weighted by ``sample_weight``) in each grid point's interval or cell's
+        rectangle (:mod:`pdpx.core.support`); the same for ICE samples, centered
+        results and groups (each group's own rows). None only if it could not be computed.
+    outside_hull : ndarray of bool of shape grid_shape or None
+        Two numeric features: grid points outside the convex hull of the rows' pairs.
+    extrapolation : pdpx.core.support.Extrapolation or None
+        The extrapolation check: the share of the PD on combinations absent from the data.
     """
 
     features: list[str]
@@ -120,6 +133,9 @@ class PartialDependenceResult:
     upper: np.ndarray | None = None
     interval: float | None = None
     background: object = field(default=None, repr=False)
+    support: np.ndarray | None = field(default=None, repr=False)
+    outside_hull: np.ndarray | None = field(default=None, repr=False)
+    extrapolation: object = field(default=None, repr=False)
 
     @property
     def feature_set(self) -> str:
@@ -128,6 +144,42 @@ class PartialDependenceResult:
     @property
     def grid_shape(self) -> tuple[int, ...]:
         return tuple(len(g) for g in self.grid_values)
+
+    @property
+    def unsupported(self) -> np.ndarray | None:
+        """Grid cells with no row within one grid step, or outside the convex hull (2 numeric features).
+
+        What figures shade; the rule is in :mod:`pdpx.core.support`. None if the support is unknown.
+        """
+        if self.support is None:
+            return None
+        from .support import unsupported_cells
+
+        return unsupported_cells(self.support, self.grid_values, self.categorical, self.outside_hull)
+
+    def support_frame(self) -> pd.DataFrame:
+        """One row per grid cell: ``feature_j``, ``x_j``, ``label_j`` as in :meth:`to_frame`, then
+        ``support`` (weighted rows), ``outside_hull`` (<NA> unless two numeric features) and ``supported``."""
+        if self.support is None:
+            raise PdpxError("support_frame(): this result holds no support (it could not be computed; see res.notes)")
+        n_grid = int(np.prod(self.grid_shape))
+        cell = np.arange(n_grid, dtype=np.int64)
+        strides = np.cumprod((1,) + tuple(reversed(self.grid_shape)))[::-1][1:]
+        cols: dict = {"feature_set": pd.array([self.feature_set] * n_grid, dtype="string")}
+        for j, grid in enumerate(self.grid_values):
+            along = (cell // strides[j]) % self.grid_shape[j]
+            names = feature_columns(j + 1)
+            cols[names[0]] = pd.array([self.features[j]] * n_grid, dtype="string")
+            cols[names[1]] = pd.array(["categorical" if self.categorical[j] else "numeric"] * n_grid, dtype="string")
+            cols[names[2]] = (along.astype(np.float64) if self.categorical[j]
+                              else np.asarray(grid, dtype=np.float64)[along])
+            cols[names[3]] = pd.array([grid_label(v) for v in grid], dtype="string").take(along)
+        cols["support"] = np.asarray(self.support, dtype=np.float64).reshape(-1)
+        hull = (pd.array([pd.NA] * n_grid, dtype="boolean") if self.outside_hull is None
+                else pd.array(np.asarray(self.outside_hull, dtype=bool).reshape(-1), dtype="boolean"))
+        cols["outside_hull"] = hull
+        cols["supported"] = ~self.unsupported.reshape(-1)
+        return pd.DataFrame(cols)
 
     def __repr__(self) -> str:
         shape = " x ".join(str(s) for s in self.grid_shape)

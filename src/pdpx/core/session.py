@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from . import cluster, missing
+from . import cluster, missing, support
 from . import config as _config
 from .adapter import RESPONSES, Adapter
 from .bootstrap import bootstrap_interval
 from .data import LocalData, short_list
-from .errors import NonFiniteWarning, PdpxError, PdpxTypeError
+from .errors import ExtrapolationWarning, NonFiniteWarning, PdpxError, PdpxTypeError
 from .grid import check_percentiles, feature_grid, is_categorical_type
 from .method import Request
 from .plugins import adapt, get_methods, plugin_manager
@@ -90,6 +90,7 @@ class Session:
         self.n_boot = int(n_boot)
         self.random_state = random_state
         self._accepts_missing: dict[int, str | None] = {}
+        self._extrapolation_warned = False
 
     # ---------------------------------------------------------- validation
     def _resolve_response(self, response: str) -> str:
@@ -357,6 +358,7 @@ class Session:
             if individual is not None:
                 individual = center_curves(individual, lead=2)
         notes = list(out.notes) + skipped
+        counts, hull, check = self.support(features, req.grid_values, notes)
         return PartialDependenceResult(
             features=[self.names[j] for j in features],
             grid_values=req.grid_values,
@@ -377,7 +379,34 @@ class Session:
             model_name=type(self.adapter.model).__name__,
             lower=lower, upper=upper, interval=self.interval,
             background=self.X if self.data.supports_ice_sample else None,
+            support=counts, outside_hull=hull, extrapolation=check,
         )
+
+    def support(self, features: list[int], grids: list, notes: list[str]):
+        """(support counts, outside-hull mask or None, extrapolation check or None) of one feature set.
+
+        Warns (:class:`~pdpx.core.errors.ExtrapolationWarning`) at most once per session.
+        Never raises: what cannot be computed is None, with a note saying why.
+        """
+        cats = [self.categorical[j] for j in features]
+        counts = hull = check = None
+        try:
+            columns = [self.data.column(j) for j in features]
+            counts = support.support_counts(columns, grids, cats, self.sample_weight)
+            if len(features) == 2 and not any(cats):
+                hull = support.outside_hull(columns[0], columns[1], grids[0], grids[1])
+            numeric = [not self.categorical[k] and not is_categorical_type(d) for k, d in enumerate(self.X.dtypes)]
+            check = support.extrapolation_check(self.X, features, grids, cats, self.sample_weight,
+                                                numeric=numeric, hull=hull)
+        except Exception as exc:  # noqa: BLE001 - a diagnostic never refuses the call
+            notes.append(f"support not computed: {type(exc).__name__}: {exc}")
+        if not self.data.supports_ice_sample and check is not None:
+            notes.append(f"the extrapolation check looked at the first {check.rows:,} rows of the Dask input")
+        if check is not None and check.warns and not self._extrapolation_warned:
+            self._extrapolation_warned = True
+            warnings.warn(support.warning_message([self.names[j] for j in features], check),
+                          ExtrapolationWarning, stacklevel=5)
+        return counts, hull, check
 
 
     def _feature_data(self, j: int) -> np.ndarray:

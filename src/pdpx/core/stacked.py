@@ -7,13 +7,15 @@ column's name) and draws them overlaid (:mod:`pdpx.outputs.plot_overlay`).
 
 from __future__ import annotations
 
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
 import pandas as pd
 
-from .errors import PdpxError
+from .errors import ExtrapolationWarning, PdpxError
 from .result import SCHEMA_HEAD, PartialDependenceResult
 from .session import Session
 
@@ -102,17 +104,35 @@ def stacked_partial_dependence(model, X, features, options: dict, *, by=None, by
         if not model:
             raise PdpxError("the dict of models is empty; pass {'name': model, ...}")
         labels, results = [], []
-        for name, m in model.items():
-            try:
-                session = Session(m, X, **options)
-                results.append(session.compute(session.resolve_features(features)))
-            except PdpxError as exc:
-                raise PdpxError(f"model {name!r}: {exc}") from None
-            labels.append(str(name))
+        with one_extrapolation_warning():
+            for name, m in model.items():
+                try:
+                    session = Session(m, X, **options)
+                    results.append(session.compute(session.resolve_features(features)))
+                except PdpxError as exc:
+                    raise PdpxError(f"model {name!r}: {exc}") from None
+                labels.append(str(name))
         if len(set(labels)) != len(labels):
             raise PdpxError(f"the dict of models has names that are equal as text: {labels}")
         return StackedResult("model", labels, results)
-    return _by_groups(model, X, features, options, by, by_bins)
+    with one_extrapolation_warning():
+        return _by_groups(model, X, features, options, by, by_bins)
+
+
+@contextmanager
+def one_extrapolation_warning():
+    """Pass on the warnings raised inside, but only the first
+    :class:`~pdpx.core.errors.ExtrapolationWarning` (one per call, not one per model or group)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    seen = False
+    for w in caught:
+        if issubclass(w.category, ExtrapolationWarning):
+            if seen:
+                continue
+            seen = True
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
 
 
 def _by_groups(model, X, features, options, by, by_bins) -> StackedResult:
@@ -141,7 +161,7 @@ def _by_groups(model, X, features, options, by, by_bins) -> StackedResult:
         raise PdpxError("by=: the missing-value point is on for some numeric features and off for others; "
                         "pass include_missing=False or compute them one at a time")
     results = []
-    for i, lab in enumerate(labels):
+    for i, lab in enumerate(labels):  # each group's support counts its own rows
         rows = np.flatnonzero(codes == i)
         opts = dict(sub_options)
         if main.sample_weight is not None:
@@ -149,11 +169,14 @@ def _by_groups(model, X, features, options, by, by_bins) -> StackedResult:
                 raise PdpxError(f"by={name!r}: every row of group {lab!r} has sample_weight 0")
             opts["sample_weight"] = main.sample_weight[rows]
         session = Session(model, main.X.iloc[rows], **opts)
+        session._accepts_missing = main._accepts_missing  # same model and columns: asked once, not per group
         r = session.compute(session.resolve_features([main.names[j] for j in feats]))
         if r.individual is not None:
             r.ice_rows = rows if r.ice_rows is None else rows[np.asarray(r.ice_rows)]
         r.background = main.X
         r.grid_values = [grids[f] for f in r.features]  # the full data's grid, exactly
+        if r.support is not None and r.support.shape != r.grid_shape:  # pragma: no cover - grids agree
+            r.support = r.outside_hull = None
         results.append(r)
     return StackedResult(name, labels, results)
 

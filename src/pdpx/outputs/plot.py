@@ -93,6 +93,7 @@ def plot_result(
     bands: tuple | None = None,
     color_by: str | None = None,
     ribbon: bool = True,
+    unsupported: str = "shade",
 ):
     """An undrawn plotnine ``ggplot`` of one partial dependence result.
 
@@ -133,6 +134,13 @@ def plot_result(
         scale for numbers, a palette for categories).
     ribbon : bool, default True
         Draw the bootstrap interval (``interval=``) of the PD as a ribbon.
+    unsupported : {"shade", "drop", "show"}, default "shade"
+        Grid points with no row of the data within one grid step, or outside the
+        convex hull of two numeric features (``res.unsupported``; ``docs/extrapolation.md``).
+        ``"shade"``: grey bands over them (1-way), grey cells (2-way tiles), dotted
+        stretches of lines (numeric x categorical); nothing is drawn when every point
+        is supported. ``"drop"``: leave them out (curves break there). ``"show"``:
+        draw them like the others.
 
     Returns
     -------
@@ -141,7 +149,8 @@ def plot_result(
     """
     opts = PlotOptions(n_ice=n_ice, seed=seed, centered=centered, ice=ice, rug=rug, points=points,
                     contours=contours, share_y=share_y, ice_alpha=ice_alpha, caption=caption,
-                    base_size=base_size, bands=bands, color_by=color_by, ribbon=ribbon)
+                    base_size=base_size, bands=bands, color_by=color_by, ribbon=ribbon,
+                    unsupported=unsupported)
     d = len(res.features)
     if d == 1:
         return oneway_plot([res], opts)

@@ -8,7 +8,9 @@ Used by :mod:`.plot_oneway` and :mod:`.plot_overlay`:
   categorical or missing point);
 * ``bands=(lo, hi)`` draws, at each grid point, the band between these quantiles of
   every ICE curve (all of them, not the drawn subsample);
-* ``color_by="column"`` colours each ICE curve by its row's value of a column of X.
+* ``color_by="column"`` colours each ICE curve by its row's value of a column of X;
+* ``unsupported="shade"`` draws grey bands over the grid points no row supports
+  (:func:`unsupported_bands`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pandas as pd
 
 from ..core.data import short_list
 from ..core.errors import PdpxError
+from ..core.support import intervals
 from .plot_style import ICE_COLOR, PALETTE, PD_COLOR
 
 #: Gap between the numeric grid's end and the missing point, as a share of the grid's span.
@@ -55,7 +58,7 @@ def interval_layers(avg: pd.DataFrame, miss: np.ndarray, opts) -> tuple[list, li
     layers, names = [], []
     line = avg[~avg["categorical"] & ~miss]
     if len(line):
-        layers.append(geom_ribbon(line, aes("x", ymin="lower", ymax="upper", group="feature_set"),
+        layers.append(geom_ribbon(line, aes("x", ymin="lower", ymax="upper", group="piece"),
                                   fill=PD_COLOR, alpha=0.22, outline_type="full", color="none"))
         names.append("pd_interval")
     points = avg[avg["categorical"] | miss]
@@ -97,7 +100,7 @@ def band_layers(avg: pd.DataFrame, miss: np.ndarray, bands) -> tuple[list, list[
     layers, names = [], []
     line = avg[~avg["categorical"] & ~miss & avg["band_lo"].notna()]
     if len(line):
-        layers.append(geom_ribbon(line, aes("x", ymin="band_lo", ymax="band_hi", group="feature_set"),
+        layers.append(geom_ribbon(line, aes("x", ymin="band_lo", ymax="band_hi", group="piece"),
                                   fill=ICE_COLOR, alpha=0.3, outline_type="full", color="none"))
         names.append("ice_band")
     points = avg[(avg["categorical"] | miss) & avg["band_lo"].notna()]
@@ -147,3 +150,40 @@ def colour_scale(continuous: bool, column: str, n_levels: int):
         return scale_color_cmap("viridis", name=column)
     colours = (PALETTE * (n_levels // len(PALETTE) + 1))[:n_levels]
     return scale_color_manual(values=colours, name=column)
+
+
+def unsupported_bands(df: pd.DataFrame) -> pd.DataFrame:
+    """The x extent of every stretch of unsupported grid points of each feature set (1-way frames).
+
+    Numeric points span their support interval (:mod:`pdpx.core.support`), categories
+    and the missing point half a slot either side; neighbouring spans merge into one band.
+    """
+    cols = ["feature_set", "xmin", "xmax"]
+    first = df[df["kind"] == "average"]
+    rows = []
+    for fs, part in first.groupby("feature_set", observed=True, sort=False):
+        part = part.drop_duplicates("x").sort_values("x")
+        if part["supported"].all():
+            continue
+        x = part["x"].to_numpy(dtype=float)
+        point = (part["categorical"] | part["missing"]).to_numpy(dtype=bool)
+        lo, hi = x - 0.5, x + 0.5
+        if (~point).any():
+            num_lo, num_hi = intervals(x[~point])
+            lo[~point], hi[~point] = num_lo, num_hi
+            if point.any() and (~point).sum() > 1:  # the missing point: as wide as a numeric step
+                step = float(np.median(np.diff(x[~point])))
+                lo[point], hi[point] = x[point] - step / 2, x[point] + step / 2
+        spans = []
+        for a, b, ok in zip(lo, hi, part["supported"].to_numpy(dtype=bool)):
+            if ok:
+                continue
+            if spans and a <= spans[-1][1] + 1e-12 * max(1.0, abs(a)):
+                spans[-1][1] = b
+            else:
+                spans.append([a, b])
+        rows += [(fs, a, b) for a, b in spans]
+    out = pd.DataFrame(rows, columns=cols)
+    if len(out):
+        out["feature_set"] = pd.Categorical(out["feature_set"], categories=df["feature_set"].cat.categories)
+    return out

@@ -17,13 +17,16 @@ from .plot_bands import (
     ice_colours,
     interval_layers,
     place_missing,
+    unsupported_bands,
 )
 from .plot_style import (
     ICE_COLOR,
     PD_COLOR,
+    UNSUPPORTED_FILL,
     PlotOptions,
     figure_size,
     grid_labels,
+    piece_column,
     rescale_values,
     result_frame,
     rug_alpha,
@@ -69,6 +72,10 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
     df["x"] = axis.positions(df)
     df["missing"] = place_missing(df, axis)
     df["row"] = df["row"].astype("float64")  # plotnine groups by a plain column
+    if opts.unsupported != "drop":  # curves break only where points are left out
+        df["seg"] = 0
+    df["piece"] = piece_column(df)
+    shade = unsupported_bands(df) if opts.unsupported == "shade" else None
 
     avg = df[df["kind"] == "average"]
     ice = df[df["kind"] == "individual"]
@@ -76,11 +83,19 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
         avg = band_columns(results, avg, opts.bands, centered)
         ice = ice.iloc[:0]
         notes = [band_caption(opts.bands)]
+    if opts.unsupported == "drop":
+        avg, ice = avg[avg["supported"]], ice[ice["supported"]]
     num_avg = avg[~avg["categorical"] & ~avg["missing"]]
     cat_avg = avg[avg["categorical"] | avg["missing"]]
     cat_ice = ice[ice["categorical"] | ice["missing"]]
 
     layers, names = [], []
+    if shade is not None and len(shade):
+        from plotnine import geom_rect
+
+        layers.append(geom_rect(shade, aes(xmin="xmin", xmax="xmax"), ymin=-np.inf, ymax=np.inf,
+                                fill=UNSUPPORTED_FILL, alpha=0.22, color="none", inherit_aes=False))
+        names.append("unsupported")
     if opts.bands is not None:
         more, more_names = band_layers(avg, avg["missing"].to_numpy(), opts.bands)
         layers += more
@@ -97,9 +112,10 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
         # one integer per (feature set, output, row), increasing with the row number
         n_out = len(ice["output"].cat.categories)
         stride = int(ice["row"].max()) + 1
-        ice = ice.assign(curve=(ice["feature_set"].cat.codes.astype(np.int64) * n_out
-                                + ice["output"].cat.codes.astype(np.int64)) * stride
-                         + ice["row"].astype(np.int64))
+        n_seg = int(ice["seg"].max()) + 1
+        ice = ice.assign(curve=((ice["feature_set"].cat.codes.astype(np.int64) * n_out
+                                 + ice["output"].cat.codes.astype(np.int64)) * stride
+                                + ice["row"].astype(np.int64)) * n_seg + ice["seg"].astype(np.int64))
         lines = ice[~ice["missing"]]
         if colour is None:
             layers.append(geom_line(lines, aes("x", "yhat", group="curve"), color=ICE_COLOR, alpha=alpha, size=0.35))
@@ -118,7 +134,7 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
     layers += more
     names += more_names
     if len(num_avg):
-        layers.append(geom_line(num_avg, aes("x", "yhat", group="feature_set"), color=PD_COLOR, size=1.1))
+        layers.append(geom_line(num_avg, aes("x", "yhat", group="piece"), color=PD_COLOR, size=1.1))
         names.append("pd_line")
         if opts.points:
             layers.append(geom_point(num_avg, aes("x", "yhat"), color=PD_COLOR, size=1.3))
@@ -162,6 +178,8 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
         nrow = ncol_ = 1
 
     cap = next((n for n in notes if n), "") if opts.caption else ""
+    if opts.caption and "unsupported" in names:
+        cap = "; ".join(c for c in (cap, "grey: no rows of the data within a grid step") if c)
     if opts.caption and {"pd_interval", "pd_interval_points"} & set(names):
         level = next(r.interval for r in results if r.interval is not None)
         cap = "; ".join(c for c in (cap, f"shaded: {100 * level:g}% bootstrap interval of the PD") if c)

@@ -3,7 +3,9 @@
 One panel per feature set (facets per output for several outputs); a legend names
 the models or groups. The bootstrap interval (``interval=``) is a ribbon per curve;
 the missing-value grid point is drawn apart under a ``missing`` tick, as in
-:mod:`.plot_oneway`.
+:mod:`.plot_oneway`. Each model's or group's grid points without supporting rows
+(its ``res.unsupported``) are drawn dotted (``unsupported="shade"``), left out
+(``"drop"``) or like the others (``"show"``).
 """
 
 from __future__ import annotations
@@ -11,18 +13,27 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 from ..core.errors import PdpxError
 from .plot_bands import place_missing
 from .plot_oneway import CategoricalAxis
-from .plot_style import PALETTE, PlotOptions, check_plot_options, figure_size, theme_pdpx, value_label
+from .plot_style import (
+    PALETTE,
+    PlotOptions,
+    check_plot_options,
+    figure_size,
+    theme_pdpx,
+    unsupported_mask,
+    value_label,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.stacked import StackedResult
 
 #: The plot options an overlay understands (ICE curves are not drawn: one curve per model or group).
-OVERLAY_OPTIONS = ("points", "share_y", "caption", "base_size", "ribbon", "centered")
+OVERLAY_OPTIONS = ("points", "share_y", "caption", "base_size", "ribbon", "centered", "unsupported")
 
 
 def overlay_plot(stacked: "StackedResult", **options):
@@ -53,6 +64,8 @@ def overlay_plot(stacked: "StackedResult", **options):
         raise PdpxError(f"cannot overlay 2-way results ({stacked.feature_set}); plot each "
                         f"{stacked.column} apart (res[{stacked.labels[0]!r}].plot()) or use res.to_frame()")
     df = stacked.to_frame(kind="average")
+    bad = np.concatenate([np.tile(unsupported_mask(r), len(r.outputs)) for r in stacked.results])
+    df["supported"] = ~bad
     centered = stacked.results[0].centered
     if opts.centered and not centered:
         df["yhat"] = df["yhat"] - df.groupby([stacked.column, "output"], observed=True)["yhat"].transform("first")
@@ -69,19 +82,32 @@ def overlay_plot(stacked: "StackedResult", **options):
     by = stacked.column
     line = df[~df["categorical"] & ~df["missing"]]
     points = df[df["categorical"] | df["missing"]]
+    marked = opts.unsupported != "show" and bad.any()
+    full_line = line
+    if marked:  # solid lines, points and ribbons along supported stretches only
+        keys = [by, "output"]
+        line = line.assign(piece=line[by].astype(str) + "|" + line["output"].astype(str) + "|"
+                           + (~line["supported"]).groupby([line[k] for k in keys], observed=True).cumsum().astype(str))
+        line = line[line["supported"]]
+        points = points[points["supported"]]
+    else:
+        line = line.assign(piece=line[by].astype(str))
     colours = (PALETTE * (len(stacked.labels) // len(PALETTE) + 1))[:len(stacked.labels)]
 
     layers, names = [], []
     has_interval = opts.ribbon and "lower" in df and df["lower"].notna().any()
     if has_interval and len(line):
-        layers.append(geom_ribbon(line, aes("x", ymin="lower", ymax="upper", fill=by, group=by), alpha=0.18,
+        layers.append(geom_ribbon(line, aes("x", ymin="lower", ymax="upper", fill=by, group="piece"), alpha=0.18,
                                   outline_type="full", color="none"))
         names.append("pd_interval")
     if has_interval and len(points):
         layers.append(geom_errorbar(points, aes("x", ymin="lower", ymax="upper", color=by), width=0.2, size=0.6))
         names.append("pd_interval_points")
+    if marked and opts.unsupported == "shade" and len(full_line):
+        layers.append(geom_line(full_line, aes("x", "yhat", color=by, group=by), size=0.6, linetype="dotted"))
+        names.append("unsupported")
     if len(line):
-        layers.append(geom_line(line, aes("x", "yhat", color=by, group=by), size=1.0))
+        layers.append(geom_line(line, aes("x", "yhat", color=by, group="piece"), size=1.0))
         names.append("pd_line")
         if opts.points:
             layers.append(geom_point(line, aes("x", "yhat", color=by), size=1.0))
@@ -101,6 +127,8 @@ def overlay_plot(stacked: "StackedResult", **options):
     cap = None
     if opts.caption and has_interval:
         cap = f"band: {100 * stacked.results[0].interval:g}% bootstrap interval of the PD over the rows"
+    if opts.caption and "unsupported" in names:
+        cap = "; ".join(c for c in (cap, f"dotted: grid points without rows of that {by}") if c)
     p = p + labs(x=stacked.features[0], y=value_label(stacked.results, centered), caption=cap)
     w, h = figure_size(nrow, ncol)
     p = p + theme_pdpx(opts.base_size) + theme(figure_size=(w + 1.4, h))

@@ -16,7 +16,7 @@ import pandas as pd
 from ..core.config import format_bytes, get_config
 from ..core.errors import PdpxError, PdpxTypeError
 from ..core.result import grid_label
-from ..core.validation import PERCENTILES, SEED, Boolean, Integral, Real, String, check_param
+from ..core.validation import PERCENTILES, SEED, Boolean, Integral, Options, Real, String, check_param
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.result import PartialDependenceResult
@@ -29,6 +29,10 @@ PD_COLOR = "#d55e00"
 PALETTE = ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000"]
 #: Largest number of data points drawn in a rug (a seeded subsample beyond).
 RUG_MAX = 1500
+#: Colour of the marks over grid regions no row supports (``unsupported="shade"``).
+UNSUPPORTED_FILL = "#8c8c8c"
+#: What ``unsupported=`` accepts: grey marks over unsupported regions, leave them out, or draw as computed.
+UNSUPPORTED = ("shade", "drop", "show")
 
 
 def theme_pdpx(base_size: float = 11, base_family: str | None = None):
@@ -70,6 +74,7 @@ class PlotOptions:
     bands: tuple | None = None
     color_by: str | None = None
     ribbon: bool = True
+    unsupported: str = "shade"
 
     def __post_init__(self):
         check_plot_options("plot", dataclasses.asdict(self))
@@ -91,6 +96,7 @@ PLOT_OPTIONS = {
     "bands": PERCENTILES + [None],
     "color_by": [String("a column name of X"), None],
     "ribbon": [Boolean()],
+    "unsupported": [Options(*UNSUPPORTED)],
 }
 
 
@@ -146,7 +152,32 @@ def result_frame(res: "PartialDependenceResult", opts: PlotOptions) -> tuple[pd.
             "compute it again with centered=False"
         )
     df.attrs["centered"] = centered
+    support_columns(res, df)
     return df, note
+
+
+def unsupported_mask(res) -> np.ndarray:
+    """The result's unsupported grid cells, flat in grid order (all False when its support is unknown)."""
+    mask = getattr(res, "unsupported", None)
+    n_grid = int(np.prod(res.grid_shape))
+    return np.zeros(n_grid, dtype=bool) if mask is None else np.asarray(mask, dtype=bool).reshape(-1)
+
+
+def support_columns(res, df: pd.DataFrame) -> None:
+    """Add ``supported`` (bool) and ``seg`` to a frame in ``to_frame`` order (grid cells fastest).
+
+    ``seg`` numbers the stretches of supported grid points along the last feature's
+    grid, so a curve drawn with ``unsupported="drop"`` breaks where points are left out.
+    """
+    bad = unsupported_mask(res)
+    reps = len(df) // max(bad.size, 1)
+    df["supported"] = np.tile(~bad, reps)
+    df["seg"] = np.tile(np.cumsum(bad), reps)
+
+
+def piece_column(df: pd.DataFrame) -> pd.Series:
+    """A group per feature set and supported stretch (what a PD line may connect)."""
+    return df["feature_set"].astype(str) + "|" + df["seg"].astype(str)
 
 
 #: Beyond this magnitude the axis computations of plotnine's scales overflow (they square ranges).

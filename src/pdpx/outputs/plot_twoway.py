@@ -15,6 +15,7 @@ import pandas as pd
 from .plot_style import (
     PALETTE,
     RUG_MAX,
+    UNSUPPORTED_FILL,
     PlotOptions,
     figure_size,
     grid_labels,
@@ -54,6 +55,12 @@ def twoway_plot(res: "PartialDependenceResult", opts: PlotOptions):
         size = (size[0] + 1.0, size[1])  # room for the legend
     else:
         size = (6.5, 4.5)
+    if opts.caption and "unsupported" in names:
+        from plotnine import labs
+
+        what = "dotted" if names[0] == "unsupported" else "grey"
+        p = p + labs(caption=f"{what}: no rows of the data within a grid step" + (
+            ", or outside their convex hull" if res.outside_hull is not None else ""))
     p = p + theme_pdpx(opts.base_size) + theme(figure_size=size)
     p._pdpx_layers = names
     return p
@@ -97,15 +104,22 @@ def _tiles_numeric(res, df, opts, centered):
     i1 = np.searchsorted(g1, df["x_1"].to_numpy())
     i2 = np.searchsorted(g2, df["x_2"].to_numpy())
     tiles = df.assign(xmin=lo1[i1], xmax=hi1[i1], ymin=lo2[i2], ymax=hi2[i2])
-    layers = [geom_rect(tiles, aes(xmin="xmin", xmax="xmax", ymin="ymin", ymax="ymax", fill="yhat"))]
+    drop = opts.unsupported == "drop"
+    shown_tiles = tiles[tiles["supported"]] if drop else tiles
+    layers = [geom_rect(shown_tiles, aes(xmin="xmin", xmax="xmax", ymin="ymin", ymax="ymax", fill="yhat"))]
     names = ["tiles"]
     if opts.contours:
-        lines = _contour_lines(res, df)
+        lines = _contour_lines(res, df, drop=drop)
         if len(lines):
             ink = "#333333" if centered else "white"  # the diverging scale is light around 0
             layers.append(geom_path(lines, aes("x", "y", group="piece"), color=ink, alpha=0.6 if centered else 0.75,
                                     size=0.45))
             names.append("contours")
+    if opts.unsupported == "shade" and not tiles["supported"].all():
+        grey = tiles[~tiles["supported"]]
+        layers.append(geom_rect(grey, aes(xmin="xmin", xmax="xmax", ymin="ymin", ymax="ymax"),
+                                fill=UNSUPPORTED_FILL, alpha=0.7, color="none"))
+        names.append("unsupported")
     if opts.rug:
         pts = _joint_rug(res, g1, g2, opts.seed)
         if len(pts):
@@ -132,7 +146,8 @@ def contour_levels(z: np.ndarray) -> np.ndarray:
     return levels[(levels > lo) & (levels < hi)]
 
 
-def _contour_lines(res, df) -> pd.DataFrame:
+def _contour_lines(res, df, drop: bool = False) -> pd.DataFrame:
+    """Contour lines of each output's surface; with ``drop``, not through unsupported cells."""
     import contourpy
 
     g1, g2 = (np.asarray(g, dtype=float) for g in res.grid_values)
@@ -141,7 +156,11 @@ def _contour_lines(res, df) -> pd.DataFrame:
     levels = contour_levels(df["yhat"].to_numpy())
     parts = []
     for k, out in enumerate(res.outputs):
-        z = df.loc[df["output"] == out, "yhat"].to_numpy().reshape(g1.size, g2.size).T  # rows: feature 2
+        here = df["output"] == out
+        z = df.loc[here, "yhat"].to_numpy().reshape(g1.size, g2.size).T  # rows: feature 2
+        if drop:
+            z = np.ma.masked_array(z, mask=~df.loc[here, "supported"].to_numpy(dtype=bool).reshape(
+                g1.size, g2.size).T)
         gen = contourpy.contour_generator(x=g1, y=g2, z=z, line_type=contourpy.LineType.Separate)
         for level in levels:
             for j, seg in enumerate(gen.lines(level)):
@@ -207,17 +226,25 @@ def _tiles_categorical(res, df, opts, centered):
     else:
         light = (z - z.min()) / span > 0.55  # upper viridis is light: dark text
     t["ink"] = np.where(light, "#1a1a1a", "white")
+    names = ["tiles"]
+    if opts.unsupported == "drop":
+        t = t[t["supported"]]
+    p = ggplot(t, aes("a", "b")) + geom_tile(aes(fill="yhat"), color="white", size=0.8)
+    if opts.unsupported == "shade" and not t["supported"].all():
+        p = p + geom_tile(t[~t["supported"]], fill=UNSUPPORTED_FILL, alpha=0.85, color="white", size=0.8)
+        t.loc[~t["supported"], "ink"] = "#1a1a1a"
+        names.append("unsupported")
+    names.append("values")
     p = (
-        ggplot(t, aes("a", "b"))
-        + geom_tile(aes(fill="yhat"), color="white", size=0.8)
-        + geom_text(aes(label="text", color="ink"), size=0.8 * opts.base_size)
+        p
+        + geom_text(t, aes(label="text", color="ink"), size=0.8 * opts.base_size)
         + scale_color_identity()
         + scale_x_discrete(expand=(0, 0))
         + scale_y_discrete(expand=(0, 0))
         + _fill_scale(centered, _legend_name(res, centered) + df.attrs.get("suffix", ""))
         + labs(x=f1, y=f2)
     )
-    return p, ["tiles", "values"]
+    return p, names
 
 
 def _lines_by_category(res, df, opts, centered):
@@ -233,10 +260,22 @@ def _lines_by_category(res, df, opts, centered):
     )
     t["curve"] = t["output"].astype(str) + "|" + t["category"].astype(str)
     palette = PALETTE if len(levels) <= len(PALETTE) else None
-    p = ggplot(t, aes("x", "yhat", color="category", group="curve")) + geom_line(size=1.0)
-    names = ["lines"]
+    p = ggplot(t, aes("x", "yhat", color="category", group="curve"))
+    names = []
+    if opts.unsupported == "show" or t["supported"].all():
+        p = p + geom_line(size=1.0)
+        names.append("lines")
+        kept = t
+    else:  # solid lines along supported stretches only
+        t["piece"] = t["curve"] + "|" + (~t["supported"]).groupby(t["curve"]).cumsum().astype(str)
+        kept = t[t["supported"]]
+        if opts.unsupported == "shade":
+            p = p + geom_line(size=0.7, linetype="dotted")
+            names.append("unsupported")
+        p = p + geom_line(kept, aes(group="piece"), size=1.0)
+        names.append("lines")
     if opts.points:
-        p = p + geom_point(size=1.1)
+        p = p + geom_point(kept, size=1.1)
         names.append("points")
     if opts.rug:
         rug = rug_frame([dataclasses.replace(res, features=[fn], grid_values=[res.grid_values[num]],

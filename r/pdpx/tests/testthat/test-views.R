@@ -45,3 +45,49 @@ test_that("a named list of models gives a model column; interval adds lower and 
   expect_true(all(pi$upper > pi$lower))
   expect_error(partial_dependence(a, mtcars, "wt", interval = 2), "interval")
 })
+
+test_that("plots of views: one coloured curve per model or group, a ribbon for the interval, the missing point", {
+  skip_if_no_pdpx()
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  lin <- lm(mpg ~ wt + hp, data = mtcars)
+  quad <- lm(mpg ~ poly(wt, 2) + hp, data = mtcars)
+  layer_data_of <- function(p, geom) {
+    i <- which(vapply(p$layers, function(l) inherits(l$geom, geom), TRUE))
+    expect_length(i, 1)
+    ggplot2::layer_data(p, i)
+  }
+
+  both <- partial_dependence(list(linear = lin, quadratic = quad), mtcars, "wt", grid_resolution = 5)
+  p <- autoplot(both)
+  lines <- layer_data_of(p, "GeomLine")
+  expect_equal(length(unique(lines$colour)), 2)  # one colour per model
+  expect_equal(nrow(lines), nrow(both))
+  expect_equal(p$labels$colour, "model")
+
+  grouped <- partial_dependence(lin, mtcars, "wt", by = "cyl", grid_resolution = 4)
+  g <- layer_data_of(autoplot(grouped), "GeomLine")
+  expect_equal(length(unique(g$colour)), 3)  # cyl has 3 levels
+
+  band <- partial_dependence(lin, mtcars, "wt", interval = 0.9, n_boot = 50, grid_resolution = 5)
+  pb <- autoplot(band)
+  rib <- layer_data_of(pb, "GeomRibbon")
+  expect_equal(rib$ymin, band$lower[band$kind == "average"], tolerance = 1e-12)
+  expect_equal(rib$ymax, band$upper[band$kind == "average"], tolerance = 1e-12)
+  expect_match(pb$labels$caption, "90% bootstrap")
+
+  d <- transform(airquality, Month = factor(Month))
+  f <- function(object, newdata) ifelse(is.na(newdata$Solar.R), 40, 0.1 * newdata$Solar.R) + newdata$Temp
+  miss <- partial_dependence(NULL, d, "Solar.R", pred_fun = f, grid_resolution = 5)
+  pm <- autoplot(miss)
+  pt <- layer_data_of(pm, "GeomPoint")
+  expect_equal(pt$y, miss$yhat[is.na(miss$x_1)], tolerance = 1e-12)
+  expect_gt(pt$x, max(miss$x_1, na.rm = TRUE))  # right of the numeric grid
+  expect_equal(nrow(layer_data_of(pm, "GeomLine")), 5)  # the line leaves the missing point out
+  ggplot2::ggplot_build(pm)
+
+  tiles <- autoplot(partial_dependence(list(linear = lin, quadratic = quad), mtcars, c("wt", "hp"),
+                                       grid_resolution = 3))
+  expect_s3_class(tiles$facet, "FacetWrap")
+  ggplot2::ggplot_build(tiles)
+})

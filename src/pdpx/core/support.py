@@ -1,0 +1,404 @@
+"""How much data supports each grid point of a result, and the warning when a PD rests on absent combinations.
+
+Support of a grid point (``res.support``, an array of ``res.grid_shape``)
+-------------------------------------------------------------------------
+The number of rows of X (the sum of their ``sample_weight`` when given) whose value of
+the feature lies in the grid point's **interval**:
+
+* numeric feature: from the midpoint to the previous grid point (included) to the
+  midpoint to the next one (excluded), the grid taken in increasing order. The outer
+  ends mirror the inner half-width: the first point's interval starts as far below it
+  as its upper midpoint lies above it, and the last point's interval (closed on both
+  sides) ends as far above it. A grid of one point supports the rows equal to it.
+  Rows outside every interval (beyond the 5th / 95th percentile grid) support no point.
+* categorical feature: the rows at that level;
+* the missing-value point (NaN in ``grid_values``, see :mod:`pdpx.core.missing`): the
+  rows whose value is missing.
+
+For two features a cell's support counts the rows in its rectangle (the product of the
+two intervals); empty cells hold 0. For two numeric features ``res.outside_hull``
+also says which grid points lie outside the convex hull of the rows' observed pairs
+(degenerate hulls, a segment or a point, hold only the points on them).
+
+``res.unsupported`` (what figures shade) marks the grid points with **no row within
+one grid step**: the support of the point plus that of its neighbours along each
+numeric feature's grid (a 3 x 3 block of cells for two numeric features) is 0, or
+the point lies outside the hull. An empty interval between two supported neighbours
+is interpolation, not extrapolation, and a fine grid over few rows has many such
+intervals. Categories and the missing-value point have no neighbours: support 0.
+
+The extrapolation check (:class:`ExtrapolationWarning`)
+-------------------------------------------------------
+A PD averages the model over every row *with the target features set to each grid
+value*: when a target feature is tied to another one, most of those combinations
+never occur in the data. pdpx measures the share of the PD's mass (grid points x row
+weights) that rests on **absent combinations**, on a seeded sample of at most
+:data:`SAMPLE` rows, in coarse bins so that sparsity alone is never mistaken for
+dependence:
+
+* each feature is cut into ``B = clip(floor(sqrt(n / 20)), 2, 10)`` quantile bins
+  (its levels for a categorical feature; missing values are a bin of their own);
+* a cell (bin of one feature x bin of the other) is **absent** when the rows in it
+  weigh less than :data:`ABSENT` (5%) of what they would weigh if the two features were
+  independent (the product of the two bins' shares); cells expected to hold fewer
+  than :data:`MIN_EXPECTED` rows under independence are never called absent;
+* 1-way, feature ``a``: for each other numeric column ``b`` (the :data:`MAX_PARTNERS`
+  most correlated with ``a`` when there are more), the share is the average over
+  ``a``'s grid points of the weight of the rows whose ``b`` bin is absent next to the
+  grid point's ``a`` bin; the check keeps the largest share and its partner;
+* 2-way: the share of grid cells whose coarse cell is absent or (two numeric
+  features) that lie outside the convex hull; every row weighs on every cell alike.
+
+The warning fires, once per call, when the share is at least :data:`WARN_SHARE`
+(30%); ``res.extrapolation`` holds the share and the partner either way. Fewer than
+40 rows are not judged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+#: Rows the extrapolation check looks at (a seeded sample beyond).
+SAMPLE = 20_000
+#: Share of the PD's mass on absent combinations from which the check warns.
+WARN_SHARE = 0.3
+#: A coarse cell is absent below this fraction of its weight under independence.
+ABSENT = 0.05
+#: Cells expected to hold fewer rows than this under independence are not judged.
+MIN_EXPECTED = 10
+#: Other numeric columns a 1-way check compares with (the most correlated ones).
+MAX_PARTNERS = 50
+#: Rows below which the check does not judge.
+MIN_ROWS = 40
+
+
+@dataclass(frozen=True)
+class Extrapolation:
+    """The extrapolation check of one result (see the module docstring).
+
+    Attributes
+    ----------
+    share : float
+        Share of the PD's mass (grid points x row weights) on absent combinations.
+    partner : str or None
+        1-way: the other feature with the largest share; 2-way: None.
+    rows : int
+        Rows the check looked at.
+    """
+
+    share: float
+    partner: str | None
+    rows: int
+
+    @property
+    def warns(self) -> bool:
+        """Whether the share reaches :data:`WARN_SHARE`."""
+        return self.share >= WARN_SHARE
+
+
+# ------------------------------------------------------------------ support
+def _numeric(values) -> np.ndarray:
+    return pd.to_numeric(pd.Series(np.asarray(values, dtype=object) if isinstance(values, np.ndarray)
+                                   and values.dtype == object else values), errors="coerce").to_numpy(
+        dtype=np.float64, na_value=np.nan)
+
+
+def _halfway(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(a + b) / 2 without overflow for values near the float limits."""
+    return a / 2 + b / 2
+
+
+def intervals(grid) -> tuple[np.ndarray, np.ndarray]:
+    """Each finite grid point's interval [low, high) (the last one closed), in grid order; NaN points get NaN."""
+    g = np.asarray(grid, dtype=np.float64)
+    lo, hi = np.full(g.size, np.nan), np.full(g.size, np.nan)
+    finite = np.flatnonzero(np.isfinite(g))
+    if finite.size == 0:
+        return lo, hi
+    order = finite[np.argsort(g[finite], kind="stable")]
+    v = g[order]
+    if v.size == 1:
+        lo[order], hi[order] = v, v
+        return lo, hi
+    mid = _halfway(v[:-1], v[1:])
+    low = np.concatenate([[v[0] - (mid[0] - v[0])], mid])
+    high = np.concatenate([mid, [v[-1] + (v[-1] - mid[-1])]])
+    lo[order], hi[order] = low, high
+    return lo, hi
+
+
+def grid_index(column, grid, categorical: bool) -> np.ndarray:
+    """The grid point each row supports (position in ``grid``), -1 for none. O(n log G)."""
+    grid = np.asarray(grid)
+    if categorical:
+        levels = pd.Index(pd.Series(grid, dtype=object))
+        values = pd.Series(np.asarray(column, dtype=object) if not isinstance(column, pd.Series) else column)
+        values = values.astype(object)
+        idx = levels.get_indexer(values.where(values.notna(), None))
+        idx[values.isna().to_numpy()] = -1
+        return idx.astype(np.int64)
+    x = _numeric(column)
+    g = np.asarray(grid, dtype=np.float64)
+    idx = np.full(x.size, -1, dtype=np.int64)
+    nan_points = np.flatnonzero(np.isnan(g))
+    if nan_points.size:
+        idx[np.isnan(x)] = nan_points[0]
+    finite = np.flatnonzero(np.isfinite(g))
+    if finite.size == 0:
+        return idx
+    order = finite[np.argsort(g[finite], kind="stable")]
+    lo, hi = intervals(g)
+    if order.size == 1:
+        idx[x == g[order[0]]] = order[0]
+        return idx
+    edges = np.concatenate([lo[order], [hi[order[-1]]]])  # increasing
+    ok = np.isfinite(x) & (x >= edges[0]) & (x <= edges[-1])
+    pos = np.searchsorted(edges, x[ok], side="right") - 1
+    pos = np.minimum(pos, order.size - 1)  # x equal to the last edge: the closed end
+    idx[ok] = order[pos]
+    return idx
+
+
+def support_counts(columns: Sequence, grids: Sequence, categorical: Sequence[bool],
+                   weights: np.ndarray | None = None) -> np.ndarray:
+    """Weighted count of rows in each grid cell: an array of the grid's shape (see the module docstring)."""
+    shape = tuple(len(g) for g in grids)
+    cell = np.zeros(len(columns[0]), dtype=np.int64)
+    ok = np.ones(len(columns[0]), dtype=bool)
+    for col, grid, cat, size in zip(columns, grids, categorical, shape):
+        idx = grid_index(col, grid, cat)
+        ok &= idx >= 0
+        cell = cell * size + np.maximum(idx, 0)
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)[ok]
+    counts = np.bincount(cell[ok], weights=w, minlength=int(np.prod(shape)))
+    return counts.astype(np.float64).reshape(shape)
+
+
+def outside_hull(a, b, g1, g2) -> np.ndarray:
+    """Whether each grid point (g1[i], g2[k]) lies outside the convex hull of the finite pairs (a, b).
+
+    Coordinates are scaled to [0, 1] by the data's range first. Fewer than three distinct
+    pairs, or pairs on one line, make a degenerate hull: only points on it are inside.
+    NaN grid points (the missing-value point) are never outside.
+    """
+    from scipy.spatial import ConvexHull, QhullError
+
+    a, b = _numeric(a), _numeric(b)
+    ok = np.isfinite(a) & np.isfinite(b)
+    G1, G2 = np.asarray(g1, dtype=np.float64), np.asarray(g2, dtype=np.float64)
+    out = np.zeros((G1.size, G2.size), dtype=bool)
+    gx, gy = np.meshgrid(G1, G2, indexing="ij")
+    applies = np.isfinite(gx) & np.isfinite(gy)
+    if not ok.any():
+        out[applies] = True
+        return out
+    pts = np.column_stack([a[ok], b[ok]])
+    low = pts.min(axis=0)
+    span = pts.max(axis=0) - low
+    span[span == 0] = 1.0
+    pts = (pts - low) / span
+    q = (np.column_stack([gx[applies], gy[applies]]) - low) / span
+    tol = 1e-9
+    inside = None
+    if len(pts) >= 3:
+        try:
+            hull = ConvexHull(pts)
+            eq = hull.equations
+            inside = np.all(q @ eq[:, :2].T + eq[:, 2] <= tol, axis=1)
+        except QhullError:  # collinear
+            inside = None
+    if inside is None:
+        pts = np.unique(pts, axis=0)  # degenerate: few distinct points, or one line
+        p0 = pts[0]
+        far = pts[np.argmax(np.sum((pts - p0) ** 2, axis=1))]
+        d = far - p0
+        length2 = float(d @ d)
+        if length2 == 0:
+            inside = np.all(np.abs(q - p0) <= tol, axis=1)
+        else:
+            t = (q - p0) @ d / length2
+            tmin, tmax = (((pts - p0) @ d) / length2).min(), (((pts - p0) @ d) / length2).max()
+            proj = p0 + np.outer(t, d)
+            dist = np.sqrt(np.sum((q - proj) ** 2, axis=1))
+            inside = (dist <= tol) & (t >= tmin - tol) & (t <= tmax + tol)
+    out[applies] = ~inside
+    return out
+
+
+def unsupported_cells(counts, grids, categorical, hull=None) -> np.ndarray:
+    """Grid cells with no row within one grid step, or outside the hull (see the module docstring)."""
+    out = np.asarray(counts, dtype=np.float64).copy()
+    for ax, (grid, cat) in enumerate(zip(grids, categorical)):
+        if cat:
+            continue
+        g = np.asarray(grid, dtype=np.float64)
+        finite = np.flatnonzero(np.isfinite(g))
+        order = finite[np.argsort(g[finite], kind="stable")]
+        moved = np.moveaxis(out, ax, 0).copy()
+        sub = moved[order]
+        wide = sub.copy()
+        wide[1:] += sub[:-1]
+        wide[:-1] += sub[1:]
+        moved[order] = wide
+        out = np.moveaxis(moved, 0, ax)
+    mask = out <= 0
+    if hull is not None:
+        mask |= np.asarray(hull, dtype=bool)
+    return mask
+
+
+# -------------------------------------------------------------- the check
+def _bins(column, categorical: bool, n_bins: int) -> tuple[np.ndarray, object]:
+    """Coarse bin of each value (missing values: a bin of their own) and what maps grid values to bins."""
+    if categorical:
+        s = pd.Series(np.asarray(column, dtype=object)) if not isinstance(column, pd.Series) else column
+        s = s.reset_index(drop=True).astype(object)
+        levels = pd.Index(pd.unique(s[s.notna()]))
+        codes = levels.get_indexer(s.where(s.notna(), None))
+        codes[s.isna().to_numpy()] = len(levels)
+        return codes.astype(np.int64), ("levels", levels)
+    x = _numeric(column)
+    finite = x[np.isfinite(x)]
+    if finite.size == 0:
+        inner = np.array([])
+    else:
+        inner = np.unique(np.quantile(finite, np.linspace(0, 1, n_bins + 1)[1:-1]))
+    codes = np.searchsorted(inner, x, side="right")
+    codes[~np.isfinite(x)] = inner.size + 1
+    return codes.astype(np.int64), ("edges", inner)
+
+
+def _grid_bins(grid, mapping) -> np.ndarray:
+    kind, m = mapping
+    if kind == "levels":
+        codes = m.get_indexer(pd.Series(np.asarray(grid), dtype=object))
+        return codes.astype(np.int64)  # -1: a level absent from the sample (not judged)
+    g = np.asarray(grid, dtype=np.float64)
+    codes = np.searchsorted(m, g, side="right")
+    codes[np.isnan(g)] = m.size + 1
+    return codes.astype(np.int64)
+
+
+def _absent(ca, cb, w, na: int, nb: int) -> tuple[np.ndarray, np.ndarray]:
+    """(absent cells (na, nb), weight share of each b bin)."""
+    H = np.bincount(ca * nb + cb, weights=w, minlength=na * nb).reshape(na, nb)
+    N = np.bincount(ca * nb + cb, minlength=na * nb).reshape(na, nb).astype(float)
+    W = H.sum()
+    expected_w = np.outer(H.sum(axis=1), H.sum(axis=0)) / W
+    expected_n = np.outer(N.sum(axis=1), N.sum(axis=0)) / N.sum()
+    absent = (expected_n >= MIN_EXPECTED) & (H < ABSENT * expected_w)
+    return absent, H.sum(axis=0) / W
+
+
+def _sample(frame: pd.DataFrame, weights) -> tuple[pd.DataFrame, np.ndarray]:
+    n = len(frame)
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)[:n]
+    if n > SAMPLE:
+        pick = np.sort(np.random.default_rng(0).choice(n, SAMPLE, replace=False))
+        return frame.iloc[pick], w[pick]
+    return frame, w
+
+
+def n_bins(n: int) -> int:
+    """Coarse bins per feature for ``n`` rows: about 20 rows per cell under independence, 2 to 10."""
+    return int(np.clip(np.floor(np.sqrt(n / 20)), 2, 10))
+
+
+def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Sequence, categorical: Sequence[bool],
+                        weights=None, *, numeric: Sequence[bool] | None = None,
+                        hull: np.ndarray | None = None) -> Extrapolation | None:
+    """The share of the PD's mass on absent combinations (rule in the module docstring); None when not judged.
+
+    ``frame`` holds the rows (model-ordered columns), ``features`` the target columns'
+    positions, ``numeric`` which columns may be 1-way partners (default: numeric dtypes
+    not marked categorical), ``hull`` the 2-way ``outside_hull`` array if computed.
+    """
+    sample, w = _sample(frame, weights)
+    n = len(sample)
+    if n < MIN_ROWS or w.sum() <= 0 or len(features) > 2:
+        return None
+    B = n_bins(n)
+    binned = {j: _bins(sample.iloc[:, j], categorical[i], B) for i, j in enumerate(features)}
+    if len(features) == 2:
+        (ja, jb), (ga, gb) = features, grids
+        (ca, ma), (cb, mb) = binned[ja], binned[jb]
+        na, nb = int(ca.max()) + 1, int(cb.max()) + 1
+        absent, _ = _absent(ca, cb, w, na, nb)
+        ia, ib = _grid_bins(ga, ma), _grid_bins(gb, mb)
+        va, vb = (ia >= 0) & (ia < na), (ib >= 0) & (ib < nb)
+        cells = np.zeros((len(ia), len(ib)), dtype=bool)
+        cells[np.ix_(va, vb)] = absent[np.ix_(ia[va], ib[vb])]
+        if hull is not None:
+            cells |= hull
+        return Extrapolation(float(cells.mean()), None, n)
+    ja, ga = features[0], grids[0]
+    ca, ma = binned[ja]
+    ia = _grid_bins(ga, ma)
+    na = int(max(ca.max(), ia.max())) + 1
+    if numeric is None:
+        numeric = [pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d) for d in sample.dtypes]
+    partners = [k for k in range(sample.shape[1]) if k != ja and numeric[k]]
+    if len(partners) > MAX_PARTNERS and not categorical[0]:
+        a = _numeric(sample.iloc[:, ja])
+        corr = []
+        for k in partners:
+            b = _numeric(sample.iloc[:, k])
+            ok = np.isfinite(a) & np.isfinite(b)
+            c = np.corrcoef(a[ok], b[ok])[0, 1] if ok.sum() > 2 and np.std(b[ok]) > 0 and np.std(a[ok]) > 0 else 0
+            corr.append(abs(c) if np.isfinite(c) else 0.0)
+        partners = [partners[i] for i in np.argsort(corr)[::-1][:MAX_PARTNERS]]
+    else:
+        partners = partners[:MAX_PARTNERS]
+    best = Extrapolation(0.0, None, n)
+    valid = (ia >= 0) & (ia < na)
+    if not valid.any():
+        return best
+    for k in partners:
+        cb, _ = _bins(sample.iloc[:, k], False, B)
+        nb = int(cb.max()) + 1
+        absent, share_b = _absent(ca, cb, w, na, nb)
+        per_point = absent[ia[valid]] @ share_b
+        share = float(per_point.mean())
+        if share > best.share:
+            best = Extrapolation(share, str(sample.columns[k]), n)
+    return best
+
+
+def warning_message(features: Sequence[str], check: Extrapolation) -> str:
+    """The text of :class:`~pdpx.core.errors.ExtrapolationWarning` for one result."""
+    what = " x ".join(repr(f) for f in features)
+    if check.partner is not None:
+        where = (f"{100 * check.share:.0f}% of the partial dependence of {what} rests on combinations of "
+                 f"{what} with {check.partner!r} that do not occur in the data (the two features are strongly "
+                 "dependent)")
+    else:
+        where = (f"{100 * check.share:.0f}% of the grid cells of the 2-way partial dependence of {what} are "
+                 "combinations that do not occur in the data (outside the rows' convex hull, or in empty regions)")
+    return (f"{where}: there the curve is the model extrapolated, not learnt. Accumulated local effects "
+            f"(pdpx.ale) stay within the data; res.support and res.unsupported show where the grid has rows, "
+            f"and res.plot() shades what has none (docs/extrapolation.md).")
+
+
+def support_summary(res) -> str | None:
+    """One sentence on a result's unsupported grid points and its extrapolation share, or None when all is well.
+
+    For the report: a flag to show next to the result's figure.
+    """
+    mask = getattr(res, "unsupported", None)
+    check = getattr(res, "extrapolation", None)
+    parts = []
+    if mask is not None and mask.any():
+        n, total = int(mask.sum()), mask.size
+        unit = "grid points" if len(res.features) == 1 else "grid cells"
+        why = "no rows of the data within a grid step" if getattr(res, "outside_hull", None) is None else \
+            "no rows of the data within a grid step, or lie outside the convex hull of the data"
+        parts.append(f"{n} of {total} {unit} of {res.feature_set} have {why} (shaded in the figure)")
+    if check is not None and check.warns:
+        partner = f" with {check.partner!r}" if check.partner else ""
+        parts.append(f"{100 * check.share:.0f}% of the partial dependence rests on combinations{partner} absent "
+                     "from the data; accumulated local effects (pdpx.ale) stay within the data")
+    return "; ".join(parts) + "." if parts else None
