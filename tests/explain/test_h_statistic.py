@@ -384,3 +384,12 @@ def test_rows_in_one_cell_take_the_same_side_at_every_split(lib):
             members = route[:, codes == c]
             assert (members == members[:, :1]).all(), (lib, j, c)
         assert len(np.unique(codes)) < n  # cells do merge values
+
+
+def test_dependent_features_give_a_note_not_a_warning():
+    rng = np.random.default_rng(23)
+    a = rng.normal(size=600)
+    X = pd.DataFrame({"a": a, "b": a + rng.normal(scale=0.05, size=600), "c": rng.normal(size=600)})
+    m = HistGradientBoostingRegressor(max_iter=30, random_state=0).fit(X, X.a + X.b + X.c)
+    res = pdpx.h_statistic(m, X)  # the suite turns pdpx warnings into errors: none may escape
+    assert any("absent from the data" in n for n in res.notes)

@@ -18,16 +18,18 @@ On tree models every function is computed exactly on cells of equivalent values
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import numbers
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ..core.compute import check_options
-from ..core.errors import PdpxError
+from ..core.errors import ExtrapolationWarning, PdpxError
 from ..core.session import Session
 from . import evaluate
 
@@ -167,7 +169,8 @@ def h_statistic(model, X, features=None, *, pairs=None, sample=None, random_stat
     notes += more
     categorical = session.categorical
     grids = {j: evaluate.cell_grid(frame, j, cells[j], categorical[j]) for j in used}
-    one = evaluate.one_way(model, frame, names, grids, cells, feats or used[:1], w, opts)
+    with _extrapolation_as_note(notes, one_way=True):
+        one = evaluate.one_way(model, frame, names, grids, cells, feats or used[:1], w, opts)
     method, outputs = one.method, one.outputs
     f = one.f  # (K, n): the model's response at each row
     scale = (f ** 2) @ w
@@ -184,8 +187,9 @@ def h_statistic(model, X, features=None, *, pairs=None, sample=None, random_stat
 
     rows_pair = []
     if pair_idx:
-        pd2 = _pairs(session, model, frame, names, pair_idx, cells, grids, categorical, opts, w, from_trees,
-                     progress, notes)
+        with _extrapolation_as_note(notes, one_way=False):
+            pd2 = _pairs(session, model, frame, names, pair_idx, cells, grids, categorical, opts, w, from_trees,
+                         progress, notes)
         for (j, k) in pair_idx:
             both = _center(pd2[(j, k)], w)
             num = ((both - pd1[j] - pd1[k]) ** 2) @ w
@@ -231,6 +235,28 @@ def _pairs(session, model, frame, names, pair_idx, cells, grids, categorical, op
     finally:
         bar.close()
     return out
+
+
+@contextlib.contextmanager
+def _extrapolation_as_note(notes: list, one_way: bool):
+    """Turn the ExtrapolationWarning of the internal PD calls into one note (other warnings pass through).
+
+    The pair grids are products of the cells of two features, read only at the pairs
+    the rows hold, so their empty cells are never used: their warning is dropped. A
+    1-way warning is real (PD_j averages over combinations absent from the data) and
+    becomes a note.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for w in caught:
+        if issubclass(w.category, ExtrapolationWarning):
+            text = ("some partial dependence functions average over combinations of values absent from the data "
+                    "(dependent features): there H measures the model's extrapolation too (docs/importance.md)")
+            if one_way and text not in notes:
+                notes.append(text)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _center(values: np.ndarray, w: np.ndarray) -> np.ndarray:
