@@ -33,10 +33,11 @@ __all__ = [
     "ale",
     "derivative_ice",
     "compare_methods",
+    "plot_importance",
 ]
 
 #: measures beyond the curves (:mod:`pdpx.explain`), imported on first use
-_EXPLAIN = ("importance", "h_statistic", "ale", "derivative_ice", "compare_methods")
+_EXPLAIN = ("importance", "h_statistic", "ale", "derivative_ice", "compare_methods", "plot_importance")
 
 
 def __getattr__(name):  # lazy: plotting and reports need plotnine
@@ -45,7 +46,7 @@ def __getattr__(name):  # lazy: plotting and reports need plotnine
 
         return report
     if name in _EXPLAIN:
-        from . import explain
+        from .explain import resolve
 
-        return getattr(explain, name)
+        return resolve(name)
     raise AttributeError(f"module 'pdpx' has no attribute {name!r}")

@@ -13,7 +13,7 @@ pytest.importorskip("sklearn")
 
 import pdpx  # noqa: E402
 from pdpx.core.errors import PdpxError  # noqa: E402
-from pdpx.outputs.report import feature_importance, interaction_strength, report  # noqa: E402
+from pdpx.outputs.report import report  # noqa: E402
 
 FAST = dict(method="brute", grid_resolution=8, pair_grid_resolution=6, n_ice=10, dpi=30, progress=False)
 
@@ -107,8 +107,10 @@ def test_report_embeds_one_png_per_feature_and_pair(diabetes, diabetes_report):
     features = [a for a, anc in page.find("figure") if a.get("class") == "feature"]
     pairs = [a for a, anc in page.find("figure") if a.get("class") == "interaction"]
     assert len(features) == X.shape[1] and len(pairs) == 2
+    assert len(page.find("figure", class_="importance")) == 1
+    assert len(page.find("figure", class_="h-statistic")) == 2  # pairwise heat map, overall bars
     imgs = page.find("img")
-    assert len(imgs) == X.shape[1] + 2
+    assert len(imgs) == X.shape[1] + 2 + 1 + 2
     for a, ancestors in imgs:
         assert "figure" in ancestors
         assert a["src"].startswith("data:image/png;base64,")
@@ -122,10 +124,10 @@ def test_report_ranks_features_by_pd_spread(diabetes, diabetes_report):
     rows = [(a, anc) for a, anc in page.find("tr") if "table" in anc]
     ranking_links = [a["href"][len("#feature-"):] for a, anc in page.find("a") if "section" in anc
                      and a["href"].startswith("#feature-")]
-    expected = sorted(
-        X.columns,
-        key=lambda f: -feature_importance(pdpx.partial_dependence(model, X, f, method="brute", grid_resolution=8)),
-    )
+    def spread(f):  # Greenwell et al.: sample sd of the PD curve over its grid
+        return np.std(pdpx.partial_dependence(model, X, f, method="brute", grid_resolution=8).average, ddof=1)
+
+    expected = sorted(X.columns, key=lambda f: -spread(f))
     assert ranking_links[: len(expected)] == [f.lower() for f in expected]
     # the figures come in the same order
     figure_ids = [a["id"] for a, _ in page.find("figure") if a.get("class") == "feature"]
@@ -139,13 +141,13 @@ def test_report_interactions_are_the_strongest_pairs_among_top_features(diabetes
     shown = [h for h in page.text["h3"] if " × " in h]
     assert len(shown) == 2
     top = [a["id"][len("feature-"):] for a, _ in page.find("figure") if a.get("class") == "feature"][:4]
-    strengths = {}
-    for i in range(4):
-        for j in range(i + 1, 4):
-            r = pdpx.partial_dependence(model, X, [top[i], top[j]], method="brute", grid_resolution=6)
-            strengths[f"{top[i]} × {top[j]}"] = interaction_strength(r)
-    best = sorted(strengths, key=lambda k: -strengths[k])[:2]
-    assert shown == best
+    # pdpx.h_statistic is checked against the definition in tests/explain/test_h_statistic.py
+    h = pdpx.h_statistic(model, X, top, method="brute").pairwise
+    best = [f"{a} × {b}" for a, b in zip(h.feature_1, h.feature_2)][:2]
+    assert sorted(shown) == sorted(best)
+    text = " ".join(page.text["td"])
+    for a, b in zip(h.feature_1, h.feature_2):  # the table lists every pair among the top features
+        assert f"{a} × {b}" in text
 
 
 def test_report_summary_and_method(diabetes_report):
@@ -173,7 +175,7 @@ def test_report_with_given_pairs_svg_and_categorical_features(tmp_path):
                  image_format="svg", **FAST)
     page = Page(out.read_text())
     assert not page.find("img")
-    assert len(page.find("svg")) == X.shape[1] + 1
+    assert len(page.find("svg")) == X.shape[1] + 1 + 1 + 2
     assert [h for h in page.text["h3"] if " × " in h] == ["island × bill_length_mm"]
     assert "The pairs asked for" in out.read_text()
     cols = out.read_text()
@@ -186,7 +188,7 @@ def test_report_without_interactions_and_with_row_sample(diabetes, tmp_path):
     out = report(model, X, tmp_path / "r.html", features=["bmi", "bp"], interactions=None, max_rows=50, **FAST)
     page = Page(out.read_text())
     assert page.sections() == ["summary", "ranking", "features", "method"]
-    assert len(page.find("img")) == 2
+    assert len(page.find("img")) == 2 + 1
     assert "a random sample of the 120 rows given" in out.read_text()
 
 
@@ -197,7 +199,7 @@ def test_report_skips_constant_columns_when_choosing_features(diabetes, tmp_path
     out = report(f, Xc, tmp_path / "c.html", interactions=0, **FAST)
     text = out.read_text()
     assert "Left out:" in text and "<code>c</code>" in text
-    assert len(Page(text).find("img")) == 2
+    assert len(Page(text).find("img")) == 2 + 1
 
 
 def test_report_errors(diabetes, tmp_path):
@@ -222,15 +224,10 @@ def test_pdpx_report_is_the_report_function():
     assert pdpx.report is report
 
 
-def test_importance_and_interaction_measures():
-    X = pd.DataFrame({"a": np.linspace(-1, 1, 21), "b": np.linspace(0, 2, 21)})
-    additive = pdpx.partial_dependence(lambda d: d["a"] * 3 + d["b"] ** 2, X, ["a", "b"], grid_resolution=7)
-    assert interaction_strength(additive) == pytest.approx(0, abs=1e-12)
-    product = pdpx.partial_dependence(lambda d: d["a"] * d["b"], X, ["a", "b"], grid_resolution=7)
-    assert interaction_strength(product) > 0.1
-    flat = pdpx.partial_dependence(lambda d: d["b"], X, "a", grid_resolution=7)
-    steep = pdpx.partial_dependence(lambda d: 5 * d["a"], X, "a", grid_resolution=7)
-    assert feature_importance(flat) == pytest.approx(0, abs=1e-12)
-    assert feature_importance(steep) == pytest.approx(np.std(5 * steep.grid_values[0]))
-    with pytest.raises(PdpxError, match="2-way"):
-        interaction_strength(steep)
+def test_report_of_a_product_shows_its_interaction(tmp_path):
+    X = pd.DataFrame({"a": np.linspace(-1, 1, 21), "b": np.linspace(0, 2, 21)[::-1], "c": np.cos(np.arange(21))})
+    out = report(lambda d: d["a"] * d["b"] + d["c"], X, tmp_path / "p.html", **FAST)
+    page = Page(out.read_text())
+    h = pdpx.h_statistic(lambda d: d["a"] * d["b"] + d["c"], X).pairwise
+    assert h.h.iloc[0] > 0.1 and {h.feature_1.iloc[0], h.feature_2.iloc[0]} == {"a", "b"}
+    assert [t for t in page.text["h3"] if " × " in t][0] in ("a × b", "b × a")

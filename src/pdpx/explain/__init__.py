@@ -18,6 +18,7 @@ from importlib import import_module
 #: public name -> the module that defines it
 _WHERE = {
     "importance": ".importance",
+    "plot_importance": ".importance",
     "h_statistic": ".interaction",
     "HStatistic": ".interaction",
     "ale": ".ale",
@@ -28,7 +29,16 @@ _WHERE = {
 __all__ = sorted(_WHERE)
 
 
+def resolve(name: str):
+    """The public object ``name`` (a function or class), imported on first use.
+
+    ``pdpx.<name>`` goes through here: a submodule named like its function
+    (``importance.py``), once imported, shadows the lazy attribute of this package.
+    """
+    return getattr(import_module(_WHERE[name], __name__), name)
+
+
 def __getattr__(name):  # lazy: each measure imports what it needs
     if name in _WHERE:
-        return getattr(import_module(_WHERE[name], __name__), name)
+        return resolve(name)
     raise AttributeError(f"module 'pdpx.explain' has no attribute {name!r}")

@@ -1,17 +1,12 @@
 """``pdpx.report``: one self-contained HTML file a person can hand to a colleague.
 
-The report holds the model and data summary, the features ranked by how much
-their partial dependence varies, one figure per feature (PD with ICE), the
-strongest 2-way interactions among the top features (or the pairs you name), and
-the method and time used. Figures are embedded (base64 PNG or inline SVG): the
-file has no external assets and opens offline.
-
-Importance of a feature is the spread of its PD curve (Greenwell, Boehmke and
-McCarthy 2018, "A simple and effective model-based variable importance
-measure"): the standard deviation over the grid for numeric features, the range
-divided by 4 for categorical ones, averaged over outputs. Interaction strength of
-a pair is the standard deviation, over the 2-way grid, of what the 2-way PD
-does not explain additively: ``pd(a, b) - row mean - column mean + grand mean``.
+The report holds the model and data summary, the features ranked by
+:func:`pdpx.importance` (the spread of their PD curves, Greenwell, Boehmke and
+McCarthy 2018) with its bar chart, one figure per feature (PD with ICE), the
+strongest 2-way interactions among the top features (or the pairs you name) by
+Friedman's H (:func:`pdpx.h_statistic`, pairwise and overall) with their 2-way
+PD figures, and the method and time used. Figures are embedded (base64 PNG or
+inline SVG): the file has no external assets and opens offline.
 """
 
 from __future__ import annotations
@@ -42,9 +37,12 @@ from ..core.validation import (
     String,
     validate_params,
 )
+from ..explain.importance import importance
+from ..explain.interaction import h_statistic
+from .plot_explain import plot_importance
 from .report_page import Page, embed
 
-__all__ = ["report", "feature_importance", "interaction_strength"]
+__all__ = ["report"]
 
 #: How many top-ranked features are paired when looking for interactions.
 TOP_FOR_PAIRS = 4
@@ -52,6 +50,11 @@ TOP_FOR_PAIRS = 4
 PAIR_GRID = 20
 #: The bootstrap interval drawn around each 1-way PD (``interval=``), when every row's ICE fits the budget.
 DEFAULT_INTERVAL = 0.95
+#: Options of partial_dependence that :func:`pdpx.importance` and :func:`pdpx.h_statistic` receive from the report.
+_IMPORTANCE_KEYS = ("method", "response", "target", "grid_resolution", "percentiles", "custom_values",
+                    "categorical_features", "sample_weight", "n_jobs", "memory_budget", "method_options")
+_H_KEYS = ("method", "response", "target", "categorical_features", "sample_weight", "n_jobs", "memory_budget",
+           "method_options")
 
 
 @validate_params({
@@ -99,9 +102,9 @@ def report(
         Features to show, 1-way. Default: every column (constant columns are
         listed as skipped).
     interactions : "auto", int, list of pairs, or None, default "auto"
-        ``"auto"``: the 3 strongest pairs among the 4 top-ranked features; an
-        integer: that many strongest pairs; a list such as ``[("age", "bmi")]``:
-        those pairs; ``None`` or ``0``: no 2-way section.
+        ``"auto"``: the 3 strongest pairs by Friedman's H among the 4 top-ranked
+        features; an integer: that many strongest pairs; a list such as
+        ``[("age", "bmi")]``: those pairs; ``None`` or ``0``: no 2-way section.
     title : str, optional
         Default: "Partial dependence of <model class>".
     n_ice : int, default 100
@@ -186,7 +189,10 @@ def report(
             bar.update(1)
         if not results:
             raise PdpxError("no feature could be computed: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
-        ranking = _rank(results)
+        bar.set_postfix_str("importance")
+        imp = importance(model, frame, [r.features[0] for r in results], **_pick(pd_options, _IMPORTANCE_KEYS))
+        ranking = _rank(results, imp)
+        bar.update(1)
 
         # ---------------------------------------------------------- 2-way
         if pairs_given is not None:
@@ -196,21 +202,33 @@ def report(
             candidates = list(itertools.combinations(top, 2))
         else:
             candidates = []
-        bar.total = len(wanted) * 2 + len(candidates) * 2
+        hstat, chosen = None, []
+        if candidates:
+            bar.set_postfix_str("Friedman's H")
+            in_pairs = {f for p in candidates for f in p}
+            order = [r.features[0] for r, _ in ranking if r.features[0] in in_pairs]
+            order += sorted(in_pairs - set(order))
+            hstat = h_statistic(model, frame, order, pairs=candidates, random_state=seed,
+                                **_pick(pd_options, _H_KEYS))
+            chosen = _strongest(hstat, candidates, None if pairs_given is not None else n_auto_pairs)
+            bar.update(1)
+        bar.total = bar.n + len(results) + 2 * len(chosen) + (1 + 2 * (hstat is not None))
         bar.refresh()
         pair_results = []
-        for a, b in candidates:
+        for (a, b), s in chosen:
             bar.set_postfix_str(f"PD {a} x {b}")
             r2 = pair_session.compute(pair_session.resolve_features([a, b]))
-            pair_results.append((r2, interaction_strength(r2)))
+            pair_results.append((r2, s))
             bar.update(1)
-        if pairs_given is None:
-            pair_results.sort(key=lambda t: -t[1])
-            pair_results = pair_results[:n_auto_pairs]
-            bar.total = bar.n + len(results) + len(pair_results)
-            bar.refresh()
 
         # ---------------------------------------------------------- figures
+        importance_figure = embed(plot_importance(imp, top=30), image_format, dpi)
+        bar.update(1)
+        h_figures = []
+        if hstat is not None:
+            for which in ("pairwise", "overall"):
+                h_figures.append(embed(hstat.plot(which, top=12), image_format, dpi))
+                bar.update(1)
         figures = []
         for r, _ in ranking:
             bar.set_postfix_str(f"figure {r.feature_set}")
@@ -229,35 +247,23 @@ def report(
         model=model, frame=frame, sampled_from=sampled_from, seed=seed, results=results, ranking=ranking,
         skipped=skipped, figures=figures, pair_figures=pair_figures, pairs_auto=pairs_given is None,
         n_candidates=len(candidates), top_for_pairs=TOP_FOR_PAIRS, options=pd_options, n_ice=n_ice,
-        elapsed=time.perf_counter() - t_start,
+        elapsed=time.perf_counter() - t_start, importance=imp, importance_figure=importance_figure,
+        hstat=hstat, h_figures=h_figures,
     )
     return write_text_atomic(path, page.render())
 
 
-def feature_importance(res) -> float:
-    """Spread of a 1-way PD: standard deviation over the grid (numeric) or range / 4 (categorical).
-
-    Averaged over the outputs. ``res`` is a 1-way :class:`PartialDependenceResult`.
-    """
-    avg = np.asarray(res.average, dtype=float).reshape(len(res.outputs), -1)
-    if res.categorical[0]:
-        per_output = (avg.max(axis=1) - avg.min(axis=1)) / 4
-    else:
-        per_output = avg.std(axis=1)
-    return float(np.mean(per_output))
+def _pick(options: dict, keys) -> dict:
+    return {k: v for k, v in options.items() if k in keys and v is not None}
 
 
-def interaction_strength(res) -> float:
-    """How far a 2-way PD is from additive: sd over the grid of its interaction part.
-
-    ``pd(a, b) - mean_b pd(a, .) - mean_a pd(., b) + mean pd``, averaged over
-    outputs (grid points weighted equally). Zero for an additive model.
-    """
-    z = np.asarray(res.average, dtype=float)
-    if z.ndim != 3:
-        raise PdpxError("interaction_strength needs a 2-way result")
-    r = z - z.mean(axis=2, keepdims=True) - z.mean(axis=1, keepdims=True) + z.mean(axis=(1, 2), keepdims=True)
-    return float(np.mean(r.reshape(r.shape[0], -1).std(axis=1)))
+def _strongest(hstat, candidates, keep: int | None) -> list:
+    """``[((a, b), H)]`` for the candidate pairs, H averaged over outputs; the ``keep`` strongest when given."""
+    mean_h = hstat.pairwise.groupby(["feature_1", "feature_2"], sort=False)["h"].mean()
+    scored = [((a, b), float(mean_h.get((a, b), 0.0))) for a, b in candidates]
+    if keep is None:
+        return scored
+    return sorted(scored, key=lambda t: -t[1])[:keep]
 
 
 def _as_frame(model, X) -> pd.DataFrame:
@@ -292,8 +298,10 @@ def _auto_pair_count(interactions) -> int:
     return 0
 
 
-def _rank(results) -> list[tuple[Any, float]]:
-    scored = [(r, feature_importance(r)) for r in results]
+def _rank(results, imp: pd.DataFrame) -> list[tuple[Any, float]]:
+    """Results with their importance (averaged over outputs), most important first."""
+    score = imp.groupby("feature")["importance"].mean()
+    scored = [(r, float(score.get(r.features[0], 0.0))) for r in results]
     return sorted(scored, key=lambda t: -t[1])
 
 
@@ -327,7 +335,14 @@ def _models_report(models: dict, X, path, *, features, title, seed, max_rows, im
             bar.update(1)
         if not stacks:
             raise PdpxError("no feature could be computed: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
-        scored = sorted(((st, max(feature_importance(r) for r in st)) for st in stacks), key=lambda t: -t[1])
+        names_done = [st.results[0].features[0] for st in stacks]
+        best: dict = {}
+        for m in models.values():  # each feature ranked by its largest importance over the models
+            score = importance(m, frame, names_done, **_pick(pd_options, _IMPORTANCE_KEYS))
+            score = score.groupby("feature")["importance"].mean()
+            for f in names_done:
+                best[f] = max(best.get(f, 0.0), float(score.get(f, 0.0)))
+        scored = sorted(((st, best[st.results[0].features[0]]) for st in stacks), key=lambda t: -t[1])
         figures = []
         for st, _ in scored:
             figures.append((st.results[0], embed(st.plot(), image_format, dpi)))

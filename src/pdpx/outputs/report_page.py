@@ -11,7 +11,7 @@ import datetime as _dt
 import html
 import io
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -123,6 +123,10 @@ class Page:
     options: dict
     n_ice: int
     elapsed: float
+    importance: pd.DataFrame | None = None
+    importance_figure: Any = None
+    hstat: Any = None
+    h_figures: list = field(default_factory=list)
 
     def render(self) -> str:
         """The whole page as one HTML document."""
@@ -151,7 +155,7 @@ class Page:
     # -------------------------------------------------------------- sections
     def _toc(self) -> str:
         items = [("summary", "Model and data"), ("ranking", "Features ranked"), ("features", "Features")]
-        if self.pair_figures:
+        if self.pair_figures or self.hstat is not None:
             items.append(("interactions", "Interactions"))
         items.append(("method", "Method and time"))
         li = "".join(f'<li><a href="#{a}">{_e(t)}</a></li>' for a, t in items)
@@ -228,10 +232,13 @@ class Page:
             skipped = f"<p>Left out:</p><ul>{items}</ul>"
         return (
             '<section id="ranking">\n<h2>Features ranked by how much their partial dependence varies</h2>\n'
-            '<table class="ranking"><thead><tr><th>rank</th><th>feature</th><th>type</th><th>importance</th>'
+            + (f'<figure class="importance">{self.importance_figure.html}</figure>\n'
+               if self.importance_figure is not None else "")
+            + '<table class="ranking"><thead><tr><th>rank</th><th>feature</th><th>type</th><th>importance</th>'
             "<th>PD range</th><th></th></tr></thead>\n<tbody>" + "".join(rows) + "</tbody></table>\n"
-            '<p class="muted">Importance: standard deviation of the PD curve over its grid (numeric features) or '
-            "its range divided by 4 (categorical), averaged over outputs (Greenwell et al. 2018). PD range: the "
+            '<p class="muted">Importance (<code>pdpx.importance</code>): sample standard deviation of the PD curve '
+            "over its grid (numeric features, the missing-value point left out) or its range divided by 4 "
+            "(categorical), averaged over outputs (Greenwell et al. 2018). PD range: the "
             "largest max − min over outputs. Both are in the response's units. A flat PD does not prove a "
             "feature unused: its effect may cancel across rows (see the ICE curves) or act through "
             "interactions.</p>\n" + skipped + "</section>"
@@ -253,18 +260,43 @@ class Page:
         return "\n".join(parts)
 
     def _pairs_section(self) -> str:
-        if not self.pair_figures:
+        if not self.pair_figures and self.hstat is None:
             return ""
         how = (f"The strongest of the {self.n_candidates} pairs among the top {self.top_for_pairs} features"
                if self.pairs_auto else "The pairs asked for")
         parts = ['<section id="interactions">\n<h2>Interactions</h2>',
-                 f'<p class="muted">{_e(how)}. Interaction strength: standard deviation over the 2-way grid '
-                 "of pd(a, b) − mean over b − mean over a + overall mean, i.e. what the pair does beyond the sum "
-                 "of its two 1-way effects (0 for an additive model), in the response's units.</p>"]
+                 f'<p class="muted">{_e(how)}, by Friedman\'s H (<code>pdpx.h_statistic</code>, Friedman and '
+                 "Popescu 2008): with the partial dependence functions centered over the rows and evaluated at "
+                 "them, the pairwise H² of a and b is the share of the variance of PD(a, b) that the sum "
+                 "PD(a) + PD(b) does not explain; the overall H² of a feature is the share of the variance of the "
+                 "model's output that is interaction of that feature with any other. 0: no interaction; 1: all "
+                 "interaction. H compares PD functions, so it inherits their extrapolation on correlated "
+                 "features.</p>"]
+        if self.hstat is not None:
+            h = self.hstat
+            for i, fig in enumerate(self.h_figures):
+                parts.append(f'<figure class="h-statistic" id="h-{"pairwise" if i == 0 else "overall"}">'
+                             f"{fig.html}</figure>")
+            rows = "".join(
+                f"<tr><td>{_e(a)} × {_e(b)}</td><td>{_e(o)}</td><td class=\"num\">{v:.3f}</td>"
+                f'<td class="num">{v2:.3f}</td></tr>'
+                for a, b, o, v, v2 in zip(h.pairwise.feature_1, h.pairwise.feature_2, h.pairwise.output,
+                                          h.pairwise.h, h.pairwise.h2))
+            over = "".join(
+                f'<tr><td>{_e(a)}</td><td>{_e(o)}</td><td class="num">{v:.3f}</td><td class="num">{v2:.3f}</td></tr>'
+                for a, o, v, v2 in zip(h.overall.feature, h.overall.output, h.overall.h, h.overall.h2))
+            parts.append(
+                '<table class="hpairs"><thead><tr><th>pair</th><th>output</th><th>H</th><th>H²</th></tr></thead>'
+                f"<tbody>{rows}</tbody></table>\n"
+                '<table class="hoverall"><thead><tr><th>feature</th><th>output</th><th>overall H</th><th>H²</th>'
+                f"</tr></thead><tbody>{over}</tbody></table>\n"
+                f'<p class="muted">H on {h.n_rows:,} rows, method <code>{_e(h.method)}</code>, '
+                f"{h.elapsed:.2f} s.</p>"
+            )
         for r, s, fig in self.pair_figures:
             parts.append(
                 f'<figure id="pair-{_slug(r.feature_set)}" class="interaction">\n<h3>{_e(" × ".join(r.features))}'
-                f"</h3>\n{fig.html}\n<figcaption>Interaction strength {_fmt(s)}; method <code>{_e(r.method)}</code>,"
+                f"</h3>\n{fig.html}\n<figcaption>Friedman's H {_fmt(s)}; method <code>{_e(r.method)}</code>,"
                 f" grid {' × '.join(str(len(g)) for g in r.grid_values)}, {r.elapsed:.2f} s.</figcaption>\n"
                 "</figure>"
             )
@@ -282,7 +314,8 @@ class Page:
             )
         compute = sum(r.elapsed for r in all_results)
         methods = sorted({r.method for r in all_results})
-        notes = sorted({n for r in all_results for n in r.notes})
+        notes = sorted({n for r in all_results for n in r.notes}
+                       | ({f"Friedman's H: {n}" for n in self.hstat.notes} if self.hstat is not None else set()))
         notes_html = "".join(f"<li>{_e(n)}</li>" for n in notes)
         opts = {k: v for k, v in self.options.items() if k != "sample_weight"}
         if self.options.get("sample_weight") is not None:

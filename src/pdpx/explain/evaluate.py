@@ -1,0 +1,338 @@
+"""Partial dependence functions evaluated at the rows of X, exactly, for Friedman's H.
+
+Friedman and Popescu's H needs ``PD_j(x_ij)``, ``PD_jk(x_ij, x_ik)`` and
+``PD_-j(x_i,-j)`` at every row ``i``: brute force costs ``n^2`` predictions per
+function. Two facts make it cheap on tree models without changing a digit:
+
+* A tree model's output depends on a column only through the side each split on
+  that column sends the value to. Rows whose values take the same side at *every*
+  split on the column (over all trees and members) form a **cell**: replacing one
+  value by another of its cell changes no prediction, whatever the other columns.
+  The cells are found with the ensemble's own routing rule
+  (:meth:`pdpx.core.ir.TreeEnsemble.goes_left_many`: float32 rounding, ``<`` or
+  ``<=``, missing values and categorical sets included), and each cell is
+  represented by a value observed in it (missing values always have a cell of their own).
+* So every PD function need only be computed on the cells' representatives, by
+  pdpx's own :func:`~pdpx.core.compute.partial_dependence` (``exact`` on trees),
+  and read off at each row's cell. ``PD_-j(x_i,-j)`` is row ``i``'s ICE curve over
+  the cells of ``j``, averaged with the cells' weights (the data's distribution of ``x_j``).
+
+A model without readable trees gets one cell per distinct value (the same
+formulas, at brute force's cost); its 2-way functions are evaluated at the
+observed pairs only (:func:`pair_at_rows`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..core.adapter import checked_predict
+from ..core.compute import partial_dependence, partial_dependence_many
+from ..core.config import get_config, parse_bytes
+from ..core.errors import PdpxError
+from ..core.ir import ZERO_OR_NAN_MISSING, TreeModel
+from ..core.progress import progress_bar
+from ..core.treesum import TreeSum
+
+#: Grid cells of one 2-way exact call; larger pair grids are computed in blocks of rows of cells.
+MAX_CELLS = 1 << 18
+#: Node-by-value comparisons held at once when finding cells.
+_CHUNK = 1 << 22
+#: The ICE curves of one chunk of rows take at most 1 / ICE_SHARE of the memory budget.
+ICE_SHARE = 4
+#: Rows of one predict call of the model-agnostic 2-way evaluation.
+_BATCH_ROWS = 1 << 17
+
+
+@dataclass
+class Cells:
+    """How the rows of X fall into cells of one column.
+
+    codes : (n_rows,) the cell of each row (0..m-1)
+    reps : (m,) the row whose value represents each cell
+    missing : (m,) whether a cell is the missing-value cell
+    """
+
+    codes: np.ndarray
+    reps: np.ndarray
+    missing: np.ndarray
+
+    @property
+    def m(self) -> int:
+        return len(self.reps)
+
+
+def _factor(keys: list[np.ndarray], n: int) -> np.ndarray:
+    """Codes 0..m-1 of the distinct combinations of the integer ``keys`` (one array per key, each of length n)."""
+    code = np.zeros(n, dtype=np.int64)
+    for key in keys:
+        _, k = np.unique(key, return_inverse=True)
+        _, code = np.unique(code * (int(k.max(initial=0)) + 1) + k.reshape(-1), return_inverse=True)
+        code = code.reshape(-1)
+    return code
+
+
+def _signature(ens, nodes: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Class of each value: values that take the same side at every one of ``nodes`` share a class.
+
+    Numeric splits (the routing rule of :mod:`pdpx.core.ir`): after the float32
+    rounding of ``float32_input``, two values go the same way at every threshold
+    when no threshold separates them, i.e. when as many thresholds lie below them
+    (``<=``: ``t < x``; ``<``: ``t <= x``). Missing values, and zeros where a split
+    sends zero to the missing side, get classes of their own (a partition finer
+    than needed is still exact). Categorical splits: the side at each node, as
+    :meth:`~pdpx.core.ir.TreeEnsemble.goes_left_many` computes it.
+    """
+    u, inv = np.unique(values, return_inverse=True)
+    keys = [np.isnan(u).astype(np.int64)]
+    cat = ens.cat_offset[nodes] >= 0
+    num = nodes[~cat]
+    if num.size:
+        x = u.astype(np.float32).astype(np.float64) if ens.float32_input else u
+        thr = np.unique(ens.threshold[num])
+        keys.append(np.searchsorted(thr, x, side="left" if ens.comparison == "<=" else "right").astype(np.int64))
+        if np.any(ens.nan_mode[num] == ZERO_OR_NAN_MISSING):
+            keys.append((np.abs(np.nan_to_num(x, nan=1.0)) <= 1e-35).astype(np.int64))
+    cat_nodes = nodes[cat]
+    step = max(8, _CHUNK // max(len(u), 1))
+    for s in range(0, len(cat_nodes), step):
+        go = ens.goes_left_many(cat_nodes[s: s + step], u)
+        keys.extend(go.astype(np.int64))
+    ids = _factor(keys, len(u))
+    return ids[inv.reshape(-1)]
+
+
+def _tree_keys(model, X: pd.DataFrame, keys: dict, notes: list) -> None:
+    """Add, per column position of ``X``, one class array per member that splits on it."""
+    if isinstance(model, TreeSum):
+        for term in model.terms:
+            cols = list(range(X.shape[1])) if term.columns is None else list(term.columns)
+            sub: dict = {}
+            _tree_keys(term.model, X.iloc[:, cols], sub, notes)
+            for p, arrs in sub.items():
+                keys.setdefault(cols[p], []).extend(arrs)
+        return
+    if not isinstance(model, TreeModel):
+        raise _NoCells(f"the adapter hands over a {type(model).__name__}, not trees")
+    E = np.asarray(model.encode(X), dtype=np.float64)
+    ens = model.ensemble
+    if E.shape != (len(X), X.shape[1]) or ens.n_features != X.shape[1]:
+        raise _NoCells("the trees read encoded columns that are not X's columns one for one")
+    internal = np.flatnonzero(ens.left >= 0)
+    feats = ens.feature[internal]
+    for f in np.unique(feats):
+        keys.setdefault(int(f), []).append(_signature(ens, internal[feats == f], E[:, f]))
+
+
+class _NoCells(Exception):
+    """The trees cannot be mapped to X's columns; every distinct value gets its own cell."""
+
+
+def distinct_cells(column: pd.Series) -> Cells:
+    """One cell per distinct value of ``column`` (missing values: one cell)."""
+    codes, _ = pd.factorize(column, use_na_sentinel=False)
+    return _cells(np.asarray(codes, dtype=np.int64), column)
+
+
+def _cells(codes: np.ndarray, column: pd.Series) -> Cells:
+    _, first = np.unique(codes, return_index=True)
+    missing = column.isna().to_numpy()[first]
+    return Cells(codes=codes, reps=first.astype(np.int64), missing=np.asarray(missing, dtype=bool))
+
+
+def find_cells(adapter, response: str, X: pd.DataFrame, columns: list[int]) -> tuple[dict, bool, list]:
+    """Cells of each of ``columns`` of the model-ordered ``X``: ``({j: Cells}, from_trees, notes)``."""
+    notes: list = []
+    tm = None
+    try:
+        tm = adapter.tree_model(response)
+    except PdpxError as exc:  # a tree reader that refuses this model: the model-agnostic path
+        notes.append(f"trees not read ({exc})")
+    if tm is not None:
+        keys: dict = {}
+        try:
+            _tree_keys(tm, X, keys, notes)
+        except _NoCells as exc:
+            notes.append(f"one cell per distinct value: {exc}")
+        else:
+            out = {}
+            for j in columns:
+                col = X.iloc[:, j]
+                nan = col.isna().to_numpy().astype(np.int64)
+                codes = _factor([nan] + keys.get(j, []), len(X))
+                out[j] = _cells(codes, col)
+            return out, True, notes
+        return {j: distinct_cells(X.iloc[:, j]) for j in columns}, True, notes
+    return {j: distinct_cells(X.iloc[:, j]) for j in columns}, False, notes
+
+
+@dataclass
+class Grid:
+    """The grid given to partial_dependence for a column's cells, and where each cell lands on it."""
+
+    values: list
+    position: np.ndarray  # (m,) grid position of each cell
+    notes: list = field(default_factory=list)
+
+
+def cell_grid(X: pd.DataFrame, j: int, cells: Cells, categorical: bool, subset=None) -> Grid:
+    """Representative values of the (non-missing) cells in ``subset`` (all by default).
+
+    The missing cell is the grid's missing-value point (``include_missing``), which
+    pdpx appends last; positions of cells outside ``subset`` are -1.
+    """
+    col = X.iloc[:, j]
+    subset = np.arange(cells.m) if subset is None else np.asarray(subset)
+    keep = subset[~cells.missing[subset]]
+    vals = col.iloc[cells.reps[keep]]
+    values = list(vals) if categorical else [float(v) for v in vals.to_numpy(dtype=np.float64, na_value=np.nan)]
+    position = np.full(cells.m, -1, dtype=np.int64)
+    position[keep] = np.arange(len(keep))
+    if cells.missing.any():
+        if categorical:
+            raise PdpxError(
+                f"h_statistic(): categorical feature {str(X.columns[j])!r} has missing values; make them a level "
+                "of their own (e.g. X[col].cat.add_categories('missing').fillna('missing'))"
+            )
+        position[np.flatnonzero(cells.missing)] = len(keep)
+    return Grid(values=values, position=position)
+
+
+def _check_grid(res, grid: Grid, name: str, axis: int) -> None:
+    n = len(res.grid_values[axis])
+    want = len(grid.values) + (1 if (grid.position == len(grid.values)).any() else 0)
+    if n != want:  # pragma: no cover - the model refused the missing-value point
+        raise PdpxError(f"h_statistic(): feature {name!r} has missing values the model does not accept")
+
+
+@dataclass
+class OneWay:
+    """The 1-way functions: ``average[j]`` (K, m_j) on the cell grid, ``rest[j]`` (K, n) = PD_-j at each row
+    (not centered), ``f`` (K, n) the model's response at each row."""
+
+    average: dict
+    rest: dict
+    f: np.ndarray
+    method: str
+    outputs: list
+
+
+def one_way(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, ice_for: list,
+            weights: np.ndarray, options: dict) -> OneWay:
+    """PD_j of every column of ``grids``; PD_-j (and f) from the ICE curves of ``ice_for``, in chunks of rows.
+
+    ``PD_-j(x_i,-j)`` is row ``i``'s ICE curve over the cells of ``j`` averaged with the
+    cells' weights; the ICE curves of a chunk of rows are reduced at once, so memory
+    stays within the budget whatever the number of rows.
+    """
+    custom = {names[j]: g.values for j, g in grids.items()}
+    coll = partial_dependence_many(model, X, [[names[j]] for j in grids], kind="average", custom_values=custom,
+                                   include_missing="auto", **options)
+    average = {}
+    for j, res in zip(grids, coll):
+        _check_grid(res, grids[j], names[j], 0)
+        average[j] = np.asarray(res.average)
+    K, n = len(coll[0].outputs), len(X)
+    budget = options.get("memory_budget")
+    budget = get_config()["memory_budget"] if budget is None else parse_bytes(budget)
+    m_max = max(average[j].shape[1] for j in ice_for)
+    chunk = int(max(1, min(n, budget // (ICE_SHARE * 8 * K * m_max))))
+    wsum = float(weights.sum())
+    cw = {j: np.bincount(grids[j].position[cells[j].codes], weights=weights, minlength=average[j].shape[1])
+          for j in ice_for}
+    rest = {j: np.empty((K, n)) for j in ice_for}
+    f = np.empty((K, n))
+    ice_opts = {k: v for k, v in options.items() if k != "sample_weight"}  # ICE curves are not weighted
+    groups = [([j for j in ice_for if not cells[j].missing.any()], False),
+              ([j for j in ice_for if cells[j].missing.any()], True)]
+    for s in range(0, n, chunk):
+        rows = np.arange(s, min(n, s + chunk))
+        part = X.iloc[rows]
+        for feats, with_missing in groups:
+            if not feats:
+                continue
+            got = partial_dependence_many(model, part, [[names[j]] for j in feats], kind="individual",
+                                          custom_values=custom, include_missing=with_missing, **ice_opts)
+            for j, res in zip(feats, got):
+                ice = np.asarray(res.individual)  # (K, rows, m_j)
+                rest[j][:, rows] = ice @ cw[j] / wsum
+                if j == ice_for[0]:
+                    pos = grids[j].position[cells[j].codes[rows]]
+                    f[:, rows] = ice[:, np.arange(len(rows)), pos]
+    return OneWay(average=average, rest=rest, f=f, method=coll[0].method, outputs=list(coll[0].outputs))
+
+
+def two_way_grid(model, X: pd.DataFrame, names: list[str], pairs: list, grids: dict, options: dict) -> dict:
+    """``{(j, k): average (K, m_j', m_k')}`` on the cell grids of pairs whose grid fits :data:`MAX_CELLS`."""
+    if not pairs:
+        return {}
+    custom = {names[j]: g.values for j, g in grids.items()}
+    coll = partial_dependence_many(model, X, [[names[j], names[k]] for j, k in pairs], kind="average",
+                                   custom_values=custom, include_missing="auto", **options)
+    out = {}
+    for (j, k), res in zip(pairs, coll):
+        _check_grid(res, grids[j], names[j], 0)
+        _check_grid(res, grids[k], names[k], 1)
+        out[(j, k)] = np.asarray(res.average)
+    return out
+
+
+def two_way_blocks(model, X, names, j, k, cells: dict, categorical: list, options: dict) -> np.ndarray:
+    """PD_jk at each row's cells, the pair's grid computed in blocks of ``j``'s cells (large grids)."""
+    cj, ck = cells[j], cells[k]
+    gk = cell_grid(X, k, ck, categorical[k])
+    nk = len(gk.values) + int(ck.missing.any())
+    plain = np.flatnonzero(~cj.missing)
+    size = max(1, MAX_CELLS // max(nk, 1))
+    out = None
+    for s in range(0, max(len(plain), 1), size):
+        block = plain[s: s + size]
+        gj = cell_grid(X, j, cj, categorical[j], subset=np.concatenate([block, np.flatnonzero(cj.missing)]))
+        res = partial_dependence(model, X, [names[j], names[k]], kind="average", include_missing="auto",
+                                 custom_values={names[j]: gj.values, names[k]: gk.values}, **options)
+        avg = np.asarray(res.average)
+        if out is None:
+            out = np.empty((avg.shape[0], len(X)))
+        rows = np.flatnonzero(gj.position[cj.codes] >= 0)
+        out[:, rows] = avg[:, gj.position[cj.codes[rows]], gk.position[ck.codes[rows]]]
+    return out
+
+
+def pair_at_rows(adapter, response: str, outputs: list, X: pd.DataFrame, j: int, k: int, cells: dict,
+                 weights: np.ndarray, bar) -> np.ndarray:
+    """PD_jk at each row's values by brute force over the distinct observed pairs (models without trees).
+
+    ``PD_jk(a, b) = sum_r w_r f(a, b, x_r,-jk) / sum_r w_r``: one prediction per
+    (distinct pair, row), in batches.
+    """
+    n = len(X)
+    cj, ck = cells[j], cells[k]
+    pair_codes = cj.codes * ck.m + ck.codes
+    uniq, inv = np.unique(pair_codes, return_inverse=True)
+    first_j = cj.reps[uniq // ck.m]
+    first_k = ck.reps[uniq % ck.m]
+    values = np.empty((len(outputs), len(uniq)))
+    batch = max(1, _BATCH_ROWS // max(n, 1))
+    wsum = weights.sum()
+    for s in range(0, len(uniq), batch):
+        b = min(batch, len(uniq) - s)
+        big = X.iloc[np.tile(np.arange(n), b)].reset_index(drop=True)
+        big.isetitem(j, X.iloc[np.repeat(first_j[s: s + b], n), j].reset_index(drop=True).array)
+        big.isetitem(k, X.iloc[np.repeat(first_k[s: s + b], n), k].reset_index(drop=True).array)
+        pred = checked_predict(adapter, big, response)[:, outputs].reshape(b, n, len(outputs))
+        values[:, s: s + b] = (np.einsum("bno,n->ob", pred, weights) / wsum)
+        bar.update(b)
+    return values[:, inv.reshape(-1)]
+
+
+def pair_count(cells: dict, j: int, k: int) -> int:
+    """Distinct observed (cell of j, cell of k) pairs: the model-agnostic path's predict calls per row."""
+    return len(np.unique(cells[j].codes * cells[k].m + cells[k].codes))
+
+
+def bar_for(total: int, progress) -> object:
+    """The progress bar of the model-agnostic path."""
+    return progress_bar(total, progress=progress, desc="pdpx h_statistic")

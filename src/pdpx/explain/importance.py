@@ -1,0 +1,125 @@
+"""Partial-dependence-based variable importance (Greenwell, Boehmke and McCarthy 2018).
+
+A feature matters as much as its PD curve moves:
+
+* numeric feature: the sample standard deviation (``ddof=1``) of the PD over its grid;
+* categorical feature: the range of the PD over its levels divided by 4 (an
+  estimate of the standard deviation from the range);
+* ``kind="ice"``: the same measure of each row's ICE curve, averaged over the rows
+  (weighted by ``sample_weight`` when given), which also credits features whose
+  effects cancel in the average (interactions).
+
+The missing-value grid point (``include_missing``) never enters the measure.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..core.compute import check_options, partial_dependence_many
+from ..core.errors import PdpxError
+
+KINDS = ("pd", "ice")
+#: The columns of :func:`importance`'s frame.
+COLUMNS = ["feature", "output", "importance", "feature_type", "kind", "n_grid"]
+
+
+def importance(model, X, features=None, *, kind: str = "pd", **pd_options) -> pd.DataFrame:
+    """Variable importance from partial dependence (or ICE) curves, one row per feature and output.
+
+    Parameters
+    ----------
+    model, X
+        As in :func:`pdpx.partial_dependence`.
+    features : list of str / int, optional
+        Default: every column that has a grid (constant and all-missing columns
+        are left out, as in :func:`pdpx.partial_dependence_many`).
+    kind : {"pd", "ice"}, default "pd"
+        ``"pd"``: the spread of the PD curve; ``"ice"``: the mean spread of the
+        rows' ICE curves (Greenwell et al.'s ICE variant).
+    **pd_options
+        Options of :func:`pdpx.partial_dependence` (``grid_resolution``,
+        ``response``, ``target``, ``sample_weight``, ``method``, ``ice_sample``, ...).
+        ``include_missing`` defaults to False; a missing-value point is dropped
+        from the measure anyway.
+
+    Returns
+    -------
+    DataFrame
+        ``feature, output, importance, feature_type, kind, n_grid``, most important
+        first. Draw it with :func:`pdpx.plot_importance`.
+    """
+    if kind not in KINDS:
+        raise PdpxError(f"importance(): kind must be one of {list(KINDS)}, got {kind!r}")
+    check_options("importance", pd_options)
+    if "kind" in pd_options or "centered" in pd_options:
+        raise PdpxError("importance(): pass kind='pd' or 'ice' (the curves' kind and centering are its own)")
+    if kind == "pd" and pd_options.get("ice_sample") is not None:
+        raise PdpxError("importance(): ice_sample applies to kind='ice' only")
+    pd_options.setdefault("include_missing", False)
+    sets = None
+    if features is not None:
+        if isinstance(features, (str, int, np.integer)):
+            features = [features]
+        sets = [[f] for f in features]
+        if not sets:
+            raise PdpxError("importance(): features is empty; name at least one column, or None for every column")
+    coll = partial_dependence_many(model, X, sets, kind="average" if kind == "pd" else "individual", **pd_options)
+    weights = pd_options.get("sample_weight")
+    rows = []
+    for res in coll:
+        grid = np.asarray(res.grid_values[0], dtype=object)
+        keep = np.array([not _is_nan(v) for v in grid])
+        if keep.sum() < 1:
+            continue
+        cat = bool(res.categorical[0])
+        for o, out in enumerate(res.outputs):
+            if kind == "pd":
+                value = spread(np.asarray(res.average[o], dtype=float)[keep], cat)
+            else:
+                curves = np.asarray(res.individual[o], dtype=float)[:, keep]
+                per_row = spread(curves, cat)
+                w = None
+                if weights is not None:
+                    w = np.asarray(weights, dtype=float)
+                    if res.ice_rows is not None:
+                        w = w[np.asarray(res.ice_rows)]
+                value = float(np.average(per_row, weights=w)) if w is None or w.sum() > 0 else float(per_row.mean())
+            rows.append((res.features[0], out, float(value), "categorical" if cat else "numeric", kind,
+                         int(keep.sum())))
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame = frame.sort_values("importance", ascending=False, kind="stable").reset_index(drop=True)
+    skipped = getattr(coll, "skipped", None) or {}
+    frame.attrs["skipped"] = {(k[0] if isinstance(k, tuple) and len(k) == 1 else k): v for k, v in skipped.items()}
+    return frame
+
+
+def spread(curves: np.ndarray, categorical: bool):
+    """The importance of a curve (last axis): sd with ddof=1 (numeric) or range / 4 (categorical).
+
+    A curve of one point has importance 0.
+    """
+    curves = np.asarray(curves, dtype=float)
+    if curves.shape[-1] < 2:
+        return np.zeros(curves.shape[:-1]) if curves.ndim > 1 else 0.0
+    if categorical:
+        return (curves.max(axis=-1) - curves.min(axis=-1)) / 4
+    return curves.std(axis=-1, ddof=1)
+
+
+def plot_importance(frame: pd.DataFrame, **kwargs):
+    """Horizontal bars of :func:`importance`'s frame, most important on top (faceted by output when several).
+
+    Keyword arguments go to :func:`pdpx.outputs.plot_explain.plot_importance`.
+    """
+    from ..outputs.plot_explain import plot_importance as draw
+
+    return draw(frame, **kwargs)
+
+
+def _is_nan(v) -> bool:
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
