@@ -1,9 +1,9 @@
 """The questions users ask after a PD curve: which features matter, which interact, what ALE says.
 
-* :mod:`.importance`: :func:`importance` (PD / ICE based variable importance);
+* :mod:`.pd_importance`: :func:`importance` (PD / ICE based variable importance);
 * :mod:`.interaction`: :func:`h_statistic` (Friedman and Popescu's H), on the ``exact``
   engine for tree models (:mod:`.evaluate` evaluates PD functions at the rows of X);
-* :mod:`.ale`: :func:`ale` (accumulated local effects);
+* :mod:`.accumulated`: :func:`ale` (accumulated local effects);
 * :mod:`.derivative`: :func:`derivative_ice` (derivative ICE, ``kind="derivative"``);
 * :mod:`.compare`: :func:`compare_methods` (``exact`` against ``recursion``).
 
@@ -17,11 +17,11 @@ from importlib import import_module
 
 #: public name -> the module that defines it
 _WHERE = {
-    "importance": ".importance",
-    "plot_importance": ".importance",
+    "importance": ".pd_importance",
+    "plot_importance": ".pd_importance",
     "h_statistic": ".interaction",
     "HStatistic": ".interaction",
-    "ale": ".ale",
+    "ale": ".accumulated",
     "derivative_ice": ".derivative",
     "compare_methods": ".compare",
 }
@@ -32,8 +32,9 @@ __all__ = sorted(_WHERE)
 def resolve(name: str):
     """The public object ``name`` (a function or class), imported on first use.
 
-    ``pdpx.<name>`` goes through here: a submodule named like its function
-    (``importance.py``), once imported, shadows the lazy attribute of this package.
+    ``pdpx.<name>`` goes through here. No submodule is named like a public function
+    (``pd_importance.py`` holds ``importance``, ``accumulated.py`` holds ``ale``): an imported
+    submodule would shadow the lazy attribute of the same name.
     """
     return getattr(import_module(_WHERE[name], __name__), name)
 

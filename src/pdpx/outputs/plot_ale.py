@@ -92,7 +92,7 @@ def _rug(res, seed: int) -> pd.DataFrame:
 
 # ------------------------------------------------------------------ ALE
 def plot_ale(res, **options):
-    """An undrawn figure of an :class:`~pdpx.explain.ale.ALEResult` (see the module).
+    """An undrawn figure of an :class:`~pdpx.explain.accumulated.ALEResult` (see the module).
 
     Options: ``rug``, ``points``, ``caption``, ``base_size``, ``share_y``, ``seed`` (of the
     rug's and the data points' subsample), as in :func:`pdpx.outputs.plot.plot_result`.

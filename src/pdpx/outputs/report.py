@@ -37,8 +37,8 @@ from ..core.validation import (
     String,
     validate_params,
 )
-from ..explain.importance import importance
 from ..explain.interaction import h_statistic
+from ..explain.pd_importance import importance
 from .plot_explain import plot_importance
 from .report_page import Page, embed
 

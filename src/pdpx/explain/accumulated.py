@@ -41,9 +41,7 @@ at most 3 (categorical) predictions per row.
 
 from __future__ import annotations
 
-import sys
 import time
-import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -445,18 +443,3 @@ def _ecdf(x: np.ndarray, w: np.ndarray, q: np.ndarray) -> np.ndarray:
     o = np.argsort(x, kind="stable")
     cw = np.concatenate([[0.0], np.cumsum(w[o])])
     return cw[np.searchsorted(x[o], q, side="right")] / cw[-1]
-
-
-class _CallableModule(types.ModuleType):
-    """This module, callable as :func:`ale`.
-
-    ``pdpx.explain`` exports :func:`ale` lazily from this module of the same name; once the
-    module is imported, the import system binds the *module* to ``pdpx.explain.ale``, so the
-    module itself must answer a call as the function does.
-    """
-
-    def __call__(self, *args, **kwargs):
-        return ale(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
