@@ -1,6 +1,7 @@
 """``pdpx.report``: the HTML's structure, embedded figures, ranking, interactions, progress."""
 
 import base64
+import html
 import re
 from html.parser import HTMLParser
 
@@ -231,3 +232,27 @@ def test_report_of_a_product_shows_its_interaction(tmp_path):
     h = pdpx.h_statistic(lambda d: d["a"] * d["b"] + d["c"], X).pairwise
     assert h.h.iloc[0] > 0.1 and {h.feature_1.iloc[0], h.feature_2.iloc[0]} == {"a", "b"}
     assert [t for t in page.text["h3"] if " × " in t][0] in ("a × b", "b × a")
+
+
+def test_report_flags_what_the_data_does_not_support_instead_of_warning(tmp_path):
+    import warnings
+
+    from pdpx.core.support import support_summary
+
+    rng = np.random.default_rng(0)
+    a = rng.uniform(size=600)
+    X = pd.DataFrame({"a": a, "b": a + rng.normal(0, 0.02, 600), "c": rng.uniform(size=600)})
+    f = lambda d: d["a"] * d["b"] + d["c"]  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the report turns the extrapolation warnings into flags on the page
+        out = report(f, X, tmp_path / "flags.html", **dict(FAST, grid_resolution=20))
+    text = out.read_text()
+    flags = re.findall(r'<p class="flag">Unsupported: (.*?)</p>', text)
+    with pytest.warns(pdpx.PdpxWarning):
+        want = support_summary(pdpx.partial_dependence(f, X, "a", method="brute", grid_resolution=20))
+    assert want is not None and "pdpx.ale" in want
+    assert want in [html.unescape(x) for x in flags]
+    # the independent feature carries no flag
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert support_summary(pdpx.partial_dependence(f, X, "c", method="brute", grid_resolution=20)) is None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -22,7 +23,7 @@ import pandas as pd
 
 from ..core.compute import check_options
 from ..core.data import as_frame
-from ..core.errors import PdpxError
+from ..core.errors import ExtrapolationWarning, PdpxError
 from ..core.files import check_writable, write_text_atomic
 from ..core.plugins import adapt
 from ..core.progress import progress_bar
@@ -172,6 +173,17 @@ def report(
     pair_opts.pop("ice_sample", None)
     pair_session = Session(model, frame, progress=False, **pair_opts)
 
+    # each figure carries its own flag where the data does not support it (report_page._flag), so
+    # the extrapolation warnings of the calls below would only repeat it on the console
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExtrapolationWarning)
+        return _compute_and_write(model, frame, path, session, pair_session, wanted, auto_features, pairs_given,
+                                  n_auto_pairs, pd_options, progress, seed, n_ice, image_format, dpi, title,
+                                  sampled_from, t_start)
+
+
+def _compute_and_write(model, frame, path, session, pair_session, wanted, auto_features, pairs_given, n_auto_pairs,
+                       pd_options, progress, seed, n_ice, image_format, dpi, title, sampled_from, t_start):
     bar = _bar(progress, total=len(wanted) * 2 + (len(pairs_given) if pairs_given is not None else
                                                    math.comb(TOP_FOR_PAIRS, 2)) * 2)
     try:

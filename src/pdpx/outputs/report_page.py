@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.grid import is_categorical_dtype
+from ..core.support import support_summary
 from ..core.version import __version__
 
 
@@ -68,6 +69,12 @@ def _e(x) -> str:
     return html.escape(str(x), quote=True)
 
 
+def _flag(res) -> str:
+    """Where the data does not support a result (:func:`pdpx.core.support.support_summary`), as a flag line."""
+    text = support_summary(res)
+    return f'<p class="flag">Unsupported: {_e(text)}</p>\n' if text else ""
+
+
 def _slug(s: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in str(s)).strip("-").lower() or "x"
 
@@ -82,6 +89,7 @@ h1 { font-size: 1.7em; margin: 0 0 4px; }
 h2 { font-size: 1.3em; margin: 40px 0 12px; padding-bottom: 4px; border-bottom: 2px solid var(--rule); }
 h3 { font-size: 1.05em; margin: 24px 0 6px; }
 p.meta, .muted, figcaption { color: var(--muted); font-size: .9em; }
+p.flag { color: var(--accent); font-size: .9em; margin: .2em 0 0; }
 table { border-collapse: collapse; margin: 8px 0 16px; font-size: .92em; }
 th, td { padding: 4px 10px; border-bottom: 1px solid var(--rule); text-align: left; vertical-align: top; }
 th { background: #f4f4f4; font-weight: 600; }
@@ -254,7 +262,7 @@ class Page:
                 f'<figure id="feature-{_slug(r.feature_set)}" class="feature">\n<h3>{_e(r.feature_set)}</h3>\n'
                 f"{fig.html}\n<figcaption>{_e(r.feature_set)}: importance {_fmt(s)}; method "
                 f"<code>{_e(r.method)}</code>, {len(r.grid_values[0])} grid points, {r.elapsed:.2f} s."
-                "</figcaption>\n</figure>"
+                f"</figcaption>\n{_flag(r)}</figure>"
             )
         parts.append("</section>")
         return "\n".join(parts)
@@ -298,7 +306,7 @@ class Page:
                 f'<figure id="pair-{_slug(r.feature_set)}" class="interaction">\n<h3>{_e(" × ".join(r.features))}'
                 f"</h3>\n{fig.html}\n<figcaption>Friedman's H {_fmt(s)}; method <code>{_e(r.method)}</code>,"
                 f" grid {' × '.join(str(len(g)) for g in r.grid_values)}, {r.elapsed:.2f} s.</figcaption>\n"
-                "</figure>"
+                f"{_flag(r)}</figure>"
             )
         parts.append("</section>")
         return "\n".join(parts)
