@@ -143,9 +143,23 @@ def r_part() -> list[Path]:
 def figures_part(models) -> list[Path]:
     """The demo's figures and reports."""
     heading(f"Figures and report -> {OUT}/")
+    from pdpx.core.errors import ExtrapolationWarning
     from pdpx.demo.gallery import write_demo_figures
 
-    return write_demo_figures(OUT)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ExtrapolationWarning)
+        paths = write_demo_figures(OUT)
+    flagged = sorted({str(w.message).split(" that do not occur")[0].split(" are combinations")[0]
+                      for w in caught if issubclass(w.category, ExtrapolationWarning)})
+    if flagged:  # pdpx warns about these; the demo lists them once, briefly
+        print("pdpx flagged curves that rest on feature combinations absent from the data "
+              "(shaded in the figures; docs/extrapolation.md):")
+        for text in flagged:
+            print(f"  - {text}")
+    for w in caught:
+        if not issubclass(w.category, ExtrapolationWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return paths
 
 
 def main() -> int:
