@@ -91,6 +91,7 @@ class Session:
         self.random_state = random_state
         self._accepts_missing: dict[int, str | None] = {}
         self._extrapolation_warned = False
+        self._support_cache: dict = {}  # the check's row sample and coarse bins, shared by the feature sets
 
     # ---------------------------------------------------------- validation
     def _resolve_response(self, response: str) -> str:
@@ -397,7 +398,7 @@ class Session:
                 hull = support.outside_hull(columns[0], columns[1], grids[0], grids[1])
             numeric = [not self.categorical[k] and not is_categorical_type(d) for k, d in enumerate(self.X.dtypes)]
             check = support.extrapolation_check(self.X, features, grids, cats, self.sample_weight,
-                                                numeric=numeric, hull=hull)
+                                                numeric=numeric, hull=hull, cache=self._support_cache)
         except Exception as exc:  # noqa: BLE001 - a diagnostic never refuses the call
             notes.append(f"support not computed: {type(exc).__name__}: {exc}")
         if not self.data.supports_ice_sample and check is not None:

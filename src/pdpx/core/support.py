@@ -334,14 +334,19 @@ def n_bins(n: int) -> int:
 
 def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Sequence, categorical: Sequence[bool],
                         weights=None, *, numeric: Sequence[bool] | None = None,
-                        hull: np.ndarray | None = None) -> Extrapolation | None:
+                        hull: np.ndarray | None = None, cache: dict | None = None) -> Extrapolation | None:
     """The share of the PD's mass on absent combinations (rule in the module docstring); None when not judged.
 
     ``frame`` holds the rows (model-ordered columns), ``features`` the target columns'
     positions, ``numeric`` which columns may be 1-way partners (default: numeric dtypes
-    not marked categorical), ``hull`` the 2-way ``outside_hull`` array if computed.
+    not marked categorical), ``hull`` the 2-way ``outside_hull`` array if computed. ``cache``: a dict
+    kept across the feature sets of one call (same ``frame`` and weights): the sample and the partners'
+    coarse bins.
     """
-    sample, w = _sample(frame, weights)
+    cache = {} if cache is None else cache
+    if "sample" not in cache:
+        cache["sample"] = _sample(frame, weights)
+    sample, w = cache["sample"]
     n = len(sample)
     if n < MIN_ROWS or w.sum() <= 0 or len(features) > 2:
         return None
@@ -381,13 +386,26 @@ def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Seq
     valid = (ia >= 0) & (ia < na)
     if not valid.any():
         return best
-    for k, cb in zip(partners, _partner_bins(sample, partners, B)):
-        nb = int(cb.max()) + 1
-        absent, share_b = _absent(ca, cb, w, na, nb)
-        per_point = absent[ia[valid]] @ share_b
-        share = float(per_point.mean())
-        if share > best.share:
-            best = Extrapolation(share, str(sample.columns[k]), n)
+    todo = [k for k in partners if ("bins", k, B) not in cache]
+    for k, cb in zip(todo, _partner_bins(sample, todo, B)):
+        cache[("bins", k, B)] = cb
+    if not partners:
+        return best
+    # every partner at once: the (partner, a bin, b bin) weights in one bincount, then _absent's rule
+    CB = np.stack([cache[("bins", k, B)] for k in partners])
+    K, nb = len(partners), int(CB.max()) + 1
+    cell = (np.arange(K)[:, None] * na + ca[None, :]) * nb + CB
+    H = np.bincount(cell.ravel(), weights=np.tile(w, K), minlength=K * na * nb).reshape(K, na, nb)
+    N = H if np.all(w == 1) else np.bincount(cell.ravel(), minlength=K * na * nb).reshape(K, na, nb).astype(float)
+    W = H.sum(axis=(1, 2))
+    expected_w = H.sum(axis=2)[:, :, None] * H.sum(axis=1)[:, None, :] / W[:, None, None]
+    expected_n = N.sum(axis=2)[:, :, None] * N.sum(axis=1)[:, None, :] / N.sum(axis=(1, 2))[:, None, None]
+    absent = (expected_n >= MIN_EXPECTED) & (H < ABSENT * expected_w)
+    share_b = H.sum(axis=1) / W[:, None]  # (K, nb)
+    shares = np.einsum("kgb,kb->kg", absent[:, ia[valid], :], share_b).mean(axis=1)
+    i = int(np.argmax(shares))
+    if shares[i] > best.share:
+        best = Extrapolation(float(shares[i]), str(sample.columns[partners[i]]), n)
     return best
 
 
