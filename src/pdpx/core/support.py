@@ -37,7 +37,8 @@ weights) that rests on **absent combinations**, on a seeded sample of at most
 dependence:
 
 * each feature is cut into ``B = clip(floor(sqrt(n / 20)), 2, 10)`` quantile bins
-  (its levels for a categorical feature; missing values are a bin of their own);
+  (quantiles of at most :data:`EDGE_ROWS` evenly spaced rows of the sample; its levels for
+  a categorical feature; missing values are a bin of their own);
 * a cell (bin of one feature x bin of the other) is **absent** when the rows in it
   weigh less than :data:`ABSENT` (5%) of what they would weigh if the two features were
   independent (the product of the two bins' shares); cells expected to hold fewer
@@ -266,10 +267,20 @@ def _bins(column, categorical: bool, n_bins: int) -> tuple[np.ndarray, object]:
     if finite.size == 0:
         inner = np.array([])
     else:
-        inner = np.unique(np.quantile(finite, np.linspace(0, 1, n_bins + 1)[1:-1]))
+        inner = np.unique(np.quantile(_for_edges(finite), np.linspace(0, 1, n_bins + 1)[1:-1]))
     codes = np.searchsorted(inner, x, side="right")
     codes[~np.isfinite(x)] = inner.size + 1
     return codes.astype(np.int64), ("edges", inner)
+
+
+#: Rows whose quantiles place the coarse bin edges (evenly spaced rows of the sample).
+EDGE_ROWS = 1_000
+
+
+def _for_edges(values: np.ndarray) -> np.ndarray:
+    """The rows (axis 0) whose quantiles are the coarse bin edges: at most :data:`EDGE_ROWS`, evenly spaced."""
+    step = -(-len(values) // EDGE_ROWS)
+    return values[::step] if step > 1 else values
 
 
 def _partner_bins(sample: pd.DataFrame, partners: Sequence[int], n_bins: int) -> list[np.ndarray]:
@@ -286,7 +297,7 @@ def _partner_bins(sample: pd.DataFrame, partners: Sequence[int], n_bins: int) ->
     cols = np.flatnonzero(finite)
     if cols.size:
         F = M[:, cols]
-        E = np.quantile(F, np.linspace(0, 1, n_bins + 1)[1:-1], axis=0)  # (n_bins - 1, columns), sorted
+        E = np.quantile(_for_edges(F), np.linspace(0, 1, n_bins + 1)[1:-1], axis=0)  # (n_bins - 1, columns)
         E[1:][E[1:] == E[:-1]] = np.inf  # a repeated edge counts once, as np.unique's would
         codes = (F[:, None, :] >= E[None, :, :]).sum(axis=1)
         for i, c in enumerate(cols):
