@@ -6,6 +6,8 @@
   against one ``model.predict(X)`` over the same rows (ratio = predict time / ALE time).
 * Derivative ICE (grid 50, ICE on the exact engine) against what a user would write
   without it: brute-force ICE (``method="brute"``) and ``numpy.gradient``.
+* ``compare_methods`` (grid 50) against scikit-learn computing the same two curves
+  (``partial_dependence`` with ``method="brute"`` and ``method="recursion"``).
 """
 
 from __future__ import annotations
@@ -69,6 +71,16 @@ def run() -> list[dict]:
     brute = once(by_hand)
     rows.append(row("derivative ICE (issue 17)", f"{label}, grid 50", dice,
                     "brute-force ICE + numpy.gradient", brute, ">= 5x", brute / dice >= 5))
+
+    # compare_methods: exact and recursion on one grid, against scikit-learn computing the same two curves
+    from sklearn.inspection import partial_dependence as sk_partial_dependence
+
+    grid = {"x0": np.linspace(*np.quantile(X["x0"], [0.05, 0.95]), 50)}
+    cmp = best_time(lambda: pdpx.compare_methods(model, X, "x0", custom_values=grid), repeat=3)
+    sk = once(lambda: [sk_partial_dependence(model, X, ["x0"], method=m, custom_values=grid)
+                       for m in ("brute", "recursion")])
+    rows.append(row("compare_methods (issue 17)", f"{label}, grid 50, exact and recursion", cmp,
+                    "scikit-learn partial_dependence, brute and recursion", sk, ">= 5x", sk / cmp >= 5))
     return rows
 
 
