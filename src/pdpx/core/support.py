@@ -318,15 +318,18 @@ def _grid_bins(grid, mapping) -> np.ndarray:
     return codes.astype(np.int64)
 
 
-def _absent(ca, cb, w, na: int, nb: int) -> tuple[np.ndarray, np.ndarray]:
-    """(absent cells (na, nb), weight share of each b bin)."""
-    H = np.bincount(ca * nb + cb, weights=w, minlength=na * nb).reshape(na, nb)
-    N = np.bincount(ca * nb + cb, minlength=na * nb).reshape(na, nb).astype(float)
-    W = H.sum()
-    expected_w = np.outer(H.sum(axis=1), H.sum(axis=0)) / W
-    expected_n = np.outer(N.sum(axis=1), N.sum(axis=0)) / N.sum()
+def _absent(ca, CB, w, na: int, nb: int) -> tuple[np.ndarray, np.ndarray]:
+    """(absent cells (K, na, nb), weight share of each b bin (K, nb)) for the bins ``ca`` of one feature against
+    each row of ``CB`` (K partners' bins, shape (K, n)): all partners in one bincount."""
+    K = CB.shape[0]
+    cell = (np.arange(K)[:, None] * na + ca[None, :]) * nb + CB
+    H = np.bincount(cell.ravel(), weights=np.tile(w, K), minlength=K * na * nb).reshape(K, na, nb)
+    N = H if np.all(w == 1) else np.bincount(cell.ravel(), minlength=K * na * nb).reshape(K, na, nb).astype(float)
+    W = H.sum(axis=(1, 2))
+    expected_w = H.sum(axis=2)[:, :, None] * H.sum(axis=1)[:, None, :] / W[:, None, None]
+    expected_n = N.sum(axis=2)[:, :, None] * N.sum(axis=1)[:, None, :] / N.sum(axis=(1, 2))[:, None, None]
     absent = (expected_n >= MIN_EXPECTED) & (H < ABSENT * expected_w)
-    return absent, H.sum(axis=0) / W
+    return absent, H.sum(axis=1) / W[:, None]
 
 
 def _sample(frame: pd.DataFrame, weights) -> tuple[pd.DataFrame, np.ndarray]:
@@ -367,7 +370,7 @@ def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Seq
         (ja, jb), (ga, gb) = features, grids
         (ca, ma), (cb, mb) = binned[ja], binned[jb]
         na, nb = int(ca.max()) + 1, int(cb.max()) + 1
-        absent, _ = _absent(ca, cb, w, na, nb)
+        absent = _absent(ca, cb[None, :], w, na, nb)[0][0]
         ia, ib = _grid_bins(ga, ma), _grid_bins(gb, mb)
         va, vb = (ia >= 0) & (ia < na), (ib >= 0) & (ib < nb)
         cells = np.zeros((len(ia), len(ib)), dtype=bool)
@@ -402,17 +405,8 @@ def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Seq
         cache[("bins", k, B)] = cb
     if not partners:
         return best
-    # every partner at once: the (partner, a bin, b bin) weights in one bincount, then _absent's rule
     CB = np.stack([cache[("bins", k, B)] for k in partners])
-    K, nb = len(partners), int(CB.max()) + 1
-    cell = (np.arange(K)[:, None] * na + ca[None, :]) * nb + CB
-    H = np.bincount(cell.ravel(), weights=np.tile(w, K), minlength=K * na * nb).reshape(K, na, nb)
-    N = H if np.all(w == 1) else np.bincount(cell.ravel(), minlength=K * na * nb).reshape(K, na, nb).astype(float)
-    W = H.sum(axis=(1, 2))
-    expected_w = H.sum(axis=2)[:, :, None] * H.sum(axis=1)[:, None, :] / W[:, None, None]
-    expected_n = N.sum(axis=2)[:, :, None] * N.sum(axis=1)[:, None, :] / N.sum(axis=(1, 2))[:, None, None]
-    absent = (expected_n >= MIN_EXPECTED) & (H < ABSENT * expected_w)
-    share_b = H.sum(axis=1) / W[:, None]  # (K, nb)
+    absent, share_b = _absent(ca, CB, w, na, int(CB.max()) + 1)
     shares = np.einsum("kgb,kb->kg", absent[:, ia[valid], :], share_b).mean(axis=1)
     i = int(np.argmax(shares))
     if shares[i] > best.share:

@@ -177,82 +177,75 @@ def report(
     # the extrapolation warnings of the calls below would only repeat it on the console
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExtrapolationWarning)
-        return _compute_and_write(model, frame, path, session, pair_session, wanted, auto_features, pairs_given,
-                                  n_auto_pairs, pd_options, progress, seed, n_ice, image_format, dpi, title,
-                                  sampled_from, t_start)
-
-
-def _compute_and_write(model, frame, path, session, pair_session, wanted, auto_features, pairs_given, n_auto_pairs,
-                       pd_options, progress, seed, n_ice, image_format, dpi, title, sampled_from, t_start):
-    bar = _bar(progress, total=len(wanted) * 2 + (len(pairs_given) if pairs_given is not None else
-                                                   math.comb(TOP_FOR_PAIRS, 2)) * 2)
-    try:
-        # ---------------------------------------------------------- 1-way
-        results, skipped = [], {}
-        for f in wanted:
-            name = session.names[f[0]]
-            bar.set_postfix_str(f"PD {name}")
-            try:
-                results.append(session.compute(f))
-            except PdpxError as exc:
-                if not auto_features:
-                    raise
-                skipped[name] = str(exc)
-            bar.update(1)
-        if not results:
-            raise PdpxError("no feature could be computed: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
-        bar.set_postfix_str("importance")
-        imp = importance(model, frame, [r.features[0] for r in results], **_pick(pd_options, _IMPORTANCE_KEYS))
-        ranking = _rank(results, imp)
-        bar.update(1)
-
-        # ---------------------------------------------------------- 2-way
-        if pairs_given is not None:
-            candidates = pairs_given
-        elif n_auto_pairs:
-            top = [r.features[0] for r, _ in ranking[:TOP_FOR_PAIRS]]
-            candidates = list(itertools.combinations(top, 2))
-        else:
-            candidates = []
-        hstat, chosen = None, []
-        if candidates:
-            bar.set_postfix_str("Friedman's H")
-            in_pairs = {f for p in candidates for f in p}
-            order = [r.features[0] for r, _ in ranking if r.features[0] in in_pairs]
-            order += sorted(in_pairs - set(order))
-            hstat = h_statistic(model, frame, order, pairs=candidates, random_state=seed,
-                                **_pick(pd_options, _H_KEYS))
-            chosen = _strongest(hstat, candidates, None if pairs_given is not None else n_auto_pairs)
-            bar.update(1)
-        bar.total = bar.n + len(results) + 2 * len(chosen) + (1 + 2 * (hstat is not None))
-        bar.refresh()
-        pair_results = []
-        for (a, b), s in chosen:
-            bar.set_postfix_str(f"PD {a} x {b}")
-            r2 = pair_session.compute(pair_session.resolve_features([a, b]))
-            pair_results.append((r2, s))
-            bar.update(1)
-
-        # ---------------------------------------------------------- figures
-        importance_figure = embed(plot_importance(imp, top=30), image_format, dpi)
-        bar.update(1)
-        h_figures = []
-        if hstat is not None:
-            for which in ("pairwise", "overall"):
-                h_figures.append(embed(hstat.plot(which, top=12), image_format, dpi))
+        bar = _bar(progress, total=len(wanted) * 2 + (len(pairs_given) if pairs_given is not None else
+                                                       math.comb(TOP_FOR_PAIRS, 2)) * 2)
+        try:
+            # ---------------------------------------------------------- 1-way
+            results, skipped = [], {}
+            for f in wanted:
+                name = session.names[f[0]]
+                bar.set_postfix_str(f"PD {name}")
+                try:
+                    results.append(session.compute(f))
+                except PdpxError as exc:
+                    if not auto_features:
+                        raise
+                    skipped[name] = str(exc)
                 bar.update(1)
-        figures = []
-        for r, _ in ranking:
-            bar.set_postfix_str(f"figure {r.feature_set}")
-            figures.append((r, embed(r.plot(n_ice=n_ice, seed=seed), image_format, dpi)))
+            if not results:
+                raise PdpxError("no feature could be computed: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+            bar.set_postfix_str("importance")
+            imp = importance(model, frame, [r.features[0] for r in results], **_pick(pd_options, _IMPORTANCE_KEYS))
+            ranking = _rank(results, imp)
             bar.update(1)
-        pair_figures = []
-        for r2, s in pair_results:
-            bar.set_postfix_str(f"figure {r2.feature_set}")
-            pair_figures.append((r2, s, embed(r2.plot(seed=seed), image_format, dpi)))
+
+            # ---------------------------------------------------------- 2-way
+            if pairs_given is not None:
+                candidates = pairs_given
+            elif n_auto_pairs:
+                top = [r.features[0] for r, _ in ranking[:TOP_FOR_PAIRS]]
+                candidates = list(itertools.combinations(top, 2))
+            else:
+                candidates = []
+            hstat, chosen = None, []
+            if candidates:
+                bar.set_postfix_str("Friedman's H")
+                in_pairs = {f for p in candidates for f in p}
+                order = [r.features[0] for r, _ in ranking if r.features[0] in in_pairs]
+                order += sorted(in_pairs - set(order))
+                hstat = h_statistic(model, frame, order, pairs=candidates, random_state=seed,
+                                    **_pick(pd_options, _H_KEYS))
+                chosen = _strongest(hstat, candidates, None if pairs_given is not None else n_auto_pairs)
+                bar.update(1)
+            bar.total = bar.n + len(results) + 2 * len(chosen) + (1 + 2 * (hstat is not None))
+            bar.refresh()
+            pair_results = []
+            for (a, b), s in chosen:
+                bar.set_postfix_str(f"PD {a} x {b}")
+                r2 = pair_session.compute(pair_session.resolve_features([a, b]))
+                pair_results.append((r2, s))
+                bar.update(1)
+
+            # ---------------------------------------------------------- figures
+            importance_figure = embed(plot_importance(imp, top=30), image_format, dpi)
             bar.update(1)
-    finally:
-        bar.close()
+            h_figures = []
+            if hstat is not None:
+                for which in ("pairwise", "overall"):
+                    h_figures.append(embed(hstat.plot(which, top=12), image_format, dpi))
+                    bar.update(1)
+            figures = []
+            for r, _ in ranking:
+                bar.set_postfix_str(f"figure {r.feature_set}")
+                figures.append((r, embed(r.plot(n_ice=n_ice, seed=seed), image_format, dpi)))
+                bar.update(1)
+            pair_figures = []
+            for r2, s in pair_results:
+                bar.set_postfix_str(f"figure {r2.feature_set}")
+                pair_figures.append((r2, s, embed(r2.plot(seed=seed), image_format, dpi)))
+                bar.update(1)
+        finally:
+            bar.close()
 
     page = Page(
         title=title or f"Partial dependence of {results[0].model_name or type(model).__name__}",
