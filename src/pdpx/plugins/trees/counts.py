@@ -241,7 +241,7 @@ def _gather_one(tm: TreeModel, X, w, order, budget, n_jobs, kernel) -> PatternCo
         for r0 in range(0, n, chunk):
             r1 = min(n, r0 + chunk)
             Xc = encoded_chunk(tm, X.iloc[r0:r1])
-            n_tg, n_rg = _parts(ens.n_trees, threads, r1 - r0, layout.n_slots, left)
+            n_tg, n_rg = thread_parts(ens.n_trees, threads, r1 - r0, layout.n_slots, left)
             if use_leafsets:
                 total += _leafsets(ens, st, layout, Xc, row_w[r0:r1], order, n_tg, n_rg)
             else:
@@ -250,7 +250,7 @@ def _gather_one(tm: TreeModel, X, w, order, budget, n_jobs, kernel) -> PatternCo
     return PatternCounts(order, total, tw, n, layout.key)
 
 
-def _parts(n_trees: int, threads: int, n_rows: int, n_slots: int, budget: int) -> tuple[int, int]:
+def thread_parts(n_trees: int, threads: int, n_rows: int, n_slots: int, budget: int) -> tuple[int, int]:
     """(tree groups, row groups): trees are shared among threads when there are enough of them (no copies
     of the counts); otherwise rows are, each row group with its own counts, as many as the budget allows."""
     if threads <= 1:
