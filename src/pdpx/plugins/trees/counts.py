@@ -280,16 +280,18 @@ def _leafset_layout(ens, st):
 
 
 def _leafsets(ens, st, layout, Xc, row_w, order, n_tg, n_rg) -> np.ndarray:
-    from .counts_kernels import gather_leafsets
+    from .counts_kernels import gather_leafsets, leafset_slots
 
     ls, (num_lf, spec_lf, q, lord) = _leafset_layout(ens, st)
     (_, init, slot_node, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, spec_ptr, spec_node,
      spec_keep_l, spec_keep_r) = ls
+    leaf_base, leaf_p, s1 = ens.derived(f"pdpx.plugins.trees.counts.leafset_slots{order}", lambda: leafset_slots(
+        slot_node, layout.slot_base, layout.n_pf, lord))
     out = gather_leafsets(
-        Xc, np.ascontiguousarray(row_w), int(order), int(n_tg), int(n_rg), init, slot_node, num_ptr, num_feat,
-        num_thr, num_miss, num_keep_l, num_keep_r, num_lf, spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, q,
-        lord, layout.slot_base, layout.n_pf, int(layout.n_slots), st.nodes, ens.threshold, ens.cat_offset,
-        ens.cat_nwords, ens.cat_words, bool(ens.comparison == "<="), bool(ens.categories_go_left),
+        Xc, np.ascontiguousarray(row_w), int(order), int(n_tg), int(n_rg), init, num_ptr, num_feat, num_thr,
+        num_miss, num_keep_l, num_keep_r, num_lf, spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, q,
+        leaf_base, leaf_p, s1, lord, int(layout.n_slots), st.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords,
+        ens.cat_words, bool(ens.comparison == "<="), bool(ens.categories_go_left),
     )
     return out.sum(axis=0) if out.shape[0] > 1 else out[0]
 

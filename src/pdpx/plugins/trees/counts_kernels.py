@@ -196,11 +196,39 @@ def leafset_locals(n_trees, num_ptr, num_feat, spec_ptr, spec_node, feature, slo
     return num_lf, spec_lf, q, lord
 
 
+@njit(cache=True)
+def leafset_slots(slot_node, slot_base, n_pf, lord):
+    """Per leaf slot ``t * 64 + j``: its first count slot, its number of path features, and the count slot of
+    each tree-local feature's failing set ``{a}`` (``s1``, -1 where ``a`` is not on the leaf's path)."""
+    n = slot_node.shape[0]
+    leaf_base = np.full(n, -1, dtype=np.int64)
+    leaf_p = np.zeros(n, dtype=np.int64)
+    s1 = np.full(lord.shape, -1, dtype=np.int64)
+    for i in range(n):
+        leaf = slot_node[i]
+        if leaf < 0:
+            continue
+        leaf_base[i] = slot_base[leaf]
+        leaf_p[i] = n_pf[leaf]
+        for a in range(lord.shape[1]):
+            if lord[i, a] >= 0:
+                s1[i, a] = slot_base[leaf] + 1 + np.int64(lord[i, a])
+    return leaf_base, leaf_p, s1
+
+
 @njit(cache=True, parallel=True)
-def gather_leafsets(X, row_weight, order, n_tree_groups, n_row_groups, init, slot_node, num_ptr, num_feat, num_thr,
-                    num_miss, num_keep_l, num_keep_r, num_lf, spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf,
-                    q, lord, slot_base, n_pf, n_slots, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left):
-    """(n_row_groups, n_slots) counts of the rows of X for trees of at most 64 leaves (see the module docstring)."""
+def gather_leafsets(X, row_weight, order, n_tree_groups, n_row_groups, init, num_ptr, num_feat, num_thr, num_miss,
+                    num_keep_l, num_keep_r, num_lf, spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, q,
+                    leaf_base, leaf_p, s1, lord, n_slots, nodes, thr, cat_offset, cat_nwords, cat_words, le,
+                    cats_left):
+    """(n_row_groups, n_slots) counts of the rows of X for trees of at most 64 leaves (see the module docstring).
+
+    Per block of 64 rows and tree: ``P[a, r]``, the leaves whose conditions on
+    local feature ``a`` row ``r`` passes; ``pre`` / ``suf`` their running ANDs
+    from either end, so the leaves failing exactly ``{a}`` are
+    ``pre[a] & ~P[a] & suf[a + 1]``. Every step but the final scatter of counts
+    is a loop over the block's rows.
+    """
     n = X.shape[0]
     nf = X.shape[1]
     n_trees = init.shape[0]
@@ -208,19 +236,24 @@ def gather_leafsets(X, row_weight, order, n_tree_groups, n_row_groups, init, slo
     counts = np.zeros((n_row_groups, n_slots))
     n_blocks = (n + BLOCK - 1) // BLOCK
     per_group = (n_blocks + n_row_groups - 1) // n_row_groups
+    one = np.uint64(1)
     for part in prange(n_tree_groups * n_row_groups):
         tg = part % n_tree_groups
         rg = part // n_tree_groups
         cnt = counts[rg]
         Xb = np.empty((nf, BLOCK))
         P = np.empty((q_max, BLOCK), dtype=np.uint64)
-        pre = np.empty(q_max + 1, dtype=np.uint64)
-        suf = np.empty(q_max + 1, dtype=np.uint64)
+        pre = np.empty((q_max + 1, BLOCK), dtype=np.uint64)
+        suf = np.empty((q_max + 1, BLOCK), dtype=np.uint64)
+        xa = np.empty(BLOCK, dtype=np.uint64)
+        w = np.empty(BLOCK)
         for blk in range(rg * per_group, min(n_blocks, (rg + 1) * per_group)):
             c0 = blk * BLOCK
             c1 = min(n, c0 + BLOCK)
             nb = c1 - c0
             load_block(X, c0, c1, Xb)
+            for r in range(nb):
+                w[r] = row_weight[c0 + r]
             for t in range(tg, n_trees, n_tree_groups):
                 qt = q[t]
                 start = init[t]
@@ -248,40 +281,48 @@ def gather_leafsets(X, row_weight, order, n_tree_groups, n_row_groups, init, slo
                             Pa[r] &= spec_keep_l[k]
                         else:
                             Pa[r] &= spec_keep_r[k]
+                for r in range(BLOCK):
+                    pre[0, r] = start
+                    suf[qt, r] = start
+                for a in range(qt):
+                    for r in range(BLOCK):
+                        pre[a + 1, r] = pre[a, r] & P[a, r]
+                for a in range(qt - 1, -1, -1):
+                    for r in range(BLOCK):
+                        suf[a, r] = suf[a + 1, r] & P[a, r]
                 base = t * 64
-                for r in range(nb):
-                    w = row_weight[c0 + r]
-                    pre[0] = start
-                    for a in range(qt):
-                        pre[a + 1] = pre[a] & P[a, r]
-                    suf[qt] = start
-                    for a in range(qt - 1, -1, -1):
-                        suf[a] = suf[a + 1] & P[a, r]
-                    own = pre[qt]
-                    leaf = slot_node[base + trailing_zeros(own)]
-                    cnt[slot_base[leaf]] += w
-                    for a in range(qt):
-                        x = pre[a] & ~P[a, r]  # leaves passing features before a, failing a
-                        if x == 0:
-                            continue
-                        bits = x & suf[a + 1]
+                for r in range(nb):  # the leaf each row reaches on its own values
+                    cnt[leaf_base[base + trailing_zeros(pre[qt, r])]] += w[r]
+                for a in range(qt):
+                    for r in range(nb):
+                        bits = pre[a, r] & ~P[a, r] & suf[a + 1, r]
                         while bits:
                             j = trailing_zeros(bits)
-                            bits &= bits - np.uint64(1)
-                            cnt[slot_base[slot_node[base + j]] + 1 + np.int64(lord[base + j, a])] += w
-                        if order < 2:
-                            continue
-                        for b in range(a + 1, qt):
-                            pb = P[b, r]
-                            bits = x & ~pb & suf[b + 1]
+                            bits &= bits - one
+                            cnt[s1[base + j, a]] += w[r]
+                if order < 2:
+                    continue
+                for a in range(qt - 1):
+                    alive = np.uint64(0)
+                    for r in range(BLOCK):
+                        xa[r] = pre[a, r] & ~P[a, r]  # passing every feature before a, failing a
+                        alive |= xa[r]
+                    b = a + 1
+                    while alive and b < qt:
+                        Pb = P[b]
+                        sb = suf[b + 1]
+                        for r in range(nb):
+                            bits = xa[r] & ~Pb[r] & sb[r]
                             while bits:
                                 j = trailing_zeros(bits)
-                                bits &= bits - np.uint64(1)
-                                lf = slot_node[base + j]
-                                cnt[slot_base[lf] + pair_slot(n_pf[lf], lord[base + j, a], lord[base + j, b])] += w
-                            x &= pb
-                            if x == 0:
-                                break
+                                bits &= bits - one
+                                i = base + j
+                                cnt[leaf_base[i] + pair_slot(leaf_p[i], lord[i, a], lord[i, b])] += w[r]
+                        alive = np.uint64(0)
+                        for r in range(BLOCK):
+                            xa[r] &= Pb[r]
+                            alive |= xa[r]
+                        b += 1
     return counts
 
 
@@ -361,8 +402,8 @@ def gather_partition(Xt, row_weight, unit_weight, order, n_tree_groups, n_row_gr
         if r1 <= r0:
             continue
         cnt = counts[rg]
-        idx = np.empty(r1 - r0, dtype=np.int64)
-        tmp = np.empty(r1 - r0, dtype=np.int64)
+        idx = np.empty(r1 - r0, dtype=np.int32)
+        tmp = np.empty(r1 - r0, dtype=np.int32)
         sn = np.empty(cap, dtype=np.int64)
         sa = np.empty(cap, dtype=np.int64)
         sb = np.empty(cap, dtype=np.int64)
