@@ -246,6 +246,8 @@ def gather_leafsets(X, row_weight, order, n_tree_groups, n_row_groups, init, num
         pre = np.empty((q_max + 1, BLOCK), dtype=np.uint64)
         suf = np.empty((q_max + 1, BLOCK), dtype=np.uint64)
         xa = np.empty(BLOCK, dtype=np.uint64)
+        mbits = np.empty(BLOCK, dtype=np.uint64)
+        mrow = np.empty(BLOCK, dtype=np.int64)
         w = np.empty(BLOCK)
         for blk in range(rg * per_group, min(n_blocks, (rg + 1) * per_group)):
             c0 = blk * BLOCK
@@ -294,8 +296,15 @@ def gather_leafsets(X, row_weight, order, n_tree_groups, n_row_groups, init, num
                 for r in range(nb):  # the leaf each row reaches on its own values
                     cnt[leaf_base[base + trailing_zeros(pre[qt, r])]] += w[r]
                 for a in range(qt):
+                    m = 0
                     for r in range(nb):
                         bits = pre[a, r] & ~P[a, r] & suf[a + 1, r]
+                        mrow[m] = r
+                        mbits[m] = bits
+                        m += bits != 0
+                    for k in range(m):
+                        r = mrow[k]
+                        bits = mbits[k]
                         while bits:
                             j = trailing_zeros(bits)
                             bits &= bits - one
@@ -311,8 +320,15 @@ def gather_leafsets(X, row_weight, order, n_tree_groups, n_row_groups, init, num
                     while alive and b < qt:
                         Pb = P[b]
                         sb = suf[b + 1]
-                        for r in range(nb):
+                        m = 0
+                        for r in range(nb):  # the rows failing exactly {a, b} somewhere, without a branch
                             bits = xa[r] & ~Pb[r] & sb[r]
+                            mrow[m] = r
+                            mbits[m] = bits
+                            m += bits != 0
+                        for k in range(m):
+                            r = mrow[k]
+                            bits = mbits[k]
                             while bits:
                                 j = trailing_zeros(bits)
                                 bits &= bits - one
