@@ -239,7 +239,8 @@ def main(argv: list[str] | None = None, *, collect: bool = False):
             out = HERE / ".onepass-results.json"
             cmd = [str(py), str(Path(__file__).resolve()), *(argv if argv is not None else sys.argv[1:]),
                    "--json", str(out)]
-            subprocess.run(cmd, check=True, env={**os.environ, "PDPX_BENCH_IN_PEER": "1", "PYTHONPATH": ""})
+            env = {**os.environ, "PDPX_BENCH_IN_PEER": "1", "PYTHONPATH": "", "TQDM_DISABLE": "1"}
+            subprocess.run(cmd, check=True, env=env)
             results = json.loads(out.read_text())
             return results if collect else print(table(results))
         args.no_peer = True

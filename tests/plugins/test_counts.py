@@ -145,8 +145,8 @@ def feature_sets(order):
 
 
 @pytest.mark.parametrize("order", [1, 2])
-@pytest.mark.parametrize("kernel", ["leafsets", "partition"])
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@pytest.mark.parametrize("kernel", ["patterns", "leafsets", "partition"])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=cases())
 def test_every_average_equals_brute_on_random_ensembles(kernel, order, case):
     ens, X, w, grids = case
@@ -192,7 +192,7 @@ def slot_of(layout, leaf, F):
 
 
 @pytest.mark.parametrize("order", [1, 2])
-@pytest.mark.parametrize("kernel", ["leafsets", "partition"])
+@pytest.mark.parametrize("kernel", ["patterns", "leafsets", "partition"])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=cases())
 def test_counts_are_their_definition(kernel, order, case):
@@ -250,10 +250,10 @@ def many_rows(n, n_features=N_FEATURES, seed=1):
     return pd.DataFrame(X, columns=[f"f{j}" for j in range(n_features)])
 
 
-@pytest.mark.parametrize("depth, kernels", [(6, ("leafsets", "partition")), (8, ("partition",))],
-                         ids=["64-leaves", "256-leaves"])
+@pytest.mark.parametrize("depth, kernels", [(6, ("patterns", "leafsets", "partition")), (7, ("patterns", "partition"))],
+                         ids=["64-leaves", "128-leaves"])
 def test_deep_trees_many_rows_weights_and_chunks(depth, kernels):
-    """Trees with up to 64 leaves (both kernels) and more (partition only); rows in several memory chunks."""
+    """Trees with up to 64 leaves (every kernel) and more (no leaf sets); rows in several memory chunks."""
     ens = full_tree_ensemble(depth, n_trees=5)
     X = many_rows(700)
     w = np.random.default_rng(0).uniform(0, 3, len(X))
@@ -262,21 +262,35 @@ def test_deep_trees_many_rows_weights_and_chunks(depth, kernels):
     grids[N_FEATURES - 1] = np.array([0.0, 1.0, 3.0, 5.0, 40.0, np.nan])
     for kernel in kernels:
         whole = C.gather(tm_of(ens), X, w, order=2, kernel=kernel)
-        chunked = C.gather(tm_of(ens), X, w, order=2, kernel=kernel, memory_budget=whole.nbytes + 20_000)
+        hist = 8 * 5 * 4**depth if kernel == "patterns" else 0  # 5 trees of 2^depth leaves, 2^depth bins each
+        chunked = C.gather(tm_of(ens), X, w, order=2, kernel=kernel, memory_budget=whole.nbytes + hist + 20_000)
         np.testing.assert_allclose(chunked.counts, whole.counts, rtol=1e-12)
         for feats in feature_sets(2):
             got = CP.partial_dependence(tm_of(ens), chunked, request(X, feats, grids, [0, 1])).average
             np.testing.assert_allclose(got, brute(ens, X, feats, grids, w), rtol=1e-9, atol=1e-9)
 
 
-def test_leafsets_kernel_refuses_trees_over_64_leaves():
+def test_kernels_refuse_trees_they_cannot_take():
     ens = full_tree_ensemble(7, n_trees=1)
     with pytest.raises(PdpxError, match="more than 64 leaves.*'auto' or 'partition'"):
         C.gather(tm_of(ens), many_rows(10), kernel="leafsets")
+    deep = full_tree_ensemble(12, n_trees=1)  # 4096 leaves of depth 12: 2^24 histogram bins
+    with pytest.raises(PdpxError, match="kernel='patterns': a tree of this model is too deep"):
+        C.gather(tm_of(deep), many_rows(10), kernel="patterns")
+
+
+def test_auto_takes_histograms_for_pairs_and_leaf_sets_for_one_way():
+    shallow, mid, deep = full_tree_ensemble(6), full_tree_ensemble(7), full_tree_ensemble(12, n_trees=1)
+    budget = 1 << 28
+    assert C.choose_kernel(shallow, "auto", budget, order=2) == "patterns"
+    assert C.choose_kernel(shallow, "auto", budget, order=1) == "leafsets"
+    assert C.choose_kernel(mid, "auto", budget, order=1) == "patterns"  # 128 leaves of depth 7: 2^14 bins
+    assert C.choose_kernel(deep, "auto", budget, order=2) == "partition"
+    assert C.choose_kernel(shallow, "auto", 1000, order=2) == "leafsets"  # histograms over the budget
 
 
 # ------------------------------------------------------------------ additive
-@pytest.mark.parametrize("kernel", ["leafsets", "partition"])
+@pytest.mark.parametrize("kernel", ["patterns", "leafsets", "partition"])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_counts_of_parts_add_up_to_the_counts_of_the_whole(kernel, weighted):
     ens = full_tree_ensemble(5, n_trees=4, seed=2)
@@ -297,7 +311,7 @@ def test_counts_of_parts_add_up_to_the_counts_of_the_whole(kernel, weighted):
     np.testing.assert_array_equal(halves.counts, total.counts)
 
 
-@pytest.mark.parametrize("kernel", ["leafsets", "partition"])
+@pytest.mark.parametrize("kernel", ["patterns", "leafsets", "partition"])
 @pytest.mark.parametrize("n_trees", [1, 3, 40])
 def test_threads_and_row_groups_give_the_same_counts(kernel, n_trees):
     """One tree (rows split among threads, each with its own counts) and many (trees split)."""

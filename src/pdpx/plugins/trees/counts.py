@@ -38,7 +38,7 @@ from .prep import static_layout
 from .threads import kernel_threads
 
 #: Values of the ``kernel`` argument of :func:`gather`.
-KERNELS = ("auto", "leafsets", "partition")
+KERNELS = ("auto", "patterns", "leafsets", "partition")
 #: Orders a gather can be made at: the largest feature sets it answers.
 ORDERS = (1, 2)
 
@@ -184,8 +184,9 @@ def gather(tm, X, sample_weight=None, *, order: int = 2, memory_budget: int = 25
         Bytes for the counts and the encoded rows; counts larger than it are refused.
     n_jobs : int or None
         Threads (None: numba's maximum).
-    kernel : {"auto", "leafsets", "partition"}
-        ``leafsets`` needs every tree to have at most 64 leaves; ``auto`` takes it then.
+    kernel : {"auto", "patterns", "leafsets", "partition"}
+        ``patterns`` needs shallow trees (at most ``counts_patterns.MAX_BINS`` histogram bins each),
+        ``leafsets`` trees of at most 64 leaves; ``auto`` takes the first that fits.
 
     Returns
     -------
@@ -227,27 +228,90 @@ def _gather_one(tm: TreeModel, X, w, order, budget, n_jobs, kernel) -> PatternCo
     ens = tm.ensemble
     layout = count_layout(ens, order)
     st = static_layout(ens)
-    use_leafsets = kernel != "partition" and int(st.leaves_per_tree.max()) <= 64
-    if kernel == "leafsets" and not use_leafsets:
-        raise PdpxError("kernel='leafsets': a tree of this model has more than 64 leaves; use 'auto' or 'partition'")
+    name = choose_kernel(ens, kernel, budget - 8 * layout.n_slots, order)
     n = len(X)
     unit = w is None
     row_w = np.ones(n) if unit else w
-    total = np.zeros(layout.n_slots)
-    # rows are encoded (and transposed) in chunks within what the counts leave of the budget
-    left = max(budget - 8 * layout.n_slots, budget // 4)
+    # rows are encoded (and transposed) in chunks within what the counts (and histograms) leave of the budget
+    reserved = 8 * layout.n_slots + (8 * _patterns(ens, st)[3] if name == "patterns" else 0)
+    left = max(budget - reserved, budget // 4)
     chunk = int(max(1, min(n, left // (8 * max(1, X.shape[1]) * 3))))
+    acc = None
     with kernel_threads(n_jobs) as threads:
         for r0 in range(0, n, chunk):
             r1 = min(n, r0 + chunk)
             Xc = encoded_chunk(tm, X.iloc[r0:r1])
-            n_tg, n_rg = thread_parts(ens.n_trees, threads, r1 - r0, layout.n_slots, left)
-            if use_leafsets:
-                total += _leafsets(ens, st, layout, Xc, row_w[r0:r1], order, n_tg, n_rg)
+            if name == "patterns":
+                n_tg, n_rg = thread_parts(ens.n_trees, threads, r1 - r0, _patterns(ens, st)[3], left)
+                part = _pattern_hist(ens, st, Xc, row_w[r0:r1], n_tg, n_rg)
             else:
-                total += _partition(ens, st, layout, Xc, row_w[r0:r1], unit, order, n_tg, n_rg)
+                n_tg, n_rg = thread_parts(ens.n_trees, threads, r1 - r0, layout.n_slots, left)
+                if name == "leafsets":
+                    part = _leafsets(ens, st, layout, Xc, row_w[r0:r1], order, n_tg, n_rg)
+                else:
+                    part = _partition(ens, st, layout, Xc, row_w[r0:r1], unit, order, n_tg, n_rg)
+            acc = part if acc is None else acc + part
+    if name == "patterns":
+        from .counts_patterns import patterns_to_counts
+
+        total = patterns_to_counts(acc, ens.tree_start, ens.left, ens.right, layout.ford, _patterns(ens, st)[0],
+                                   layout.slot_base, layout.n_pf, int(order), int(layout.n_slots),
+                                   int(st.max_tree_nodes))
+    else:
+        total = acc
     tw = float(n) if unit else float(w.sum())
     return PatternCounts(order, total, tw, n, layout.key)
+
+
+def choose_kernel(ens, kernel: str, budget: int, order: int = 2) -> str:
+    """The gather kernel for ``ens`` (``kernel="auto"``), or the one asked for, checked.
+
+    ``auto``: at order 2, ``patterns`` for shallow trees whose histograms fit the
+    budget (its cost does not grow with the order); at order 1, ``leafsets`` when
+    every tree has at most 64 leaves (cheaper than histograms of every leaf then);
+    then whichever of the two fits; ``partition`` for anything else.
+    """
+    from .counts_patterns import MAX_BINS
+
+    st = static_layout(ens)
+    _, _, bins, total = _patterns(ens, st)
+    patterns_fit = int(bins.max()) <= MAX_BINS and 8 * total <= budget
+    leafsets_fit = int(st.leaves_per_tree.max()) <= 64
+    if kernel == "patterns" and not patterns_fit:
+        raise PdpxError(f"kernel='patterns': a tree of this model is too deep (more than {MAX_BINS} histogram "
+                        "bins) or the histograms exceed the memory budget; use 'auto', 'leafsets' or 'partition'")
+    if kernel == "leafsets" and not leafsets_fit:
+        raise PdpxError("kernel='leafsets': a tree of this model has more than 64 leaves; use 'auto' or 'partition'")
+    if kernel != "auto":
+        return kernel
+    preferred = ("patterns", "leafsets") if order >= 2 else ("leafsets", "patterns")
+    for name in preferred:
+        if (patterns_fit if name == "patterns" else leafsets_fit):
+            return name
+    return "partition"
+
+
+def _patterns(ens, st):
+    """(hist_base, topo, bins per tree, total bins) of the patterns kernel, kept with the ensemble."""
+    def build():
+        from .counts_patterns import parents_first, pattern_layout
+
+        topo = parents_first(ens.tree_start, ens.left, ens.right, int(st.max_tree_nodes))
+        hist_base, _, bins, total = pattern_layout(ens.tree_start, ens.left, ens.right, topo)
+        return hist_base, topo, bins, int(total)
+
+    return ens.derived("pdpx.plugins.trees.counts.patterns", build)
+
+
+def _pattern_hist(ens, st, Xc, row_w, n_tg, n_rg) -> np.ndarray:
+    from .counts_patterns import gather_patterns
+
+    hist_base, topo, _, total = _patterns(ens, st)
+    out = gather_patterns(Xc, np.ascontiguousarray(row_w), int(n_tg), int(n_rg), ens.tree_start, topo, st.nodes,
+                          st.thr_lt, st.miss_eff, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
+                          bool(ens.comparison == "<="), bool(ens.categories_go_left), hist_base, int(total),
+                          int(st.max_tree_nodes))
+    return out.sum(axis=0) if out.shape[0] > 1 else out[0]
 
 
 def thread_parts(n_trees: int, threads: int, n_rows: int, n_slots: int, budget: int) -> tuple[int, int]:
