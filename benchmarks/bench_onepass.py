@@ -161,7 +161,7 @@ def timed(fn) -> tuple[float, object]:
 
 
 # --------------------------------------------------------------- one model, one row count
-def measure(name: str, n: int, *, peer: bool, exact_rows: int, budget_s: float) -> list[dict]:
+def measure(name: str, n: int, *, peer: bool, exact_rows: int) -> list[dict]:
     X, y = make_data(n)
     model = fit(name, X, y)
     tm, Xv = tree_model(model, X)
@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None, *, collect: bool = False):
     results = []
     for name in args.models.split(","):
         for n in (int(r) for r in args.rows.split(",")):
-            results += measure(name, n, peer=peer, exact_rows=args.exact_rows, budget_s=0)
+            results += measure(name, n, peer=peer, exact_rows=args.exact_rows)
     if args.json:
         Path(args.json).write_text(json.dumps(results))
     if collect:
