@@ -41,6 +41,8 @@ from .threads import kernel_threads
 KERNELS = ("auto", "patterns", "leafsets", "partition")
 #: Orders a gather can be made at: the largest feature sets it answers.
 ORDERS = (1, 2)
+#: Rows the partition kernel takes at a time (their columns stay in cache while rows are partitioned).
+PARTITION_ROWS = 1 << 15
 
 
 @dataclass(frozen=True)
@@ -236,6 +238,8 @@ def _gather_one(tm: TreeModel, X, w, order, budget, n_jobs, kernel) -> PatternCo
     reserved = 8 * layout.n_slots + (8 * _patterns(ens, st)[3] if name == "patterns" else 0)
     left = max(budget - reserved, budget // 4)
     chunk = int(max(1, min(n, left // (8 * max(1, X.shape[1]) * 3))))
+    if name == "partition":  # its rows are read in a data-dependent order: keep a chunk's columns in cache
+        chunk = min(chunk, PARTITION_ROWS)
     acc = None
     with kernel_threads(n_jobs) as threads:
         for r0 in range(0, n, chunk):
