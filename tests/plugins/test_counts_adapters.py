@@ -245,7 +245,7 @@ def test_catboost_plugin(monkeypatch):
     m = catboost.CatBoostRegressor(iterations=20, depth=4, verbose=0, random_seed=0, thread_count=1,
                                    allow_writing_files=False, one_hot_max_size=8, cat_features=["c"]).fit(X, y)
     w = rng.uniform(0, 2, N)
-    for kernel in ("leafsets", "partition"):
+    for kernel in ("patterns", "leafsets", "partition"):
         check_all(m, X, "predict", m.predict, w, rtol=1e-5, atol=1e-6, kernel=kernel)
 
 
