@@ -90,6 +90,7 @@ class Prepared:
         self.n_left = n_left
         self._routing = routing  # (left_grid, row_of, offsets, sizes) for grid masks
         self._regions = None
+        self._corners = {}
 
     def regions(self) -> tuple:
         if self._regions is None:
@@ -139,6 +140,14 @@ class Prepared:
         return leaf_corners(leaf_node, leaf_tree, ens.tree_group, ens.effective_tree_weight(), ens.value,
                             int(ens.n_margins), self.leaf_mask, self.box_ptr, self.box_lo, self.box_hi,
                             self.grid_shape_array)
+
+    def scaled_corners(self, key: str, leaves, factor: float) -> tuple:
+        """:meth:`leaf_corners` of ``leaves() -> (leaf_node, leaf_tree)``, values times ``factor``; kept by
+        ``key`` (the kernel's numbering of leaves) and factor."""
+        if (key, factor) not in self._corners:
+            cptr, cpos, cval = self.leaf_corners(*leaves())
+            self._corners[key, factor] = (cptr, cpos, cval * factor if factor != 1.0 else cval)
+        return self._corners[key, factor]
 
     def box_args(self) -> tuple:
         """Everything :func:`.kernels.scatter_boxes` needs after the per-node weights."""
