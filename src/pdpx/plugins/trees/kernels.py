@@ -412,6 +412,50 @@ def load_block(X, c0, c1, Xb):
             Xb[f, r] = 0.0
 
 
+@njit(cache=True, nogil=True)
+def integrate_columns(out, n_margins, grid_shape):
+    """In place: every column of ``out`` (n_margins * n_cells, n_columns), a difference array on the grid's
+    own shape per margin, becomes the values on the grid: a cumulative sum along every grid axis, each
+    step one contiguous update over the columns."""
+    d = grid_shape.shape[0]
+    n_cells = out.shape[0] // n_margins
+    n_cols = out.shape[1]
+    inner = n_cells
+    outer = 1
+    for k in range(d):
+        size = grid_shape[k]
+        inner //= size
+        for m in range(n_margins):
+            for o in range(outer):
+                b = m * n_cells + o * size * inner
+                for i in range(1, size):
+                    cur = b + i * inner
+                    for s in range(inner):
+                        dst = out[cur + s]
+                        src = out[cur - inner + s]
+                        for c in range(n_cols):
+                            dst[c] += src[c]
+        outer *= size
+
+
+@njit(cache=True, nogil=True)
+def exp_columns(z, logistic):
+    """In place: ``exp(z)``, or ``1 / (1 + exp(z))`` when ``logistic``. A row of cells along a grid is a
+    step function, so a value equal to the previous cell's (same column) reuses its result."""
+    n_cols = z.shape[1]
+    prev_z = np.full(n_cols, np.nan)
+    prev_v = np.zeros(n_cols)
+    for i in range(z.shape[0]):
+        row = z[i]
+        for c in range(n_cols):
+            x = row[c]
+            if x != prev_z[c]:
+                prev_z[c] = x
+                e = np.exp(x)
+                prev_v[c] = 1.0 / (1.0 + e) if logistic else e
+            row[c] = prev_v[c]
+
+
 @njit(cache=True)
 def grid_left(target_nodes, values, nodes, thr, cat_offset, cat_nwords, cat_words, le, float32_input, cats_left):
     """(len(target_nodes), len(values)) bool: where grid values go at each target node (True = left)."""

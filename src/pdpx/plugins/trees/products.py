@@ -92,18 +92,17 @@ def byte_tables(cuts, cut_ptr):
 
 
 @njit(cache=True, inline="always")
-def _byte(x, q, cuts, cut_ptr, nan_byte, tab_ptr, table, scale):
-    """The byte of value ``x`` in byte row ``q``: the bucket's count, corrected by a walk over the
+def _byte(x, m, first, last, c0, t0, sc, nanb, cuts, table):
+    """The byte of value ``x`` in a byte row of ``m`` thresholds ``cuts[c0:c0 + m]`` (``first``, ``last``),
+    bucket table at ``t0`` with ``sc`` buckets per unit: the bucket's count, corrected by a walk over the
     thresholds (exact whatever the rounding of the bucket)."""
-    c0 = cut_ptr[q]
-    m = cut_ptr[q + 1] - c0
     if np.isnan(x):
-        return nan_byte[q]
-    if m == 0 or x < cuts[c0]:
+        return nanb
+    if m == 0 or x < first:
         return np.uint8(0)
-    if x >= cuts[c0 + m - 1]:
+    if x >= last:
         return np.uint8(m)
-    k = table[tab_ptr[q] + min(4 * m, int((x - cuts[c0]) * scale[q]))]
+    k = table[t0 + min(4 * m, int((x - first) * sc))]
     while k > 0 and cuts[c0 + k - 1] > x:
         k -= 1
     while k < m and cuts[c0 + k] <= x:
@@ -147,13 +146,25 @@ def merged_corners(slot_ptr, pat_ptr, cor_ptr, cor_pos, val_ptr, val):
 
 @njit(cache=True, inline="always")
 def _load_bytes(X, c0, nb, Qb, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale):
-    """Qb[q, r] = the byte of row c0 + r in byte row q (0 past the rows)."""
-    for r in range(nb):
-        for q in range(qfeat.shape[0]):
-            Qb[q, r] = _byte(X[c0 + r, qfeat[q]], q, cuts, cut_ptr, nan_byte, tab_ptr, table, scale)
-    for r in range(nb, Qb.shape[1]):
-        for q in range(qfeat.shape[0]):
-            Qb[q, r] = 0
+    """Qb[q, r] = the byte of row c0 + r in byte row q (0 past the rows).
+
+    A byte row's constants are read once, before its loop over the rows (a store into
+    the bytes could otherwise be any array's, for all the compiler knows).
+    """
+    for q in range(qfeat.shape[0]):
+        f = qfeat[q]
+        k0 = cut_ptr[q]
+        m = cut_ptr[q + 1] - k0
+        first = cuts[k0] if m > 0 else 0.0
+        last = cuts[k0 + m - 1] if m > 0 else 0.0
+        t0 = tab_ptr[q]
+        sc = scale[q]
+        nanb = nan_byte[q]
+        row = Qb[q]
+        for r in range(nb):
+            row[r] = _byte(X[c0 + r, f], m, first, last, k0, t0, sc, nanb, cuts, table)
+        for r in range(nb, row.shape[0]):
+            row[r] = 0
 
 
 @njit(cache=True, inline="always")

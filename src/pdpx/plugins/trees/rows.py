@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core.ir import apply_link
-from .kernels import BLOCK
+from .kernels import BLOCK, exp_columns, integrate_columns
 
 #: a thread gets at least this many rows (fewer are not worth a thread)
 MIN_ROWS_PER_THREAD = 4 * BLOCK
@@ -90,21 +90,21 @@ def finish(margins, n: int, row_weight: np.ndarray, threads: int, start: np.ndar
     ``margins(s0, s1)`` returns the difference arrays (n_margins * n_cells, s1 - s0) of
     the margins of rows s0..s1 times the link factor (:func:`link_factor`); ``start``
     (n_margins,), the factor times the base score, is added at the first cell, which
-    the integral along every grid axis carries to every cell.
+    the integral along every grid axis (:func:`.kernels.integrate_columns`) carries to
+    every cell.
     """
     n_margins = len(start)
     n_cells = int(np.prod(grid_shape))
     step = slice_rows(n_margins * n_cells)
-    first = (slice(None),) + (0,) * len(grid_shape)
+    shape = np.asarray(grid_shape, dtype=np.int64)
 
     def part(r0, r1):
         sums = np.zeros((len(outputs), n_cells))
         for s0 in range(r0, r1, step):
             s1 = min(r1, s0 + step)
-            z = margins(s0, s1).reshape((n_margins,) + tuple(grid_shape) + (s1 - s0,))
-            z[first] += start[:, None]
-            for axis in range(1, len(grid_shape) + 1):
-                np.cumsum(z, axis=axis, out=z)
+            z = margins(s0, s1)
+            z[::n_cells] += start[:, None]
+            integrate_columns(z, n_margins, shape)
             resp = respond(link, z.reshape(n_margins, n_cells, s1 - s0), outputs)  # (K, cells, rows)
             sums += resp @ row_weight[s0:s1]
             if ice is not None:
@@ -139,13 +139,9 @@ def respond(link: str, z: np.ndarray, outputs: np.ndarray) -> np.ndarray:
         return z[outputs]
     if link == "softmax":  # z is scale * margin already
         return apply_link(link, z, 1.0, axis=0)[outputs]
-    with np.errstate(over="ignore"):  # exp(-z) = inf: the probability is 0, as it should be
-        np.exp(z, out=z)
-        if link == "exp":
-            return z[outputs]
-        z += 1.0
-        np.reciprocal(z, out=z)
-    if link == "logistic":
+    # exp(z), or the logistic function 1 / (1 + exp(z)) of z = -scale * margin (exp(z) = inf: probability 0)
+    exp_columns(z.reshape(z.shape[0] * z.shape[1], z.shape[2]), link != "exp")
+    if link in ("exp", "logistic"):
         return z[outputs]
     # binary_logistic: outputs 0 and 1 are 1 - p and p of the one margin
     if list(outputs) == [1]:
