@@ -311,6 +311,8 @@ class Session:
         candidates = sorted((m for m in self.methods.values() if m.equals_brute), key=lambda m: m.cost_rank)
         for m in candidates:
             reason = m.unavailable(self.adapter, req)
+            if reason is None and len(req.X) == self.n_rows:  # rows held here (not Dask's): may defer
+                reason = m.deferred(self.adapter, req)
             if reason is None:
                 return self._check_options(m), notes
             notes.append(f"{m.name} not used: {reason}")

@@ -258,7 +258,7 @@ def one_way(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, 
                                           custom_values=custom, include_missing=with_missing, **ice_opts)
             for j, res in zip(feats, got):
                 ice = np.asarray(res.individual)  # (K, rows, m_j)
-                rest[j][:, rows] = ice @ cw[j] / wsum
+                rest[j][:, rows] = ice @ (cw[j] / wsum)  # shares first: a mean never overflows
                 if j == ice_for[0]:
                     pos = grids[j].position[cells[j].codes[rows]]
                     f[:, rows] = ice[:, np.arange(len(rows)), pos]
@@ -323,7 +323,7 @@ def pair_at_rows(adapter, response: str, outputs: list, X: pd.DataFrame, j: int,
         big.isetitem(j, X.iloc[np.repeat(first_j[s: s + b], n), j].reset_index(drop=True).array)
         big.isetitem(k, X.iloc[np.repeat(first_k[s: s + b], n), k].reset_index(drop=True).array)
         pred = checked_predict(adapter, big, response)[:, outputs].reshape(b, n, len(outputs))
-        values[:, s: s + b] = (np.einsum("bno,n->ob", pred, weights) / wsum)
+        values[:, s: s + b] = np.einsum("bno,n->ob", pred, weights / wsum)  # shares first: no overflow
         bar.update(b)
     return values[:, inv.reshape(-1)]
 

@@ -52,7 +52,8 @@ def _member(term, req: Request, used, exact_one):
     # the member reads none of the target features: its prediction is the same at every grid point
     pred = _predict(term.model, X)[:, used]  # (n, len(used))
     w = req.sample_weight
-    mean = pred.mean(axis=0) if w is None else (w[:, None] * pred).sum(axis=0) / w.sum()
+    share = np.full(len(X), 1.0 / len(X)) if w is None else np.asarray(w, dtype=np.float64) / float(np.sum(w))
+    mean = share @ pred  # a weighted mean: within the range of the predictions, whatever their size
     a = np.broadcast_to(mean.reshape((-1,) + (1,) * len(req.grid_shape)), full)
     i = None
     if req.needs_individual:

@@ -136,9 +136,32 @@ def oblivious_layout(tree_start, left, right, feature, threshold, missing_left, 
     return True, depth, level_ptr, level_node, slot_ptr, slot_node
 
 
+def maybe_oblivious(ens) -> bool:
+    """Whether every tree of ``ens`` has all its leaves at one depth (numpy only: what :func:`oblivious_layout`
+    checks first, before it compares the splits of each level)."""
+    def build():
+        depth = np.zeros(ens.n_nodes, dtype=np.int64)
+        level = ens.tree_start[:-1]
+        d = 0
+        while level.size:
+            level = level[ens.left[level] >= 0]
+            d += 1
+            level = np.concatenate([ens.left[level], ens.right[level]])
+            depth[level] = d
+        leaf_depth = np.where(ens.left < 0, depth, -1)
+        deepest = np.maximum.reduceat(leaf_depth, ens.tree_start[:-1])
+        shallowest = np.minimum.reduceat(np.where(ens.left < 0, depth, np.iinfo(np.int64).max), ens.tree_start[:-1])
+        leaves = np.add.reduceat((ens.left < 0).astype(np.int64), ens.tree_start[:-1])
+        return bool(np.all(deepest == shallowest) and np.all(deepest <= MAX_DEPTH)
+                    and np.all(leaves == 2 ** np.minimum(deepest, 62)))
+    return ens.derived("pdpx.plugins.trees.oblivious.maybe_oblivious", build)
+
+
 def static_oblivious(ens):
     """The oblivious layout of ``ens`` (a tuple as :func:`oblivious_layout`), or None; kept with the ensemble."""
     def build():
+        if not maybe_oblivious(ens):
+            return None
         out = oblivious_layout(ens.tree_start, ens.left, ens.right, ens.feature, ens.threshold, ens.missing_left,
                                ens.nan_mode, ens.cat_offset, ens.cat_nwords, ens.cat_words, MAX_DEPTH, MAX_SLOTS)
         return out[1:] if out[0] else None
