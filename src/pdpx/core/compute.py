@@ -204,7 +204,8 @@ def partial_dependence(
         Show a progress bar. Default: only for runs longer than a few seconds in
         an interactive terminal.
     memory_budget : int or str, optional
-        Bytes intermediate arrays may use (default from :func:`pdpx.set_config`, 256 MiB).
+        Bytes intermediate arrays and the result may use (default from :func:`pdpx.set_config`: half the
+        memory available).
     ice_sample : int, optional
         Compute ICE curves for this many randomly chosen rows only (seeded by
         ``random_state``); the PD curve still averages over every row.
