@@ -6,6 +6,8 @@ Prediction goes through the estimator's own methods. Tree extraction (for
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -153,14 +155,16 @@ class SklearnAdapter(Adapter):
             probe[column] = probe[column].astype(np.float64)
         probe.loc[1, column] = value
         response = (self.responses() or ["predict"])[0]
-        try:
-            self.predict(probe, response)
-        except Exception as exc:  # noqa: BLE001 - the estimator's own refusal, whatever its type
+        with warnings.catch_warnings(), np.errstate(all="ignore"):  # a question, not the user's call
+            warnings.simplefilter("ignore")
             try:
-                self.predict(base, response)
-            except Exception:  # noqa: BLE001 - the row itself fails: not this value's doing
-                return None
-            return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
+                self.predict(probe, response)
+            except Exception as exc:  # noqa: BLE001 - the estimator's own refusal, whatever its type
+                try:
+                    self.predict(base, response)
+                except Exception:  # noqa: BLE001 - the row itself fails: not this value's doing
+                    return None
+                return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
         return None
 
     def check_grid(self, name, values):
