@@ -407,8 +407,9 @@ class Session:
             notes.append(f"the extrapolation check looked at the first {check.rows:,} rows of the Dask input")
         if check is not None and check.warns and not self._extrapolation_warned:
             self._extrapolation_warned = True
-            warnings.warn(support.warning_message([self.names[j] for j in features], check),
-                          ExtrapolationWarning, stacklevel=5)
+            names = [self.names[j] for j in features]
+            warnings.warn(ExtrapolationWarning(support.warning_message(names, check), features=names,
+                                               share=check.share, partner=check.partner), stacklevel=5)
         return counts, hull, check
 
 
