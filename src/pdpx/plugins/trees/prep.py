@@ -20,7 +20,7 @@ def numba_missing() -> str | None:
     """
     if "numba" in sys.modules or importlib.util.find_spec("numba") is not None:
         return None
-    return "numba is not installed (pip install 'pdpx[fast]')"
+    return "numba is not installed (it is a dependency of pdpx: pip install --force-reinstall pdpx)"
 
 
 def tree_unavailable(adapter, request: Request) -> str | None:

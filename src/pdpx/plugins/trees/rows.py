@@ -8,9 +8,11 @@ it is given, without holding the GIL. Here:
   span in a thread pool (numba's own threading layer is never started, so forked
   processes and concurrent callers are safe whatever the platform);
 * :func:`finish` turns the difference arrays of a slice of rows' margins (as the
-  ``margins`` kernels leave them) into the requested outputs, their weighted sums
-  and ICE, as whole-array numpy operations (vectorised exp), a cache-sized slice of
-  rows at a time.
+  kernels leave them when they add margins) into the requested outputs, their
+  weighted sums and ICE, a cache-sized slice of rows at a time: the integral along
+  the grid axes and the link are two small kernels over the slice
+  (:func:`.kernels.integrate_columns`, :func:`.kernels.exp_columns`), the outputs
+  and sums numpy operations.
 
 Weights reach the kernels divided by their total, so every sum is a weighted
 *mean* and stays within the range of the values it averages: predictions of
@@ -134,7 +136,7 @@ class Finish:
 
 def respond(link: str, z: np.ndarray, outputs: np.ndarray) -> np.ndarray:
     """The requested outputs (K, cells, rows) from ``z`` (n_margins, cells, rows), the margins with the link's
-    affine part applied (:func:`link_factor`): ``core.ir.apply_link`` in place, whole arrays."""
+    affine part applied (:func:`link_factor`): ``core.ir.apply_link``, in place."""
     if link == "identity":
         return z[outputs]
     if link == "softmax":  # z is scale * margin already
