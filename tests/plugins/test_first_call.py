@@ -166,15 +166,16 @@ def test_needed_names_every_kernel_exact_runs(monkeypatch, kind):
 
     for name, model in models.items():
         XX = Xo if name.startswith("oblivious") else X
-        for features in ([0], [0, 1]):
-            session = Session(model, XX, kind=kind, grid_resolution=6)
+        unsorted = {XX.columns[0]: [1.0, -1.0, 0.5]}  # regions as grid masks, not intervals
+        for features, custom in (([0], None), ([0, 1], None), ([0], unsorted), ([1, 0], unsorted)):
+            options = dict(kind=kind, grid_resolution=6, custom_values=custom)
+            session = Session(model, XX, **options)
             req = session.request(features)
             want = jit.needed(session.adapter.tree_model(session.response), req)
             seen = _calls(monkeypatch)
-            pdpx.partial_dependence(model, XX, [XX.columns[f] for f in features], kind=kind, grid_resolution=6,
-                                    method="exact")
+            pdpx.partial_dependence(model, XX, [XX.columns[f] for f in features], method="exact", **options)
             monkeypatch.undo()
-            assert seen and seen <= want, (name, features, sorted(seen - want))
+            assert seen and seen <= want, (name, features, custom, sorted(seen - want))
 
 
 def test_after_the_warm_up_real_calls_compile_nothing():

@@ -173,7 +173,7 @@ def boosters_part():
                                                                  **kw)
             _, t_first = timed(call)  # reads the model's trees (kept for later calls)
             res, t = timed(call)
-            brute, tb = timed(lambda: call(method="brute"))
+            brute, tb = timed(lambda c=call: c(method="brute"))
             print(f"P(benign) vs worst_concave_points: method={res.method!r} {t * 1000:.0f} ms ({t_first * 1000:.0f} "
                   f"ms the first time: it reads the model's trees); brute through {name}.predict_proba: "
                   f"{tb * 1000:.0f} ms; max |difference| {np.abs(res.average - brute.average).max():.1e}")

@@ -62,27 +62,27 @@ def needed(tm, req) -> set[str]:
         return set().union(*(needed(term.model, req) for term in tm.terms)) if tm.terms else set()
     from .engine import kernel_option
     from .oblivious import maybe_oblivious
-    from .prep import static_layout
+    from .prep import static_layout, uses_intervals
 
     ens = tm.ensemble
     kernel = kernel_option(req.options)
-    names = {"kernels.leaf_boxes_sorted", "kernels.leaf_regions", "kernels.grid_left"}
+    intervals = uses_intervals(tm, req)
+    regions = {"kernels.leaf_boxes_sorted"} if intervals else {"kernels.leaf_regions", "kernels.grid_left"}
     rows = not (ens.is_linear and not req.needs_individual)
     finish = {"kernels.leaf_corners", "kernels.integrate_columns"}
     if ens.link not in ("identity", "softmax"):
         finish.add("kernels.exp_columns")
     if kernel in ("auto", "oblivious") and maybe_oblivious(ens):
-        names |= {"oblivious.oblivious_layout", "oblivious.request_layout", "products.bytes_walk"}
+        names = regions | {"oblivious.oblivious_layout", "oblivious.request_layout", "products.bytes_walk"}
         if rows:
-            names |= finish | {"oblivious.pattern_tables", "oblivious.oblivious_walk"}
-        else:
-            names |= {"kernels.scatter_boxes", "oblivious.oblivious_walk"}
-    elif kernel == "leafsets" or (kernel == "auto" and static_layout(ens).leaves_per_tree.max() <= 64):
-        names |= {"leafsets.leafset_layout", "leafsets.leafset_walk"}
-        names |= finish if rows else {"kernels.scatter_boxes"}
-    else:
-        names |= {"partition.partition_walk"} | (finish if rows else set())
-    return names
+            return names | finish | {"oblivious.pattern_tables", "oblivious.oblivious_walk"}
+        return names | {"kernels.scatter_boxes", "oblivious.oblivious_walk"}
+    if kernel == "leafsets" or (kernel == "auto" and static_layout(ens).leaves_per_tree.max() <= 64):
+        return regions | {"leafsets.leafset_layout", "leafsets.leafset_walk"} | (finish if rows else
+                                                                                  {"kernels.scatter_boxes"})
+    if rows:
+        return regions | finish | {"partition.partition_walk"}
+    return {"partition.partition_walk"} | (set() if intervals else regions)
 
 
 def _dispatcher(name: str):

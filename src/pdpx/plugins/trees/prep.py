@@ -156,35 +156,50 @@ class Prepared:
                 self.leaf_mask, self.box_ptr, self.box_lo, self.box_hi, self.grid_shape_array)
 
 
-def prepare(tm: TreeModel, req: Request) -> Prepared:
-    """``tm`` prepared for ``req``: target nodes, and the grid regions of the leaves (see :class:`Prepared`)."""
-    from .kernels import F_SPECIAL, grid_left
-
+def _targets(tm: TreeModel, req: Request):
+    """The grid values as the trees compare them, and the internal nodes splitting on each target feature."""
     ens = tm.ensemble
-    st = static_layout(ens)
     grid_codes = [np.asarray(tm.encode_values(j, g), dtype=np.float64) for j, g in zip(req.features, req.grid_values)]
     if ens.float32_input:
         with np.errstate(over="ignore"):  # beyond float32's range is inf, as for the model itself
             grid_codes = [g.astype(np.float32).astype(np.float64) for g in grid_codes]
-    sizes = np.array([len(g) for g in grid_codes], dtype=np.int64)
     internal = ens.left >= 0
+    per_dim = [np.flatnonzero(internal & (ens.feature == j)) for j in req.features]
+    return grid_codes, per_dim
+
+
+def uses_intervals(tm: TreeModel, req: Request, grid_codes=None, per_dim=None) -> bool:
+    """Whether every leaf's region is a box the kernels carry down as intervals: sorted numeric grids and plain
+    numeric splits on the target features (the values going left are those below ``thr_lt``). numpy only."""
+    from .kernels import F_SPECIAL
+
+    if grid_codes is None:
+        grid_codes, per_dim = _targets(tm, req)
+    nodes = static_layout(tm.ensemble).nodes
+    return all(
+        not np.any(nodes[nd, 3] & F_SPECIAL) and not np.any(np.isnan(g)) and bool(np.all(g[1:] >= g[:-1]))
+        for nd, g in zip(per_dim, grid_codes)
+    )
+
+
+def prepare(tm: TreeModel, req: Request) -> Prepared:
+    """``tm`` prepared for ``req``: target nodes, and the grid regions of the leaves (see :class:`Prepared`)."""
+    from .kernels import grid_left
+
+    ens = tm.ensemble
+    st = static_layout(ens)
+    grid_codes, per_dim = _targets(tm, req)
+    sizes = np.array([len(g) for g in grid_codes], dtype=np.int64)
     tgt = np.full(ens.n_nodes, -1, dtype=np.int64)
-    per_dim = []
-    for k, j in enumerate(req.features):
-        nd = np.flatnonzero(internal & (ens.feature == j))
+    for k, nd in enumerate(per_dim):
         tgt[nd] = k
-        per_dim.append(nd)
     le = bool(ens.comparison == "<=")
 
     def route(nd, k):
         return grid_left(nd, grid_codes[k], st.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
                          le, False, bool(ens.categories_go_left))  # grid values already rounded
 
-    # sorted numeric grids and plain numeric splits: the values going left are those below thr_lt
-    intervals = all(
-        not np.any(st.nodes[nd, 3] & F_SPECIAL) and not np.any(np.isnan(g)) and bool(np.all(g[1:] >= g[:-1]))
-        for nd, g in zip(per_dim, grid_codes)
-    )
+    intervals = uses_intervals(tm, req, grid_codes, per_dim)
     if intervals:
         n_left = np.zeros(ens.n_nodes, dtype=np.int64)
         for k, nd in enumerate(per_dim):

@@ -104,7 +104,8 @@ def warm_up(jobs: int = 1) -> float:
         for name in FAMILIES:
             _family(name)
         return time.perf_counter() - t0
-    procs = [subprocess.Popen([sys.executable, "-m", f"{__package__}.warmup", "--family", name]) for name in FAMILIES[:jobs]]
+    procs = [subprocess.Popen([sys.executable, "-m", f"{__package__}.warmup", "--family", name])
+             for name in FAMILIES[:jobs]]
     for name in FAMILIES[jobs:]:
         _family(name)
     codes = [p.wait() for p in procs]
