@@ -92,9 +92,9 @@ def _dispatcher(name: str):
 
 def _compiled_or_cached(dispatcher) -> bool | None:
     """Whether a numba dispatcher has machine code here or in numba's cache; None when that cannot be told."""
-    if dispatcher.overloads:
-        return True
     try:  # numba's cache index: entries keyed by (signature, machine, bytecode hashes), stamped with the source
+        if dispatcher.overloads:
+            return True
         cache = dispatcher._cache
         key = cache._index_key(None, dispatcher.targetctx.codegen())[1:]
         return any(k[1:] == key for k in cache._cache_file._load_index())
@@ -154,7 +154,10 @@ def defer_reason(adapter, req) -> str | None:
     if not missing:
         return None
     compile_s = cold_seconds(missing)
-    brute_s = brute_seconds(adapter, req)
+    try:
+        brute_s = brute_seconds(adapter, req)
+    except Exception:  # noqa: BLE001 - the estimate never fails a call: compile and run exact then
+        return None
     with _lock:
         if brute_s + _state["brute_seconds"] >= compile_s:  # compiling now pays for itself
             return None

@@ -290,19 +290,24 @@ def products_sums(kern, X, row_weight, threads, grid_shape, factor: float, start
     levels = _levels(kern)
     if levels is None:
         return None
-    qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw = levels
     mpos_ptr, mpos, mval_ptr, mval = merged_corners(kern.slot_ptr, kern.pat_ptr, *kern.corners())
     pair = abs(factor) * top + abs(start) < PAIR_RANGE
+    products = (True, mpos_ptr, mpos, mval_ptr, np.exp(factor * mval), np.asarray(grid_shape, dtype=np.int64),
+                float(np.exp(start)), bool(logistic), bool(pair))
+    return _walk(kern, X, row_weight, threads, levels, products, int(np.prod(grid_shape)))
+
+
+def _walk(kern, X, row_weight, threads, levels, products: tuple, width: int) -> np.ndarray:
+    """:func:`bytes_walk` over the rows of X shared among threads: the sum of the parts' ``out[0]`` (``width``)."""
+    qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw = levels
+    ens = kern.prep.ens
     args = (qfeat, cuts, cut_ptr, nan_byte, *byte_tables(cuts, cut_ptr))
     rest = (kern.slot_ptr, kern.num_ptr, lq, lcut, lw, kern.spec_ptr, kern.spec_node, kern.spec_bit,
             kern.prep.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
-            bool(ens.comparison == "<="), bool(ens.categories_go_left), True, mpos_ptr, mpos, mval_ptr,
-            np.exp(factor * mval), np.asarray(grid_shape, dtype=np.int64), float(np.exp(start)), bool(logistic),
-            bool(pair))
-    n_cells = int(np.prod(grid_shape))
+            bool(ens.comparison == "<="), bool(ens.categories_go_left), *products)
 
     def part(r0, r1):
-        out = np.zeros((1, n_cells))
+        out = np.zeros((1, width))
         bytes_walk(X[r0:r1], *args, row_weight[r0:r1], *rest, out)
         return out[0]
 
@@ -316,8 +321,9 @@ def _levels(kern):
     return kern.quantized or None
 
 
-#: (mpos_ptr, mpos, mval_ptr, eval_) of no corner: what :func:`bytes_walk` takes when it counts rows
-NO_PRODUCTS = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0))
+#: (products, mpos_ptr, mpos, mval_ptr, eval_, grid_shape, e_base, logistic, pair) of counting rows instead
+NO_PRODUCTS = (False, np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64),
+               np.zeros(0), np.ones(1, dtype=np.int64), 1.0, False, False)
 
 
 def counts_by_bytes(kern, X, row_weight, threads):
@@ -326,18 +332,4 @@ def counts_by_bytes(kern, X, row_weight, threads):
     levels = _levels(kern)
     if levels is None:
         return None
-    qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw = levels
-    ens = kern.prep.ens
-    args = (qfeat, cuts, cut_ptr, nan_byte, *byte_tables(cuts, cut_ptr))
-    rest = (kern.slot_ptr, kern.num_ptr, lq, lcut, lw, kern.spec_ptr, kern.spec_node, kern.spec_bit,
-            kern.prep.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
-            bool(ens.comparison == "<="), bool(ens.categories_go_left), False, *NO_PRODUCTS,
-            np.ones(1, dtype=np.int64), 1.0, False, False)
-    n_slots = int(kern.slot_ptr[-1])
-
-    def part(r0, r1):
-        out = np.zeros((1, n_slots))
-        bytes_walk(X[r0:r1], *args, row_weight[r0:r1], *rest, out)
-        return out[0]
-
-    return sum(run(part, len(X), threads))
+    return _walk(kern, X, row_weight, threads, levels, NO_PRODUCTS, int(kern.slot_ptr[-1]))
