@@ -1,0 +1,179 @@
+# The computations behind partial(): the tree readers (exact, gbm's recursion), R's predict by
+# batched brute force, and a pred.fun called once per grid point as pdp calls it.
+
+# pred.fun: pdp calls it once per grid point on the modified data (it may aggregate itself).
+.partial_pred_fun <- function(object, pred.fun, grid, train, pred.var, ice, as_matrix = FALSE) {
+  out <- lapply(seq_len(nrow(grid)), function(i) {
+    temp <- train
+    for (v in pred.var) temp[[v]] <- rep(grid[[v]][i], nrow(temp))
+    pred.fun(object, newdata = if (as_matrix) data.matrix(temp) else temp)
+  })
+  len <- unique(lengths(out))
+  if (length(len) != 1) stop("pred.fun returned predictions of different lengths across grid points", call. = FALSE)
+  yhat <- unlist(out, use.names = FALSE)
+  if (len == 1 && !ice) return(cbind(grid, yhat = as.numeric(yhat)))
+  ids <- names(out[[1]])
+  data.frame(grid[rep(seq_len(nrow(grid)), each = len), , drop = FALSE], yhat = as.numeric(yhat),
+             yhat.id = if (!is.null(ids)) rep(ids, nrow(grid)) else rep(seq_len(len), nrow(grid)),
+             check.names = FALSE)
+}
+
+# Any other model: pdp's per-row number (.row_values: the prediction, or the centered logit or
+# probability of a class) computed by pdpx's batched brute force as ICE curves, then averaged over
+# the rows as pdp averages them (mean(na.rm = TRUE)).
+.partial_brute <- function(object, grid, train, pred.var, type, ice, inv.link, which.class, prob, as_matrix,
+                           n_jobs) {
+  value <- .row_values(object, type, which.class, prob, inv.link, as_matrix)
+  pd <- partial_dependence(object, train, pred.var, kind = "individual", method = "brute", pred_fun = value,
+                           custom_values = .grid_values(grid), grid_resolution = 2L, n_jobs = n_jobs,
+                           include_missing = FALSE)
+  tidy <- .strip_pd(pd)
+  keys <- .grid_match(tidy, grid, pred.var)
+  points <- unique(keys$tidy)
+  y <- matrix(NA_real_, nrow(train), length(points))
+  y[cbind(tidy$row, match(keys$tidy, points))] <- tidy$yhat
+  .rows_result(grid, y, match(keys$grid, points), ice)
+}
+
+# pdp's result from a rows x grid points matrix of per-row numbers: the averages, or the ICE rows.
+.rows_result <- function(grid, y, gi, ice) {
+  if (anyNA(gi)) stop("internal: grid points missing from pdpx's result", call. = FALSE)
+  if (!ice) return(cbind(grid, yhat = colMeans(y, na.rm = TRUE)[gi]))
+  n <- nrow(y)
+  data.frame(grid[rep(seq_len(nrow(grid)), each = n), , drop = FALSE],
+             yhat = as.vector(y[, gi, drop = FALSE]), yhat.id = rep(seq_len(n), nrow(grid)), check.names = FALSE)
+}
+
+# The unique values of each predictor of the grid, for pdpx's custom_values (a Cartesian grid
+# that contains every point of `grid`).
+.grid_values <- function(grid) {
+  lapply(grid, function(x) if (is.factor(x)) levels(droplevels(x)) else sort(unique(x)))
+}
+
+# Map pdpx's tidy rows to the rows of `grid`.
+.grid_match <- function(tidy, grid, pred.var) {
+  key_tidy <- do.call(paste, c(lapply(seq_along(pred.var), function(j) {
+    if (identical(tidy[[paste0("type_", j)]][1], "categorical")) tidy[[paste0("label_", j)]]
+    else sprintf("%.17g", tidy[[paste0("x_", j)]])
+  }), sep = "\r"))
+  key_grid <- do.call(paste, c(lapply(pred.var, function(v) {
+    x <- grid[[v]]
+    if (is.numeric(x)) sprintf("%.17g", as.double(x)) else as.character(x)
+  }), sep = "\r"))
+  list(tidy = key_tidy, grid = key_grid)
+}
+
+# The outputs pdp reads for classification, in pdp's column order, and the class picked.
+.class_columns <- function(object, outputs) {
+  if (inherits(object, "randomForest")) return(as.character(object$classes))
+  if (.is_ranger(object)) return(as.character(object$forest$levels))
+  outputs
+}
+
+.pick_class <- function(columns, which.class) {
+  k <- if (is.character(which.class)) match(which.class, columns) else as.integer(which.class)
+  if (length(k) != 1 || is.na(k) || k < 1 || k > length(columns)) {
+    .arg_error("which.class", which.class, sprintf("a class position 1..%d or one of %s", length(columns),
+                                                   paste0("\"", columns, "\"", collapse = ", ")))
+  }
+  k
+}
+
+# pdp's centered logit of column k of a probability matrix, row by row.
+.centered_logit <- function(p, k) {
+  eps <- .Machine$double.eps
+  lp <- log(ifelse(p > 0, p, eps))
+  lp[, k] - rowMeans(lp)
+}
+
+# randomForest, ranger and gbm read as trees (`exact`). `labels`: the class labels of a bernoulli
+# gbm's columns cbind(p, 1 - p) (caret's levels, its first class being the event), else "1", "0".
+.partial_compute <- function(object, grid, train, pred.var, type, ice, inv.link, which.class, prob, n.trees,
+                             n_jobs, labels = NULL) {
+  gbm <- .is_gbm(object)
+  bernoulli <- gbm && .gbm_distribution(object) == "bernoulli"
+  classification <- type == "classification"
+  response <- if (gbm && !bernoulli) "raw" else "auto"
+  if (gbm && !.gbm_distribution(object) %in% .gbm_supported) {
+    stop("pdpx::partial() reads gbm models of distributions ", paste(.gbm_supported, collapse = ", "),
+         "; give a pred.fun for others", call. = FALSE)
+  }
+  per_row <- ice || !is.null(inv.link) || (classification && !prob)
+  target <- NULL
+  columns <- NULL
+  if (classification && !bernoulli) {
+    columns <- .class_columns(object, NULL)
+    if (!is.null(columns)) {
+      k <- .pick_class(columns, which.class)
+      target <- if (per_row) columns else columns[k]
+    }
+  }
+  pd <- partial_dependence(object, train, pred.var, kind = if (per_row) "individual" else "average",
+                           custom_values = .grid_values(grid), method = "auto", response = response,
+                           target = target, n_trees = n.trees, grid_resolution = 2L, n_jobs = n_jobs,
+                           include_missing = FALSE)  # pdp draws no missing-value point
+  tidy <- .strip_pd(pd)
+  keys <- .grid_match(tidy, grid, pred.var)
+  gi <- match(keys$grid, unique(keys$tidy))
+  n_grid <- length(unique(keys$tidy))
+  if (!per_row) {
+    y <- tidy$yhat[match(keys$grid, keys$tidy)]
+    if (bernoulli && classification) y <- if (.pick_class(labels %||% c("1", "0"), which.class) == 1) y else 1 - y
+    return(cbind(grid, yhat = y))
+  }
+  # one matrix (rows x grid points) per output
+  outputs <- unique(tidy$output)
+  mats <- lapply(outputs, function(o) {
+    s <- tidy[tidy$output == o, , drop = FALSE]
+    m <- matrix(NA_real_, nrow(train), n_grid)
+    m[cbind(s$row, match(keys$tidy[tidy$output == o], unique(keys$tidy)))] <- s$yhat
+    m
+  })
+  names(mats) <- outputs
+  if (inherits(object, "randomForest") || .is_ranger(object)) {
+    # forest probabilities are averages of trees' fractions (>= 1/ntree when not zero): a
+    # rounding residue of the tree sums must read as the 0 predict() returns, which the log
+    # of the centered logit tells apart
+    mats <- lapply(mats, function(m) { m[abs(m) < 1e-10] <- 0; m })
+  }
+  y <- if (classification) {
+    if (bernoulli) {
+      mats <- list(mats[[1]], 1 - mats[[1]])
+      columns <- labels %||% c("1", "0")
+    }
+    k <- .pick_class(columns, which.class)
+    if (prob) mats[[k]] else {
+      arr <- simplify2array(mats)  # rows x grid x classes
+      out <- matrix(0, nrow(train), n_grid)
+      for (g in seq_len(n_grid)) out[, g] <- .centered_logit(matrix(arr[, g, ], nrow(train)), k)
+      out
+    }
+  } else {
+    m <- mats[[1]]
+    if (!is.null(inv.link)) m[] <- inv.link(m)
+    m
+  }
+  .rows_result(grid, y, gi, ice)
+}
+
+# gbm's weighted tree traversal (plot.gbm's numbers): pdpx's recursion on the link scale.
+.partial_gbm_recursive <- function(object, grid, train, pred.var, type, which.class, prob, n.trees, n_jobs) {
+  dist <- .gbm_distribution(object)
+  if (!dist %in% .gbm_supported) {
+    stop("pdpx::partial() reads gbm models of distributions ", paste(.gbm_supported, collapse = ", "),
+         call. = FALSE)
+  }
+  pd <- partial_dependence(object, train, pred.var, kind = "average", custom_values = .grid_values(grid),
+                           method = "recursion", response = "raw", n_trees = n.trees, grid_resolution = 2L,
+                           n_jobs = n_jobs, include_missing = FALSE)
+  tidy <- .strip_pd(pd)
+  keys <- .grid_match(tidy, grid, pred.var)
+  y <- tidy$yhat[match(keys$grid, keys$tidy)]
+  if (dist == "bernoulli") {
+    pr <- cbind(stats::plogis(y), 1 - stats::plogis(y))
+    k <- .pick_class(c("1", "0"), which.class)
+    y <- if (prob) pr[, k] else .centered_logit(pr, k)
+  }
+  cbind(grid, yhat = y)
+}
+
