@@ -94,21 +94,28 @@
     predict(object, newdata = newdata)
   )
   if ((is.matrix(p) || is.data.frame(p)) && ncol(p) >= 1) p <- p[, 1L, drop = TRUE]  # pdp: the first column
-  .check_numbers(p, nrow(newdata), object)
+  .check_numbers(p, nrow(newdata), object, kind)
 }
 
 # A numeric vector of one prediction per row, or an error naming the model class and the pred.fun to write.
-.check_numbers <- function(p, n, object) {
+.check_numbers <- function(p, n, object, kind = "") {
   if (is.numeric(p) && !is.factor(p) && is.null(dim(p)) && length(p) == n) return(as.double(p))
   what <- if (is.factor(p) || is.character(p) || is.logical(p)) "class labels"
           else if (is.list(p)) paste0("a list (", paste(names(p), collapse = ", "), ")")
           else if (is.numeric(p)) sprintf("%d numbers for %d rows", length(p), n)
           else paste0("an object of class ", class(p)[1])
+  classifier <- !is.na(kind) && nzchar(kind) &&
+    identical(tryCatch(.pdp_task(object), error = function(e) ""), "classification")
+  hint <- if (classifier) {
+    paste0("pdpx reads it as a classification model: use type = \"auto\" (or \"classification\"), ",
+           "or give a pred.fun returning the number to average")
+  } else {
+    paste0("pdpx has no rule for this class. Give a pred.fun returning the number to average, e.g. ",
+           "pred.fun = function(object, newdata) mean(predict(object, newdata, type = \"prob\")[, 1]) for the ",
+           "probability of the first class, or type = \"classification\" if it has a predict(type = \"prob\")")
+  }
   stop("predict() of a ", .model_label(object), " model returns ", what, ", not one number per row on the ",
-       "regression scale, and pdpx has no rule for this class. Give a pred.fun returning the number to ",
-       "average, e.g. pred.fun = function(object, newdata) mean(predict(object, newdata, type = \"prob\")[, 1]) ",
-       "for the probability of the first class, or type = \"classification\" if it has a predict(type = \"prob\")",
-       call. = FALSE)
+       "regression scale, and pdpx never averages those; ", hint, call. = FALSE)
 }
 
 # ---------------------------------------------------------------------------

@@ -24,14 +24,23 @@
 .partial_brute <- function(object, grid, train, pred.var, type, ice, inv.link, which.class, prob, as_matrix,
                            n_jobs) {
   value <- .row_values(object, type, which.class, prob, inv.link, as_matrix)
-  pd <- partial_dependence(object, train, pred.var, kind = "individual", method = "brute", pred_fun = value,
-                           custom_values = .grid_values(grid), grid_resolution = 2L, n_jobs = n_jobs,
-                           include_missing = FALSE)
+  pd <- withCallingHandlers(
+    partial_dependence(object, train, pred.var, kind = "individual", method = "brute", pred_fun = value,
+                       custom_values = .grid_values(grid), grid_resolution = 2L, n_jobs = n_jobs,
+                       include_missing = FALSE),
+    warning = function(w) if (grepl("not all finite", conditionMessage(w))) invokeRestart("muffleWarning"))
   tidy <- .strip_pd(pd)
   keys <- .grid_match(tidy, grid, pred.var)
   points <- unique(keys$tidy)
   y <- matrix(NA_real_, nrow(train), length(points))
   y[cbind(tidy$row, match(keys$tidy, points))] <- tidy$yhat
+  y[!is.finite(y)] <- NA
+  missing_rows <- sum(rowSums(is.na(y)) > 0)
+  if (missing_rows && !ice) {
+    warning(sprintf(paste("the model's prediction is missing (NA) for %d of %d rows of train at some grid points;",
+                          "they are left out of those averages, as pdp does (mean(na.rm = TRUE))"),
+                    missing_rows, nrow(y)), call. = FALSE)
+  }
   .rows_result(grid, y, match(keys$grid, points), ice)
 }
 
