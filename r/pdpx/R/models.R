@@ -98,12 +98,20 @@
 }
 
 # A numeric vector of one prediction per row, or an error naming the model class and the pred.fun to write.
-.check_numbers <- function(p, n, object, kind = "") {
+.check_numbers <- function(p, n, object, kind = "", api = "partial") {
   if (is.numeric(p) && !is.factor(p) && is.null(dim(p)) && length(p) == n) return(as.double(p))
   what <- if (is.factor(p) || is.character(p) || is.logical(p)) "class labels"
           else if (is.list(p)) paste0("a list (", paste(names(p), collapse = ", "), ")")
           else if (is.numeric(p)) sprintf("%d numbers for %d rows", length(p), n)
           else paste0("an object of class ", class(p)[1])
+  if (api == "partial_dependence") {
+    numeric_parts <- if (is.list(p) && !is.null(names(p))) names(p)[vapply(p, is.numeric, TRUE)] else character(0)
+    example <- if (length(numeric_parts)) paste0("predict(object, newdata)$", numeric_parts[1])
+               else "predict(object, newdata, type = \"prob\")"
+    stop("predict() of a ", .model_label(object), " model returns ", what, ", not numbers, and pdpx has no rule ",
+         "for this class: give pred_fun returning a numeric vector or a matrix with one column per output, e.g. ",
+         "pred_fun = function(object, newdata) ", example, call. = FALSE)
+  }
   classifier <- !is.na(kind) && nzchar(kind) &&
     identical(tryCatch(.pdp_task(object), error = function(e) ""), "classification")
   hint <- if (classifier) {
@@ -247,5 +255,5 @@
   classifier <- !is.na(kind) && identical(tryCatch(suppressWarnings(.pdp_task(object)), error = function(e) ""),
                                           "classification")
   if (classifier) return(function(object, newdata) .class_probabilities(object, newdata))
-  .check_numbers(p, nrow(probe), object)
+  .check_numbers(p, nrow(probe), object, api = "partial_dependence")
 }

@@ -4,21 +4,6 @@ skip_if_not_installed("randomForest")
 skip_if_not_installed("ranger")
 skip_if_not_installed("gbm")
 
-pdp_loop <- function(grid, train, pred.var, predict_row, ice = FALSE) {
-  vals <- lapply(seq_len(nrow(grid)), function(i) {
-    d <- train
-    for (v in pred.var) d[[v]] <- rep(grid[[v]][i], nrow(d))
-    predict_row(d)
-  })
-  if (ice) unlist(vals) else vapply(vals, mean, 0)
-}
-
-logit_col <- function(p, k) {
-  eps <- .Machine$double.eps
-  lp <- log(ifelse(p > 0, p, eps))
-  lp[, k] - rowMeans(lp)
-}
-
 set.seed(5)
 rf_reg <- randomForest::randomForest(mpg ~ ., data = mtcars, ntree = 40)
 rf_cls <- randomForest::randomForest(Species ~ ., data = iris, ntree = 40)
@@ -42,14 +27,15 @@ test_that("regression: 2-way, ICE (yhat.id, centered), inv.link match the loop",
   expect_equal(pd$wt[1:2], c(min(mtcars$wt), min(mtcars$wt) + diff(range(mtcars$wt)) / 4))  # first varies fastest
   expect_lt(max(abs(pd$yhat - pdp_loop(pd, mtcars, c("wt", "hp"), function(d) predict(rf_reg, d)))), 1e-9)
   ice <- partial(rf_reg, pred.var = "hp", train = mtcars, grid.resolution = 4, ice = TRUE)
-  expect_s3_class(ice, "ice")
-  expect_s3_class(ice, "partial")
+  expect_s3_class(ice, c("ice", "data.frame"), exact = TRUE)  # pdp 0.8.2's classes
   expect_equal(names(ice), c("hp", "yhat", "yhat.id"))
   expect_equal(ice$yhat.id, rep(seq_len(nrow(mtcars)), each = 4))
   grid <- unique(ice["hp"])
   ref <- matrix(pdp_loop(grid, mtcars, "hp", function(d) predict(rf_reg, d), ice = TRUE), ncol = 4)
   expect_lt(max(abs(ice$yhat - as.vector(t(ref)))), 1e-9)
   cice <- partial(rf_reg, pred.var = "hp", train = mtcars, grid.resolution = 4, ice = TRUE, center = TRUE)
+  expect_s3_class(cice, c("cice", "data.frame"), exact = TRUE)
+  expect_equal(names(cice), c("hp", "yhat", "yhat.id"))
   expect_lt(max(abs(cice$yhat - as.vector(t(ref - ref[, 1])))), 1e-9)
   pl <- partial(rf_reg, pred.var = "hp", train = mtcars, grid.resolution = 4, inv.link = log)
   expect_lt(max(abs(pl$yhat - pdp_loop(pl, mtcars, "hp", function(d) log(predict(rf_reg, d))))), 1e-9)
