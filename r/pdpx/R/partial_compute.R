@@ -19,21 +19,29 @@
 }
 
 # Any other model: pdp's per-row number (.row_values: the prediction, or the centered logit or
-# probability of a class) computed by pdpx's batched brute force as ICE curves, then averaged over
-# the rows as pdp averages them (mean(na.rm = TRUE)).
+# probability of a class) averaged by pdpx's batched brute force. Missing predictions: ICE curves
+# (computed again as such when an average is not finite) averaged as pdp averages, mean(na.rm = TRUE).
 .partial_brute <- function(object, grid, train, pred.var, type, ice, inv.link, which.class, prob, as_matrix,
                            n_jobs) {
   value <- .row_values(object, type, which.class, prob, inv.link, as_matrix)
-  pd <- withCallingHandlers(
-    partial_dependence(object, train, pred.var, kind = "individual", method = "brute", pred_fun = value,
-                       custom_values = .grid_values(grid), grid_resolution = 2L, n_jobs = n_jobs,
-                       include_missing = FALSE),
-    warning = function(w) if (grepl("not all finite", conditionMessage(w))) invokeRestart("muffleWarning"))
-  tidy <- .strip_pd(pd)
-  keys <- .grid_match(tidy, grid, pred.var)
-  points <- unique(keys$tidy)
-  y <- matrix(NA_real_, nrow(train), length(points))
-  y[cbind(tidy$row, match(keys$tidy, points))] <- tidy$yhat
+  run <- function(kind) {
+    withCallingHandlers(
+      partial_dependence(object, train, pred.var, kind = kind, method = "brute", pred_fun = value,
+                         custom_values = .grid_values(grid), grid_resolution = 2L, n_jobs = n_jobs,
+                         include_missing = FALSE),
+      warning = function(w) if (grepl("not all finite", conditionMessage(w))) invokeRestart("muffleWarning"))
+  }
+  if (!ice) {
+    tidy <- .strip_pd(run("average"))
+    at <- .grid_index(tidy, grid, pred.var)
+    y <- rep(NA_real_, at$size)
+    y[at$tidy] <- tidy$yhat
+    if (all(is.finite(y[at$grid]))) return(cbind(grid, yhat = y[at$grid]))
+  }
+  tidy <- .strip_pd(run("individual"))
+  at <- .grid_index(tidy, grid, pred.var)
+  y <- matrix(NA_real_, nrow(train), at$size)
+  y[cbind(tidy$row, at$tidy)] <- tidy$yhat
   y[!is.finite(y)] <- NA
   missing_rows <- sum(rowSums(is.na(y)) > 0)
   if (missing_rows && !ice) {
@@ -41,12 +49,11 @@
                           "they are left out of those averages, as pdp does (mean(na.rm = TRUE))"),
                     missing_rows, nrow(y)), call. = FALSE)
   }
-  .rows_result(grid, y, match(keys$grid, points), ice)
+  .rows_result(grid, y, at$grid, ice)
 }
 
 # pdp's result from a rows x grid points matrix of per-row numbers: the averages, or the ICE rows.
 .rows_result <- function(grid, y, gi, ice) {
-  if (anyNA(gi)) stop("internal: grid points missing from pdpx's result", call. = FALSE)
   if (!ice) return(cbind(grid, yhat = colMeans(y, na.rm = TRUE)[gi]))
   n <- nrow(y)
   data.frame(grid[rep(seq_len(nrow(grid)), each = n), , drop = FALSE],
@@ -59,17 +66,24 @@
   lapply(grid, function(x) if (is.factor(x)) levels(droplevels(x)) else sort(unique(x)))
 }
 
-# Map pdpx's tidy rows to the rows of `grid`.
-.grid_match <- function(tidy, grid, pred.var) {
-  key_tidy <- do.call(paste, c(lapply(seq_along(pred.var), function(j) {
-    if (identical(tidy[[paste0("type_", j)]][1], "categorical")) tidy[[paste0("label_", j)]]
-    else sprintf("%.17g", tidy[[paste0("x_", j)]])
-  }), sep = "\r"))
-  key_grid <- do.call(paste, c(lapply(pred.var, function(v) {
-    x <- grid[[v]]
-    if (is.numeric(x)) sprintf("%.17g", as.double(x)) else as.character(x)
-  }), sep = "\r"))
-  list(tidy = key_tidy, grid = key_grid)
+# pdpx's tidy rows and the rows of `grid` as positions in the Cartesian grid pdpx computed
+# (numbers matched exactly, categories by label): list(tidy, grid, size).
+.grid_index <- function(tidy, grid, pred.var) {
+  at_tidy <- 0
+  at_grid <- 0
+  size <- 1
+  for (j in seq_along(pred.var)) {
+    categorical <- identical(tidy[[paste0("type_", j)]][1], "categorical")
+    t <- if (categorical) tidy[[paste0("label_", j)]] else tidy[[paste0("x_", j)]]
+    g <- grid[[pred.var[j]]]
+    g <- if (categorical) as.character(g) else as.double(g)
+    u <- unique(t)
+    at_tidy <- at_tidy + (match(t, u) - 1) * size
+    at_grid <- at_grid + (match(g, u) - 1) * size
+    size <- size * length(u)
+  }
+  if (anyNA(at_grid)) stop("internal: grid points missing from pdpx's result", call. = FALSE)
+  list(tidy = at_tidy + 1, grid = at_grid + 1, size = size)
 }
 
 # The outputs pdp reads for classification, in pdp's column order, and the class picked.
@@ -122,20 +136,21 @@
                            target = target, n_trees = n.trees, grid_resolution = 2L, n_jobs = n_jobs,
                            include_missing = FALSE)  # pdp draws no missing-value point
   tidy <- .strip_pd(pd)
-  keys <- .grid_match(tidy, grid, pred.var)
-  gi <- match(keys$grid, unique(keys$tidy))
-  n_grid <- length(unique(keys$tidy))
+  at <- .grid_index(tidy, grid, pred.var)
+  n_grid <- at$size
   if (!per_row) {
-    y <- tidy$yhat[match(keys$grid, keys$tidy)]
+    y <- rep(NA_real_, n_grid)
+    y[at$tidy] <- tidy$yhat
+    y <- y[at$grid]
     if (bernoulli && classification) y <- if (.pick_class(labels %||% c("1", "0"), which.class) == 1) y else 1 - y
     return(cbind(grid, yhat = y))
   }
   # one matrix (rows x grid points) per output
   outputs <- unique(tidy$output)
   mats <- lapply(outputs, function(o) {
-    s <- tidy[tidy$output == o, , drop = FALSE]
+    s <- tidy$output == o
     m <- matrix(NA_real_, nrow(train), n_grid)
-    m[cbind(s$row, match(keys$tidy[tidy$output == o], unique(keys$tidy)))] <- s$yhat
+    m[cbind(tidy$row[s], at$tidy[s])] <- tidy$yhat[s]
     m
   })
   names(mats) <- outputs
@@ -162,7 +177,7 @@
     if (!is.null(inv.link)) m[] <- inv.link(m)
     m
   }
-  .rows_result(grid, y, gi, ice)
+  .rows_result(grid, y, at$grid, ice)
 }
 
 # gbm's weighted tree traversal (plot.gbm's numbers): pdpx's recursion on the link scale.
@@ -176,8 +191,10 @@
                            method = "recursion", response = "raw", n_trees = n.trees, grid_resolution = 2L,
                            n_jobs = n_jobs, include_missing = FALSE)
   tidy <- .strip_pd(pd)
-  keys <- .grid_match(tidy, grid, pred.var)
-  y <- tidy$yhat[match(keys$grid, keys$tidy)]
+  at <- .grid_index(tidy, grid, pred.var)
+  y <- rep(NA_real_, at$size)
+  y[at$tidy] <- tidy$yhat
+  y <- y[at$grid]
   if (dist == "bernoulli") {
     pr <- cbind(stats::plogis(y), 1 - stats::plogis(y))
     k <- .pick_class(c("1", "0"), which.class)
