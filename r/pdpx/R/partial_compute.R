@@ -102,6 +102,13 @@
   k
 }
 
+# The same for a list of per-class matrices (rows x grid points): one matrix of centered logits.
+.centered_logit_matrices <- function(mats, k) {
+  eps <- .Machine$double.eps
+  lp <- lapply(mats, function(p) log(ifelse(p > 0, p, eps)))
+  lp[[k]] - Reduce(`+`, lp) / length(lp)
+}
+
 # pdp's centered logit of column k of a probability matrix, row by row.
 .centered_logit <- function(p, k) {
   eps <- .Machine$double.eps
@@ -128,7 +135,8 @@
     columns <- .class_columns(object, NULL)
     if (!is.null(columns)) {
       k <- .pick_class(columns, which.class)
-      target <- if (per_row) columns else columns[k]
+      # two classes: the other's probability is 1 - p (forest probabilities sum to 1)
+      target <- if (per_row && length(columns) > 2) columns else columns[k]
     }
   }
   pd <- partial_dependence(object, train, pred.var, kind = if (per_row) "individual" else "average",
@@ -166,12 +174,12 @@
       columns <- labels %||% c("1", "0")
     }
     k <- .pick_class(columns, which.class)
-    if (prob) mats[[k]] else {
-      arr <- simplify2array(mats)  # rows x grid x classes
-      out <- matrix(0, nrow(train), n_grid)
-      for (g in seq_len(n_grid)) out[, g] <- .centered_logit(matrix(arr[, g, ], nrow(train)), k)
-      out
+    if (length(columns) == 2 && length(mats) == 1) {  # class k only: the other is 1 - p
+      other <- 1 - mats[[1]]
+      other[abs(other) < 1e-10] <- 0
+      mats <- if (k == 1) list(mats[[1]], other) else list(other, mats[[1]])
     }
+    if (prob) mats[[k]] else .centered_logit_matrices(mats, k)
   } else {
     m <- mats[[1]]
     if (!is.null(inv.link)) m[] <- inv.link(m)

@@ -118,3 +118,23 @@ test_that("print is compact; autoplot draws PD, ICE and 2-way", {
   s <- capture.output(print(summary(pd)))
   expect_match(s[2], "exact")
 })
+
+test_that("two-class forests: centered logits from one class's curves; votes of 0 and 1 read as pdp reads them", {
+  skip_if_no_pdpx()
+  mt2 <- transform(mtcars, am = factor(am, labels = c("automatic", "manual")))
+  set.seed(3)
+  rf2 <- randomForest::randomForest(am ~ wt + hp + qsec, data = mt2, ntree = 25)
+  probs <- function(d) predict(rf2, d, type = "prob")
+  expect_true(any(probs(mt2) == 0))  # certain rows: log(eps) in the logit
+  for (k in list(1L, 2L, "manual")) {
+    kk <- if (is.character(k)) match(k, rf2$classes) else k
+    expect_partial(partial(rf2, pred.var = "wt", train = mt2, grid.resolution = 8, which.class = k), mt2,
+                   function(d) logit_col(probs(d), kk))
+  }
+  expect_partial(partial(rf2, pred.var = "hp", train = mt2, grid.resolution = 4, ice = TRUE, which.class = 2), mt2,
+                 function(d) logit_col(probs(d), 2))
+  set.seed(4)
+  rg2 <- ranger::ranger(am ~ wt + hp + qsec, data = mt2, num.trees = 25, probability = TRUE)
+  expect_partial(partial(rg2, pred.var = "wt", train = mt2, grid.resolution = 8, which.class = "manual"), mt2,
+                 function(d) logit_col(predict(rg2, d)$predictions, 2))
+})
