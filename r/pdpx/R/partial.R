@@ -265,6 +265,7 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
 # One row standing for the data: medians of numbers, the most frequent level of factors.
 .exemplar <- function(train) {
   row <- lapply(train, function(x) {
+    if (inherits(x, "Date")) return(stats::median(x, na.rm = TRUE))
     if (is.numeric(x)) return(methods::as(stats::median(x, na.rm = TRUE), class(x)[1]))
     tab <- table(x)
     top <- names(tab)[which.max(tab)]

@@ -119,3 +119,15 @@ test_that("missing predictions are left out of the averages, as pdp does, and sa
   ice <- partial(fit, pred.var = "x1", train = tr, grid.resolution = 3, ice = TRUE)
   expect_equal(sum(is.na(ice$yhat)), 3 * n_na)  # ICE rows keep their NA
 })
+
+test_that("approx = TRUE: one row of medians (integers truncated, dates kept) and most frequent values, as pdp", {
+  d <- data.frame(i = c(1L, 2L, 3L, 4L), t = c("a", "b", "b", "c"), day = as.Date("2024-01-01") + c(0, 1, 1, 5),
+                  l = c(TRUE, TRUE, FALSE, TRUE), f = factor(c("p", "q", "q", "q"), levels = c("q", "p")),
+                  stringsAsFactors = FALSE)
+  ex <- pdpx:::.exemplar(d)
+  expect_equal(ex$i, 2L)  # median 2.5, as.integer()
+  expect_equal(ex$t, "b")
+  expect_equal(ex$day, as.Date("2024-01-02"))
+  expect_true(ex$l)
+  expect_equal(ex$f, factor("q", levels = c("q", "p")))
+})
