@@ -45,8 +45,11 @@
 #'   newdata)` returning a numeric vector, or a matrix / data.frame with one
 #'   column per output (class probabilities: the columns named by class; rows
 #'   summing to one make pdpx treat the outputs as classes). Default:
-#'   `predict(object, newdata)`. Giving `pred_fun` for a randomForest uses it
-#'   (and `brute`) instead of the trees.
+#'   `predict(object, newdata)` when it returns numbers (S4 models: their
+#'   package's `predict` generic); for a classifier whose `predict()` returns
+#'   class labels (lda, svm, caret, ...), its class probabilities by
+#'   [partial()]'s rules; anything else is an error. Giving `pred_fun` for a
+#'   randomForest uses it (and `brute`) instead of the trees.
 #' @param training_data For `method = "recursion"` with randomForest: the
 #'   training rows, routed through the trees to count the rows reaching each node
 #'   (randomForest stores no counts).

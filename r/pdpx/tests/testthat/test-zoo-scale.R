@@ -96,6 +96,13 @@ test_that("pdp's classes partial, ice and cice; plot() and autoplot() draw each;
                    plot.engine = "ggplot2")
   expect_s3_class(drawn, "ggplot")
   expect_equal(class(attr(drawn, "partial.data")), c("cice", "data.frame"))
+  if (requireNamespace("lattice", quietly = TRUE)) {  # pdp's default engine
+    for (flags in list(c(FALSE, FALSE), c(TRUE, FALSE), c(TRUE, TRUE))) {
+      tr <- partial(fit, pred.var = "x1", grid.resolution = 5, ice = flags[1], center = flags[2], plot = TRUE)
+      expect_s3_class(tr, "trellis")
+      print(tr)
+    }
+  }
   skip_if_not_installed("ranger")
   set.seed(2)
   rg <- ranger::ranger(yk ~ x1 + x2, data = sim, num.trees = 20)  # pdp refuses it: pdpx averages vote fractions
