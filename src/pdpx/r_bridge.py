@@ -252,7 +252,7 @@ def _result_for_r(res, df: pd.DataFrame, warned: list[str]) -> dict:
     for j, (g, c) in enumerate(zip(res.grid_values, res.categorical)):
         if not c:
             grid.append(np.asarray(g, dtype=np.float64).tolist())
-        elif np.asarray(g).dtype == bool:  # R spells logicals TRUE / FALSE
+        elif len(g) and all(isinstance(v, (bool, np.bool_)) for v in g):  # R spells logicals TRUE / FALSE
             grid.append(["TRUE" if v else "FALSE" for v in g])
             df[f"label_{j + 1}"] = df[f"label_{j + 1}"].map({"True": "TRUE", "False": "FALSE"}).astype("string")
         else:
