@@ -63,12 +63,11 @@ def by_hand(predict, X_, names, grids) -> np.ndarray:
 
 
 def assert_definition(disp, predict, X_, names_of_sets, output=0):
-    for names, result, ax in zip(names_of_sets, disp.pd_results, disp.axes_.ravel()):
+    for i, (names, result) in enumerate(zip(names_of_sets, disp.pd_results)):
         expected = by_hand(predict, X_, names, result["grid_values"])[output]
         np.testing.assert_allclose(result["average"][disp.target_idx], expected, rtol=1e-6, atol=1e-9)
-        if len(names) == 1 and disp.lines_.ndim == 2:
-            line = disp.lines_.ravel()[list(disp.axes_.ravel()).index(ax)]
-            np.testing.assert_allclose(line.get_ydata(), expected, rtol=1e-6, atol=1e-9)
+        if disp.lines_.ndim == disp.axes_.ndim and disp.lines_.ravel()[i] is not None:  # a PD line (not bars)
+            np.testing.assert_allclose(disp.lines_.ravel()[i].get_ydata(), expected, rtol=1e-6, atol=1e-9)
 
 
 def assert_same_as_scikit_learn(model, X_, features, **kw):
