@@ -396,3 +396,26 @@ def test_subclass_keeps_its_type(models):
 
     disp = Mine.from_estimator(models["gb"], X, ["a"], grid_resolution=5)
     assert type(disp) is Mine
+
+
+# ------------------------------------------------------------------ the user guide's calls, in our own words
+def test_the_user_guide_chapters_calls():
+    """The calls of scikit-learn's user guide chapter on partial dependence, on our own data.
+
+    A binary classifier of boosted stumps: a grid of two 1-way plots and their 2-way plot,
+    a multi-class classifier with ``target``, the raw numbers, ICE, ICE with PD, centered ICE.
+    """
+    rng = np.random.default_rng(0)
+    rows = rng.normal(size=(400, 6))
+    label = np.where((rows ** 2).sum(axis=1) > 5.35, 1.0, -1.0)
+    stumps = GradientBoostingClassifier(n_estimators=30, learning_rate=1.0, max_depth=1, random_state=0)
+    stumps.fit(rows, label)
+    same(stumps, rows, [0, 1, (0, 1)], grid_resolution=15)
+    three = np.digitize(rows[:, 2] + rows[:, 3], [-0.5, 0.5])
+    by_class = GradientBoostingClassifier(n_estimators=10, max_depth=1, random_state=0).fit(rows, three)
+    same(by_class, rows, [3, 2, (3, 2)], target=0, grid_resolution=15)
+    numbers = partial_dependence(stumps, rows, [0], grid_resolution=15)
+    np.testing.assert_allclose(numbers["average"][0], [stumps.predict_proba(
+        np.column_stack([np.full(len(rows), v), rows[:, 1:]]))[:, 1].mean() for v in numbers["grid_values"][0]])
+    for kw in ({"kind": "individual"}, {"kind": "both"}, {"kind": "both", "centered": True}):
+        same(stumps, rows, [0, 1], grid_resolution=15, random_state=0, **kw)
