@@ -27,3 +27,7 @@ def __getattr__(name):  # the display subclasses scikit-learn's: import it only 
 
         return PartialDependenceDisplay
     raise AttributeError(f"module 'pdpx.sklearn' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), "PartialDependenceDisplay"])
