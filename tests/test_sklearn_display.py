@@ -235,7 +235,7 @@ def test_line_contour_keywords(models):
 
 def test_weights_custom_values_percentiles_and_numpy_input(models):
     w = np.linspace(0.2, 3, N)
-    same(models["gb"], X, ["a", ("b", "d")], sample_weight=w, grid_resolution=8)
+    same(models["gb"], X, ["a", ("b", "d")], sample_weight=w, grid_resolution=8, n_jobs=2)
     same(models["gb"], X, ["a", "b"], custom_values={"a": [-1.0, 0.0, 0.5, 2.0]}, percentiles=(0.2, 0.8),
          grid_resolution=9)
     names = ["p", "q", "r", "s"]
