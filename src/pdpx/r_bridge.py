@@ -32,7 +32,7 @@ from .adapters.randomforest_trees import as_array, as_list, read_forest
 from .adapters.ranger import RangerAdapter
 from .adapters.rfunction import RFunctionAdapter
 from .core.adapter import Adapter
-from .core.compute import partial_dependence
+from .api import partial_dependence
 from .core.errors import PdpxError, PdpxWarning
 
 

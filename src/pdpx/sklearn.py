@@ -30,7 +30,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from .core.compute import partial_dependence as pdpx_partial_dependence
+from .api import partial_dependence as pdpx_partial_dependence
 from .core.data import from_polars, is_polars
 from .core.grid import mquantiles
 from .core.plugins import adapt

@@ -40,22 +40,6 @@ def mquantiles(values: np.ndarray, probs) -> np.ndarray:
     return (1.0 - gamma) * x[k - 1] + gamma * x[k]
 
 
-def check_percentiles(percentiles) -> tuple[float, float]:
-    """``percentiles`` as a checked (low, high) pair of floats in [0, 1], low < high."""
-    try:
-        lo, hi = (float(p) for p in percentiles)
-    except (TypeError, ValueError):
-        raise PdpxError(f"percentiles must be a pair (low, high) such as (0.05, 0.95), got {percentiles!r}") from None
-    if not (0 <= lo <= 1 and 0 <= hi <= 1):
-        raise PdpxError(f"percentiles must lie in [0, 1], got {percentiles!r}; e.g. (0.05, 0.95)")
-    if lo >= hi:
-        raise PdpxError(
-            f"percentiles must be in increasing order (low < high), got {percentiles!r}; "
-            f"did you mean {(hi, lo)!r}?"
-        )
-    return lo, hi
-
-
 def feature_grid(
     column: pd.Series,
     *,

@@ -11,10 +11,10 @@ import pluggy
 from . import hookspecs
 from .errors import PdpxError
 
-#: Packages whose ``BUILTINS`` list the built-in plugin modules (adapters, methods).
-#: They are registered through the same hooks third parties use; their modules
-#: import their model library only when they meet a model of it.
-BUILTIN_PACKAGES = ("pdpx.adapters", "pdpx.plugins")
+#: Packages whose ``BUILTINS`` list the built-in plugin modules (adapters, methods, the figure
+#: backend). They are registered through the same hooks third parties use; their modules
+#: import their model library (or plotnine) only when they meet a model of it (or draw).
+BUILTIN_PACKAGES = ("pdpx.adapters", "pdpx.plugins", "pdpx.outputs")
 
 
 def builtin_plugins() -> list[str]:

@@ -57,7 +57,7 @@ The warning fires, once per call, when the share is at least :data:`WARN_SHARE`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -102,6 +102,47 @@ class Extrapolation:
 
 
 # ------------------------------------------------------------------ support
+@dataclass(eq=False)
+class SupportInputs:
+    """What a result's support diagnostics are computed from, when first read.
+
+    ``columns`` are the target features' values over every row (each group's own rows for
+    ``by=``), ``grids`` and ``categorical`` the result's, ``weights`` the rows' ``sample_weight``;
+    ``outside`` is the convex-hull mask when the extrapolation check already computed it.
+    :meth:`counts` and :meth:`hull` compute once; what fails is None, with a note saying why.
+    """
+
+    columns: list
+    grids: list
+    categorical: list
+    weights: np.ndarray | None = None
+    outside: np.ndarray | None = None
+    _counts: np.ndarray | None = field(default=None, repr=False)
+    _done: bool = field(default=False, repr=False)
+
+    def counts(self, notes: list) -> np.ndarray | None:
+        """:func:`support_counts` of the rows (``notes`` gets a line if it cannot be computed)."""
+        self._compute(notes)
+        return self._counts
+
+    def hull(self, notes: list) -> np.ndarray | None:
+        """:func:`outside_hull` for two numeric features, else None."""
+        self._compute(notes)
+        return self.outside
+
+    def _compute(self, notes: list) -> None:
+        if self._done:
+            return
+        self._done = True
+        try:
+            self._counts = support_counts(self.columns, self.grids, self.categorical, self.weights)
+            if self.outside is None and len(self.columns) == 2 and not any(self.categorical):
+                self.outside = outside_hull(self.columns[0], self.columns[1], self.grids[0], self.grids[1])
+        except Exception as exc:  # noqa: BLE001 - a diagnostic never refuses: None, and a note
+            self._counts = self.outside = None
+            notes.append(f"support not computed: {type(exc).__name__}: {exc}")
+
+
 def _numeric(values) -> np.ndarray:
     return pd.to_numeric(pd.Series(np.asarray(values, dtype=object) if isinstance(values, np.ndarray)
                                    and values.dtype == object else values), errors="coerce").to_numpy(
