@@ -45,17 +45,34 @@ def out_of_domain(values: np.ndarray, float32: bool) -> np.ndarray:
 
 
 def refuse_out_of_domain(X: pd.DataFrame, name: str, float32: bool) -> None:
-    """scikit-learn's estimators refuse infinite inputs (and, casting to float32, larger ones): say so up front."""
-    for col in X.columns:
-        s = X[col]
-        if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
-            bad = out_of_domain(s.to_numpy(dtype=np.float64, na_value=np.nan), float32)
-            if bad.any():
-                limit = " or beyond float32's range (+-3.4e38, it casts inputs to float32)" if float32 else ""
-                raise PdpxError(
-                    f"X column {col!r} holds {int(bad.sum())} infinite value(s){limit}; {name} (scikit-learn) "
-                    "refuses them. Replace them (e.g. with NaN where the model accepts missing values)"
-                )
+    """scikit-learn's estimators refuse infinite inputs (and, casting to float32, larger ones): say so up front.
+
+    The columns are read in one pass (one array) when they all hold numbers; the first offending
+    column is named.
+    """
+    try:  # every column holds numbers (the usual case): one array, no look at the dtypes
+        values = X.to_numpy(dtype=np.float64, na_value=np.nan)
+        numeric = list(range(X.shape[1]))
+    except (TypeError, ValueError):
+        numeric = [j for j, t in enumerate(X.dtypes.tolist()) if _numeric_not_bool(t)]
+        if not numeric:
+            return
+        values = np.column_stack([X.iloc[:, j].to_numpy(dtype=np.float64, na_value=np.nan) for j in numeric])
+    bad = out_of_domain(values, float32)
+    hit = np.flatnonzero(bad.any(axis=0))
+    if hit.size:
+        col = X.columns[numeric[hit[0]]]
+        limit = " or beyond float32's range (+-3.4e38, it casts inputs to float32)" if float32 else ""
+        raise PdpxError(
+            f"X column {col!r} holds {int(bad[:, hit[0]].sum())} infinite value(s){limit}; {name} (scikit-learn) "
+            "refuses them. Replace them (e.g. with NaN where the model accepts missing values)"
+        )
+
+
+def _numeric_not_bool(dtype) -> bool:
+    if isinstance(dtype, np.dtype):
+        return dtype.kind in "iufc"
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
 class SklearnAdapter(Adapter):
@@ -107,9 +124,11 @@ class SklearnAdapter(Adapter):
         return not hasattr(self.model, "steps") and not hasattr(self.model, "transformers")
 
     def _casts_to_float32(self) -> bool:
-        from . import sklearn_trees
+        if "_float32" not in vars(self):  # asked by validate_columns and check_grid: once per adapter
+            from . import sklearn_trees
 
-        return sklearn_trees.casts_to_float32(self.model)
+            self._float32 = sklearn_trees.casts_to_float32(self.model)
+        return self._float32
 
     def check_grid(self, name, values):
         if not self._checks_inputs() or np.asarray(values).dtype.kind not in "iuf":
@@ -123,9 +142,11 @@ class SklearnAdapter(Adapter):
             )
 
     def is_classifier(self):
-        from sklearn.base import is_classifier
+        if "_classifier" not in vars(self):  # scikit-learn reads the estimator's tags: once per adapter
+            from sklearn.base import is_classifier
 
-        return bool(is_classifier(self.model))
+            self._classifier = bool(is_classifier(self.model))
+        return self._classifier
 
     def classes(self):
         classes = getattr(self.model, "classes_", None)

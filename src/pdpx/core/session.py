@@ -19,9 +19,9 @@ import numpy as np
 
 from . import cluster, missing, support
 from . import config as _config
-from .adapter import Adapter
+from .adapter import Adapter, trees_read_once
 from .bootstrap import bootstrap_interval
-from .data import LocalData, short_list
+from .data import LocalData, has_missing, short_list
 from .errors import ExtrapolationWarning, NonFiniteWarning, PdpxError, PdpxTypeError
 from .grid import feature_grid, is_categorical_type
 from .method import Request
@@ -75,7 +75,8 @@ class Session:
         self.X = self.data.head
         self.n_rows = self.data.n_rows
         sample_weight = self.data.weights(options.sample_weight)
-        self.names = [str(c) for c in self.X.columns]
+        self.names = self.data.names
+        self.dtypes = self.data.dtypes
         self.response = self._resolve_response(options.response)
         self.outputs = self._resolve_target(options.target)
         self.sample_weight = check_weights(sample_weight, self.n_rows)
@@ -94,6 +95,7 @@ class Session:
         self._accepts_missing: dict[int, str | None] = {}
         self._extrapolation_warned = False
         self._support_cache: dict = {}  # the check's row sample and coarse bins, shared by the feature sets
+        self._partners: list[bool] | None = None
 
     # ---------------------------------------------------------- validation
     def _resolve_response(self, response: str) -> str:
@@ -206,7 +208,7 @@ class Session:
         return idx
 
     def _resolve_categorical(self, categorical_features) -> list[bool]:
-        flags = [is_categorical_type(dtype) for dtype in self.X.dtypes]
+        flags = [is_categorical_type(dtype) for dtype in self.dtypes]
         if categorical_features is None:
             return flags
         if isinstance(categorical_features, str):  # one name, not its letters
@@ -255,7 +257,7 @@ class Session:
                     "only if you make them one, e.g. X[col].cat.add_categories('missing').fillna('missing'))"
                 )
             return False
-        if self.include_missing == "auto" and not self.data.column(j).isna().any():
+        if self.include_missing == "auto" and not has_missing(self.data.column(j)):
             return False
         if j not in self._accepts_missing:
             self._accepts_missing[j] = missing.refusal(self.adapter, self.X, j, self.response)
@@ -325,17 +327,19 @@ class Session:
         return m
 
     def compute(self, features: list[int]) -> PartialDependenceResult:
+        """The result of one feature set (positions in the model-ordered columns)."""
         req = self.request(features)
-        method, skipped = self.choose_method(req)
-        ice_rows = self.ice_rows
-        if self.interval is not None:  # the bootstrap resamples every row's ICE curve
-            if not self.data.supports_ice_sample:
-                raise PdpxError("interval is not supported for Dask input (it resamples every row's ICE curve); "
-                                "pass a pandas X, or a sample of it")
-            ice_rows = None
-        t0 = time.perf_counter()
-        out = self.data.run(method, self.adapter, req, model=self.model, ice_rows=ice_rows)
-        elapsed = time.perf_counter() - t0
+        with trees_read_once(self.adapter):  # asked by choose_method, then by the method
+            method, skipped = self.choose_method(req)
+            ice_rows = self.ice_rows
+            if self.interval is not None:  # the bootstrap resamples every row's ICE curve
+                if not self.data.supports_ice_sample:
+                    raise PdpxError("interval is not supported for Dask input (it resamples every row's ICE "
+                                    "curve); pass a pandas X, or a sample of it")
+                ice_rows = None
+            t0 = time.perf_counter()
+            out = self.data.run(method, self.adapter, req, model=self.model, ice_rows=ice_rows)
+            elapsed = time.perf_counter() - t0
         average, individual = out.average, out.individual
         lower = upper = None
         if self.interval is not None:
@@ -398,9 +402,10 @@ class Session:
         try:
             if len(features) == 2 and not any(cats):
                 hull = support.outside_hull(columns[0], columns[1], grids[0], grids[1])
-            numeric = [not self.categorical[k] and not is_categorical_type(d) for k, d in enumerate(self.X.dtypes)]
+            if self._partners is None:  # the columns a 1-way check may pair with: numeric, not marked categorical
+                self._partners = [not c and not is_categorical_type(d) for c, d in zip(self.categorical, self.dtypes)]
             check = support.extrapolation_check(self.X, features, grids, cats, self.sample_weight,
-                                                numeric=numeric, hull=hull, cache=self._support_cache)
+                                                numeric=self._partners, hull=hull, cache=self._support_cache)
         except Exception as exc:  # noqa: BLE001 - a diagnostic never refuses the call
             notes.append(f"support not computed: {type(exc).__name__}: {exc}")
         if not self.data.supports_ice_sample and check is not None:

@@ -57,6 +57,7 @@ The warning fires, once per call, when the share is at least :data:`WARN_SHARE`
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -144,6 +145,8 @@ class SupportInputs:
 
 
 def _numeric(values) -> np.ndarray:
+    if isinstance(values, np.ndarray) and values.dtype.kind in "fiu":  # numbers already: no pandas
+        return values.astype(np.float64, copy=False)
     return pd.to_numeric(pd.Series(np.asarray(values, dtype=object) if isinstance(values, np.ndarray)
                                    and values.dtype == object else values), errors="coerce").to_numpy(
         dtype=np.float64, na_value=np.nan)
@@ -304,14 +307,54 @@ def _bins(column, categorical: bool, n_bins: int) -> tuple[np.ndarray, object]:
         codes[s.isna().to_numpy()] = len(levels)
         return codes.astype(np.int64), ("levels", levels)
     x = _numeric(column)
-    finite = x[np.isfinite(x)]
+    ok = np.isfinite(x)
+    every = int(np.count_nonzero(ok)) == ok.size
+    finite = x if every else x[ok]
     if finite.size == 0:
         inner = np.array([])
-    else:
-        inner = np.unique(np.quantile(_for_edges(finite), np.linspace(0, 1, n_bins + 1)[1:-1]))
-    codes = np.searchsorted(inner, x, side="right")
-    codes[~np.isfinite(x)] = inner.size + 1
-    return codes.astype(np.int64), ("edges", inner)
+    else:  # np.unique of sorted edges: the distinct ones
+        e = quantiles(np.sort(_for_edges(finite)), _probs(n_bins))
+        inner = e[np.concatenate(([True], e[1:] != e[:-1]))]
+    codes = np.searchsorted(inner, x, side="right").astype(np.int64, copy=False)
+    if not every:
+        codes[~ok] = inner.size + 1
+    return codes, ("edges", inner)
+
+
+_PROBS: dict[int, np.ndarray] = {}
+
+
+def _probs(n_bins: int) -> np.ndarray:
+    """The inner quantile levels of ``n_bins`` bins, ``1 / n_bins, ..., (n_bins - 1) / n_bins`` (read-only)."""
+    if n_bins not in _PROBS:
+        levels = np.linspace(0, 1, n_bins + 1)[1:-1]
+        levels.flags.writeable = False
+        _PROBS[n_bins] = levels
+    return _PROBS[n_bins]
+
+
+def quantiles(x: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``np.quantile(x, q, axis=0)`` (its default, linear method) of ``x`` already sorted along axis 0.
+
+    The same arithmetic as numpy's, value for value, without its overhead per call (the
+    check runs on every call): position ``(n - 1) q`` between two order statistics ``a``
+    and ``b``, ``a + (b - a) t``, or ``b - (b - a)(1 - t)`` when ``t >= 0.5``.
+    """
+    n = x.shape[0]
+    v = (n - 1) * q
+    below = np.floor(v)
+    lo = below.astype(np.intp)
+    hi = lo + 1
+    top = v >= n - 1
+    lo[top] = hi[top] = n - 1
+    t = v - below
+    tt = t.reshape((-1,) + (1,) * (x.ndim - 1))
+    a, b = x[lo], x[hi]
+    diff = b - a
+    out = a + diff * tt
+    up = t >= 0.5
+    out[up] = b[up] - diff[up] * (1 - tt[up])
+    return out
 
 
 #: Rows whose quantiles place the coarse bin edges (evenly spaced rows of the sample).
@@ -324,25 +367,33 @@ def _for_edges(values: np.ndarray) -> np.ndarray:
     return values[::step] if step > 1 else values
 
 
-def _partner_bins(sample: pd.DataFrame, partners: Sequence[int], n_bins: int) -> list[np.ndarray]:
-    """:func:`_bins` codes of the numeric ``partners`` columns: the columns without missing values in one
-    vectorised pass (the same codes: the number of distinct quantile edges at or below each value)."""
+def _partner_bins(sample, partners: Sequence[int], n_bins: int) -> list[np.ndarray]:
+    """:func:`_bins` codes of the numeric ``partners`` columns of ``sample`` (a DataFrame, or its columns as
+    floats): the columns without missing values in one vectorised pass (the same codes: the number of
+    distinct quantile edges at or below each value)."""
     if not partners:
         return []
-    try:  # numeric columns (the partners are): one conversion
-        M = sample.iloc[:, list(partners)].to_numpy(dtype=np.float64, na_value=np.nan)
-    except (TypeError, ValueError):
-        M = np.column_stack([_numeric(sample.iloc[:, k]) for k in partners])
-    finite = np.isfinite(M).all(axis=0)
+    if isinstance(sample, np.ndarray):
+        M = sample[:, list(partners)]
+    else:
+        try:  # numeric columns (the partners are): one conversion
+            M = sample.iloc[:, list(partners)].to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            M = np.column_stack([_numeric(sample.iloc[:, k]) for k in partners])
+    finite = np.isfinite(M.sum(axis=0))  # a column sums to a finite number when every value is (or takes the
+    # per-column path below, which codes finite columns alike)
     out: list = [None] * len(partners)
     cols = np.flatnonzero(finite)
     if cols.size:
-        F = M[:, cols]
-        E = np.quantile(_for_edges(F), np.linspace(0, 1, n_bins + 1)[1:-1], axis=0)  # (n_bins - 1, columns)
+        F = M if cols.size == M.shape[1] else M[:, cols]
+        E = quantiles(np.sort(_for_edges(F), axis=0), _probs(n_bins))  # (n_bins - 1, columns)
         E[1:][E[1:] == E[:-1]] = np.inf  # a repeated edge counts once, as np.unique's would
-        codes = (F[:, None, :] >= E[None, :, :]).sum(axis=1)
+        codes = np.zeros(F.shape, dtype=np.int64)
+        for edge in E:  # the edges at or below each value, one level at a time
+            codes += F >= edge
+        codes = np.ascontiguousarray(codes.T)
         for i, c in enumerate(cols):
-            out[c] = codes[:, i].astype(np.int64)
+            out[c] = codes[i]
     for c in np.flatnonzero(~finite):
         out[c] = _bins(M[:, c], False, n_bins)[0]
     return out
@@ -361,11 +412,14 @@ def _grid_bins(grid, mapping) -> np.ndarray:
 
 def _absent(ca, CB, w, na: int, nb: int) -> tuple[np.ndarray, np.ndarray]:
     """(absent cells (K, na, nb), weight share of each b bin (K, nb)) for the bins ``ca`` of one feature against
-    each row of ``CB`` (K partners' bins, shape (K, n)): all partners in one bincount."""
+    each row of ``CB`` (K partners' bins, shape (K, n)): all partners in one bincount (``w`` None: weights 1)."""
     K = CB.shape[0]
-    cell = (np.arange(K)[:, None] * na + ca[None, :]) * nb + CB
-    H = np.bincount(cell.ravel(), weights=np.tile(w, K), minlength=K * na * nb).reshape(K, na, nb)
-    N = H if np.all(w == 1) else np.bincount(cell.ravel(), minlength=K * na * nb).reshape(K, na, nb).astype(float)
+    cell = ((np.arange(K)[:, None] * na + ca[None, :]) * nb + CB).ravel()
+    if w is None:  # every row weighs 1: the counts are the weights
+        H = N = np.bincount(cell, minlength=K * na * nb).reshape(K, na, nb).astype(np.float64)
+    else:
+        H = np.bincount(cell, weights=np.tile(w, K), minlength=K * na * nb).reshape(K, na, nb)
+        N = H if np.all(w == 1) else np.bincount(cell, minlength=K * na * nb).reshape(K, na, nb).astype(float)
     W = H.sum(axis=(1, 2))
     expected_w = H.sum(axis=2)[:, :, None] * H.sum(axis=1)[:, None, :] / W[:, None, None]
     expected_n = N.sum(axis=2)[:, :, None] * N.sum(axis=1)[:, None, :] / N.sum(axis=(1, 2))[:, None, None]
@@ -382,9 +436,22 @@ def _sample(frame: pd.DataFrame, weights) -> tuple[pd.DataFrame, np.ndarray]:
     return frame, w
 
 
+def _floats(sample: pd.DataFrame, cache: dict) -> np.ndarray:
+    """The sample's columns as floats, (n, p), converted once per call (NaN where a column holds no numbers)."""
+    if "floats" not in cache:
+        try:
+            cache["floats"] = sample.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):  # text or categories among the columns: the numeric ones, one by one
+            nan = np.full(len(sample), np.nan)
+            cache["floats"] = np.column_stack([
+                _numeric(sample.iloc[:, k]) if pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
+                else nan for k, t in enumerate(sample.dtypes.tolist())])
+    return cache["floats"]
+
+
 def n_bins(n: int) -> int:
     """Coarse bins per feature for ``n`` rows: about 20 rows per cell under independence, 2 to 10."""
-    return int(np.clip(np.floor(np.sqrt(n / 20)), 2, 10))
+    return min(10, max(2, math.floor(math.sqrt(n / 20))))
 
 
 def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Sequence, categorical: Sequence[bool],
@@ -405,13 +472,18 @@ def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Seq
     n = len(sample)
     if n < MIN_ROWS or w.sum() <= 0 or len(features) > 2:
         return None
+    if "unit" not in cache:
+        cache["unit"] = int(np.count_nonzero(w == 1)) == w.size
+    wb = None if cache["unit"] else w  # the weights _absent counts with (None: every row weighs 1)
     B = n_bins(n)
-    binned = {j: _bins(sample.iloc[:, j], categorical[i], B) for i, j in enumerate(features)}
+    F = _floats(sample, cache)
+    binned = {j: _bins(sample.iloc[:, j] if categorical[i] else F[:, j], categorical[i], B)
+              for i, j in enumerate(features)}
     if len(features) == 2:
         (ja, jb), (ga, gb) = features, grids
         (ca, ma), (cb, mb) = binned[ja], binned[jb]
         na, nb = int(ca.max()) + 1, int(cb.max()) + 1
-        absent = _absent(ca, cb[None, :], w, na, nb)[0][0]
+        absent = _absent(ca, cb[None, :], wb, na, nb)[0][0]
         ia, ib = _grid_bins(ga, ma), _grid_bins(gb, mb)
         va, vb = (ia >= 0) & (ia < na), (ib >= 0) & (ib < nb)
         cells = np.zeros((len(ia), len(ib)), dtype=bool)
@@ -427,10 +499,10 @@ def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Seq
         numeric = [pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d) for d in sample.dtypes]
     partners = [k for k in range(sample.shape[1]) if k != ja and numeric[k]]
     if len(partners) > MAX_PARTNERS and not categorical[0]:
-        a = _numeric(sample.iloc[:, ja])
+        a = F[:, ja]
         corr = []
         for k in partners:
-            b = _numeric(sample.iloc[:, k])
+            b = F[:, k]
             ok = np.isfinite(a) & np.isfinite(b)
             c = np.corrcoef(a[ok], b[ok])[0, 1] if ok.sum() > 2 and np.std(b[ok]) > 0 and np.std(a[ok]) > 0 else 0
             corr.append(abs(c) if np.isfinite(c) else 0.0)
@@ -439,16 +511,18 @@ def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Seq
         partners = partners[:MAX_PARTNERS]
     best = Extrapolation(0.0, None, n)
     valid = (ia >= 0) & (ia < na)
-    if not valid.any():
+    n_valid = int(np.count_nonzero(valid))
+    if not n_valid:
         return best
     todo = [k for k in partners if ("bins", k, B) not in cache]
-    for k, cb in zip(todo, _partner_bins(sample, todo, B)):
+    for k, cb in zip(todo, _partner_bins(F, todo, B)):
         cache[("bins", k, B)] = cb
     if not partners:
         return best
     CB = np.stack([cache[("bins", k, B)] for k in partners])
-    absent, share_b = _absent(ca, CB, w, na, int(CB.max()) + 1)
-    shares = np.einsum("kgb,kb->kg", absent[:, ia[valid], :], share_b).mean(axis=1)
+    absent, share_b = _absent(ca, CB, wb, na, int(CB.max()) + 1)
+    per_bin = np.einsum("kab,kb->ka", absent, share_b)  # each bin of the feature against each partner
+    shares = per_bin[:, ia[valid]].sum(axis=1) / n_valid  # the mean over the grid points
     i = int(np.argmax(shares))
     if shares[i] > best.share:
         best = Extrapolation(float(shares[i]), str(sample.columns[partners[i]]), n)
