@@ -11,6 +11,7 @@ from __future__ import annotations
 import numbers
 from typing import Any, Iterable
 
+from .adapter import trees_read_once
 from .errors import PdpxError
 from .options import PDOptions
 from .result import PartialDependenceCollection, PartialDependenceResult
@@ -47,4 +48,6 @@ def compute_many(model: Any, X, feature_sets: Iterable | None, options: PDOption
         sets = [session.resolve_features(f) for f in feature_sets]
         if not sets:
             raise PdpxError("feature_sets is empty; pass at least one feature, or None for every column")
-    return PartialDependenceCollection([session.compute(s) for s in sets], skipped=skipped)
+    with trees_read_once(session.adapter):  # one lookup of the trees for every feature set
+        results = [session.compute(s) for s in sets]
+    return PartialDependenceCollection(results, skipped=skipped)

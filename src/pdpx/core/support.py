@@ -414,12 +414,20 @@ def _absent(ca, CB, w, na: int, nb: int) -> tuple[np.ndarray, np.ndarray]:
     """(absent cells (K, na, nb), weight share of each b bin (K, nb)) for the bins ``ca`` of one feature against
     each row of ``CB`` (K partners' bins, shape (K, n)): all partners in one bincount (``w`` None: weights 1)."""
     K = CB.shape[0]
-    cell = ((np.arange(K)[:, None] * na + ca[None, :]) * nb + CB).ravel()
+    return _judge(*_histograms(((np.arange(K)[:, None] * na + ca[None, :]) * nb + CB).ravel(), w, (K, na, nb)))
+
+
+def _histograms(cell: np.ndarray, w: np.ndarray | None, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """(weights, counts) of the rows in each cell (flat ``cell`` ids of K stacked partners), of ``shape``."""
+    size = int(np.prod(shape))
+    N = np.bincount(cell, minlength=size).reshape(shape).astype(np.float64)
     if w is None:  # every row weighs 1: the counts are the weights
-        H = N = np.bincount(cell, minlength=K * na * nb).reshape(K, na, nb).astype(np.float64)
-    else:
-        H = np.bincount(cell, weights=np.tile(w, K), minlength=K * na * nb).reshape(K, na, nb)
-        N = H if np.all(w == 1) else np.bincount(cell, minlength=K * na * nb).reshape(K, na, nb).astype(float)
+        return N, N
+    return np.bincount(cell, weights=np.tile(w, shape[0]), minlength=size).reshape(shape), N
+
+
+def _judge(H: np.ndarray, N: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The absent cells of weights ``H`` and counts ``N`` (K, na, nb), and each b bin's weight share (K, nb)."""
     W = H.sum(axis=(1, 2))
     expected_w = H.sum(axis=2)[:, :, None] * H.sum(axis=1)[:, None, :] / W[:, None, None]
     expected_n = N.sum(axis=2)[:, :, None] * N.sum(axis=1)[:, None, :] / N.sum(axis=(1, 2))[:, None, None]
@@ -514,19 +522,42 @@ def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Seq
     n_valid = int(np.count_nonzero(valid))
     if not n_valid:
         return best
-    todo = [k for k in partners if ("bins", k, B) not in cache]
-    for k, cb in zip(todo, _partner_bins(F, todo, B)):
-        cache[("bins", k, B)] = cb
     if not partners:
         return best
-    CB = np.stack([cache[("bins", k, B)] for k in partners])
-    absent, share_b = _absent(ca, CB, wb, na, int(CB.max()) + 1)
+    if not categorical[0] and len(partners) == sum(numeric) - 1:  # every numeric column: the call's stack
+        partners, nb, pad, offsets = _stack(F, numeric, B, cache)
+        cell = (offsets + (ca * nb)[None, :]).ravel()  # each partner's cells, the feature's bins padded to `pad`
+        absent, share_b = _judge(*_histograms(cell, wb, (len(partners), pad, nb)))
+    else:
+        todo = [k for k in partners if ("bins", k, B) not in cache]
+        for k, cb in zip(todo, _partner_bins(F, todo, B)):
+            cache[("bins", k, B)] = cb
+        CB = np.stack([cache[("bins", k, B)] for k in partners])
+        absent, share_b = _absent(ca, CB, wb, na, int(CB.max()) + 1)
     per_bin = np.einsum("kab,kb->ka", absent, share_b)  # each bin of the feature against each partner
     shares = per_bin[:, ia[valid]].sum(axis=1) / n_valid  # the mean over the grid points
+    if ja in partners:  # the stack holds the feature itself: not its own partner
+        shares[partners.index(ja)] = -1.0
     i = int(np.argmax(shares))
     if shares[i] > best.share:
         best = Extrapolation(float(shares[i]), str(sample.columns[partners[i]]), n)
     return best
+
+
+def _stack(F: np.ndarray, numeric, B: int, cache: dict) -> tuple[list, int, int, np.ndarray]:
+    """The coarse bins of every numeric column, for all the 1-way checks of a call: (their positions, the
+    number of bins to pad them to, the padded number of a feature's bins, each row's cell offset (P, n)).
+
+    A numeric feature's bins are at most ``B`` (``B - 1`` inner edges, and missing values), so ``B + 2``
+    rows of cells hold them; padding adds empty cells, which are never absent and weigh nothing.
+    """
+    key = ("stack", B)
+    if key not in cache:
+        cols = [k for k in range(F.shape[1]) if numeric[k]]
+        codes = np.stack(_partner_bins(F, cols, B))  # (P, n)
+        nb, pad = int(codes.max()) + 1, B + 2
+        cache[key] = (cols, nb, pad, codes + (np.arange(len(cols)) * (pad * nb))[:, None])
+    return cache[key]
 
 
 def warning_message(features: Sequence[str], check: Extrapolation) -> str:
