@@ -20,11 +20,11 @@ from .core.errors import (
     PdpxTypeError,
     PdpxWarning,
 )
+from .core.extrapolation import Extrapolation
 from .core.hookspecs import hookimpl
 from .core.plugins import get_plugin_manager
 from .core.result import CurveResult, PartialDependenceCollection, PartialDependenceResult
 from .core.stacked import StackedResult
-from .core.support import Extrapolation
 from .core.version import __version__
 
 __all__ = [

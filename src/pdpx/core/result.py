@@ -41,7 +41,8 @@ import pandas as pd
 
 from .drawing import Drawable
 from .errors import PdpxError
-from .support import Extrapolation, SupportInputs, unsupported_cells
+from .extrapolation import Extrapolation
+from .support import SupportInputs, unsupported_cells
 
 SCHEMA_HEAD = ["feature_set", "output", "kind", "row"]
 #: Bytes a string cell takes beyond its text (an offset, or a pointer), and what
@@ -119,13 +120,11 @@ class PartialDependenceResult(CurveResult):
     background : DataFrame or None
         The rows of X (model-ordered columns) the curves were computed on, kept by
         reference for ``res.plot(color_by=...)``; None for Dask input.
-    extrapolation : pdpx.core.support.Extrapolation or None
+    extrapolation : pdpx.core.extrapolation.Extrapolation or None
         The extrapolation check: the share of the PD on combinations absent from the data.
     diagnostics : pdpx.core.support.SupportInputs or None
-        What :attr:`support` and :attr:`outside_hull` are computed from when first read.
-
-    The support diagnostics (:attr:`support`, :attr:`outside_hull`, :attr:`unsupported`,
-    :meth:`support_frame`) are computed when first read and then kept.
+        What the support diagnostics (``support``, ``outside_hull``, ``unsupported``,
+        ``support_frame()``) are computed from when first read; they are kept then.
     """
 
     figure = "partial_dependence"

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import cluster, missing, support
+from . import cluster, extrapolation, missing, support
 from . import config as _config
 from .adapter import Adapter, trees_read_once
 from .bootstrap import bootstrap_interval
@@ -29,6 +29,7 @@ from .options import PDOptions
 from .plugins import adapt, get_methods, plugin_manager
 from .result import PartialDependenceResult
 from .validation import shown
+
 
 def data_source(X, adapter: Adapter):
     """The data object for ``X``: :class:`~pdpx.core.data.LocalData`, or
@@ -404,7 +405,7 @@ class Session:
                 hull = support.outside_hull(columns[0], columns[1], grids[0], grids[1])
             if self._partners is None:  # the columns a 1-way check may pair with: numeric, not marked categorical
                 self._partners = [not c and not is_categorical_type(d) for c, d in zip(self.categorical, self.dtypes)]
-            check = support.extrapolation_check(self.X, features, grids, cats, self.sample_weight,
+            check = extrapolation.extrapolation_check(self.X, features, grids, cats, self.sample_weight,
                                                 numeric=self._partners, hull=hull, cache=self._support_cache)
         except Exception as exc:  # noqa: BLE001 - a diagnostic never refuses the call
             notes.append(f"support not computed: {type(exc).__name__}: {exc}")
@@ -412,7 +413,7 @@ class Session:
             notes.append(f"the extrapolation check looked at the first {check.rows:,} rows of the Dask input")
         if check is not None and check.warns and not self._extrapolation_warned:
             self._extrapolation_warned = True
-            warnings.warn(support.warning_message([self.names[j] for j in features], check),
+            warnings.warn(extrapolation.warning_message([self.names[j] for j in features], check),
                           ExtrapolationWarning, stacklevel=5)
         return check, hull
 

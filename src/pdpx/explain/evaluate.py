@@ -32,9 +32,9 @@ import pandas as pd
 from ..core.adapter import checked_predict
 from ..core.compute import compute, compute_many
 from ..core.config import get_config
-from ..core.options import PDOptions
 from ..core.errors import PdpxError
 from ..core.ir import ZERO_OR_NAN_MISSING, TreeModel
+from ..core.options import PDOptions
 from ..core.progress import progress_bar
 from ..core.treesum import TreeSum
 
