@@ -21,6 +21,13 @@ def is_sklearn_estimator(model) -> bool:
     return any(getattr(k, "__module__", "").startswith("sklearn.") for k in type(model).__mro__)
 
 
+def _final_estimator(model):
+    """The estimator at the end of (nested) Pipelines, or ``model`` itself."""
+    while hasattr(model, "steps") and model.steps and not isinstance(model.steps[-1][1], str):
+        model = model.steps[-1][1]
+    return model
+
+
 def _single_output(model) -> bool:
     """Gradient boosting models of scikit-learn have exactly one output per class / target."""
     try:  # private modules: if they move, fall back to probing
@@ -175,8 +182,13 @@ class SklearnAdapter(Adapter):
         return ["prediction"] if n == 1 else [f"target {i}" for i in range(n)]
 
     def probe(self, X: pd.DataFrame, response: str) -> None:
-        """Learn the number of outputs of a regressor from one prediction, unless the model says it."""
-        if getattr(self.model, "n_outputs_", None) is not None or _single_output(self.model):
+        """Learn the number of outputs of a regressor from one prediction, unless the model says it.
+
+        A Pipeline's outputs are its final estimator's: a gradient-boosting model there has one per
+        target, so no prediction is needed (predicting one row costs a boosted model its whole
+        per-call overhead).
+        """
+        if getattr(self.model, "n_outputs_", None) is not None or _single_output(_final_estimator(self.model)):
             return
         if not self.is_classifier():
             if not hasattr(self, "_n_outputs"):
