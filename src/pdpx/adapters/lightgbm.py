@@ -43,9 +43,6 @@ def is_lightgbm_model(model) -> bool:
     return "Booster" in names or "LGBMModel" in names
 
 
-def _is_booster(model) -> bool:
-    return "Booster" in library_classes(model, "lightgbm")
-
 
 class LightGBMAdapter(BoosterAdapter):
     """A LightGBM scikit-learn estimator or Booster: LightGBM's predict, and its trees read from the model text."""
@@ -54,14 +51,13 @@ class LightGBMAdapter(BoosterAdapter):
 
     def __init__(self, model: Any):
         super().__init__(model)
-        self._raw = _is_booster(model)
         #: categories LightGBM codes X's pandas category columns by, by position
         #: (recorded by validate_columns, used for grid values)
         self._frame_categories: dict[int, list] = {}
 
     # --------------------------------------------------------------- facts
     def booster(self):
-        if self._raw:
+        if self.raw:
             return self.model
         return self.model.booster_
 
@@ -86,7 +82,7 @@ class LightGBMAdapter(BoosterAdapter):
         return parse_objective(self._header().get("objective", "none"))
 
     def feature_names(self):
-        if not self._raw:
+        if not self.raw:
             names = getattr(self.model, "feature_names_in_", None) if self._fitted_on_frame() else None
             return [str(n) for n in names] if names is not None else None
         names = self.booster().feature_name()
@@ -114,22 +110,13 @@ class LightGBMAdapter(BoosterAdapter):
         return X
 
     def is_classifier(self):
-        if self._raw:
+        if self.raw:
             return self.objective()[0] in CLASSIFIER_OBJECTIVES
         return any(k.__name__ == "LGBMClassifier" for k in type(self.model).__mro__)
 
-    def _n_classes(self) -> int:
+    def n_classes(self) -> int:
         k = int(self._header().get("num_class", "1"))
         return 2 if k == 1 else k
-
-    def classes(self):
-        if not self.is_classifier():
-            return None
-        if not self._raw:
-            classes = getattr(self.model, "classes_", None)
-            if classes is not None:
-                return list(classes)
-        return list(range(self._n_classes()))
 
     def n_outputs(self) -> int:
         return int(self._header().get("num_tree_per_iteration", "1"))
@@ -141,7 +128,7 @@ class LightGBMAdapter(BoosterAdapter):
             raise PdpxError(
                 f"this LightGBM {type(self.model).__name__} has no response {response!r}; use one of {self.responses()}"
             )
-        if not self._raw:
+        if not self.raw:
             m = self.model
             if response == "predict_proba":
                 return as_2d(m.predict_proba(data))

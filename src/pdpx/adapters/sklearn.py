@@ -123,8 +123,14 @@ class SklearnAdapter(Adapter):
             )
         if self._checks_inputs():
             refuse_out_of_domain(X, type(self.model).__name__, self._casts_to_float32())
-        self.reference_rows = X.iloc[:1]  # composite models (pipelines) evaluate their steps on it
+        self._validated = X  # composite models (pipelines, ensembles) evaluate their steps on its first row
         return X
+
+    @property
+    def reference_rows(self) -> pd.DataFrame | None:
+        """The first row of the validated X (None before validation), taken out when a composite model asks."""
+        X = vars(self).get("_validated")
+        return None if X is None else X.iloc[:1]
 
     def _checks_inputs(self) -> bool:
         """Whether the estimator validates its own input (not a Pipeline, whose first step decides)."""

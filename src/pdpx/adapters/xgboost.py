@@ -41,9 +41,6 @@ def is_xgboost_model(model) -> bool:
     return "Booster" in names or "XGBModel" in names
 
 
-def _is_booster(model) -> bool:
-    return "Booster" in library_classes(model, "xgboost")
-
 
 class XGBoostAdapter(BoosterAdapter):
     """An XGBoost scikit-learn wrapper or Booster: XGBoost's predict, and its trees read from the UBJSON model."""
@@ -52,7 +49,6 @@ class XGBoostAdapter(BoosterAdapter):
 
     def __init__(self, model: Any):
         super().__init__(model)
-        self._raw = _is_booster(model)
         self._learner: dict | None = None
         self._learner_key: tuple | None = None
         #: categories of X's pandas category columns, by position (recorded by
@@ -69,7 +65,7 @@ class XGBoostAdapter(BoosterAdapter):
 
     # --------------------------------------------------------------- facts
     def booster(self):
-        if self._raw:
+        if self.raw:
             return self.model
         return self.model.get_booster()
 
@@ -90,7 +86,7 @@ class XGBoostAdapter(BoosterAdapter):
         return self._config_cache
 
     def _booster_name(self) -> str:
-        if not self._raw:
+        if not self.raw:
             name = getattr(self.model, "booster", None)
             if isinstance(name, str):
                 return name
@@ -101,7 +97,7 @@ class XGBoostAdapter(BoosterAdapter):
         return self._config()["objective"]["name"]
 
     def feature_names(self):
-        if not self._raw:
+        if not self.raw:
             names = getattr(self.model, "feature_names_in_", None)
             if names is not None:
                 return [str(n) for n in names]
@@ -121,26 +117,17 @@ class XGBoostAdapter(BoosterAdapter):
         return X
 
     def is_classifier(self):
-        if self._raw:
+        if self.raw:
             return self.objective() in CLASSIFIER_OBJECTIVES
         return any(k.__name__ == "XGBClassifier" for k in type(self.model).__mro__)
 
-    def _n_classes(self) -> int:
-        if not self._raw:
+    def n_classes(self) -> int:
+        if not self.raw:
             n = getattr(self.model, "n_classes_", None)
             if n is not None:
                 return int(n)
         k = int(self._config()["learner_model_param"].get("num_class", "0"))
         return max(k, 2)
-
-    def classes(self):
-        if not self.is_classifier():
-            return None
-        if not self._raw:
-            classes = getattr(self.model, "classes_", None)
-            if classes is not None:
-                return list(classes)
-        return list(range(self._n_classes()))
 
     def n_outputs(self) -> int:
         param = self._config()["learner_model_param"]
@@ -186,7 +173,7 @@ class XGBoostAdapter(BoosterAdapter):
     def predict(self, X, response):
         self._check_categories(X)
         data = self.model_input(X)
-        if not self._raw:
+        if not self.raw:
             m = self.model
             if response == "predict_proba":
                 return as_2d(m.predict_proba(data))
@@ -219,7 +206,7 @@ class XGBoostAdapter(BoosterAdapter):
     def _rounds(self) -> int:
         """Boosting rounds the model predicts with."""
         total = self.booster().num_boosted_rounds()
-        if not self._raw:
+        if not self.raw:
             try:
                 best = self.model.best_iteration
             except AttributeError:
@@ -241,7 +228,7 @@ class XGBoostAdapter(BoosterAdapter):
         name = self._booster_name()
         if name == "gblinear":
             return "an XGBoost gblinear model is linear, it has no trees; use method='brute'"
-        if not self._raw and callable(getattr(self.model, "objective", None)) and response != "raw":
+        if not self.raw and callable(getattr(self.model, "objective", None)) and response != "raw":
             return (
                 "the model was trained with a custom objective, so pdpx does not know its link; "
                 "use response='raw' or method='brute'"
@@ -280,7 +267,7 @@ class XGBoostAdapter(BoosterAdapter):
         if problem:
             return self.unreproduced(problem)
         missing = np.nan
-        if not self._raw:
+        if not self.raw:
             m = getattr(self.model, "missing", np.nan)
             missing = np.nan if m is None else float(m)
         return Extracted(

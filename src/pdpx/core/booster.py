@@ -92,6 +92,8 @@ class BoosterAdapter(Adapter):
 
     def __init__(self, model: Any):
         super().__init__(model)
+        #: the library's own model object (a ``Booster``), not its scikit-learn style wrapper
+        self.raw = "Booster" in library_classes(model, self.library)
         self.reasons: dict[str, str] = {}
 
     # --------------------------------------------------------------- facts
@@ -107,6 +109,20 @@ class BoosterAdapter(Adapter):
     def n_outputs(self) -> int:
         """Outputs of a regressor (targets); subclasses with multi-output models override."""
         return 1
+
+    def n_classes(self) -> int:
+        """Classes of a classifier given as the library's own model (which keeps no labels)."""
+        return 2
+
+    def classes(self):
+        """The wrapper's ``classes_`` (labels in the order of the probabilities), else ``0 .. n_classes - 1``."""
+        if not self.is_classifier():
+            return None
+        if not self.raw:
+            classes = getattr(self.model, "classes_", None)
+            if classes is not None:
+                return list(classes)
+        return list(range(self.n_classes()))
 
     def responses(self):
         """``predict_proba`` (classifiers) or ``predict``, then the raw margin."""

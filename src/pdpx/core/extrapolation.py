@@ -159,9 +159,14 @@ def _partner_bins(sample, partners: Sequence[int], n_bins: int) -> list[np.ndarr
             M = sample.iloc[:, list(partners)].to_numpy(dtype=np.float64, na_value=np.nan)
         except (TypeError, ValueError):
             M = np.column_stack([as_floats(sample.iloc[:, k]) for k in partners])
+    return list(_code_rows(M, n_bins))
+
+
+def _code_rows(M: np.ndarray, n_bins: int) -> np.ndarray:
+    """:func:`_bins` codes of each column of ``M`` as the rows of one (columns, n) array."""
     finite = np.isfinite(M.sum(axis=0))  # a column sums to a finite number when every value is (or takes the
     # per-column path below, which codes finite columns alike)
-    out: list = [None] * len(partners)
+    out = np.empty((M.shape[1], M.shape[0]), dtype=np.int64)
     cols = np.flatnonzero(finite)
     if cols.size:
         F = M if cols.size == M.shape[1] else M[:, cols]
@@ -170,9 +175,7 @@ def _partner_bins(sample, partners: Sequence[int], n_bins: int) -> list[np.ndarr
         codes = np.zeros(F.shape, dtype=np.int64)
         for edge in E:  # the edges at or below each value, one level at a time
             codes += F >= edge
-        codes = np.ascontiguousarray(codes.T)
-        for i, c in enumerate(cols):
-            out[c] = codes[i]
+        out[cols] = codes.T
     for c in np.flatnonzero(~finite):
         out[c] = _bins(M[:, c], False, n_bins)[0]
     return out
@@ -198,7 +201,7 @@ def _absent(ca, CB, w, na: int, nb: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _histograms(cell: np.ndarray, w: np.ndarray | None, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
     """(weights, counts) of the rows in each cell (flat ``cell`` ids of K stacked partners), of ``shape``."""
-    size = int(np.prod(shape))
+    size = math.prod(shape)
     N = np.bincount(cell, minlength=size).reshape(shape).astype(np.float64)
     if w is None:  # every row weighs 1: the counts are the weights
         return N, N
@@ -209,7 +212,8 @@ def _judge(H: np.ndarray, N: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The absent cells of weights ``H`` and counts ``N`` (K, na, nb), and each b bin's weight share (K, nb)."""
     W = H.sum(axis=(1, 2))
     expected_w = H.sum(axis=2)[:, :, None] * H.sum(axis=1)[:, None, :] / W[:, None, None]
-    expected_n = N.sum(axis=2)[:, :, None] * N.sum(axis=1)[:, None, :] / N.sum(axis=(1, 2))[:, None, None]
+    expected_n = expected_w if N is H else (  # rows weighing 1: the counts are the weights
+        N.sum(axis=2)[:, :, None] * N.sum(axis=1)[:, None, :] / N.sum(axis=(1, 2))[:, None, None])
     absent = (expected_n >= MIN_EXPECTED) & (H < ABSENT * expected_w)
     return absent, H.sum(axis=1) / W[:, None]
 
@@ -257,10 +261,10 @@ def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Seq
         cache["sample"] = _sample(frame, weights)
     sample, w = cache["sample"]
     n = len(sample)
-    if n < MIN_ROWS or w.sum() <= 0 or len(features) > 2:
+    if n < MIN_ROWS or len(features) > 2 or (weights is not None and w.sum() <= 0):
         return None
     if "unit" not in cache:
-        cache["unit"] = int(np.count_nonzero(w == 1)) == w.size
+        cache["unit"] = weights is None or int(np.count_nonzero(w == 1)) == w.size
     wb = None if cache["unit"] else w  # the weights _absent counts with (None: every row weighs 1)
     B = n_bins(n)
     F = _floats(sample, cache)
@@ -333,7 +337,7 @@ def _stack(F: np.ndarray, numeric, B: int, cache: dict) -> tuple[list, int, int,
     key = ("stack", B)
     if key not in cache:
         cols = [k for k in range(F.shape[1]) if numeric[k]]
-        codes = np.stack(_partner_bins(F, cols, B))  # (P, n)
+        codes = _code_rows(F if len(cols) == F.shape[1] else F[:, cols], B)  # (P, n)
         nb, pad = int(codes.max()) + 1, B + 2
         cache[key] = (cols, nb, pad, codes + (np.arange(len(cols)) * (pad * nb))[:, None])
     return cache[key]

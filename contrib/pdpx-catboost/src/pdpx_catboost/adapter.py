@@ -104,12 +104,6 @@ class CatBoostAdapter(BoosterAdapter):
         """Classifiers, and plain CatBoost models trained with a classification loss."""
         return self._kind() == "CatBoostClassifier" or self.loss() in CLASSIFIER_LOSSES
 
-    def classes(self):
-        """Class labels in the order of the probability columns."""
-        if not self.is_classifier():
-            return None
-        return list(self.model.classes_)
-
     def n_outputs(self) -> int:
         """Targets of a multi-target regressor (the dimension of the model's bias)."""
         return len(np.atleast_1d(self.model.get_scale_and_bias()[1]))
