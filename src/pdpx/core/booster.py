@@ -92,7 +92,7 @@ class BoosterAdapter(Adapter):
 
     def __init__(self, model: Any):
         super().__init__(model)
-        #: the library's own model object (a ``Booster``), not its scikit-learn style wrapper
+        #: the library's own model object (a ``Booster``), not its estimator-style wrapper
         self.raw = "Booster" in library_classes(model, self.library)
         self.reasons: dict[str, str] = {}
 
