@@ -162,11 +162,13 @@ def _partner_bins(sample, partners: Sequence[int], n_bins: int) -> list[np.ndarr
     return list(_code_rows(M, n_bins))
 
 
-def _code_rows(M: np.ndarray, n_bins: int) -> np.ndarray:
-    """:func:`_bins` codes of each column of ``M`` as the rows of one (columns, n) array."""
+def _code_rows(M: np.ndarray, n_bins: int, *, with_edges: bool = False):
+    """:func:`_bins` codes of each column of ``M`` as the rows of one (columns, n) array (``with_edges``: and
+    each column's distinct inner edges, as :func:`_bins` maps values to bins)."""
     finite = np.isfinite(M.sum(axis=0))  # a column sums to a finite number when every value is (or takes the
     # per-column path below, which codes finite columns alike)
     out = np.empty((M.shape[1], M.shape[0]), dtype=np.int64)
+    edges: list = [None] * M.shape[1]
     cols = np.flatnonzero(finite)
     if cols.size:
         F = M if cols.size == M.shape[1] else M[:, cols]
@@ -176,9 +178,12 @@ def _code_rows(M: np.ndarray, n_bins: int) -> np.ndarray:
         for edge in E:  # the edges at or below each value, one level at a time
             codes += F >= edge
         out[cols] = codes.T
+        if with_edges:
+            for i, c in enumerate(cols):  # the finite edges (inf marks a repeat) are np.unique's, in order
+                edges[c] = E[:, i][np.isfinite(E[:, i])]
     for c in np.flatnonzero(~finite):
-        out[c] = _bins(M[:, c], False, n_bins)[0]
-    return out
+        out[c], (_, edges[c]) = _bins(M[:, c], False, n_bins)
+    return (out, edges) if with_edges else out
 
 
 def _grid_bins(grid, mapping) -> np.ndarray:
@@ -268,6 +273,10 @@ def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Seq
     wb = None if cache["unit"] else w  # the weights _absent counts with (None: every row weighs 1)
     B = n_bins(n)
     F = _floats(sample, cache)
+    if numeric is None:
+        numeric = [pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d) for d in sample.dtypes]
+    if len(features) == 1 and not categorical[0] and numeric[features[0]] and 1 < sum(numeric) <= MAX_PARTNERS + 1:
+        return _one_way(F, features[0], grids[0], numeric, B, cache, wb, sample.columns)  # the usual case
     binned = {j: _bins(sample.iloc[:, j] if categorical[i] else F[:, j], categorical[i], B)
               for i, j in enumerate(features)}
     if len(features) == 2:
@@ -286,8 +295,6 @@ def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Seq
     ca, ma = binned[ja]
     ia = _grid_bins(ga, ma)
     na = int(max(ca.max(), ia.max())) + 1
-    if numeric is None:
-        numeric = [pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d) for d in sample.dtypes]
     partners = [k for k in range(sample.shape[1]) if k != ja and numeric[k]]
     if len(partners) > MAX_PARTNERS and not categorical[0]:
         a = F[:, ja]
@@ -307,29 +314,44 @@ def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Seq
         return best
     if not partners:
         return best
-    if not categorical[0] and len(partners) == sum(numeric) - 1:  # every numeric column: the call's stack
-        partners, nb, pad, offsets = _stack(F, numeric, B, cache)
-        cell = (offsets + (ca * nb)[None, :]).ravel()  # each partner's cells, the feature's bins padded to `pad`
-        absent, share_b = _judge(*_histograms(cell, wb, (len(partners), pad, nb)))
-    else:
-        todo = [k for k in partners if ("bins", k, B) not in cache]
-        for k, cb in zip(todo, _partner_bins(F, todo, B)):
-            cache[("bins", k, B)] = cb
-        CB = np.stack([cache[("bins", k, B)] for k in partners])
-        absent, share_b = _absent(ca, CB, wb, na, int(CB.max()) + 1)
+    todo = [k for k in partners if ("bins", k, B) not in cache]
+    for k, cb in zip(todo, _partner_bins(F, todo, B)):
+        cache[("bins", k, B)] = cb
+    CB = np.stack([cache[("bins", k, B)] for k in partners])
+    absent, share_b = _absent(ca, CB, wb, na, int(CB.max()) + 1)
+    return _largest(absent, share_b, ia[valid], partners, None, n, sample.columns)
+
+
+def _largest(absent, share_b, cells, partners: list, own, n: int, columns) -> Extrapolation:
+    """The partner with the largest share: the weight on absent cells next to the grid points' bins ``cells``."""
     per_bin = np.einsum("kab,kb->ka", absent, share_b)  # each bin of the feature against each partner
-    shares = per_bin[:, ia[valid]].sum(axis=1) / n_valid  # the mean over the grid points
-    if ja in partners:  # the stack holds the feature itself: not its own partner
-        shares[partners.index(ja)] = -1.0
+    shares = per_bin[:, cells].sum(axis=1) / len(cells)  # the mean over the grid points
+    if own is not None:  # the stack holds the feature itself: not its own partner
+        shares[own] = -1.0
     i = int(np.argmax(shares))
-    if shares[i] > best.share:
-        best = Extrapolation(float(shares[i]), str(sample.columns[partners[i]]), n)
-    return best
+    if shares[i] > 0.0:
+        return Extrapolation(float(shares[i]), str(columns[partners[i]]), n)
+    return Extrapolation(0.0, None, n)
 
 
-def _stack(F: np.ndarray, numeric, B: int, cache: dict) -> tuple[list, int, int, np.ndarray]:
-    """The coarse bins of every numeric column, for all the 1-way checks of a call: (their positions, the
-    number of bins to pad them to, the padded number of a feature's bins, each row's cell offset (P, n)).
+def _one_way(F: np.ndarray, ja: int, grid, numeric, B: int, cache: dict, wb, columns) -> Extrapolation:
+    """A numeric feature against every other numeric column: the call's stack of bins (:func:`_stack`) gives
+    the feature's own bins and edges, and every partner's cells in one bincount."""
+    cols, codes, edges, nb, pad, offsets = _stack(F, numeric, B, cache)
+    own = cols.index(ja)
+    inner = edges[own]
+    g = np.asarray(grid, dtype=np.float64)
+    ia = np.searchsorted(inner, g, side="right")  # the grid points' bins, as _grid_bins maps them
+    ia[np.isnan(g)] = inner.size + 1
+    cell = (offsets + (codes[own] * nb)[None, :]).ravel()  # each partner's cells, the feature's bins padded
+    absent, share_b = _judge(*_histograms(cell, wb, (len(cols), pad, nb)))
+    return _largest(absent, share_b, ia, cols, own, F.shape[0], columns)
+
+
+def _stack(F: np.ndarray, numeric, B: int, cache: dict) -> tuple:
+    """The coarse bins of every numeric column, for all the 1-way checks of a call: (their positions, their
+    codes (P, n), their distinct inner edges, the number of bins to pad them to, the padded number of a
+    feature's bins, each row's cell offset (P, n)).
 
     A numeric feature's bins are at most ``B`` (``B - 1`` inner edges, and missing values), so ``B + 2``
     rows of cells hold them; padding adds empty cells, which are never absent and weigh nothing.
@@ -337,9 +359,9 @@ def _stack(F: np.ndarray, numeric, B: int, cache: dict) -> tuple[list, int, int,
     key = ("stack", B)
     if key not in cache:
         cols = [k for k in range(F.shape[1]) if numeric[k]]
-        codes = _code_rows(F if len(cols) == F.shape[1] else F[:, cols], B)  # (P, n)
+        codes, edges = _code_rows(F if len(cols) == F.shape[1] else F[:, cols], B, with_edges=True)
         nb, pad = int(codes.max()) + 1, B + 2
-        cache[key] = (cols, nb, pad, codes + (np.arange(len(cols)) * (pad * nb))[:, None])
+        cache[key] = (cols, codes, edges, nb, pad, codes + (np.arange(len(cols)) * (pad * nb))[:, None])
     return cache[key]
 
 
