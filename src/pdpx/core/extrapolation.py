@@ -223,26 +223,36 @@ def _judge(H: np.ndarray, N: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return absent, H.sum(axis=1) / W[:, None]
 
 
-def _sample(frame: pd.DataFrame, weights) -> tuple[pd.DataFrame, np.ndarray]:
-    n = len(frame)
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)[:n]
-    if n > SAMPLE:
-        pick = np.sort(np.random.default_rng(0).choice(n, SAMPLE, replace=False))
-        return frame.iloc[pick], w[pick]
-    return frame, w
+class _Rows:
+    """The rows the check looks at: all of them, or a seeded sample of :data:`SAMPLE` (taken out lazily)."""
 
+    def __init__(self, frame: pd.DataFrame, weights):
+        n = len(frame)
+        w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)[:n]
+        self.pick = None
+        if n > SAMPLE:
+            self.pick = np.sort(np.random.default_rng(0).choice(n, SAMPLE, replace=False))
+            w = w[self.pick]
+        self.frame, self.w, self.n = frame, w, len(w)
+        self.columns = frame.columns
 
-def _floats(sample: pd.DataFrame, cache: dict) -> np.ndarray:
-    """The sample's columns as floats, (n, p), converted once per call (NaN where a column holds no numbers)."""
-    if "floats" not in cache:
+    def column(self, j: int) -> pd.Series:
+        """Column ``j`` of the rows."""
+        return self.frame.iloc[:, j] if self.pick is None else self.frame.iloc[self.pick, j]
+
+    def floats(self) -> np.ndarray:
+        """The rows' columns as floats, (n, p) (NaN where a column holds no numbers)."""
+        A = self.frame.to_numpy()  # every column in one array: a view when the frame is one block of numbers
+        if A.dtype.kind in "fiub":
+            return np.asarray(A if self.pick is None else A[self.pick], dtype=np.float64)
+        rows = self.frame if self.pick is None else self.frame.iloc[self.pick]
         try:
-            cache["floats"] = sample.to_numpy(dtype=np.float64, na_value=np.nan)
+            return rows.to_numpy(dtype=np.float64, na_value=np.nan)
         except (TypeError, ValueError):  # text or categories among the columns: the numeric ones, one by one
-            nan = np.full(len(sample), np.nan)
-            cache["floats"] = np.column_stack([
-                as_floats(sample.iloc[:, k]) if pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
-                else nan for k, t in enumerate(sample.dtypes.tolist())])
-    return cache["floats"]
+            nan = np.full(self.n, np.nan)
+            return np.column_stack([
+                as_floats(rows.iloc[:, k]) if pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
+                else nan for k, t in enumerate(rows.dtypes.tolist())])
 
 
 def n_bins(n: int) -> int:
@@ -262,22 +272,24 @@ def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Seq
     coarse bins.
     """
     cache = {} if cache is None else cache
-    if "sample" not in cache:
-        cache["sample"] = _sample(frame, weights)
-    sample, w = cache["sample"]
-    n = len(sample)
+    if "rows" not in cache:
+        cache["rows"] = _Rows(frame, weights)
+    sample = cache["rows"]
+    n, w = sample.n, sample.w
     if n < MIN_ROWS or len(features) > 2 or (weights is not None and w.sum() <= 0):
         return None
     if "unit" not in cache:
         cache["unit"] = weights is None or int(np.count_nonzero(w == 1)) == w.size
     wb = None if cache["unit"] else w  # the weights _absent counts with (None: every row weighs 1)
     B = n_bins(n)
-    F = _floats(sample, cache)
+    if "floats" not in cache:  # converted once per call
+        cache["floats"] = sample.floats()
+    F = cache["floats"]
     if numeric is None:
-        numeric = [pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d) for d in sample.dtypes]
+        numeric = [pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d) for d in frame.dtypes]
     if len(features) == 1 and not categorical[0] and numeric[features[0]] and 1 < sum(numeric) <= MAX_PARTNERS + 1:
         return _one_way(F, features[0], grids[0], numeric, B, cache, wb, sample.columns)  # the usual case
-    binned = {j: _bins(sample.iloc[:, j] if categorical[i] else F[:, j], categorical[i], B)
+    binned = {j: _bins(sample.column(j) if categorical[i] else F[:, j], categorical[i], B)
               for i, j in enumerate(features)}
     if len(features) == 2:
         (ja, jb), (ga, gb) = features, grids
@@ -295,7 +307,7 @@ def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Seq
     ca, ma = binned[ja]
     ia = _grid_bins(ga, ma)
     na = int(max(ca.max(), ia.max())) + 1
-    partners = [k for k in range(sample.shape[1]) if k != ja and numeric[k]]
+    partners = [k for k in range(F.shape[1]) if k != ja and numeric[k]]
     if len(partners) > MAX_PARTNERS and not categorical[0]:
         a = F[:, ja]
         corr = []

@@ -73,9 +73,14 @@ class CatBoostAdapter(BoosterAdapter):
             raise self.not_fitted()
 
     def loss(self) -> str:
-        """The loss function's name, without its parameters (``"Tweedie:variance_power=1.5"`` -> ``"Tweedie"``)."""
-        params = self.model.get_all_params() if self.model.is_fitted() else self.model.get_params()
-        return str(params.get("loss_function", "RMSE")).split(":")[0]
+        """The loss function's name, without its parameters (``"Tweedie:variance_power=1.5"`` -> ``"Tweedie"``).
+
+        Read once per adapter (once per call): CatBoost assembles every parameter to answer.
+        """
+        if "_loss" not in vars(self):
+            params = self.model.get_all_params() if self.model.is_fitted() else self.model.get_params()
+            self._loss = str(params.get("loss_function", "RMSE")).split(":")[0]
+        return self._loss
 
     def _kind(self) -> str:
         names = catboost_classes(self.model)
