@@ -136,7 +136,8 @@ def partial_dependence(
         ``kind="derivative"``; a :class:`~pdpx.core.stacked.StackedResult` for ``by=`` or a
         dict of models. Every one has ``to_frame()``, ``plot()`` and ``save()``.
     """
-    given = {k: v for k, v in locals().items() if k in OPTION_NAMES and v is not DEFAULTS[k]}
+    given = {k: v for k, v in locals().items()  # the options the caller set (a default tuple equals, not is, its own)
+             if k in OPTION_NAMES and v is not DEFAULTS[k] and not (type(v) is tuple and v == DEFAULTS[k])}
     check_param("partial_dependence", "features", features, FEATURES)
     options = PDOptions.checked("partial_dependence", given, kinds=PD_KINDS)
     if options.kind == "derivative":  # not a session kind: derivatives of the ICE curves
