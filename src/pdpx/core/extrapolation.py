@@ -165,8 +165,9 @@ def _partner_bins(sample, partners: Sequence[int], n_bins: int) -> list[np.ndarr
 def _code_rows(M: np.ndarray, n_bins: int, *, with_edges: bool = False):
     """:func:`_bins` codes of each column of ``M`` as the rows of one (columns, n) array (``with_edges``: and
     each column's distinct inner edges, as :func:`_bins` maps values to bins)."""
-    finite = np.isfinite(M.sum(axis=0))  # a column sums to a finite number when every value is (or takes the
-    # per-column path below, which codes finite columns alike)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf, or huge values: the per-column path
+        finite = np.isfinite(M.sum(axis=0))  # a column sums to a finite number when every value is (or takes
+        # the per-column path below, which codes finite columns alike)
     out = np.empty((M.shape[1], M.shape[0]), dtype=np.int64)
     edges: list = [None] * M.shape[1]
     cols = np.flatnonzero(finite)
