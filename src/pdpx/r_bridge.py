@@ -31,8 +31,8 @@ from .adapters.randomforest import RandomForestAdapter
 from .adapters.randomforest_trees import as_array, as_list, read_forest
 from .adapters.ranger import RangerAdapter
 from .adapters.rfunction import RFunctionAdapter
+from .api import partial_dependence
 from .core.adapter import Adapter
-from .core.compute import partial_dependence
 from .core.errors import PdpxError, PdpxWarning
 
 

@@ -21,6 +21,13 @@ def is_sklearn_estimator(model) -> bool:
     return any(getattr(k, "__module__", "").startswith("sklearn.") for k in type(model).__mro__)
 
 
+def _final_estimator(model):
+    """The estimator at the end of (nested) Pipelines, or ``model`` itself."""
+    while hasattr(model, "steps") and model.steps and not isinstance(model.steps[-1][1], str):
+        model = model.steps[-1][1]
+    return model
+
+
 def _single_output(model) -> bool:
     """Gradient boosting models of scikit-learn have exactly one output per class / target."""
     try:  # private modules: if they move, fall back to probing
@@ -45,17 +52,34 @@ def out_of_domain(values: np.ndarray, float32: bool) -> np.ndarray:
 
 
 def refuse_out_of_domain(X: pd.DataFrame, name: str, float32: bool) -> None:
-    """scikit-learn's estimators refuse infinite inputs (and, casting to float32, larger ones): say so up front."""
-    for col in X.columns:
-        s = X[col]
-        if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
-            bad = out_of_domain(s.to_numpy(dtype=np.float64, na_value=np.nan), float32)
-            if bad.any():
-                limit = " or beyond float32's range (+-3.4e38, it casts inputs to float32)" if float32 else ""
-                raise PdpxError(
-                    f"X column {col!r} holds {int(bad.sum())} infinite value(s){limit}; {name} (scikit-learn) "
-                    "refuses them. Replace them (e.g. with NaN where the model accepts missing values)"
-                )
+    """scikit-learn's estimators refuse infinite inputs (and, casting to float32, larger ones): say so up front.
+
+    The columns are read in one pass (one array) when they all hold numbers; the first offending
+    column is named.
+    """
+    try:  # every column holds numbers (the usual case): one array, no look at the dtypes
+        values = X.to_numpy(dtype=np.float64, na_value=np.nan)
+        numeric = list(range(X.shape[1]))
+    except (TypeError, ValueError):
+        numeric = [j for j, t in enumerate(X.dtypes.tolist()) if _numeric_not_bool(t)]
+        if not numeric:
+            return
+        values = np.column_stack([X.iloc[:, j].to_numpy(dtype=np.float64, na_value=np.nan) for j in numeric])
+    bad = out_of_domain(values, float32)
+    hit = np.flatnonzero(bad.any(axis=0))
+    if hit.size:
+        col = X.columns[numeric[hit[0]]]
+        limit = " or beyond float32's range (+-3.4e38, it casts inputs to float32)" if float32 else ""
+        raise PdpxError(
+            f"X column {col!r} holds {int(bad[:, hit[0]].sum())} infinite value(s){limit}; {name} (scikit-learn) "
+            "refuses them. Replace them (e.g. with NaN where the model accepts missing values)"
+        )
+
+
+def _numeric_not_bool(dtype) -> bool:
+    if isinstance(dtype, np.dtype):
+        return dtype.kind in "iufc"
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
 class SklearnAdapter(Adapter):
@@ -99,17 +123,25 @@ class SklearnAdapter(Adapter):
             )
         if self._checks_inputs():
             refuse_out_of_domain(X, type(self.model).__name__, self._casts_to_float32())
-        self.reference_rows = X.iloc[:1]  # composite models (pipelines) evaluate their steps on it
+        self._validated = X  # composite models (pipelines, ensembles) evaluate their steps on its first row
         return X
+
+    @property
+    def reference_rows(self) -> pd.DataFrame | None:
+        """The first row of the validated X (None before validation), taken out when a composite model asks."""
+        X = vars(self).get("_validated")
+        return None if X is None else X.iloc[:1]
 
     def _checks_inputs(self) -> bool:
         """Whether the estimator validates its own input (not a Pipeline, whose first step decides)."""
         return not hasattr(self.model, "steps") and not hasattr(self.model, "transformers")
 
     def _casts_to_float32(self) -> bool:
-        from . import sklearn_trees
+        if "_float32" not in vars(self):  # asked by validate_columns and check_grid: once per adapter
+            from . import sklearn_trees
 
-        return sklearn_trees.casts_to_float32(self.model)
+            self._float32 = sklearn_trees.casts_to_float32(self.model)
+        return self._float32
 
     def check_grid(self, name, values):
         if not self._checks_inputs() or np.asarray(values).dtype.kind not in "iuf":
@@ -123,9 +155,11 @@ class SklearnAdapter(Adapter):
             )
 
     def is_classifier(self):
-        from sklearn.base import is_classifier
+        if "_classifier" not in vars(self):  # scikit-learn reads the estimator's tags: once per adapter
+            from sklearn.base import is_classifier
 
-        return bool(is_classifier(self.model))
+            self._classifier = bool(is_classifier(self.model))
+        return self._classifier
 
     def classes(self):
         classes = getattr(self.model, "classes_", None)
@@ -154,8 +188,13 @@ class SklearnAdapter(Adapter):
         return ["prediction"] if n == 1 else [f"target {i}" for i in range(n)]
 
     def probe(self, X: pd.DataFrame, response: str) -> None:
-        """Learn the number of outputs of a regressor from one prediction, unless the model says it."""
-        if getattr(self.model, "n_outputs_", None) is not None or _single_output(self.model):
+        """Learn the number of outputs of a regressor from one prediction, unless the model says it.
+
+        A Pipeline's outputs are its final estimator's: a gradient-boosting model there has one per
+        target, so no prediction is needed (predicting one row costs a boosted model its whole
+        per-call overhead).
+        """
+        if getattr(self.model, "n_outputs_", None) is not None or _single_output(_final_estimator(self.model)):
             return
         if not self.is_classifier():
             if not hasattr(self, "_n_outputs"):

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.compute import partial_dependence_many
+from ..api import partial_dependence_many
 from ..core.plugins import adapt
 from .checks import (
     InvalidParameterError,
