@@ -6,7 +6,8 @@ VENV  := $(CURDIR)/.venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.pdpx-installed
 APT_PACKAGES := r-base-core r-base-dev r-cran-randomforest r-cran-reticulate r-cran-testthat r-cran-ggplot2 \
-                r-cran-ranger r-cran-gbm chromium chromium-driver
+                r-cran-ranger r-cran-gbm r-cran-e1071 r-cran-mass r-cran-nnet r-cran-kernlab r-cran-earth \
+                r-cran-mda r-cran-party r-cran-ipred r-cran-caret r-cran-rpart chromium chromium-driver
 export PDPX_PYTHON := $(PY)
 export OMP_NUM_THREADS ?= 2
 

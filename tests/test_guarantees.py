@@ -308,7 +308,7 @@ def test_to_frame_refuses_up_front_with_its_estimate(forest):
 
 def test_the_report_keeps_only_the_ice_curves_it_draws(forest, tmp_path, monkeypatch):
     pytest.importorskip("plotnine", reason="plotnine is installed with pdpx[plot]")
-    from pdpx.outputs import report as report_module
+    from pdpx import reporting as report_module
 
     model, X = forest
     kept = []

@@ -23,6 +23,13 @@ def is_sklearn_estimator(model) -> bool:
     return any(getattr(k, "__module__", "").startswith("sklearn.") for k in type(model).__mro__)
 
 
+def _final_estimator(model):
+    """The estimator at the end of (nested) Pipelines, or ``model`` itself."""
+    while hasattr(model, "steps") and model.steps and not isinstance(model.steps[-1][1], str):
+        model = model.steps[-1][1]
+    return model
+
+
 def _single_output(model) -> bool:
     """Gradient boosting models of scikit-learn have exactly one output per class / target."""
     try:  # private modules: if they move, fall back to probing
@@ -45,6 +52,23 @@ def out_of_domain(values: np.ndarray) -> np.ndarray:
         return np.isinf(values) | (np.abs(values) > FLOAT32_MAX)
 
 
+def candidates(X: pd.DataFrame):
+    """``(column, its values as float64)`` of each numeric column holding a value :func:`out_of_domain` marks.
+
+    The columns are read in one pass (one array) when they all hold numbers.
+    """
+    try:  # every column holds numbers (the usual case): one array, no look at the dtypes
+        values = X.to_numpy(dtype=np.float64, na_value=np.nan)
+        numeric = list(range(X.shape[1]))
+    except (TypeError, ValueError):
+        numeric = [j for j, t in enumerate(X.dtypes.tolist()) if _numeric_not_bool(t)]
+        if not numeric:
+            return []
+        values = np.column_stack([X.iloc[:, j].to_numpy(dtype=np.float64, na_value=np.nan) for j in numeric])
+    hit = np.flatnonzero(out_of_domain(values).any(axis=0))
+    return [(X.columns[numeric[h]], values[:, h]) for h in hit]
+
+
 def _kind(value: float) -> str:
     return "infinite" if np.isinf(value) else "beyond float32's range (+-3.4e38)"
 
@@ -65,14 +89,19 @@ def _same_kind(values: np.ndarray, value: float) -> np.ndarray:
 
 def _ordinary_row(X: pd.DataFrame) -> pd.DataFrame:
     """The first row of X whose numeric values are all finite (the first row if there is none)."""
-    numeric = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c].dtype)
-               and not pd.api.types.is_bool_dtype(X[c].dtype)]
+    numeric = [c for c in X.columns if _numeric_not_bool(X[c].dtype)]
     if numeric:
         head = X[numeric].iloc[:1000].to_numpy(dtype=np.float64, na_value=np.nan)
         ok = np.flatnonzero(np.isfinite(head).all(axis=1))
         if ok.size:
             return X.iloc[[int(ok[0])]].reset_index(drop=True)
     return X.iloc[:1].reset_index(drop=True)
+
+
+def _numeric_not_bool(dtype) -> bool:
+    if isinstance(dtype, np.dtype):
+        return dtype.kind in "iufc"
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
 class SklearnAdapter(Adapter):
@@ -114,15 +143,10 @@ class SklearnAdapter(Adapter):
                 f"X has {X.shape[1]} columns but {type(self.model).__name__} was fitted on {n}; "
                 f"pass X with the {n} columns used for fitting, in the same order"
             )
+        self._validated = X  # composite models (pipelines, ensembles) evaluate their steps on its first row
         self._refusals = {}
-        self._rows = X  # where an ordinary row for asking the estimator is found, when one is needed
-        for col in X.columns:
-            s = X[col]
-            if not pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
-                continue
-            values = s.to_numpy(dtype=np.float64, na_value=np.nan)
-            bad = out_of_domain(values)
-            for value in _representatives(values[bad]):
+        for col, values in candidates(X):
+            for value in _representatives(values[out_of_domain(values)]):
                 reason = self.refusal(col, value)
                 if reason:
                     count = int(np.sum(_same_kind(values, value)))
@@ -131,7 +155,6 @@ class SklearnAdapter(Adapter):
                         f"(scikit-learn) refuses them ({reason}). Replace them (e.g. with NaN where the model "
                         "accepts missing values)"
                     )
-        self.reference_rows = X.iloc[:1]  # composite models (pipelines) evaluate their steps on it
         return X
 
     def refusal(self, column, value: float) -> str | None:
@@ -149,7 +172,7 @@ class SklearnAdapter(Adapter):
         return self._refusals[key]
 
     def _ask(self, column, value: float) -> str | None:
-        base = _ordinary_row(self._rows)
+        base = _ordinary_row(self._validated)
         probe = pd.concat([base, base], ignore_index=True)
         if isinstance(probe[column].dtype, np.dtype):  # a numpy column holds the value as float64
             probe[column] = probe[column].astype(np.float64)
@@ -167,8 +190,14 @@ class SklearnAdapter(Adapter):
                 return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
         return None
 
+    @property
+    def reference_rows(self) -> pd.DataFrame | None:
+        """The first row of the validated X (None before validation), taken out when a composite model asks."""
+        X = vars(self).get("_validated")
+        return None if X is None else X.iloc[:1]
+
     def check_grid(self, name, values):
-        if np.asarray(values).dtype.kind not in "iuf" or getattr(self, "_rows", None) is None:
+        if np.asarray(values).dtype.kind not in "iuf" or vars(self).get("_validated") is None:
             return
         arr = np.asarray(values, dtype=np.float64)
         for value in _representatives(arr[out_of_domain(arr)]):
@@ -181,9 +210,11 @@ class SklearnAdapter(Adapter):
                 )
 
     def is_classifier(self):
-        from sklearn.base import is_classifier
+        if "_classifier" not in vars(self):  # scikit-learn reads the estimator's tags: once per adapter
+            from sklearn.base import is_classifier
 
-        return bool(is_classifier(self.model))
+            self._classifier = bool(is_classifier(self.model))
+        return self._classifier
 
     def classes(self):
         classes = getattr(self.model, "classes_", None)
@@ -212,8 +243,13 @@ class SklearnAdapter(Adapter):
         return ["prediction"] if n == 1 else [f"target {i}" for i in range(n)]
 
     def probe(self, X: pd.DataFrame, response: str) -> None:
-        """Learn the number of outputs of a regressor from one prediction, unless the model says it."""
-        if getattr(self.model, "n_outputs_", None) is not None or _single_output(self.model):
+        """Learn the number of outputs of a regressor from one prediction, unless the model says it.
+
+        A Pipeline's outputs are its final estimator's: a gradient-boosting model there has one per
+        target, so no prediction is needed (predicting one row costs a boosted model its whole
+        per-call overhead).
+        """
+        if getattr(self.model, "n_outputs_", None) is not None or _single_output(_final_estimator(self.model)):
             return
         if not self.is_classifier():
             if not hasattr(self, "_n_outputs"):

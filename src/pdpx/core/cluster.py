@@ -64,6 +64,9 @@ class DaskData:
         #: a local sample of the rows, columns in the model's order: what validation and encoders see
         self.head = adapter.validate_columns(sample)
         self.columns = list(self.head.columns)
+        #: the columns of :attr:`head` (the model's order) as text, and their dtypes
+        self.names = [str(c) for c in self.columns]
+        self.dtypes = self.head.dtypes.tolist()
 
     def column(self, j: int) -> pd.Series:
         """Column ``j`` over all rows (computed once: grids and plots' rugs both need it)."""

@@ -24,7 +24,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
 from .errors import PdpxError, PdpxTypeError
@@ -115,7 +115,7 @@ def set_config(*, memory_budget=None) -> None:
 
 
 @contextlib.contextmanager
-def config_context(**settings):
+def config_context(**settings) -> Iterator[None]:
     """Override settings in this context only: ``with pdpx.config_context(memory_budget="1GB"): ...``.
 
     Other threads and asyncio tasks do not see the override; leaving the block

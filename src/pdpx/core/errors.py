@@ -33,7 +33,7 @@ class NonFiniteWarning(PdpxWarning):
 class ExtrapolationWarning(PdpxWarning):
     """A large share of the partial dependence rests on feature combinations absent from the data.
 
-    The rule is in :mod:`pdpx.core.support`; accumulated local effects (``pdpx.ale``)
+    The rule is in :mod:`pdpx.core.extrapolation`; accumulated local effects (``pdpx.ale``)
     are the alternative that stays within the data.
 
     Attributes

@@ -149,7 +149,14 @@ def brute_seconds(adapter, req) -> float:
 
 
 def defer_reason(adapter, req) -> str | None:
-    """Why ``auto`` should run brute now instead of waiting for ``exact``'s compilation, or None."""
+    """Why ``auto`` should run brute now instead of waiting for ``exact``'s compilation, or None.
+
+    Once every kernel is compiled or cached (checked once per process, then remembered), this is a
+    look at one flag: a call costs what its kernel costs.
+    """
+    if _state.get("all_ready") or not pending(COLD_SECONDS):
+        _state["all_ready"] = True
+        return None
     missing = pending(needed(adapter.tree_model(req.response), req))
     if not missing:
         return None
@@ -212,4 +219,5 @@ def reset() -> None:
         _ready.clear()
         _state["brute_seconds"] = 0.0
         _state["background"] = None
+        _state["all_ready"] = False
 
