@@ -125,17 +125,24 @@ def _calls(monkeypatch):
 
 
 def _models():
+    from sklearn.compose import ColumnTransformer
     from sklearn.ensemble import (
         HistGradientBoostingClassifier,
         HistGradientBoostingRegressor,
         RandomForestClassifier,
         RandomForestRegressor,
+        VotingRegressor,
     )
+    from sklearn.pipeline import make_pipeline
 
     rng = np.random.default_rng(1)
     X = pd.DataFrame(rng.normal(size=(400, 3)), columns=["a", "b", "c"])
     y = X.a * X.b + X.c
+    only_bc = make_pipeline(ColumnTransformer([("bc", "passthrough", ["b", "c"])]), RandomForestRegressor(
+        n_estimators=3, random_state=0))
     out = {
+        "voting (a member without a)": VotingRegressor([("hgb", HistGradientBoostingRegressor(max_iter=5)),
+                                                        ("bc", only_bc)]).fit(X, y),
         "hgb": HistGradientBoostingRegressor(max_iter=10).fit(X, y),
         "hgb-binary": HistGradientBoostingClassifier(max_iter=10).fit(X, y > 0),
         "hgb-3": HistGradientBoostingClassifier(max_iter=10).fit(X, pd.cut(y, 3, labels=False)),

@@ -88,14 +88,25 @@ def _same_kind(values: np.ndarray, value: float) -> np.ndarray:
 
 
 def _ordinary_row(X: pd.DataFrame) -> pd.DataFrame:
-    """The first row of X whose numeric values are all finite (the first row if there is none)."""
+    """A row of X whose numeric values are all finite and within float32's range: the first such row, or
+    else the first row with each other value taken from its column's first such value (0 if none)."""
     numeric = [c for c in X.columns if _numeric_not_bool(X[c].dtype)]
-    if numeric:
-        head = X[numeric].iloc[:1000].to_numpy(dtype=np.float64, na_value=np.nan)
-        ok = np.flatnonzero(np.isfinite(head).all(axis=1))
-        if ok.size:
-            return X.iloc[[int(ok[0])]].reset_index(drop=True)
-    return X.iloc[:1].reset_index(drop=True)
+    if not numeric:
+        return X.iloc[:1].reset_index(drop=True)
+    head = X[numeric].iloc[:1000].to_numpy(dtype=np.float64, na_value=np.nan)
+    with np.errstate(invalid="ignore"):
+        fine = np.isfinite(head) & (np.abs(head) <= FLOAT32_MAX)
+    ok = np.flatnonzero(fine.all(axis=1))
+    if ok.size:
+        return X.iloc[[int(ok[0])]].reset_index(drop=True)
+    row = X.iloc[:1].reset_index(drop=True)
+    for j, col in enumerate(numeric):
+        if not fine[0, j]:
+            good = np.flatnonzero(fine[:, j])
+            if isinstance(row[col].dtype, np.dtype):
+                row[col] = row[col].astype(np.float64)
+            row.loc[0, col] = head[good[0], j] if good.size else 0.0
+    return row
 
 
 def _numeric_not_bool(dtype) -> bool:

@@ -59,7 +59,14 @@ def needed(tm, req) -> set[str]:
     from ...core.treesum import TreeSum
 
     if isinstance(tm, TreeSum):
-        return set().union(*(needed(term.model, req) for term in tm.terms)) if tm.terms else set()
+        from .combine import member_request
+
+        out = set()
+        for term in tm.terms:
+            sub, _ = member_request(term, req)
+            if sub is not None:  # a member that reads no target feature is averaged without a kernel
+                out |= needed(term.model, sub)
+        return out
     from .engine import kernel_option
     from .oblivious import maybe_oblivious
     from .prep import static_layout, uses_intervals
@@ -157,7 +164,11 @@ def defer_reason(adapter, req) -> str | None:
     if _state.get("all_ready") or not pending(COLD_SECONDS):
         _state["all_ready"] = True
         return None
-    missing = pending(needed(adapter.tree_model(req.response), req))
+    try:
+        names = needed(adapter.tree_model(req.response), req)
+    except Exception:  # noqa: BLE001 - a model this cannot read ahead: count every kernel
+        names = set(COLD_SECONDS)
+    missing = pending(names)
     if not missing:
         return None
     compile_s = cold_seconds(missing)
