@@ -26,12 +26,14 @@ Nothing here changes a number: brute is exact too, ``res.method`` says which ran
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import os
 import subprocess
 import sys
 import threading
 import time
+import warnings
 
 #: Seconds each kernel takes to compile from scratch, measured with an empty numba cache
 #: (benchmarks/bench_first_call.py prints them; rounded up). Keys: ``module.function`` of this package.
@@ -201,6 +203,7 @@ def compile_in_background() -> bool:
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
         env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
         try:
+            atexit.register(_quiet_at_exit)
             _state["background"] = subprocess.Popen(
                 [sys.executable, "-m", f"{__package__}.warmup", "--background"], env=env,
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -209,6 +212,11 @@ def compile_in_background() -> bool:
             _state["background"] = _NotStarted()
             return False
         return True
+
+
+def _quiet_at_exit() -> None:
+    """The background compilation outlives this process on purpose: no "still running" warning at exit."""
+    warnings.filterwarnings("ignore", message=r"subprocess \d+ is still running", category=ResourceWarning)
 
 
 class _NotStarted:

@@ -9,8 +9,8 @@ so a later call only loads machine code.
     python -m pdpx.plugins.trees.warmup [--jobs N] [--background]
 
 ``--jobs``: compile the three kernel families in up to N processes at once (default:
-the cores, at most 3). ``--background``: at low priority, and only if no other
-background compilation holds the lock (one per user and cache).
+the cores, at most 3). ``--background``: on otherwise idle cores only, and only if no
+other background compilation holds the lock (one per user).
 """
 
 from __future__ import annotations
@@ -130,6 +130,16 @@ def _hold_lock():
     return handle
 
 
+def _lowest_priority() -> None:
+    """Run only on otherwise idle cores (Linux's idle class; elsewhere the lowest nice level), so that the
+    compilation never slows the process that started it (whose model may predict on every core)."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        if hasattr(os, "nice"):
+            os.nice(19)
+
+
 def main(argv: list[str]) -> int:
     """``python -m pdpx.plugins.trees.warmup [--jobs N] [--background] [--family NAME]``."""
     if "--family" in argv:
@@ -141,8 +151,7 @@ def main(argv: list[str]) -> int:
         lock = _hold_lock()
         if lock is None:
             return 0  # another process is compiling into this cache
-        if hasattr(os, "nice"):
-            os.nice(10)
+        _lowest_priority()
         jobs = 1
     seconds = warm_up(jobs)
     if not background:
