@@ -6,7 +6,8 @@ VENV  := $(CURDIR)/.venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.pdpx-installed
 APT_PACKAGES := r-base-core r-base-dev r-cran-randomforest r-cran-reticulate r-cran-testthat r-cran-ggplot2 \
-                r-cran-ranger r-cran-gbm chromium chromium-driver
+                r-cran-ranger r-cran-gbm r-cran-e1071 r-cran-mass r-cran-nnet r-cran-kernlab r-cran-earth \
+                r-cran-mda r-cran-party r-cran-ipred r-cran-caret r-cran-rpart chromium chromium-driver
 export PDPX_PYTHON := $(PY)
 export OMP_NUM_THREADS ?= 2
 
@@ -31,10 +32,12 @@ $(VENV)/bin/python:
 
 # Reinstalled when pyproject.toml changes. rpy2 is pinned to 3.5.17 (3.6 fails with R 4.2.2).
 # contrib/pdpx-catboost is a separate distribution (the CatBoost plugin), installed editable.
+# Then the tree kernels are compiled into numba's cache (three processes at once), so that the
+# first call of a session only loads them.
 $(STAMP): pyproject.toml contrib/pdpx-catboost/pyproject.toml $(VENV)/bin/python
 	$(VENV)/bin/pip install -q -e ".[all,test,r,docs]"
 	$(VENV)/bin/pip install -q -e contrib/pdpx-catboost
-	$(PY) -c "from pdpx.plugins.trees.warmup import warm_up; print(f'compiled the tree kernels in {warm_up():.1f} s')"
+	$(PY) -m pdpx.plugins.trees.warmup
 	touch $(STAMP)
 
 demo: setup

@@ -9,7 +9,7 @@ import pandas as pd
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 import pdpx
-from pdpx.core import support
+from pdpx.core import extrapolation, support
 
 try:
     from .common import best_time, row
@@ -36,7 +36,7 @@ def run() -> list[dict]:
         def diag():
             counts = support.support_counts(cols, res.grid_values, [False] * len(feats))
             hull = support.outside_hull(cols[0], cols[1], *res.grid_values) if len(feats) == 2 else None
-            support.extrapolation_check(X, idx, res.grid_values, [False] * len(feats), hull=hull)
+            extrapolation.extrapolation_check(X, idx, res.grid_values, [False] * len(feats), hull=hull)
             return counts
 
         ours = best_time(diag)

@@ -3,6 +3,10 @@
 * Installed third-party pdpx plugins are kept out of the run (PDPX_DISABLE_PLUGINS=1);
   tests that need entry points turn loading on explicitly.
 * In CI (CI=true) a skipped test fails the run: everything must be installed there.
+* The tree kernels are compiled (or loaded from numba's cache) before the first test, so
+  ``method="auto"`` takes ``exact`` whatever the size of a test's data; the rule that
+  makes a first call on a fresh installation run ``brute`` while they compile is tested
+  in fresh processes with their own cache (tests/plugins/test_first_call.py).
 * Initialising R through rpy2 prepends R's and the system's library folders to
   LD_LIBRARY_PATH in os.environ; Python processes started afterwards (Dask
   workers, subprocess checks) then load the system's libpython next to this
@@ -25,6 +29,13 @@ def pytest_sessionfinish(session, exitstatus):
         if skipped:
             reporter.write_line(f"CI: {len(skipped)} test(s) skipped; in CI nothing may skip", red=True)
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _compiled_kernels():
+    from pdpx.plugins.trees.warmup import warm_up
+
+    warm_up(jobs=min(3, os.cpu_count() or 1))
 
 
 @pytest.fixture(autouse=True)

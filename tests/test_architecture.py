@@ -91,7 +91,7 @@ def test_nothing_points_outside_the_repository():
     assert not hits, "\n".join(hits)
 
 
-@pytest.mark.parametrize("package", ["pdpx.adapters", "pdpx.plugins"])
+@pytest.mark.parametrize("package", ["pdpx.adapters", "pdpx.plugins", "pdpx.outputs"])
 def test_the_builtins_a_package_lists_are_exactly_its_plugins(package):
     """Modules listed in BUILTINS implement a hook; the package's other modules implement none."""
     from pdpx.core import hookspecs

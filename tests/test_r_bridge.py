@@ -100,3 +100,27 @@ def test_r_bridge_with_a_python_stand_in_for_the_r_closure():
     assert out2["meta"]["method"] == "brute" and out2["meta"]["centered"]
     with pytest.raises(pdpx.PdpxError, match="unknown option"):
         r_partial_dependence(fn, X, "x", {"grid.resolution": 4})
+
+
+def test_logical_grid_values_reach_r_spelled_true_false_also_from_custom_values():
+    """R rebuilds a logical grid point from its label: TRUE/FALSE, whether the grid came from the data or was given."""
+    X = pd.DataFrame({"hot": [True, False, True, True], "t": [1.0, 2.0, 3.0, 4.0]})
+
+    def closure(payload):  # the model: 10 * hot + t, from the columns R would read
+        hot = np.frombuffer(payload["columns"]["hot"], "<f8")
+        t = np.frombuffer(payload["columns"]["t"], "<f8")
+        return bytearray((10.0 * hot + t).astype("<f8").tobytes())
+
+    fn = r_adapter({"type": "function", "predict": closure, "output_names": "prediction",
+                    "feature_names": ["hot", "t"], "model_name": "lm"})
+    for opts in ({}, {"custom_values": {"hot": [False, True]}}):
+        out = r_partial_dependence(fn, X, "hot", {"kind": "individual", **opts})
+        assert out["meta"]["grid_values"] == [["FALSE", "TRUE"]]
+        col = out["frame"]["columns"]["label_1"]
+        labels = [col["levels"][int(c) - 1] for c in np.frombuffer(col["codes"], "<f8")]
+        yhat = np.frombuffer(out["frame"]["columns"]["yhat"]["data"], "<f8")
+        assert set(labels) == {"FALSE", "TRUE"}
+        # each ICE value is the model at that row with hot set to the label's value
+        rows = np.frombuffer(out["frame"]["columns"]["row"]["data"], "<f8").astype(int) - 1
+        expected = [10.0 * (lab == "TRUE") + X["t"][r] for lab, r in zip(labels, rows)]
+        np.testing.assert_allclose(yhat, expected)

@@ -3,48 +3,81 @@
 >>> import pdpx
 >>> res = pdpx.partial_dependence(model, X, ["age"])          # doctest: +SKIP
 >>> res.to_frame()                                           # doctest: +SKIP
+
+Every public function and every type it returns, and every warning and error class,
+is importable from here. The measures of :mod:`pdpx.explain`, the report and
+:func:`plot_importance` are imported on first use (the figures need plotnine).
 """
 
-from .core.compute import partial_dependence, partial_dependence_many
+from .api import partial_dependence, partial_dependence_many
 from .core.config import config_context, get_config, set_config
-from .core.errors import NotFittedError, PdpxError, PdpxWarning
+from .core.errors import (
+    ExtrapolationWarning,
+    ModelOutputError,
+    NonFiniteWarning,
+    NotFittedError,
+    PdpxError,
+    PdpxTypeError,
+    PdpxWarning,
+)
+from .core.extrapolation import Extrapolation
 from .core.hookspecs import hookimpl
 from .core.plugins import get_plugin_manager
-from .core.result import PartialDependenceCollection, PartialDependenceResult
+from .core.result import CurveResult, PartialDependenceCollection, PartialDependenceResult
+from .core.stacked import StackedResult
 from .core.version import __version__
 
 __all__ = [
     "__version__",
-    "report",
+    # functions
     "partial_dependence",
     "partial_dependence_many",
-    "PartialDependenceResult",
-    "PartialDependenceCollection",
-    "PdpxError",
-    "PdpxWarning",
-    "NotFittedError",
-    "get_plugin_manager",
-    "hookimpl",
-    "set_config",
-    "get_config",
-    "config_context",
+    "report",
     "importance",
     "h_statistic",
     "ale",
     "derivative_ice",
     "compare_methods",
     "plot_importance",
+    "set_config",
+    "get_config",
+    "config_context",
+    "get_plugin_manager",
+    "hookimpl",
+    # what they return
+    "CurveResult",
+    "PartialDependenceResult",
+    "StackedResult",
+    "DerivativeResult",
+    "ALEResult",
+    "PartialDependenceCollection",
+    "MethodComparison",
+    "HStatistic",
+    "Extrapolation",
+    # errors and warnings
+    "PdpxError",
+    "PdpxTypeError",
+    "NotFittedError",
+    "ModelOutputError",
+    "PdpxWarning",
+    "NonFiniteWarning",
+    "ExtrapolationWarning",
 ]
 
-#: measures beyond the curves (:mod:`pdpx.explain`), imported on first use
-_EXPLAIN = ("importance", "h_statistic", "ale", "derivative_ice", "compare_methods", "plot_importance")
+#: names of :mod:`pdpx.explain` (functions and the types they return), imported on first use
+_EXPLAIN = ("importance", "h_statistic", "ale", "derivative_ice", "compare_methods",
+            "HStatistic", "ALEResult", "DerivativeResult", "MethodComparison")
 
 
-def __getattr__(name):  # lazy: plotting and reports need plotnine
+def __getattr__(name):  # lazy: the measures, the report and figures import what they need on first use
     if name == "report":
-        from .outputs.report import report
+        from .reporting import report
 
         return report
+    if name == "plot_importance":
+        from .outputs.plot_explain import plot_importance
+
+        return plot_importance
     if name in _EXPLAIN:
         from .explain import resolve
 

@@ -223,7 +223,7 @@ def report(model, data, output, features, title, max_rows, drop, progress):
     """``pdpx report``."""
     def go():
         from .core.files import check_writable
-        from .outputs.report import report as write_report
+        from .reporting import report as write_report
 
         check_writable(output, what="-o")
         m, X = load_model(model), load_data(data, drop)

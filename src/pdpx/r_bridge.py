@@ -31,8 +31,8 @@ from .adapters.randomforest import RandomForestAdapter
 from .adapters.randomforest_trees import as_array, as_list, read_forest
 from .adapters.ranger import RangerAdapter
 from .adapters.rfunction import RFunctionAdapter
+from .api import partial_dependence
 from .core.adapter import Adapter
-from .core.compute import partial_dependence
 from .core.errors import PdpxError, PdpxWarning
 
 
@@ -252,7 +252,7 @@ def _result_for_r(res, df: pd.DataFrame, warned: list[str]) -> dict:
     for j, (g, c) in enumerate(zip(res.grid_values, res.categorical)):
         if not c:
             grid.append(np.asarray(g, dtype=np.float64).tolist())
-        elif np.asarray(g).dtype == bool:  # R spells logicals TRUE / FALSE
+        elif len(g) and all(isinstance(v, (bool, np.bool_)) for v in g):  # R spells logicals TRUE / FALSE
             grid.append(["TRUE" if v else "FALSE" for v in g])
             df[f"label_{j + 1}"] = df[f"label_{j + 1}"].map({"True": "TRUE", "False": "FALSE"}).astype("string")
         else:

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import pdpx
+from pdpx.core import extrapolation as E
 from pdpx.core import support as S
 from pdpx.core.errors import ExtrapolationWarning, PdpxWarning
 
@@ -234,7 +235,7 @@ def test_independent_features_never_warn():
             warnings.simplefilter("error", PdpxWarning)
             coll = pdpx.partial_dependence_many(model(X), X, ["x1", "x2", ("x1", "x2"), ("x2", "x3"),
                                                               ("x1", "x4")], method="brute", grid_resolution=20)
-        assert all(r.extrapolation.share < S.WARN_SHARE for r in coll)
+        assert all(r.extrapolation.share < E.WARN_SHARE for r in coll)
 
 
 def test_near_copy_warns_once_naming_features_and_ale():
@@ -247,7 +248,7 @@ def test_near_copy_warns_once_naming_features_and_ale():
     msgs = [str(w.message) for w in rec if issubclass(w.category, ExtrapolationWarning)]
     assert len(msgs) == 1  # once per call
     assert "'x1'" in msgs[0] and "'x2'" in msgs[0] and "pdpx.ale" in msgs[0] and "%" in msgs[0]
-    assert coll[0].extrapolation.partner == "x2" and coll[0].extrapolation.share >= S.WARN_SHARE
+    assert coll[0].extrapolation.partner == "x2" and coll[0].extrapolation.share >= E.WARN_SHARE
     assert coll[2].extrapolation.share > 0.5 and coll[2].outside_hull.mean() > 0.5
     with pytest.warns(ExtrapolationWarning, match=r"2-way partial dependence of 'x1' x 'x2'"):
         pdpx.partial_dependence(model(X), X, ["x1", "x2"], method="brute", grid_resolution=10)
@@ -261,8 +262,8 @@ def test_share_matches_the_rule_written_out():
     X = pd.DataFrame({"a": a, "b": 0.95 * a + 0.3 * rng.normal(size=n)})
     w = rng.uniform(0.5, 1.5, n)
     grid = np.linspace(-1.5, 1.5, 13)
-    check = S.extrapolation_check(X, [0], [grid], [False], w, numeric=[True, True])
-    B = S.n_bins(n)
+    check = E.extrapolation_check(X, [0], [grid], [False], w, numeric=[True, True])
+    B = E.n_bins(n)
     assert B == 10
 
     def bins(v):  # edges: quantiles of at most 1,000 evenly spaced rows (every ceil(n / 1000)-th row)
@@ -281,7 +282,7 @@ def test_share_matches_the_rule_written_out():
             exp_n = in_i.sum() * in_k.sum() / n
             exp_w = w[in_i].sum() * w[in_k].sum() / W
             cell = w[in_i & in_k].sum()
-            if exp_n >= S.MIN_EXPECTED and cell < S.ABSENT * exp_w:
+            if exp_n >= E.MIN_EXPECTED and cell < E.ABSENT * exp_w:
                 share += w[in_k].sum() / W
     share /= len(grid)
     assert check.share == pytest.approx(share, rel=1e-12)
@@ -314,7 +315,7 @@ def test_support_never_refuses(monkeypatch):
 
 
 def test_partner_bins_vectorised_equal_the_per_column_bins():
-    from pdpx.core import support
+    from pdpx.core import extrapolation as support
 
     rng = np.random.default_rng(3)
     X = pd.DataFrame(rng.normal(size=(3000, 8)), columns=[f"c{i}" for i in range(8)])

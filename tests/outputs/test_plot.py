@@ -398,7 +398,7 @@ def test_plots_restyle_like_any_ggplot(diabetes, tmp_path):
 def test_plotnine_is_imported_lazily():
     code = (
         "import sys, numpy as np, pandas as pd, pdpx\n"
-        "import pdpx.outputs.plot, pdpx.outputs.report, pdpx.demo.gallery\n"
+        "import pdpx.outputs.plot, pdpx.reporting, pdpx.demo.gallery\n"
         "X = pd.DataFrame({'a': np.arange(5.0), 'b': np.ones(5)})\n"
         "pdpx.partial_dependence(lambda d: d['a'] * 2, X, 'a')\n"
         "assert 'plotnine' not in sys.modules, 'plotnine imported'\n"

@@ -14,7 +14,7 @@ pytest.importorskip("sklearn")
 
 import pdpx  # noqa: E402
 from pdpx.core.errors import PdpxError  # noqa: E402
-from pdpx.outputs.report import report  # noqa: E402
+from pdpx.reporting import report  # noqa: E402
 
 FAST = dict(method="brute", grid_resolution=8, pair_grid_resolution=6, n_ice=10, dpi=30, progress=False)
 

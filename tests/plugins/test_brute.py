@@ -150,7 +150,9 @@ def test_config_context_sets_the_default_budget(fitted):
         assert pdpx.get_config()["memory_budget"] == 2**20
         with pytest.raises(pdpx.PdpxError, match="memory budget of 1.0 MiB"):
             pdpx.partial_dependence(model, X, ["a", "b"], kind="both", grid_resolution=60)
-    assert pdpx.get_config()["memory_budget"] == 256 * 2**20
+    from pdpx.core.config import machine_budget
+
+    assert pdpx.get_config()["memory_budget"] == machine_budget()  # the default again: half the memory available
 
 
 def test_ice_sample_keeps_the_full_average(fitted):

@@ -56,9 +56,9 @@ def data(n=40, n_features=3, seed=1):
 
 
 def kernel_calls(monkeypatch):
-    """Count calls of the leaf-set kernels (exact looks them up on the module at call time)."""
+    """Count calls of the leaf-set kernel (exact looks it up on the module at call time)."""
     calls = []
-    for name in ("leafset_rows", "leafset_counts"):
+    for name in ("leafset_walk",):
         fn = getattr(_leafsets, name)
 
         def wrapped(*a, _fn=fn, **k):

@@ -15,7 +15,8 @@ import pdpx
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "pdpx_catboost"
 #: pdpx's public plugin API (docs/plugins.md): what a plugin may import from pdpx.
-PUBLIC = {"pdpx", "pdpx.core.adapter", "pdpx.core.ir", "pdpx.core.method", "pdpx.core.errors", "pdpx.core.plugins",
+PUBLIC = {"pdpx", "pdpx.core.adapter", "pdpx.core.booster", "pdpx.core.ir", "pdpx.core.method", "pdpx.core.errors",
+          "pdpx.core.plugins",
           "pdpx.plugins.brute"}
 
 

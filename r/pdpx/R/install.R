@@ -3,6 +3,9 @@
 #' Makes a virtual environment (`python -m venv`) at `envdir`, installs the pdpx
 #' Python package into it with pip (from `source`: a path to the pdpx repository,
 #' or a pip requirement), and sets `options(pdpx.python = ...)` for this session.
+#' The install includes the exact tree engine (numba); its kernels are then compiled
+#' once into numba's cache (about half a minute), so that the first
+#' `partial_dependence()` of a session only loads them.
 #' To use it in later sessions, put `PDPX_PYTHON=<envdir>/bin/python` in
 #' `~/.Renviron` (the returned path).
 #'
@@ -35,6 +38,8 @@ install_pdpx <- function(envdir = .default_envdir(), source = NULL,
   exe <- file.path(envdir, if (.Platform$OS.type == "windows") "Scripts/python.exe" else "bin/python")
   run(exe, c("-m", "pip", "install", "--quiet", "--upgrade", "pip"))
   run(exe, c("-m", "pip", "install", "--quiet", shQuote(path.expand(source))))
+  message("Compiling pdpx's exact tree kernels (once, about half a minute)...")
+  run(exe, c("-m", "pdpx.plugins.trees.warmup"))
   options(pdpx.python = exe)
   message("pdpx installed in ", envdir, ". For later sessions add to ~/.Renviron:\nPDPX_PYTHON=", exe)
   invisible(exe)

@@ -45,8 +45,11 @@
 #'   newdata)` returning a numeric vector, or a matrix / data.frame with one
 #'   column per output (class probabilities: the columns named by class; rows
 #'   summing to one make pdpx treat the outputs as classes). Default:
-#'   `predict(object, newdata)`. Giving `pred_fun` for a randomForest uses it
-#'   (and `brute`) instead of the trees.
+#'   `predict(object, newdata)` when it returns numbers (S4 models: their
+#'   package's `predict` generic); for a classifier whose `predict()` returns
+#'   class labels (lda, svm, caret, ...), its class probabilities by
+#'   [partial()]'s rules; anything else is an error. Giving `pred_fun` for a
+#'   randomForest uses it (and `brute`) instead of the trees.
 #' @param training_data For `method = "recursion"` with randomForest: the
 #'   training rows, routed through the trees to count the rows reaching each node
 #'   (randomForest stores no counts).
@@ -259,6 +262,12 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
 
 # The Python adapter for `object` and the data.frame to send.
 .prepare_model <- function(object, data, pred_fun, training_data, method = "auto", n_trees = NULL) {
+  # a caret train object wrapping a forest whose outputs are predict.train's: read the forest
+  wrapped <- if (is.null(pred_fun) && is.null(training_data)) .train_tree(object, data, bernoulli = FALSE)
+  if (!is.null(wrapped)) {
+    object <- wrapped$model
+    n_trees <- wrapped$n.trees
+  }
   if (.is_gbm(object)) n_trees <- .gbm_check_trees(object, n_trees)
   if (is.null(pred_fun) && is.null(training_data)) {
     prepared <- if (.is_ranger(object)) .ranger_prepare(object, data)
@@ -307,8 +316,9 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
 }
 
 .function_adapter <- function(object, data, pred_fun) {
-  f <- if (is.null(pred_fun)) function(object, newdata) stats::predict(object, newdata) else pred_fun
-  probe <- .as_pred_matrix(f(object, data[seq_len(min(2L, nrow(data))), , drop = FALSE]))
+  probe_rows <- data[seq_len(min(2L, nrow(data))), , drop = FALSE]
+  f <- if (is.null(pred_fun)) .default_predict(object, probe_rows) else pred_fun
+  probe <- .as_pred_matrix(f(object, probe_rows), object = object)
   k <- ncol(probe)
   outputs <- colnames(probe)
   if (is.null(outputs)) outputs <- if (k == 1) "prediction" else paste("prediction", seq_len(k))
@@ -317,7 +327,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   template <- data[0, , drop = FALSE]
   closure <- function(payload) {
     nd <- .rebuild_frame(payload, template)
-    .raw64(.as_pred_matrix(f(object, nd), nrow(nd)))
+    .raw64(.as_pred_matrix(f(object, nd), nrow(nd), object))
   }
   py <- .pdpx_py()
   spec <- list(

@@ -1,11 +1,12 @@
 #' Plot a pdp-style partial dependence
 #'
-#' ggplot2 figures of [partial()] results: one predictor gives a line (points for
-#' a factor), ICE curves in grey with their average on top; two predictors give a
+#' ggplot2 figures of [partial()] results (pdp's classes `partial`, `ice` and
+#' `cice`): one predictor gives a line (points for a factor), ICE and centered ICE
+#' curves in grey with their average on top; two predictors give a
 #' filled grid (only the points kept by `chull = TRUE`, when used), optionally
 #' with contour lines.
 #'
-#' @param object,x A `partial` data.frame from [partial()].
+#' @param object,x A `partial`, `ice` or `cice` data.frame from [partial()].
 #' @param rug Tick marks at the deciles, minimum and maximum of the predictor's
 #'   training values (as pdp draws them).
 #' @param alpha Transparency of ICE curves.
@@ -65,12 +66,28 @@ autoplot.partial <- function(object, rug = FALSE, alpha = 1, smooth = FALSE, con
 }
 
 #' @rdname autoplot.partial
+#' @rawNamespace S3method(ggplot2::autoplot, ice)
+autoplot.ice <- function(object, ...) autoplot.partial(object, ...)
+
+#' @rdname autoplot.partial
+#' @rawNamespace S3method(ggplot2::autoplot, cice)
+autoplot.cice <- function(object, ...) autoplot.partial(object, ...)
+
+#' @rdname autoplot.partial
 #' @export
 plot.partial <- function(x, ...) {
   p <- autoplot.partial(x, ...)
   print(p)
   invisible(p)
 }
+
+#' @rdname autoplot.partial
+#' @export
+plot.ice <- function(x, ...) plot.partial(x, ...)
+
+#' @rdname autoplot.partial
+#' @export
+plot.cice <- function(x, ...) plot.partial(x, ...)
 
 # pdp's default engine: lattice (a recommended package shipped with R).
 .lattice_partial <- function(res, pred.var, levelplot = TRUE, contour = FALSE, alpha = 1) {

@@ -208,15 +208,25 @@ pdpx_available <- function() {
   structure(cols, class = "data.frame", row.names = .set_row_names(n))
 }
 
-# Predictions as a numeric matrix (rows x outputs), or an error that says what to do.
-.as_pred_matrix <- function(p, n = NULL) {
-  if (is.factor(p) || is.character(p)) {
-    stop("the model's predictions are class labels, which cannot be averaged. Give pred_fun returning ",
-         "class probabilities, e.g. pred_fun = function(object, newdata) predict(object, newdata, type = \"prob\")",
-         call. = FALSE)
+# Predictions as a numeric matrix (rows x outputs), or an error that says what to do: class labels,
+# lists and tables of non-numbers are never averaged.
+.as_pred_matrix <- function(p, n = NULL, object = NULL) {
+  model <- if (is.null(object)) "the model" else paste0("a \"", class(object)[1], "\" model")
+  labels <- is.factor(p) || is.character(p) || is.logical(p) ||
+    (is.data.frame(p) && !all(vapply(p, function(x) is.numeric(x) && !is.factor(x), TRUE)))
+  if (labels) {
+    stop("the predictions of ", model, " are class labels (or other non-numbers), which cannot be averaged. ",
+         "Give pred_fun returning class probabilities, e.g. pred_fun = function(object, newdata) ",
+         "predict(object, newdata, type = \"prob\")", call. = FALSE)
   }
   if (is.data.frame(p)) p <- as.matrix(p)
-  if (is.list(p)) p <- do.call(cbind, p)
+  if (is.list(p) || !(is.numeric(p) && is.null(dim(p)) || is.matrix(p) && is.numeric(p))) {
+    what <- if (is.list(p) && !is.null(names(p))) paste0("a list (", paste(names(p), collapse = ", "), ")")
+            else paste("an object of class", class(p)[1])
+    stop("the predictions of ", model, " are ", what, ", not numbers: give pred_fun returning a numeric ",
+         "vector or a matrix with one column per output, e.g. pred_fun = function(object, newdata) ",
+         "predict(object, newdata)$posterior", call. = FALSE)
+  }
   if (is.null(dim(p))) p <- matrix(as.double(p), ncol = 1)
   storage.mode(p) <- "double"
   if (!is.null(n) && nrow(p) != n) {

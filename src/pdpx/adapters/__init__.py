@@ -21,10 +21,13 @@ anything with predict  :mod:`.generic` (asked last)                 --
 scikit-learn models made of models go through :mod:`.sklearn_compose`: Pipelines
 (:mod:`.sklearn_pipeline`, one column rule per transformer in :mod:`.sklearn_transforms`,
 the trees rewritten onto the original columns by :mod:`.column_trees`) and ensembles
-linear in their members (:mod:`.sklearn_ensembles`).
+linear in their members (:mod:`.sklearn_ensembles`). The XGBoost and LightGBM adapters (and
+the CatBoost plugin's) share :class:`pdpx.core.booster.BoosterAdapter`, public plugin API.
 
-Helpers that register nothing: :mod:`.boosters` (what the XGBoost and LightGBM
-adapters share), :mod:`.randomforest` (the randomForest adapter the R bridge and
+The plugins floor (``docs/architecture.md``): adapters import the core only, never a method,
+a measure or a figure.
+
+Helpers that register nothing: :mod:`.randomforest` (the randomForest adapter the R bridge and
 the rpy2 plugin build) and :mod:`.rfunction` (calling R: the lock, decoding
 predictions, any R model as a predict function), :mod:`.ranger` and :mod:`.gbm` (built by
 the R bridge) and :mod:`.rlevels` (the factor-level encoding ranger and gbm share).

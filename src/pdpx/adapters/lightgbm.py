@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from ..core.adapter import as_2d
-from ..core.errors import NotFittedError, PdpxError
+from ..core.booster import BoosterAdapter, Extracted, Unavailable, library_classes, self_check
+from ..core.errors import PdpxError
 from ..core.hookspecs import hookimpl
-from .boosters import BoosterAdapter, Extracted, Unavailable, library_classes, self_check
 from .lightgbm_trees import (
     CLASSIFIER_OBJECTIVES,
     EXP_OBJECTIVES,
@@ -43,24 +43,21 @@ def is_lightgbm_model(model) -> bool:
     return "Booster" in names or "LGBMModel" in names
 
 
-def _is_booster(model) -> bool:
-    return "Booster" in library_classes(model, "lightgbm")
-
 
 class LightGBMAdapter(BoosterAdapter):
     """A LightGBM scikit-learn estimator or Booster: LightGBM's predict, and its trees read from the model text."""
     library = "lightgbm"
+    library_name = "LightGBM"
 
     def __init__(self, model: Any):
         super().__init__(model)
-        self._raw = _is_booster(model)
         #: categories LightGBM codes X's pandas category columns by, by position
         #: (recorded by validate_columns, used for grid values)
         self._frame_categories: dict[int, list] = {}
 
     # --------------------------------------------------------------- facts
     def booster(self):
-        if self._raw:
+        if self.raw:
             return self.model
         return self.model.booster_
 
@@ -68,12 +65,9 @@ class LightGBMAdapter(BoosterAdapter):
         try:
             booster = self.booster()
         except Exception as exc:  # LGBMNotFittedError
-            raise NotFittedError(
-                f"this {type(self.model).__name__} is not fitted yet: call .fit(X, y) before "
-                "computing partial dependence"
-            ) from exc
+            raise self.not_fitted() from exc
         if booster.num_trees() == 0:
-            raise NotFittedError(f"this LightGBM {type(self.model).__name__} has no trees; train it first")
+            raise self.not_fitted(f"this LightGBM {type(self.model).__name__} has no trees; train it first")
 
     def _header(self) -> dict:
         booster = self.booster()
@@ -88,7 +82,7 @@ class LightGBMAdapter(BoosterAdapter):
         return parse_objective(self._header().get("objective", "none"))
 
     def feature_names(self):
-        if not self._raw:
+        if not self.raw:
             names = getattr(self.model, "feature_names_in_", None) if self._fitted_on_frame() else None
             return [str(n) for n in names] if names is not None else None
         names = self.booster().feature_name()
@@ -111,45 +105,30 @@ class LightGBMAdapter(BoosterAdapter):
 
     def validate_columns(self, X):
         X = super().validate_columns(X)
-        n = self.n_features()
-        if X.shape[1] != n:
-            raise PdpxError(
-                f"X has {X.shape[1]} columns but this {type(self.model).__name__} was fitted on {n}; "
-                f"pass X with the {n} columns used for fitting, in the same order"
-            )
         self._frame_categories.clear()
         self._frame_categories.update(frame_categories(X, self.booster().pandas_categorical))
         return X
 
     def is_classifier(self):
-        if self._raw:
+        if self.raw:
             return self.objective()[0] in CLASSIFIER_OBJECTIVES
         return any(k.__name__ == "LGBMClassifier" for k in type(self.model).__mro__)
 
-    def _n_classes(self) -> int:
+    def n_classes(self) -> int:
         k = int(self._header().get("num_class", "1"))
         return 2 if k == 1 else k
 
-    def classes(self):
-        if not self.is_classifier():
-            return None
-        if not self._raw:
-            classes = getattr(self.model, "classes_", None)
-            if classes is not None:
-                return list(classes)
-        return list(range(self._n_classes()))
-
-    def _n_outputs(self) -> int:
+    def n_outputs(self) -> int:
         return int(self._header().get("num_tree_per_iteration", "1"))
 
     # ---------------------------------------------------------- prediction
     def predict(self, X, response):
-        data = self._model_input(X)
+        data = self.model_input(X)
         if response not in self.responses():
             raise PdpxError(
                 f"this LightGBM {type(self.model).__name__} has no response {response!r}; use one of {self.responses()}"
             )
-        if not self._raw:
+        if not self.raw:
             m = self.model
             if response == "predict_proba":
                 return as_2d(m.predict_proba(data))
@@ -196,25 +175,25 @@ class LightGBMAdapter(BoosterAdapter):
             "use response='raw' or method='brute'"
         )
 
-    def _unavailable(self, response) -> str | None:
+    def link_unavailable(self, response) -> str | None:
         if response not in self.responses():
             return f"no response {response!r}"
         return self._link(response)[3]
 
-    def tree_model(self, response):
-        if self._unavailable(response) is not None:
-            return None
-        booster = self.booster()
-        n_iter = self._iterations()
-        return self._cached_tree_model(
-            response, f"{response}#iterations={n_iter}", booster, lambda: self._build(response, n_iter),
-            lambda entry: LightGBMEncoder(booster.pandas_categorical, self._frame_categories, entry.categories),
-        )
+    def tree_state(self, response):
+        return f"iterations={self._iterations()}"
 
-    def _build(self, response: str, n_iter: int):
+    def key_objects(self):
+        return (self.booster(),)
+
+    def encoder(self, entry):
+        return LightGBMEncoder(self.booster().pandas_categorical, self._frame_categories, entry.encoding)
+
+    def build_trees(self, response: str):
         from ..core.ir import TreeEnsemble
 
         booster = self.booster()
+        n_iter = self._iterations()
         text = booster.model_to_string(num_iteration=n_iter)
         header, parts = parse_model_string(text)
         if parts is None:
@@ -247,17 +226,11 @@ class LightGBMAdapter(BoosterAdapter):
             reference = None
         problem = self_check(ens, reference, rel=1e-12)
         if problem:
-            import lightgbm
-
-            return Unavailable(
-                f"pdpx's reading of this LightGBM {lightgbm.__version__} model does not reproduce its own "
-                f"prediction ({problem}); using brute. Please report this with your lightgbm version."
-            )
+            return self.unreproduced(problem)
         cat_features = np.unique(ens.feature[(ens.left >= 0) & (ens.cat_offset >= 0)])
         return Extracted(
             ensemble=ens,
-            categories={int(j) for j in cat_features},
-            missing=np.nan,
+            encoding={int(j) for j in cat_features},
             notes=[
                 "recursion weights nodes by LightGBM's internal_weight (sum of hessians); these equal "
                 "training row counts only for squared error without sample weights"

@@ -6,6 +6,8 @@ Prediction goes through the estimator's own methods. Tree extraction (for
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -19,6 +21,13 @@ def is_sklearn_estimator(model) -> bool:
     if isinstance(model, type):
         return False
     return any(getattr(k, "__module__", "").startswith("sklearn.") for k in type(model).__mro__)
+
+
+def _final_estimator(model):
+    """The estimator at the end of (nested) Pipelines, or ``model`` itself."""
+    while hasattr(model, "steps") and model.steps and not isinstance(model.steps[-1][1], str):
+        model = model.steps[-1][1]
+    return model
 
 
 def _single_output(model) -> bool:
@@ -35,27 +44,75 @@ def _single_output(model) -> bool:
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
-def out_of_domain(values: np.ndarray, float32: bool) -> np.ndarray:
-    """Mask of values a scikit-learn estimator refuses: infinite ones, and beyond float32 if it casts."""
+def out_of_domain(values: np.ndarray) -> np.ndarray:
+    """Mask of the values an estimator may refuse: infinite ones, and those beyond float32's range (refused by
+    estimators that cast to float32). Whether it does is the estimator's own answer (:meth:`SklearnAdapter.
+    refusal`): HistGradientBoosting, for one, takes infinity in a numeric column as a very large value."""
     with np.errstate(invalid="ignore"):
-        bad = np.isinf(values)
-        if float32:
-            bad |= np.abs(values) > FLOAT32_MAX
-    return bad
+        return np.isinf(values) | (np.abs(values) > FLOAT32_MAX)
 
 
-def refuse_out_of_domain(X: pd.DataFrame, name: str, float32: bool) -> None:
-    """scikit-learn's estimators refuse infinite inputs (and, casting to float32, larger ones): say so up front."""
-    for col in X.columns:
-        s = X[col]
-        if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
-            bad = out_of_domain(s.to_numpy(dtype=np.float64, na_value=np.nan), float32)
-            if bad.any():
-                limit = " or beyond float32's range (+-3.4e38, it casts inputs to float32)" if float32 else ""
-                raise PdpxError(
-                    f"X column {col!r} holds {int(bad.sum())} infinite value(s){limit}; {name} (scikit-learn) "
-                    "refuses them. Replace them (e.g. with NaN where the model accepts missing values)"
-                )
+def candidates(X: pd.DataFrame):
+    """``(column, its values as float64)`` of each numeric column holding a value :func:`out_of_domain` marks.
+
+    The columns are read in one pass (one array) when they all hold numbers.
+    """
+    try:  # every column holds numbers (the usual case): one array, no look at the dtypes
+        values = X.to_numpy(dtype=np.float64, na_value=np.nan)
+        numeric = list(range(X.shape[1]))
+    except (TypeError, ValueError):
+        numeric = [j for j, t in enumerate(X.dtypes.tolist()) if _numeric_not_bool(t)]
+        if not numeric:
+            return []
+        values = np.column_stack([X.iloc[:, j].to_numpy(dtype=np.float64, na_value=np.nan) for j in numeric])
+    hit = np.flatnonzero(out_of_domain(values).any(axis=0))
+    return [(X.columns[numeric[h]], values[:, h]) for h in hit]
+
+
+def _kind(value: float) -> str:
+    return "infinite" if np.isinf(value) else "beyond float32's range (+-3.4e38)"
+
+
+def _representatives(values: np.ndarray) -> list[float]:
+    """One value of each kind among out-of-domain ``values``: +inf, -inf, the first finite one beyond float32."""
+    out = [v for v in (np.inf, -np.inf) if np.any(values == v)]
+    finite = values[np.isfinite(values)]
+    return out + ([float(finite[0])] if finite.size else [])
+
+
+def _same_kind(values: np.ndarray, value: float) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        if np.isinf(value):
+            return values == value
+        return np.isfinite(values) & (np.abs(values) > FLOAT32_MAX)
+
+
+def _ordinary_row(X: pd.DataFrame) -> pd.DataFrame:
+    """A row of X whose numeric values are all finite and within float32's range: the first such row, or
+    else the first row with each other value taken from its column's first such value (0 if none)."""
+    numeric = [c for c in X.columns if _numeric_not_bool(X[c].dtype)]
+    if not numeric:
+        return X.iloc[:1].reset_index(drop=True)
+    head = X[numeric].iloc[:1000].to_numpy(dtype=np.float64, na_value=np.nan)
+    with np.errstate(invalid="ignore"):
+        fine = np.isfinite(head) & (np.abs(head) <= FLOAT32_MAX)
+    ok = np.flatnonzero(fine.all(axis=1))
+    if ok.size:
+        return X.iloc[[int(ok[0])]].reset_index(drop=True)
+    row = X.iloc[:1].reset_index(drop=True)
+    for j, col in enumerate(numeric):
+        if not fine[0, j]:
+            good = np.flatnonzero(fine[:, j])
+            if isinstance(row[col].dtype, np.dtype):
+                row[col] = row[col].astype(np.float64)
+            row.loc[0, col] = head[good[0], j] if good.size else 0.0
+    return row
+
+
+def _numeric_not_bool(dtype) -> bool:
+    if isinstance(dtype, np.dtype):
+        return dtype.kind in "iufc"
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
 class SklearnAdapter(Adapter):
@@ -97,35 +154,78 @@ class SklearnAdapter(Adapter):
                 f"X has {X.shape[1]} columns but {type(self.model).__name__} was fitted on {n}; "
                 f"pass X with the {n} columns used for fitting, in the same order"
             )
-        if self._checks_inputs():
-            refuse_out_of_domain(X, type(self.model).__name__, self._casts_to_float32())
-        self.reference_rows = X.iloc[:1]  # composite models (pipelines) evaluate their steps on it
+        self._validated = X  # composite models (pipelines, ensembles) evaluate their steps on its first row
+        self._refusals = {}
+        for col, values in candidates(X):
+            for value in _representatives(values[out_of_domain(values)]):
+                reason = self.refusal(col, value)
+                if reason:
+                    count = int(np.sum(_same_kind(values, value)))
+                    raise PdpxError(
+                        f"X column {col!r} holds {count} {_kind(value)} value(s); {type(self.model).__name__} "
+                        f"(scikit-learn) refuses them ({reason}). Replace them (e.g. with NaN where the model "
+                        "accepts missing values)"
+                    )
         return X
 
-    def _checks_inputs(self) -> bool:
-        """Whether the estimator validates its own input (not a Pipeline, whose first step decides)."""
-        return not hasattr(self.model, "steps") and not hasattr(self.model, "transformers")
+    def refusal(self, column, value: float) -> str | None:
+        """The estimator's own error when ``value`` stands in ``column`` of an ordinary row of X (its
+        predict is asked, once per column and kind of value), or None when it predicts.
 
-    def _casts_to_float32(self) -> bool:
-        from . import sklearn_trees
+        What an estimator accepts is its own rule (trees and forests cast to float32 and
+        refuse infinity and larger values; HistGradientBoosting takes infinity in a
+        numeric column, not in a categorical one; a Pipeline's first step decides), so
+        pdpx asks rather than keeps a table that would go stale.
+        """
+        key = (column, float(np.sign(value)) if np.isinf(value) else "large")
+        if key not in self._refusals:
+            self._refusals[key] = self._ask(column, value)
+        return self._refusals[key]
 
-        return sklearn_trees.casts_to_float32(self.model)
+    def _ask(self, column, value: float) -> str | None:
+        base = _ordinary_row(self._validated)
+        probe = pd.concat([base, base], ignore_index=True)
+        if isinstance(probe[column].dtype, np.dtype):  # a numpy column holds the value as float64
+            probe[column] = probe[column].astype(np.float64)
+        probe.loc[1, column] = value
+        response = (self.responses() or ["predict"])[0]
+        with warnings.catch_warnings(), np.errstate(all="ignore"):  # a question, not the user's call
+            warnings.simplefilter("ignore")
+            try:
+                self.predict(probe, response)
+            except Exception as exc:  # noqa: BLE001 - the estimator's own refusal, whatever its type
+                try:
+                    self.predict(base, response)
+                except Exception:  # noqa: BLE001 - the row itself fails: not this value's doing
+                    return None
+                return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
+        return None
+
+    @property
+    def reference_rows(self) -> pd.DataFrame | None:
+        """The first row of the validated X (None before validation), taken out when a composite model asks."""
+        X = vars(self).get("_validated")
+        return None if X is None else X.iloc[:1]
 
     def check_grid(self, name, values):
-        if not self._checks_inputs() or np.asarray(values).dtype.kind not in "iuf":
+        if np.asarray(values).dtype.kind not in "iuf" or vars(self).get("_validated") is None:
             return
-        bad = out_of_domain(np.asarray(values, dtype=np.float64), self._casts_to_float32())
-        if bad.any():
-            raise PdpxError(
-                f"grid values of {name!r} the {type(self.model).__name__} refuses as input: "
-                f"{np.asarray(values)[bad][:5].tolist()} (infinite, or beyond float32's range for models "
-                "that cast to float32); pass custom_values within range"
-            )
+        arr = np.asarray(values, dtype=np.float64)
+        for value in _representatives(arr[out_of_domain(arr)]):
+            reason = self.refusal(name, value)
+            if reason:
+                raise PdpxError(
+                    f"grid values of {name!r} the {type(self.model).__name__} refuses as input: "
+                    f"{arr[_same_kind(arr, value)][:5].tolist()} ({_kind(value)}; {reason}); pass custom_values "
+                    "within range"
+                )
 
     def is_classifier(self):
-        from sklearn.base import is_classifier
+        if "_classifier" not in vars(self):  # scikit-learn reads the estimator's tags: once per adapter
+            from sklearn.base import is_classifier
 
-        return bool(is_classifier(self.model))
+            self._classifier = bool(is_classifier(self.model))
+        return self._classifier
 
     def classes(self):
         classes = getattr(self.model, "classes_", None)
@@ -154,8 +254,13 @@ class SklearnAdapter(Adapter):
         return ["prediction"] if n == 1 else [f"target {i}" for i in range(n)]
 
     def probe(self, X: pd.DataFrame, response: str) -> None:
-        """Learn the number of outputs of a regressor from one prediction, unless the model says it."""
-        if getattr(self.model, "n_outputs_", None) is not None or _single_output(self.model):
+        """Learn the number of outputs of a regressor from one prediction, unless the model says it.
+
+        A Pipeline's outputs are its final estimator's: a gradient-boosting model there has one per
+        target, so no prediction is needed (predicting one row costs a boosted model its whole
+        per-call overhead).
+        """
+        if getattr(self.model, "n_outputs_", None) is not None or _single_output(_final_estimator(self.model)):
             return
         if not self.is_classifier():
             if not hasattr(self, "_n_outputs"):

@@ -100,6 +100,12 @@ def _through(step, cur, path):
 def transform(steps: list, X):
     """The fitted steps applied to X (as Pipeline.transform does), as a dense frame for the final model."""
     Z = X
+    fitted = [s for _, s in steps if s is not None and not (isinstance(s, str) and s == "passthrough")]
+    if isinstance(Z, pd.DataFrame) and fitted and hasattr(fitted[0], "n_features_in_") and getattr(
+            fitted[0], "feature_names_in_", None) is None:
+        # fitted on an array: pass an array, as the adapter's predict does (a frame would make scikit-learn warn)
+        numeric = all(pd.api.types.is_numeric_dtype(t) for t in Z.dtypes)
+        Z = Z.to_numpy() if numeric else Z.to_numpy(dtype=object)
     for _, step in steps:
         if step is None or (isinstance(step, str) and step == "passthrough"):
             continue

@@ -229,36 +229,11 @@ def _hgb_model(model, response, adapter) -> TreeModel | None:
     else:
         orig_of_pre = np.arange(n_features)
 
-    parts, groups, words_all = [], [], []
-    n_words = 0
-    for it in model._predictors:
-        for k, pred in enumerate(it):
-            nodes = pred.nodes
-            leaf = nodes["is_leaf"].astype(bool)
-            catn = nodes["is_categorical"].astype(bool) & ~leaf
-            bits = pred.raw_left_cat_bitsets  # (n_bitsets, 8) uint32
-            offset = np.full(len(nodes), -1, dtype=np.int64)
-            if catn.any():
-                offset[catn] = n_words + nodes["bitset_idx"][catn].astype(np.int64) * bits.shape[1]
-                words_all.append(bits.reshape(-1))
-                n_words += bits.size
-            parts.append({
-                "left": np.where(leaf, -1, nodes["left"].astype(np.int64)),
-                "right": np.where(leaf, -1, nodes["right"].astype(np.int64)),
-                "feature": np.where(leaf, -1, orig_of_pre[nodes["feature_idx"]]),
-                "threshold": np.where(leaf | catn, 0.0, nodes["num_threshold"]),
-                "missing_left": nodes["missing_go_to_left"].astype(bool),
-                "value": nodes["value"].astype(np.float64),
-                "node_weight": nodes["count"].astype(np.float64),
-                "cat_offset": offset,
-                "cat_nwords": np.where(catn, bits.shape[1] if bits.size else 0, 0),
-            })
-            groups.append(k)
-    arrays = _concat_trees(parts)
+    arrays, groups, words_all = _hgb_arrays(model, orig_of_pre)
     cat_words = np.concatenate(words_all) if words_all else np.zeros(0, np.uint32)
     base = np.asarray(model._baseline_prediction, dtype=np.float64).reshape(-1)
     ens = TreeEnsemble(
-        **arrays, cat_words=cat_words, tree_group=np.array(groups), n_features=n_features, n_margins=K,
+        **arrays, cat_words=cat_words, tree_group=groups, n_features=n_features, n_margins=K,
         base_score=base, comparison="<=", float32_input=False, categories_go_left=True, link=link,
         description=type(model).__name__,
     )
@@ -268,6 +243,45 @@ def _hgb_model(model, response, adapter) -> TreeModel | None:
         recursion_weights="unweighted training row counts per node (HistGradientBoosting's `count`; "
         "sample weights, if the model was fitted with them, are not reflected)",
     )
+
+
+def _hgb_arrays(model, orig_of_pre: np.ndarray) -> tuple[dict, np.ndarray, list]:
+    """Every predictor's nodes as the IR's arrays, all trees at once (one pass over the concatenated nodes).
+
+    Returns (arrays, the output group of each tree, the categorical bitset words of the trees that have them).
+    """
+    preds = [(k, pred) for it in model._predictors for k, pred in enumerate(it)]
+    sizes = np.array([len(pred.nodes) for _, pred in preds], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    nodes = np.empty(starts[-1], dtype=preds[0][1].nodes.dtype)  # filled by slices: np.concatenate of
+    for (_, pred), a, b in zip(preds, starts[:-1], starts[1:]):   # record arrays promotes every field per tree
+        nodes[a:b] = pred.nodes
+    shift = np.repeat(starts[:-1], sizes)  # each node's tree offset: children become global indices
+    leaf = nodes["is_leaf"].astype(bool)
+    catn = nodes["is_categorical"].astype(bool) & ~leaf
+    offset = np.full(len(nodes), -1, dtype=np.int64)
+    nwords = np.zeros(len(nodes), dtype=np.int64)
+    words_all, n_words = [], 0
+    for t in np.flatnonzero(np.add.reduceat(catn, starts[:-1]) > 0):  # trees with categorical splits
+        bits = preds[t][1].raw_left_cat_bitsets  # (n_bitsets, 8) uint32
+        where = np.arange(starts[t], starts[t + 1])[catn[starts[t]: starts[t + 1]]]
+        offset[where] = n_words + nodes["bitset_idx"][where].astype(np.int64) * bits.shape[1]
+        nwords[where] = bits.shape[1] if bits.size else 0
+        words_all.append(bits.reshape(-1))
+        n_words += bits.size
+    arrays = {
+        "left": np.where(leaf, -1, nodes["left"].astype(np.int64) + shift),
+        "right": np.where(leaf, -1, nodes["right"].astype(np.int64) + shift),
+        "feature": np.where(leaf, -1, orig_of_pre[nodes["feature_idx"]]),
+        "threshold": np.where(leaf | catn, 0.0, nodes["num_threshold"]),
+        "missing_left": nodes["missing_go_to_left"].astype(bool),
+        "value": nodes["value"].astype(np.float64),
+        "node_weight": nodes["count"].astype(np.float64),
+        "cat_offset": offset,
+        "cat_nwords": nwords,
+        "tree_start": starts,
+    }
+    return arrays, np.array([k for k, _ in preds]), words_all
 
 
 def _hgb_encoders(model, is_cat, pre, orig_of_pre):

@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 
 from ..core.adapter import as_2d
-from ..core.errors import NotFittedError, PdpxError
+from ..core.booster import BoosterAdapter, Extracted, library_classes, self_check
+from ..core.errors import PdpxError
 from ..core.hookspecs import hookimpl
-from .boosters import BoosterAdapter, Extracted, Unavailable, library_classes, self_check
 from .xgboost_trees import (
     CLASSIFIER_OBJECTIVES,
     EXP_OBJECTIVES,
@@ -41,17 +41,14 @@ def is_xgboost_model(model) -> bool:
     return "Booster" in names or "XGBModel" in names
 
 
-def _is_booster(model) -> bool:
-    return "Booster" in library_classes(model, "xgboost")
-
 
 class XGBoostAdapter(BoosterAdapter):
     """An XGBoost scikit-learn wrapper or Booster: XGBoost's predict, and its trees read from the UBJSON model."""
     library = "xgboost"
+    library_name = "XGBoost"
 
     def __init__(self, model: Any):
         super().__init__(model)
-        self._raw = _is_booster(model)
         self._learner: dict | None = None
         self._learner_key: tuple | None = None
         #: categories of X's pandas category columns, by position (recorded by
@@ -68,7 +65,7 @@ class XGBoostAdapter(BoosterAdapter):
 
     # --------------------------------------------------------------- facts
     def booster(self):
-        if self._raw:
+        if self.raw:
             return self.model
         return self.model.get_booster()
 
@@ -76,12 +73,9 @@ class XGBoostAdapter(BoosterAdapter):
         try:
             booster = self.booster()
         except Exception as exc:  # xgboost raises sklearn's NotFittedError
-            raise NotFittedError(
-                f"this {type(self.model).__name__} is not fitted yet: call .fit(X, y) before "
-                "computing partial dependence"
-            ) from exc
+            raise self.not_fitted() from exc
         if booster.num_boosted_rounds() == 0 and self._booster_name() != "gblinear":
-            raise NotFittedError(f"this XGBoost {type(self.model).__name__} has no boosting rounds; train it first")
+            raise self.not_fitted(f"this XGBoost {type(self.model).__name__} has no boosting rounds; train it first")
 
     def _config(self) -> dict:
         booster = self.booster()
@@ -92,7 +86,7 @@ class XGBoostAdapter(BoosterAdapter):
         return self._config_cache
 
     def _booster_name(self) -> str:
-        if not self._raw:
+        if not self.raw:
             name = getattr(self.model, "booster", None)
             if isinstance(name, str):
                 return name
@@ -103,7 +97,7 @@ class XGBoostAdapter(BoosterAdapter):
         return self._config()["objective"]["name"]
 
     def feature_names(self):
-        if not self._raw:
+        if not self.raw:
             names = getattr(self.model, "feature_names_in_", None)
             if names is not None:
                 return [str(n) for n in names]
@@ -115,12 +109,6 @@ class XGBoostAdapter(BoosterAdapter):
 
     def validate_columns(self, X):
         X = super().validate_columns(X)
-        n = self.n_features()
-        if X.shape[1] != n:
-            raise PdpxError(
-                f"X has {X.shape[1]} columns but this {type(self.model).__name__} was fitted on {n}; "
-                f"pass X with the {n} columns used for fitting, in the same order"
-            )
         self._columns = [str(c) for c in X.columns]
         self._frame_categories.clear()
         for j in range(X.shape[1]):
@@ -129,28 +117,19 @@ class XGBoostAdapter(BoosterAdapter):
         return X
 
     def is_classifier(self):
-        if self._raw:
+        if self.raw:
             return self.objective() in CLASSIFIER_OBJECTIVES
         return any(k.__name__ == "XGBClassifier" for k in type(self.model).__mro__)
 
-    def _n_classes(self) -> int:
-        if not self._raw:
+    def n_classes(self) -> int:
+        if not self.raw:
             n = getattr(self.model, "n_classes_", None)
             if n is not None:
                 return int(n)
         k = int(self._config()["learner_model_param"].get("num_class", "0"))
         return max(k, 2)
 
-    def classes(self):
-        if not self.is_classifier():
-            return None
-        if not self._raw:
-            classes = getattr(self.model, "classes_", None)
-            if classes is not None:
-                return list(classes)
-        return list(range(self._n_classes()))
-
-    def _n_outputs(self) -> int:
+    def n_outputs(self) -> int:
         param = self._config()["learner_model_param"]
         return max(1, int(param.get("num_target", "1")))
 
@@ -193,8 +172,8 @@ class XGBoostAdapter(BoosterAdapter):
 
     def predict(self, X, response):
         self._check_categories(X)
-        data = self._model_input(X)
-        if not self._raw:
+        data = self.model_input(X)
+        if not self.raw:
             m = self.model
             if response == "predict_proba":
                 return as_2d(m.predict_proba(data))
@@ -227,7 +206,7 @@ class XGBoostAdapter(BoosterAdapter):
     def _rounds(self) -> int:
         """Boosting rounds the model predicts with."""
         total = self.booster().num_boosted_rounds()
-        if not self._raw:
+        if not self.raw:
             try:
                 best = self.model.best_iteration
             except AttributeError:
@@ -245,11 +224,11 @@ class XGBoostAdapter(BoosterAdapter):
             self._learner_key = key
         return self._learner
 
-    def _unavailable(self, response) -> str | None:
+    def link_unavailable(self, response) -> str | None:
         name = self._booster_name()
         if name == "gblinear":
             return "an XGBoost gblinear model is linear, it has no trees; use method='brute'"
-        if not self._raw and callable(getattr(self.model, "objective", None)) and response != "raw":
+        if not self.raw and callable(getattr(self.model, "objective", None)) and response != "raw":
             return (
                 "the model was trained with a custom objective, so pdpx does not know its link; "
                 "use response='raw' or method='brute'"
@@ -268,36 +247,32 @@ class XGBoostAdapter(BoosterAdapter):
             "use response='raw' or method='brute'"
         )
 
-    def tree_model(self, response):
-        if self._unavailable(response) is not None:
-            return None
-        booster = self.booster()
-        rounds = self._rounds()
-        # the key holds what can change without a refit: rounds used, the wrapper's missing value
-        key = f"{response}#rounds={rounds}#missing={getattr(self.model, 'missing', None)}"
-        return self._cached_tree_model(
-            response, key, booster, lambda: self._build(response, rounds),
-            lambda entry: XGBoostEncoder(entry.categories, self._frame_categories, entry.missing, self._columns),
-        )
+    def tree_state(self, response):
+        # what can change without a refit: the rounds used, the wrapper's missing value
+        return f"rounds={self._rounds()}#missing={getattr(self.model, 'missing', None)}"
 
-    def _build(self, response: str, rounds: int):
+    def key_objects(self):
+        return (self.booster(),)
+
+    def encoder(self, entry):
+        categories, missing = entry.encoding
+        return XGBoostEncoder(categories, self._frame_categories, missing, self._columns)
+
+    def build_trees(self, response: str):
+        rounds = self._rounds()
         learner = self.learner()
         ens = build_ensemble(learner, response, rounds, n_features=self.n_features(),
                              description=f"XGBoost {type(self.model).__name__} ({self.objective()}, {rounds} rounds)")
         problem = self_check(ens, self._reference_nan_margin(rounds, ens.n_features))
         if problem:
-            return Unavailable(
-                f"pdpx's reading of this XGBoost {xgboost_version()} model does not reproduce its own "
-                f"prediction ({problem}); using brute. Please report this with your xgboost version."
-            )
+            return self.unreproduced(problem)
         missing = np.nan
-        if not self._raw:
+        if not self.raw:
             m = getattr(self.model, "missing", np.nan)
             missing = np.nan if m is None else float(m)
         return Extracted(
             ensemble=ens,
-            categories=model_categories(learner),
-            missing=missing,
+            encoding=(model_categories(learner), missing),
             notes=[
                 "recursion weights nodes by XGBoost's cover (sum of hessians); these equal training "
                 "row counts only for squared error"
@@ -315,13 +290,6 @@ class XGBoostAdapter(BoosterAdapter):
         except Exception:  # pragma: no cover - no check possible
             return None
         return np.asarray(pred, dtype=np.float64).reshape(-1)
-
-
-def xgboost_version() -> str:
-    """The installed xgboost's version (for messages)."""
-    import xgboost
-
-    return xgboost.__version__
 
 
 @hookimpl(tryfirst=True)

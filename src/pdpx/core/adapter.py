@@ -8,7 +8,8 @@ may also hand over the model's trees in the common representation
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -100,7 +101,7 @@ class Adapter:
         names = self.feature_names()
         if names is None:
             return X
-        cols = [str(c) for c in X.columns]
+        cols = [str(c) for c in X.columns.tolist()]
         if cols == list(names):
             return X
         keyed = {self.column_key(c): c for c in cols}
@@ -155,6 +156,31 @@ class Adapter:
 
     def tree_model_unavailable(self, response: str) -> str:
         return f"{type(self.model).__name__} does not expose tree structure to pdpx"
+
+
+@contextmanager
+def trees_read_once(adapter: Adapter) -> Iterator[None]:
+    """Within the block, ``adapter.tree_model(response)`` reads the trees once per response.
+
+    A call asks for the trees more than once (is a tree method available? then the method
+    itself): the first answer is kept for the others. The adapter is back to normal after.
+    """
+    if "tree_model" in vars(adapter):  # already inside such a block
+        yield
+        return
+    read = adapter.tree_model
+    seen: dict = {}
+
+    def tree_model(response: str):
+        if response not in seen:
+            seen[response] = read(response)
+        return seen[response]
+
+    adapter.tree_model = tree_model
+    try:
+        yield
+    finally:
+        del adapter.tree_model
 
 
 def _short(items: Sequence, limit: int = 8) -> str:

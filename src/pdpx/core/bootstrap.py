@@ -61,6 +61,7 @@ def bootstrap_replicates(ice: np.ndarray, weights: np.ndarray | None, n_boot: in
             raise PdpxError(
                 "interval: a bootstrap sample drew only rows of weight 0; give more rows a positive sample_weight"
             )
+        cw /= total[:, None]  # each draw's share: the replicates are weighted means, within the curves' range
         for k in range(K):
-            out[b0:b1, k * G:(k + 1) * G] = (cw @ flat[k]) / total[:, None]
+            out[b0:b1, k * G:(k + 1) * G] = cw @ flat[k]
     return out

@@ -64,6 +64,9 @@ class DaskData:
         #: a local sample of the rows, columns in the model's order: what validation and encoders see
         self.head = adapter.validate_columns(sample)
         self.columns = list(self.head.columns)
+        #: the columns of :attr:`head` (the model's order) as text, and their dtypes
+        self.names = [str(c) for c in self.columns]
+        self.dtypes = self.head.dtypes.tolist()
 
     def column(self, j: int) -> pd.Series:
         """Column ``j`` over all rows (computed once: grids and plots' rugs both need it)."""
@@ -88,7 +91,7 @@ class DaskData:
 
 
 def partition_task(model, part: pd.DataFrame, weights, request: Request, method_name: str, columns):
-    """Run one method on one partition (a Dask task); returns (weighted sum of curves, weight, ICE or None)."""
+    """Run one method on one partition (a Dask task); returns (its average curves, its weight, ICE or None)."""
     from .plugins import adapt, get_methods
 
     adapter = adapt(model)
@@ -96,7 +99,7 @@ def partition_task(model, part: pd.DataFrame, weights, request: Request, method_
     req = replace(request, X=part, sample_weight=weights)
     out = get_methods()[method_name].compute(adapter, req)
     W = float(len(part)) if weights is None else float(np.sum(weights))
-    return out.average * W, W, out.individual
+    return out.average, W, out.individual
 
 
 def run(model, data: DaskData, request: Request, method, weights: np.ndarray | None, *,
@@ -118,14 +121,15 @@ def run(model, data: DaskData, request: Request, method, weights: np.ndarray | N
         results = _run_local(model, data, request, method.name, parts_w, progress, columns)
     else:
         results = _run_cluster(client, model, data, request, method.name, parts_w, progress, columns)
-    total_sum = sum(r[0] for r in results)
     total_w = sum(r[1] for r in results)
     if total_w <= 0:
         raise PdpxError("sample_weight is zero for every row; at least one row needs a positive weight")
+    # the partitions' averages, each by its share of the weight: within the range of the predictions
+    total = sum((r[1] / total_w) * r[0] for r in results if r[1] > 0)
     individual = None
     if request.needs_individual:
         individual = np.concatenate([r[2] for r in results], axis=1)
-    return MethodResult(average=total_sum / total_w, individual=individual,
+    return MethodResult(average=total, individual=individual,
                         notes=[f"computed over {len(data.sizes)} Dask partitions"])
 
 

@@ -1,5 +1,10 @@
 """Settings: the memory budget.
 
+The budget's default (``"auto"``) follows the machine: half of the memory this
+process can still take (:func:`available_memory`: the machine's available memory,
+a container's limit, the address-space limit), read again when a call needs it;
+256 MiB where none of these can be read.
+
 Two levels:
 
 * :func:`set_config` changes the process-wide default (every thread and task that
@@ -15,15 +20,19 @@ import contextlib
 import contextvars
 import math
 import numbers
+import os
 import re
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
 from .errors import PdpxError, PdpxTypeError
 
-_DEFAULT_BUDGET = 256 * 2**20
-_defaults = {"memory_budget": _DEFAULT_BUDGET}
+#: The budget where the memory available cannot be read; the smallest the machine's default takes.
+_FALLBACK_BUDGET = 256 * 2**20
+_MIN_AUTO_BUDGET = 16 * 2**20
+_defaults = {"memory_budget": "auto"}
 _defaults_lock = threading.Lock()
 #: Overrides of the current context (config_context); an immutable dict per context.
 _overrides: contextvars.ContextVar[Mapping] = contextvars.ContextVar("pdpx_config", default=MappingProxyType({}))
@@ -60,10 +69,16 @@ def parse_bytes(value, *, name: str = "memory_budget") -> int:
 
 
 def get_config() -> dict:
-    """The settings in effect here: the process defaults with this context's overrides (a copy)."""
+    """The settings in effect here: the process defaults with this context's overrides (a copy).
+
+    ``memory_budget`` is in bytes: ``"auto"`` (the default) is resolved to half of the
+    memory available now (:func:`machine_budget`).
+    """
     with _defaults_lock:
         out = dict(_defaults)
     out.update(_overrides.get())
+    if out["memory_budget"] == "auto":
+        out["memory_budget"] = machine_budget()
     return out
 
 
@@ -72,8 +87,11 @@ def _checked(kwargs: dict) -> dict:
     if unknown:
         raise PdpxTypeError(f"unknown setting(s) {unknown}; pdpx's settings: {sorted(_defaults)}")
     out = {}
-    if kwargs.get("memory_budget") is not None:
-        out["memory_budget"] = parse_bytes(kwargs["memory_budget"])
+    budget = kwargs.get("memory_budget")
+    if isinstance(budget, str) and budget.strip().lower() == "auto":
+        out["memory_budget"] = "auto"
+    elif budget is not None:
+        out["memory_budget"] = parse_bytes(budget)
     return out
 
 
@@ -83,8 +101,9 @@ def set_config(*, memory_budget=None) -> None:
     Parameters
     ----------
     memory_budget : int or str, optional
-        Bytes that intermediate arrays of one computation may use, e.g. ``"512MB"``.
-        The default is 256 MiB.
+        Bytes that intermediate arrays, results and tidy frames of one computation may
+        use, e.g. ``"512MB"``. ``"auto"`` (the default): half of the memory this
+        process can still take, read when a call needs it (see :func:`available_memory`).
 
     Notes
     -----
@@ -96,7 +115,7 @@ def set_config(*, memory_budget=None) -> None:
 
 
 @contextlib.contextmanager
-def config_context(**settings):
+def config_context(**settings) -> Iterator[None]:
     """Override settings in this context only: ``with pdpx.config_context(memory_budget="1GB"): ...``.
 
     Other threads and asyncio tasks do not see the override; leaving the block
@@ -117,3 +136,90 @@ def format_bytes(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.1f} TiB"  # pragma: no cover
+
+
+_machine = {"at": -1.0, "key": None, "budget": _FALLBACK_BUDGET}
+
+
+def machine_budget() -> int:
+    """The default memory budget: half of :func:`available_memory` (256 MiB when it cannot be read).
+
+    Read at most once a second, and again whenever the process's address-space
+    limit changes, so that the settings of one call agree with themselves.
+    """
+    key = _address_space_limit()
+    now = time.monotonic()
+    if key != _machine["key"] or now - _machine["at"] > 1.0:
+        free = available_memory()
+        _machine.update(at=now, key=key,
+                        budget=_FALLBACK_BUDGET if free is None else int(min(max(free // 2, _MIN_AUTO_BUDGET),
+                                                                                 _MAX_BUDGET)))
+    return _machine["budget"]
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still allocate, or None when nothing says.
+
+    The least of: the machine's available memory (``MemAvailable`` of
+    ``/proc/meminfo``, or psutil's where installed), a container's (cgroup's) memory
+    limit less what it uses, and the process's address-space limit
+    (``RLIMIT_AS``) less the address space it holds.
+    """
+    found = [_machine_available(), _cgroup_available(), _address_space_available()]
+    found = [v for v in found if v is not None]
+    return max(0, min(found)) if found else None
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path) as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _machine_available() -> int | None:
+    text = _read("/proc/meminfo")
+    if text:
+        for line in text.splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    try:
+        import psutil
+    except ImportError:
+        return None
+    return int(psutil.virtual_memory().available)
+
+
+def _cgroup_available() -> int | None:
+    """A cgroup's limit less its usage (v2, then v1); None without a limit."""
+    for limit_path, usage_path in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        limit, usage = _read(limit_path), _read(usage_path)
+        if limit is None or usage is None or not limit.strip().isdigit():
+            continue  # "max": no limit
+        limit_b, usage_b = int(limit), int(usage)
+        if limit_b >= 2**60:  # v1's "no limit"
+            continue
+        return limit_b - usage_b
+    return None
+
+
+def _address_space_limit() -> int | None:
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def _address_space_available() -> int | None:
+    limit = _address_space_limit()
+    if limit is None:
+        return None
+    statm = _read("/proc/self/statm")
+    if not statm:
+        return None
+    return limit - int(statm.split()[0]) * os.sysconf("SC_PAGE_SIZE")

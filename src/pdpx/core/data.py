@@ -32,6 +32,11 @@ def as_frame(X, adapter: Adapter) -> pd.DataFrame:
     not 2-D, no rows, no columns, repeated column names. A polars DataFrame
     becomes a pandas one here (same columns and dtypes; polars is not imported).
     """
+    return named_frame(X, adapter)[0]
+
+
+def named_frame(X, adapter: Adapter) -> tuple[pd.DataFrame, list[str]]:
+    """:func:`as_frame`, and its column names as text (read once: a frame's columns are slow to list)."""
     X = from_polars(X)
     if isinstance(X, pd.DataFrame):
         frame = X
@@ -58,9 +63,10 @@ def as_frame(X, adapter: Adapter) -> pd.DataFrame:
         raise PdpxError("X has no rows; partial dependence averages over rows, so pass at least one")
     if frame.shape[1] == 0:
         raise PdpxError("X has no columns")
-    if len(set(map(str, frame.columns))) != frame.shape[1]:
+    names = [str(c) for c in frame.columns.tolist()]
+    if len(set(names)) != frame.shape[1]:
         raise PdpxError("X has repeated column names; give each column a distinct name")
-    return frame
+    return frame, names
 
 
 def is_polars(obj) -> bool:
@@ -99,6 +105,13 @@ def to_backend(frame: pd.DataFrame, backend: str):
     raise PdpxError(f"to_frame(): backend must be 'pandas' or 'polars'; got {backend!r}")
 
 
+def has_missing(column: pd.Series) -> bool:
+    """Whether ``column`` holds a missing value (NaN, None, ``pd.NA``); one pass over a float column's array."""
+    if isinstance(column.dtype, np.dtype) and column.dtype.kind == "f":
+        return bool(np.isnan(column.to_numpy()).any())
+    return bool(column.isna().any())
+
+
 def short_list(items: Sequence, limit: int = 10) -> str:
     """``[a, b, ...]`` with at most ``limit`` items shown (for error messages)."""
     items = list(items)
@@ -120,11 +133,15 @@ class LocalData:
     supports_ice_sample = True
 
     def __init__(self, X, adapter: Adapter):
-        frame = as_frame(X, adapter)
+        frame, names = named_frame(X, adapter)
         #: X's columns in the order the user gave them (integer positions refer to these)
-        self.input_columns = [str(c) for c in frame.columns]
+        self.input_columns = names
         self.frame = adapter.validate_columns(frame)
+        #: the columns of :attr:`frame` (the model's order) as text, and their dtypes
+        self.names = names if self.frame is frame else [str(c) for c in self.frame.columns.tolist()]
+        self.dtypes = self.frame.dtypes.tolist()
         self.n_rows = len(self.frame)
+        self._columns: dict[int, pd.Series] = {}
 
     @property
     def head(self) -> pd.DataFrame:
@@ -132,8 +149,10 @@ class LocalData:
         return self.frame
 
     def column(self, j: int) -> pd.Series:
-        """Column ``j`` over all rows."""
-        return self.frame.iloc[:, j]
+        """Column ``j`` over all rows (taken out of the frame once: grids, support and rugs all read it)."""
+        if j not in self._columns:  # by label (unique: as_frame checks), which pandas answers faster than iloc
+            self._columns[j] = self.frame[self.frame.columns[j]]
+        return self._columns[j]
 
     def weights(self, sample_weight):
         """``sample_weight`` as given (already local)."""

@@ -33,6 +33,21 @@ class NonFiniteWarning(PdpxWarning):
 class ExtrapolationWarning(PdpxWarning):
     """A large share of the partial dependence rests on feature combinations absent from the data.
 
-    The rule is in :mod:`pdpx.core.support`; accumulated local effects (``pdpx.ale``)
+    The rule is in :mod:`pdpx.core.extrapolation`; accumulated local effects (``pdpx.ale``)
     are the alternative that stays within the data.
+
+    Attributes
+    ----------
+    features : tuple of str
+        The result's feature set.
+    share : float
+        The share (0 to 1) of the partial dependence on absent combinations.
+    partner : str or None
+        For one feature: the other feature it is most dependent on; None for two.
     """
+
+    def __init__(self, message: str = "", features=(), share: float = float("nan"), partner: str | None = None):
+        super().__init__(message)
+        self.features = tuple(features)
+        self.share = share
+        self.partner = partner

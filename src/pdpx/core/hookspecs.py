@@ -27,3 +27,13 @@ def pdpx_register_methods(register):
 
     Call ``register(method)`` with each :class:`~pdpx.core.method.Method`.
     """
+
+
+@hookspec(firstresult=True)
+def pdpx_figure_backend():
+    """Return the figure backend, an object with ``draw(result, **options)`` (an undrawn figure) and
+    ``save(result, path, *, width, height, dpi, **options)`` (the path written); None to leave it to others.
+
+    ``res.plot()`` and ``res.save()`` of every result go through it (:mod:`pdpx.core.drawing`);
+    pdpx's own is :mod:`pdpx.outputs.draw` (plotnine).
+    """

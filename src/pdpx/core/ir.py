@@ -448,23 +448,39 @@ class ModelCache:
 
     ``key_objects`` identify the fitted state (e.g. the list of fitted trees): a
     refitted model has new objects, so it misses the cache. They are held by the
-    entry, so their ids cannot be reused while cached.
+    entry, so their ids cannot be reused while cached. ``state`` is a value that
+    identifies it too (the rounds a prediction uses, a digest of the leaves). A new
+    state of a response replaces its old entry.
     """
 
     def __init__(self):
         import weakref
 
+        self._weakref = weakref
         self._store: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
         self._by_id: dict = {}
 
-    def get(self, model, response: str, key_objects: tuple, build: Callable):
-        key = (response, tuple(id(o) for o in key_objects))
+    def _entries(self, model) -> dict:
         try:
-            entries = self._store.setdefault(model, {})
-        except TypeError:  # model not weak-referenceable: cache by id with the model held (a few only)
-            if id(model) not in self._by_id and len(self._by_id) >= 8:
-                self._by_id.pop(next(iter(self._by_id)))
-            entries = self._by_id.setdefault(id(model), {"__model__": model})
+            return self._store.setdefault(model, {})
+        except TypeError:  # not hashable (it defines __eq__): by id, forgotten when the model is collected
+            pass
+        entries = self._by_id.get(id(model))
+        if entries is None:
+            entries = {}
+            try:
+                self._weakref.finalize(model, self._by_id.pop, id(model), None)
+            except TypeError:  # not weak-referenceable either: held here (a few only)
+                if len(self._by_id) >= 8:
+                    self._by_id.pop(next(iter(self._by_id)))
+                entries["__model__"] = model
+            self._by_id[id(model)] = entries
+        return entries
+
+    def get(self, model, response: str, key_objects: tuple, build: Callable, *, state: str = ""):
+        """The cached value of ``model``'s ``response`` for this fitted state, built by ``build()`` if absent."""
+        key = (response, tuple(id(o) for o in key_objects), state)
+        entries = self._entries(model)
         hit = entries.get(key)
         if hit is not None:
             return hit[1]
@@ -476,6 +492,7 @@ class ModelCache:
         return value
 
     def clear(self) -> None:
+        """Forget every entry (the next lookup of each model reads its trees again)."""
         self._store.clear()
         self._by_id.clear()
 

@@ -107,5 +107,13 @@ class Method:
         """Return None if the method can compute ``request``, else the reason it cannot."""
         return None
 
+    def deferred(self, adapter: "Adapter", request: Request) -> str | None:
+        """Why ``method="auto"`` should not run this method now although it can (it would first have to
+        prepare, e.g. compile, for longer than a slower method that returns the same takes), or None.
+
+        Only ``auto`` asks, after :meth:`unavailable`; an explicit ``method=`` always runs.
+        """
+        return None
+
     def compute(self, adapter: "Adapter", request: Request) -> MethodResult:
         raise NotImplementedError

@@ -5,16 +5,17 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import weakref
 
 import pluggy
 
 from . import hookspecs
 from .errors import PdpxError
 
-#: Packages whose ``BUILTINS`` list the built-in plugin modules (adapters, methods).
-#: They are registered through the same hooks third parties use; their modules
-#: import their model library only when they meet a model of it.
-BUILTIN_PACKAGES = ("pdpx.adapters", "pdpx.plugins")
+#: Packages whose ``BUILTINS`` list the built-in plugin modules (adapters, methods, the figure
+#: backend). They are registered through the same hooks third parties use; their modules
+#: import their model library (or plotnine) only when they meet a model of it (or draw).
+BUILTIN_PACKAGES = ("pdpx.adapters", "pdpx.plugins", "pdpx.outputs")
 
 
 def builtin_plugins() -> list[str]:
@@ -69,9 +70,27 @@ def reset_plugin_manager() -> None:
     _pm = None
 
 
+#: Per plugin manager: the plugins registered when its methods were last asked for (ids, the plugins), and the methods.
+_methods_seen: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def get_methods(pm: pluggy.PluginManager | None = None) -> dict:
-    """All registered methods by name. Two plugins registering the same name is an error."""
+    """All registered methods by name. Two plugins registering the same name is an error.
+
+    Asked once per set of registered plugins (every call of a public function needs them).
+    """
     pm = pm or plugin_manager()
+    plugins = list(pm.get_plugins())
+    ids = frozenset(map(id, plugins))
+    seen = _methods_seen.get(pm)
+    if seen is not None and seen[0] == ids:
+        return dict(seen[2])
+    methods = _ask_methods(pm)
+    _methods_seen[pm] = (ids, plugins, methods)  # the plugins held: their ids stay theirs
+    return dict(methods)
+
+
+def _ask_methods(pm: pluggy.PluginManager) -> dict:
     methods: dict = {}
 
     def register(method):

@@ -39,7 +39,10 @@ from typing import Iterator, Sequence
 import numpy as np
 import pandas as pd
 
+from .drawing import Drawable
 from .errors import PdpxError
+from .extrapolation import Extrapolation
+from .support import SupportInputs, unsupported_cells
 
 SCHEMA_HEAD = ["feature_set", "output", "kind", "row"]
 #: Bytes a string cell takes beyond its text (an offset, or a pointer), and what
@@ -60,8 +63,23 @@ def grid_label(v) -> str:
     return str(v)
 
 
+class CurveResult(Drawable):
+    """What :func:`pdpx.partial_dependence` returns: curves of one or several models on one grid.
+
+    The family: :class:`PartialDependenceResult` (one model; its subclasses
+    ``DerivativeResult`` for ``kind="derivative"`` and ``ALEResult`` from :func:`pdpx.ale`)
+    and :class:`~pdpx.core.stacked.StackedResult` (``by=``, a dict of models). Every member has
+    ``features``, ``feature_set``, ``grid_values``, ``grid_shape``, ``categorical``,
+    ``outputs``, ``kind``, ``method``, :meth:`to_frame`, :meth:`plot` and :meth:`save`.
+    """
+
+    def to_frame(self, *, kind: str | None = None, n_features: int | None = None, memory_budget=None):
+        """The tidy long DataFrame (schema in :mod:`pdpx.core.result`)."""
+        raise NotImplementedError  # pragma: no cover - every member defines it
+
+
 @dataclass
-class PartialDependenceResult:
+class PartialDependenceResult(CurveResult):
     """Partial dependence of one model on one set of features (one joint grid).
 
     Attributes
@@ -102,15 +120,14 @@ class PartialDependenceResult:
     background : DataFrame or None
         The rows of X (model-ordered columns) the curves were computed on, kept by
         reference for ``res.plot(color_by=...)``; None for Dask input.
-    support : ndarray of shape grid_shape or None
-        Rows of X (weighted by ``sample_weight``) in each grid point's interval or cell's
-        rectangle (:mod:`pdpx.core.support`); the same for ICE samples, centered
-        results and groups (each group's own rows). None only if it could not be computed.
-    outside_hull : ndarray of bool of shape grid_shape or None
-        Two numeric features: grid points outside the convex hull of the rows' pairs.
-    extrapolation : pdpx.core.support.Extrapolation or None
+    extrapolation : pdpx.core.extrapolation.Extrapolation or None
         The extrapolation check: the share of the PD on combinations absent from the data.
+    diagnostics : pdpx.core.support.SupportInputs or None
+        What the support diagnostics (``support``, ``outside_hull``, ``unsupported``,
+        ``support_frame()``) are computed from when first read; they are kept then.
     """
+
+    figure = "partial_dependence"
 
     features: list[str]
     grid_values: list[np.ndarray]
@@ -133,9 +150,8 @@ class PartialDependenceResult:
     upper: np.ndarray | None = None
     interval: float | None = None
     background: object = field(default=None, repr=False)
-    support: np.ndarray | None = field(default=None, repr=False)
-    outside_hull: np.ndarray | None = field(default=None, repr=False)
-    extrapolation: object = field(default=None, repr=False)
+    extrapolation: Extrapolation | None = field(default=None, repr=False)
+    diagnostics: SupportInputs | None = field(default=None, repr=False)
 
     @property
     def feature_set(self) -> str:
@@ -146,21 +162,36 @@ class PartialDependenceResult:
         return tuple(len(g) for g in self.grid_values)
 
     @property
+    def support(self) -> np.ndarray | None:
+        """Rows of X (weighted by ``sample_weight``) in each grid point's interval or cell's rectangle.
+
+        An array of ``grid_shape`` (:mod:`pdpx.core.support`); the same for ICE samples, centered
+        results and groups (each group's own rows). None only if it could not be computed (a note
+        in :attr:`notes` says why). Computed when first read.
+        """
+        return None if self.diagnostics is None else self.diagnostics.counts(self.notes)
+
+    @property
+    def outside_hull(self) -> np.ndarray | None:
+        """Two numeric features: grid points outside the convex hull of the rows' pairs (else None)."""
+        return None if self.diagnostics is None else self.diagnostics.hull(self.notes)
+
+    @property
     def unsupported(self) -> np.ndarray | None:
         """Grid cells with no row within one grid step, or outside the convex hull (2 numeric features).
 
         What figures shade; the rule is in :mod:`pdpx.core.support`. None if the support is unknown.
         """
-        if self.support is None:
+        support = self.support
+        if support is None:
             return None
-        from .support import unsupported_cells
-
-        return unsupported_cells(self.support, self.grid_values, self.categorical, self.outside_hull)
+        return unsupported_cells(support, self.grid_values, self.categorical, self.outside_hull)
 
     def support_frame(self) -> pd.DataFrame:
         """One row per grid cell: ``feature_j``, ``x_j``, ``label_j`` as in :meth:`to_frame`, then
         ``support`` (weighted rows), ``outside_hull`` (<NA> unless two numeric features) and ``supported``."""
-        if self.support is None:
+        support = self.support
+        if support is None:
             raise PdpxError("support_frame(): this result holds no support (it could not be computed; see res.notes)")
         n_grid = int(np.prod(self.grid_shape))
         cell = np.arange(n_grid, dtype=np.int64)
@@ -174,7 +205,7 @@ class PartialDependenceResult:
             cols[names[2]] = (along.astype(np.float64) if self.categorical[j]
                               else np.asarray(grid, dtype=np.float64)[along])
             cols[names[3]] = pd.array([grid_label(v) for v in grid], dtype="string").take(along)
-        cols["support"] = np.asarray(self.support, dtype=np.float64).reshape(-1)
+        cols["support"] = np.asarray(support, dtype=np.float64).reshape(-1)
         hull = (pd.array([pd.NA] * n_grid, dtype="boolean") if self.outside_hull is None
                 else pd.array(np.asarray(self.outside_hull, dtype=bool).reshape(-1), dtype="boolean"))
         cols["outside_hull"] = hull
@@ -329,30 +360,16 @@ class PartialDependenceResult:
         )
         return df
 
-    # --------------------------------------------------------------- plots
-    def plot(self, **kwargs):
-        """An undrawn plotnine ``ggplot`` of this result (see :func:`pdpx.outputs.plot.plot_result`)."""
-        from ..outputs import plot as _plot  # lazy: plotnine is optional
 
-        return _plot.plot(self, **kwargs)
-
-    def save(self, path, *, width=None, height=None, dpi=200, **plot_options):
-        """Draw :meth:`plot` (with ``plot_options``) and write it to PNG, SVG or PDF (by the extension).
-
-        Returns the path written; see :func:`pdpx.outputs.plot.save`.
-        """
-        from ..outputs import plot as _plot
-
-        return _plot.save_result(self, path, width=width, height=height, dpi=dpi, **plot_options)
-
-
-class PartialDependenceCollection(Sequence):
+class PartialDependenceCollection(Sequence, Drawable):
     """Results of several feature sets computed in one call.
 
     Index by position or by feature name(s): ``coll["age"]``, ``coll[("age", "fare")]``.
     ``skipped`` maps feature sets that were left out of a default "every column"
     request (constant columns) to the reason.
     """
+
+    figure = "collection"
 
     def __init__(self, results: list[PartialDependenceResult], skipped: dict | None = None):
         self.results = list(results)
@@ -402,15 +419,3 @@ class PartialDependenceCollection(Sequence):
             )
         return to_backend(pd.concat([r.to_frame(n_features=width, memory_budget=budget) for r in self.results],
                                     ignore_index=True), backend)
-
-    def plot(self, **kwargs):
-        """An undrawn plotnine figure, one facet per feature set (see :func:`pdpx.outputs.plot.plot_collection`)."""
-        from ..outputs import plot as _plot
-
-        return _plot.plot(self, **kwargs)
-
-    def save(self, path, *, width=None, height=None, dpi=200, **plot_options):
-        """Draw :meth:`plot` (with ``plot_options``) and write it to PNG, SVG or PDF (by the extension)."""
-        from ..outputs import plot as _plot
-
-        return _plot.save_result(self, path, width=width, height=height, dpi=dpi, **plot_options)

@@ -17,20 +17,18 @@ from typing import Any
 
 import numpy as np
 
-from . import cluster, missing, support
+from . import cluster, extrapolation, missing, support
 from . import config as _config
-from .adapter import RESPONSES, Adapter
+from .adapter import Adapter, trees_read_once
 from .bootstrap import bootstrap_interval
-from .data import LocalData, short_list
+from .data import LocalData, has_missing, short_list
 from .errors import ExtrapolationWarning, NonFiniteWarning, PdpxError, PdpxTypeError
-from .grid import check_percentiles, feature_grid, is_categorical_type
+from .grid import feature_grid, is_categorical_type
 from .method import Request
+from .options import PDOptions
 from .plugins import adapt, get_methods, plugin_manager
 from .result import PartialDependenceResult
 from .validation import shown
-
-#: Values of ``kind``.
-KINDS = ("average", "individual", "both")
 
 
 def data_source(X, adapter: Adapter):
@@ -42,27 +40,32 @@ def data_source(X, adapter: Adapter):
 
 
 class Session:
-    """Validated inputs shared by the feature sets of one call."""
+    """Validated inputs shared by the feature sets of one call.
 
-    def __init__(
-        self, model, X, *, kind="average", method="auto", response="auto", target=None,
-        grid_resolution=100, percentiles=(0.05, 0.95), custom_values=None,
-        categorical_features=None, sample_weight=None, centered=False, n_jobs=None,
-        progress=None, memory_budget=None, ice_sample=None, random_state=0, method_options=None,
-        include_missing="auto", interval=None, n_boot=200, by=None, by_bins=4,
-    ):
-        if by is not None:
+    ``options`` is a :class:`~pdpx.core.options.PDOptions` (checked when it was built),
+    or None: then the keyword options ``given`` are checked here, with messages naming
+    ``function``. A session trusts no caller to have checked the model or the data.
+    """
+
+    def __init__(self, model, X, options: PDOptions | None = None, *, function: str = "partial_dependence",
+                 **given):
+        if options is None:
+            options = PDOptions.checked(function, given)
+        elif given:
+            options = options.but(**given)
+        if options.by is not None:
             raise PdpxError("by= is an option of pdpx.partial_dependence (one feature set per call); "
                             "call it once per feature set")
-        self.kind = kind
-        self.grid_resolution = int(grid_resolution)
-        self.percentiles = check_percentiles(percentiles)
-        self.centered = centered
-        self.n_jobs = n_jobs
-        self.progress = progress
-        self.method_options = dict(method_options or {})
+        self.options = options
+        self.kind = options.kind
+        self.grid_resolution = options.grid_resolution
+        self.percentiles = options.percentiles
+        self.centered = options.centered
+        self.n_jobs = options.n_jobs
+        self.progress = options.progress
+        self.method_options = dict(options.method_options or {})
         self.memory_budget = (
-            _config.parse_bytes(memory_budget) if memory_budget is not None else _config.get_config()["memory_budget"]
+            options.memory_budget if options.memory_budget is not None else _config.get_config()["memory_budget"]
         )
 
         self.pm = plugin_manager()
@@ -72,26 +75,28 @@ class Session:
         self.data = data_source(X, self.adapter)
         self.X = self.data.head
         self.n_rows = self.data.n_rows
-        sample_weight = self.data.weights(sample_weight)
-        self.names = [str(c) for c in self.X.columns]
-        self.response = self._resolve_response(response)
-        self.outputs = self._resolve_target(target)
+        sample_weight = self.data.weights(options.sample_weight)
+        self.names = self.data.names
+        self.dtypes = self.data.dtypes
+        self.response = self._resolve_response(options.response)
+        self.outputs = self._resolve_target(options.target)
         self.sample_weight = check_weights(sample_weight, self.n_rows)
-        self.ice_rows = self._resolve_ice_sample(ice_sample, random_state)
-        self.categorical = self._resolve_categorical(categorical_features)
-        self.custom_values = self._resolve_custom(custom_values)
+        self.ice_rows = self._resolve_ice_sample(options.ice_sample, options.random_state)
+        self.categorical = self._resolve_categorical(options.categorical_features)
+        self.custom_values = self._resolve_custom(options.custom_values)
         self.methods = get_methods(self.pm)
-        self.method = method
-        if method != "auto" and method not in self.methods:
-            raise PdpxError(f"unknown method {method!r}; available: {['auto'] + sorted(self.methods)}")
+        self.method = options.method
+        if self.method != "auto" and self.method not in self.methods:
+            raise PdpxError(f"unknown method {self.method!r}; available: {['auto'] + sorted(self.methods)}")
         self._grids: dict[int, np.ndarray] = {}
-        self.include_missing = include_missing
-        self.interval = None if interval is None else check_level(interval)
-        self.n_boot = int(n_boot)
-        self.random_state = random_state
+        self.include_missing = options.include_missing
+        self.interval = options.interval
+        self.n_boot = options.n_boot
+        self.random_state = options.random_state
         self._accepts_missing: dict[int, str | None] = {}
         self._extrapolation_warned = False
         self._support_cache: dict = {}  # the check's row sample and coarse bins, shared by the feature sets
+        self._partners: list[bool] | None = None
 
     # ---------------------------------------------------------- validation
     def _resolve_response(self, response: str) -> str:
@@ -101,8 +106,6 @@ class Session:
                 raise PdpxError(f"{type(self.adapter.model).__name__} has no response pdpx can average")
             chosen = available[0]
         elif response not in available:
-            if response not in RESPONSES:
-                raise PdpxError(f"response must be 'auto' or one of {list(RESPONSES)}, got {response!r}")
             extra = ""
             if response == "predict" and self.adapter.is_classifier():
                 extra = " (a classifier's predicted labels are not numbers to average)"
@@ -206,7 +209,7 @@ class Session:
         return idx
 
     def _resolve_categorical(self, categorical_features) -> list[bool]:
-        flags = [is_categorical_type(dtype) for dtype in self.X.dtypes]
+        flags = [is_categorical_type(dtype) for dtype in self.dtypes]
         if categorical_features is None:
             return flags
         if isinstance(categorical_features, str):  # one name, not its letters
@@ -230,8 +233,6 @@ class Session:
     def _resolve_custom(self, custom_values) -> dict[int, Any]:
         if custom_values is None:
             return {}
-        if not isinstance(custom_values, dict):
-            raise PdpxError("custom_values must be a dict {feature: values}, e.g. {'age': [20, 40, 60]}")
         return {self._column_index(k, "custom_values key"): v for k, v in custom_values.items()}
 
     def grid_for(self, j: int) -> np.ndarray:
@@ -257,7 +258,7 @@ class Session:
                     "only if you make them one, e.g. X[col].cat.add_categories('missing').fillna('missing'))"
                 )
             return False
-        if self.include_missing == "auto" and not self.data.column(j).isna().any():
+        if self.include_missing == "auto" and not has_missing(self.data.column(j)):
             return False
         if j not in self._accepts_missing:
             self._accepts_missing[j] = missing.refusal(self.adapter, self.X, j, self.response)
@@ -311,6 +312,8 @@ class Session:
         candidates = sorted((m for m in self.methods.values() if m.equals_brute), key=lambda m: m.cost_rank)
         for m in candidates:
             reason = m.unavailable(self.adapter, req)
+            if reason is None and len(req.X) == self.n_rows:  # rows held here (not Dask's): may defer
+                reason = m.deferred(self.adapter, req)
             if reason is None:
                 return self._check_options(m), notes
             notes.append(f"{m.name} not used: {reason}")
@@ -327,17 +330,19 @@ class Session:
         return m
 
     def compute(self, features: list[int]) -> PartialDependenceResult:
+        """The result of one feature set (positions in the model-ordered columns)."""
         req = self.request(features)
-        method, skipped = self.choose_method(req)
-        ice_rows = self.ice_rows
-        if self.interval is not None:  # the bootstrap resamples every row's ICE curve
-            if not self.data.supports_ice_sample:
-                raise PdpxError("interval is not supported for Dask input (it resamples every row's ICE curve); "
-                                "pass a pandas X, or a sample of it")
-            ice_rows = None
-        t0 = time.perf_counter()
-        out = self.data.run(method, self.adapter, req, model=self.model, ice_rows=ice_rows)
-        elapsed = time.perf_counter() - t0
+        with trees_read_once(self.adapter):  # asked by choose_method, then by the method
+            method, skipped = self.choose_method(req)
+            ice_rows = self.ice_rows
+            if self.interval is not None:  # the bootstrap resamples every row's ICE curve
+                if not self.data.supports_ice_sample:
+                    raise PdpxError("interval is not supported for Dask input (it resamples every row's ICE "
+                                    "curve); pass a pandas X, or a sample of it")
+                ice_rows = None
+            t0 = time.perf_counter()
+            out = self.data.run(method, self.adapter, req, model=self.model, ice_rows=ice_rows)
+            elapsed = time.perf_counter() - t0
         average, individual = out.average, out.individual
         lower = upper = None
         if self.interval is not None:
@@ -359,7 +364,8 @@ class Session:
             if individual is not None:
                 individual = center_curves(individual, lead=2)
         notes = list(out.notes) + skipped
-        counts, hull, check = self.support(features, req.grid_values, notes)
+        columns = [self.data.column(j) for j in features]
+        check, hull = self.extrapolation(features, req.grid_values, columns, notes)
         return PartialDependenceResult(
             features=[self.names[j] for j in features],
             grid_values=req.grid_values,
@@ -376,42 +382,43 @@ class Session:
             ice_rows=self.ice_rows if individual is not None else None,
             elapsed=elapsed,
             notes=notes,
-            feature_data={self.names[j]: self._feature_data(j) for j in features},
+            feature_data={self.names[j]: c.to_numpy() for j, c in zip(features, columns)},
             model_name=type(self.adapter.model).__name__,
             lower=lower, upper=upper, interval=self.interval,
             background=self.X if self.data.supports_ice_sample else None,
-            support=counts, outside_hull=hull, extrapolation=check,
+            extrapolation=check,
+            diagnostics=support.SupportInputs(columns, list(req.grid_values), list(req.categorical),
+                                              self.sample_weight, outside=hull),
         )
 
-    def support(self, features: list[int], grids: list, notes: list[str]):
-        """(support counts, outside-hull mask or None, extrapolation check or None) of one feature set.
+    def extrapolation(self, features: list[int], grids: list, columns: list, notes: list[str]):
+        """(extrapolation check or None, outside-hull mask or None) of one feature set.
 
+        The check runs on every call (its warning fires on the call); the support counts wait
+        until a result's ``support`` is read (:class:`~pdpx.core.support.SupportInputs`). Two
+        numeric features: the check needs the convex hull, which the result keeps.
         Warns (:class:`~pdpx.core.errors.ExtrapolationWarning`) at most once per session.
         Never raises: what cannot be computed is None, with a note saying why.
         """
         cats = [self.categorical[j] for j in features]
-        counts = hull = check = None
+        hull = check = None
         try:
-            columns = [self.data.column(j) for j in features]
-            counts = support.support_counts(columns, grids, cats, self.sample_weight)
             if len(features) == 2 and not any(cats):
                 hull = support.outside_hull(columns[0], columns[1], grids[0], grids[1])
-            numeric = [not self.categorical[k] and not is_categorical_type(d) for k, d in enumerate(self.X.dtypes)]
-            check = support.extrapolation_check(self.X, features, grids, cats, self.sample_weight,
-                                                numeric=numeric, hull=hull, cache=self._support_cache)
+            if self._partners is None:  # the columns a 1-way check may pair with: numeric, not marked categorical
+                self._partners = [not c and not is_categorical_type(d) for c, d in zip(self.categorical, self.dtypes)]
+            check = extrapolation.extrapolation_check(self.X, features, grids, cats, self.sample_weight,
+                                                numeric=self._partners, hull=hull, cache=self._support_cache)
         except Exception as exc:  # noqa: BLE001 - a diagnostic never refuses the call
             notes.append(f"support not computed: {type(exc).__name__}: {exc}")
         if not self.data.supports_ice_sample and check is not None:
             notes.append(f"the extrapolation check looked at the first {check.rows:,} rows of the Dask input")
         if check is not None and check.warns and not self._extrapolation_warned:
             self._extrapolation_warned = True
-            warnings.warn(support.warning_message([self.names[j] for j in features], check),
-                          ExtrapolationWarning, stacklevel=5)
-        return counts, hull, check
-
-
-    def _feature_data(self, j: int) -> np.ndarray:
-        return self.data.column(j).to_numpy()
+            names = [self.names[j] for j in features]
+            warnings.warn(ExtrapolationWarning(extrapolation.warning_message(names, check), features=names,
+                                               share=check.share, partner=check.partner), stacklevel=5)
+        return check, hull
 
 
 def center_curves(values: np.ndarray, lead: int) -> np.ndarray:
@@ -454,16 +461,8 @@ def warn_non_finite(average, individual, outputs, features, grids, ice_rows=None
         warnings.warn(
             "the model's predictions are not all finite, so neither is the partial dependence: "
             + "; ".join(parts) + ". Check the model's predict on these inputs (pdpx reports them as they are).",
-            NonFiniteWarning, stacklevel=4,
+            NonFiniteWarning, stacklevel=5,
         )
-
-
-def check_level(interval) -> float:
-    """``interval`` as a confidence level strictly between 0 and 1."""
-    level = float(interval)
-    if not 0.0 < level < 1.0:
-        raise PdpxError(f"interval must be a confidence level between 0 and 1 (e.g. 0.95), got {interval!r}")
-    return level
 
 
 def check_weights(sample_weight, n: int) -> np.ndarray | None:

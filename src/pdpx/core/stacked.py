@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from .errors import ExtrapolationWarning, PdpxError
-from .result import SCHEMA_HEAD, PartialDependenceResult
+from .options import PDOptions
+from .result import SCHEMA_HEAD, CurveResult, PartialDependenceResult
 from .session import Session
 
 #: Columns a ``by`` column's name must not take (the tidy frame has them already).
@@ -24,8 +25,8 @@ RESERVED = set(SCHEMA_HEAD) | {"yhat", "lower", "upper", "model"}
 
 
 @dataclass
-class StackedResult:
-    """Results of several models or groups, computed on one grid.
+class StackedResult(CurveResult):
+    """Results of several models or groups, computed on one grid (a :class:`~pdpx.core.result.CurveResult`).
 
     Attributes
     ----------
@@ -36,6 +37,8 @@ class StackedResult:
     results : list of PartialDependenceResult
         One per label, in order. For groups, ``ice_rows`` are row positions in the full X.
     """
+
+    figure = "stacked"
 
     column: str
     labels: list[str]
@@ -82,21 +85,12 @@ class StackedResult:
         out.attrs.update(frames[0].attrs, stacked_by=self.column)
         return out
 
-    def plot(self, **kwargs):
-        """An undrawn plotnine figure overlaying the curves, one colour per label (:mod:`pdpx.outputs.plot_overlay`)."""
-        from ..outputs import plot_overlay
 
-        return plot_overlay.overlay_plot(self, **kwargs)
-
-    def save(self, path, *, width=None, height=None, dpi=200, **plot_options):
-        """Draw :meth:`plot` and write it to PNG, SVG or PDF (by the extension)."""
-        from ..outputs import plot as _plot
-
-        return _plot.save(self.plot(**plot_options), path, width=width, height=height, dpi=dpi)
-
-
-def stacked_partial_dependence(model, X, features, options: dict, *, by=None, by_bins: int = 4) -> StackedResult:
-    """``partial_dependence`` of a dict of models, or by groups of rows (see :func:`pdpx.partial_dependence`)."""
+def stacked_partial_dependence(model, X, features, options: PDOptions) -> StackedResult:
+    """``partial_dependence`` of a dict of models, or by groups of rows (``options.by``; see
+    :func:`pdpx.partial_dependence`)."""
+    by, by_bins = options.by, options.by_bins
+    options = options.but(by=None)
     if isinstance(model, dict):
         if by is not None:
             raise PdpxError("by= and a dict of models cannot be combined; compare the models per group yourself "
@@ -107,7 +101,7 @@ def stacked_partial_dependence(model, X, features, options: dict, *, by=None, by
         with one_extrapolation_warning():
             for name, m in model.items():
                 try:
-                    session = Session(m, X, **options)
+                    session = Session(m, X, options)
                     results.append(session.compute(session.resolve_features(features)))
                 except PdpxError as exc:
                     raise PdpxError(f"model {name!r}: {exc}") from None
@@ -135,8 +129,8 @@ def one_extrapolation_warning():
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
 
 
-def _by_groups(model, X, features, options, by, by_bins) -> StackedResult:
-    main = Session(model, X, **options)
+def _by_groups(model, X, features, options: PDOptions, by, by_bins) -> StackedResult:
+    main = Session(model, X, options)
     if not main.data.supports_ice_sample:
         raise PdpxError("by= is not supported for Dask input; pass a pandas X (or a sample of it)")
     feats = main.resolve_features(features)
@@ -155,7 +149,7 @@ def _by_groups(model, X, features, options, by, by_bins) -> StackedResult:
         missing = not main.categorical[j] and bool(np.isnan(np.asarray(g, dtype=float)[-1]))
         has_missing[f] = missing
         custom[f] = g[:-1] if missing else g
-    sub_options = dict(options, custom_values=custom, include_missing=any(has_missing.values()))
+    sub_options = options.but(custom_values=custom, include_missing=any(has_missing.values()))
     if any(has_missing.values()) and not all(has_missing[main.names[j]] for j in feats
                                              if not main.categorical[j]):
         raise PdpxError("by=: the missing-value point is on for some numeric features and off for others; "
@@ -163,20 +157,18 @@ def _by_groups(model, X, features, options, by, by_bins) -> StackedResult:
     results = []
     for i, lab in enumerate(labels):  # each group's support counts its own rows
         rows = np.flatnonzero(codes == i)
-        opts = dict(sub_options)
+        opts = sub_options
         if main.sample_weight is not None:
             if main.sample_weight[rows].sum() <= 0:
                 raise PdpxError(f"by={name!r}: every row of group {lab!r} has sample_weight 0")
-            opts["sample_weight"] = main.sample_weight[rows]
-        session = Session(model, main.X.iloc[rows], **opts)
+            opts = opts.but(sample_weight=main.sample_weight[rows])
+        session = Session(model, main.X.iloc[rows], opts)
         session._accepts_missing = main._accepts_missing  # same model and columns: asked once, not per group
         r = session.compute(session.resolve_features([main.names[j] for j in feats]))
         if r.individual is not None:
             r.ice_rows = rows if r.ice_rows is None else rows[np.asarray(r.ice_rows)]
         r.background = main.X
         r.grid_values = [grids[f] for f in r.features]  # the full data's grid, exactly
-        if r.support is not None and r.support.shape != r.grid_shape:  # pragma: no cover - grids agree
-            r.support = r.outside_hull = None
         results.append(r)
     return StackedResult(name, labels, results)
 

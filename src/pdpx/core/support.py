@@ -27,82 +27,66 @@ the point lies outside the hull. An empty interval between two supported neighbo
 is interpolation, not extrapolation, and a fine grid over few rows has many such
 intervals. Categories and the missing-value point have no neighbours: support 0.
 
-The extrapolation check (:class:`ExtrapolationWarning`)
--------------------------------------------------------
-A PD averages the model over every row *with the target features set to each grid
-value*: when a target feature is tied to another one, most of those combinations
-never occur in the data. pdpx measures the share of the PD's mass (grid points x row
-weights) that rests on **absent combinations**, on a seeded sample of at most
-:data:`SAMPLE` rows, in coarse bins so that sparsity alone is never mistaken for
-dependence:
-
-* each feature is cut into ``B = clip(floor(sqrt(n / 20)), 2, 10)`` quantile bins
-  (quantiles of at most :data:`EDGE_ROWS` evenly spaced rows of the sample; its levels for
-  a categorical feature; missing values are a bin of their own);
-* a cell (bin of one feature x bin of the other) is **absent** when the rows in it
-  weigh less than :data:`ABSENT` (5%) of what they would weigh if the two features were
-  independent (the product of the two bins' shares); cells expected to hold fewer
-  than :data:`MIN_EXPECTED` rows under independence are never called absent;
-* 1-way, feature ``a``: for each other numeric column ``b`` (the :data:`MAX_PARTNERS`
-  most correlated with ``a`` when there are more), the share is the average over
-  ``a``'s grid points of the weight of the rows whose ``b`` bin is absent next to the
-  grid point's ``a`` bin; the check keeps the largest share and its partner;
-* 2-way: the share of grid cells whose coarse cell is absent or (two numeric
-  features) that lie outside the convex hull; every row weighs on every cell alike.
-
-The warning fires, once per call, when the share is at least :data:`WARN_SHARE`
-(30%); ``res.extrapolation`` holds the share and the partner either way. Fewer than
-40 rows are not judged.
+The extrapolation check (``res.extrapolation`` and :class:`~pdpx.core.errors.ExtrapolationWarning`)
+is :mod:`pdpx.core.extrapolation`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-#: Rows the extrapolation check looks at (a seeded sample beyond).
-SAMPLE = 5_000  # with at most 10 x 10 coarse cells, 50 rows per cell under independence
-#: Share of the PD's mass on absent combinations from which the check warns.
-WARN_SHARE = 0.3
-#: A coarse cell is absent below this fraction of its weight under independence.
-ABSENT = 0.05
-#: Cells expected to hold fewer rows than this under independence are not judged.
-MIN_EXPECTED = 10
-#: Other numeric columns a 1-way check compares with (the most correlated ones).
-MAX_PARTNERS = 50
-#: Rows below which the check does not judge.
-MIN_ROWS = 40
-
-
-@dataclass(frozen=True)
-class Extrapolation:
-    """The extrapolation check of one result (see the module docstring).
-
-    Attributes
-    ----------
-    share : float
-        Share of the PD's mass (grid points x row weights) on absent combinations.
-    partner : str or None
-        1-way: the other feature with the largest share; 2-way: None.
-    rows : int
-        Rows the check looked at.
-    """
-
-    share: float
-    partner: str | None
-    rows: int
-
-    @property
-    def warns(self) -> bool:
-        """Whether the share reaches :data:`WARN_SHARE`."""
-        return self.share >= WARN_SHARE
-
 
 # ------------------------------------------------------------------ support
-def _numeric(values) -> np.ndarray:
+@dataclass(eq=False)
+class SupportInputs:
+    """What a result's support diagnostics are computed from, when first read.
+
+    ``columns`` are the target features' values over every row (each group's own rows for
+    ``by=``), ``grids`` and ``categorical`` the result's, ``weights`` the rows' ``sample_weight``;
+    ``outside`` is the convex-hull mask when the extrapolation check already computed it.
+    :meth:`counts` and :meth:`hull` compute once; what fails is None, with a note saying why.
+    """
+
+    columns: list
+    grids: list
+    categorical: list
+    weights: np.ndarray | None = None
+    outside: np.ndarray | None = None
+    _counts: np.ndarray | None = field(default=None, repr=False)
+    _done: bool = field(default=False, repr=False)
+
+    def counts(self, notes: list) -> np.ndarray | None:
+        """:func:`support_counts` of the rows (``notes`` gets a line if it cannot be computed)."""
+        self._compute(notes)
+        return self._counts
+
+    def hull(self, notes: list) -> np.ndarray | None:
+        """:func:`outside_hull` for two numeric features, else None."""
+        self._compute(notes)
+        return self.outside
+
+    def _compute(self, notes: list) -> None:
+        if self._done:
+            return
+        self._done = True
+        try:
+            self._counts = support_counts(self.columns, self.grids, self.categorical, self.weights)
+            if self.outside is None and len(self.columns) == 2 and not any(self.categorical):
+                self.outside = outside_hull(self.columns[0], self.columns[1], self.grids[0], self.grids[1])
+        except Exception as exc:  # noqa: BLE001 - a diagnostic never refuses: None, and a note
+            self._counts = self.outside = None
+            notes.append(f"support not computed: {type(exc).__name__}: {exc}")
+
+
+def as_floats(values) -> np.ndarray:
+    """``values`` as float64, NaN where a value is missing or not a number."""
+    if isinstance(values, (np.ndarray, pd.Series)) and isinstance(values.dtype, np.dtype) \
+            and values.dtype.kind in "fiu":  # numbers already: no conversion by pandas
+        return np.asarray(values, dtype=np.float64)
     return pd.to_numeric(pd.Series(np.asarray(values, dtype=object) if isinstance(values, np.ndarray)
                                    and values.dtype == object else values), errors="coerce").to_numpy(
         dtype=np.float64, na_value=np.nan)
@@ -142,7 +126,7 @@ def grid_index(column, grid, categorical: bool) -> np.ndarray:
         idx = levels.get_indexer(values.where(values.notna(), None))
         idx[values.isna().to_numpy()] = -1
         return idx.astype(np.int64)
-    x = _numeric(column)
+    x = as_floats(column)
     g = np.asarray(grid, dtype=np.float64)
     idx = np.full(x.size, -1, dtype=np.int64)
     nan_points = np.flatnonzero(np.isnan(g))
@@ -188,7 +172,7 @@ def outside_hull(a, b, g1, g2) -> np.ndarray:
     """
     from scipy.spatial import ConvexHull, QhullError
 
-    a, b = _numeric(a), _numeric(b)
+    a, b = as_floats(a), as_floats(b)
     ok = np.isfinite(a) & np.isfinite(b)
     G1, G2 = np.asarray(g1, dtype=np.float64), np.asarray(g2, dtype=np.float64)
     out = np.zeros((G1.size, G2.size), dtype=bool)
@@ -207,7 +191,7 @@ def outside_hull(a, b, g1, g2) -> np.ndarray:
     inside = None
     if len(pts) >= 3:
         try:
-            hull = ConvexHull(pts)
+            hull = ConvexHull(_hull_candidates(pts))
             eq = hull.equations
             inside = np.all(q @ eq[:, :2].T + eq[:, 2] <= tol, axis=1)
         except QhullError:  # collinear
@@ -230,6 +214,24 @@ def outside_hull(a, b, g1, g2) -> np.ndarray:
     return out
 
 
+def _hull_candidates(pts: np.ndarray) -> np.ndarray:
+    """The points that may be vertices of their convex hull: those not strictly inside the polygon of the
+    extreme points in eight directions (the hull is the same, and qhull reads far fewer points)."""
+    if len(pts) < 64:
+        return pts
+    x, y = pts[:, 0], pts[:, 1]
+    ends = [f(v) for v in (x, y, x + y, x - y) for f in (np.argmin, np.argmax)]
+    poly = np.unique(pts[ends], axis=0)
+    if len(poly) < 3:
+        return pts
+    c = poly.mean(axis=0)
+    poly = poly[np.argsort(np.arctan2(poly[:, 1] - c[1], poly[:, 0] - c[0]))]  # counter-clockwise
+    ex, ey = (np.roll(poly, -1, axis=0) - poly).T
+    cross = ex[None, :] * (y[:, None] - poly[None, :, 1]) - ey[None, :] * (x[:, None] - poly[None, :, 0])
+    inner = (cross > 1e-9).all(axis=1)  # strictly inside every edge, with a margin
+    return pts if inner.all() or not inner.any() else pts[~inner]
+
+
 def unsupported_cells(counts, grids, categorical, hull=None) -> np.ndarray:
     """Grid cells with no row within one grid step, or outside the hull (see the module docstring)."""
     out = np.asarray(counts, dtype=np.float64).copy()
@@ -250,183 +252,6 @@ def unsupported_cells(counts, grids, categorical, hull=None) -> np.ndarray:
     if hull is not None:
         mask |= np.asarray(hull, dtype=bool)
     return mask
-
-
-# -------------------------------------------------------------- the check
-def _bins(column, categorical: bool, n_bins: int) -> tuple[np.ndarray, object]:
-    """Coarse bin of each value (missing values: a bin of their own) and what maps grid values to bins."""
-    if categorical:
-        s = pd.Series(np.asarray(column, dtype=object)) if not isinstance(column, pd.Series) else column
-        s = s.reset_index(drop=True).astype(object)
-        levels = pd.Index(pd.unique(s[s.notna()]))
-        codes = levels.get_indexer(s.where(s.notna(), None))
-        codes[s.isna().to_numpy()] = len(levels)
-        return codes.astype(np.int64), ("levels", levels)
-    x = _numeric(column)
-    finite = x[np.isfinite(x)]
-    if finite.size == 0:
-        inner = np.array([])
-    else:
-        inner = np.unique(np.quantile(_for_edges(finite), np.linspace(0, 1, n_bins + 1)[1:-1]))
-    codes = np.searchsorted(inner, x, side="right")
-    codes[~np.isfinite(x)] = inner.size + 1
-    return codes.astype(np.int64), ("edges", inner)
-
-
-#: Rows whose quantiles place the coarse bin edges (evenly spaced rows of the sample).
-EDGE_ROWS = 1_000
-
-
-def _for_edges(values: np.ndarray) -> np.ndarray:
-    """The rows (axis 0) whose quantiles are the coarse bin edges: at most :data:`EDGE_ROWS`, evenly spaced."""
-    step = -(-len(values) // EDGE_ROWS)
-    return values[::step] if step > 1 else values
-
-
-def _partner_bins(sample: pd.DataFrame, partners: Sequence[int], n_bins: int) -> list[np.ndarray]:
-    """:func:`_bins` codes of the numeric ``partners`` columns: the columns without missing values in one
-    vectorised pass (the same codes: the number of distinct quantile edges at or below each value)."""
-    if not partners:
-        return []
-    try:  # numeric columns (the partners are): one conversion
-        M = sample.iloc[:, list(partners)].to_numpy(dtype=np.float64, na_value=np.nan)
-    except (TypeError, ValueError):
-        M = np.column_stack([_numeric(sample.iloc[:, k]) for k in partners])
-    finite = np.isfinite(M).all(axis=0)
-    out: list = [None] * len(partners)
-    cols = np.flatnonzero(finite)
-    if cols.size:
-        F = M[:, cols]
-        E = np.quantile(_for_edges(F), np.linspace(0, 1, n_bins + 1)[1:-1], axis=0)  # (n_bins - 1, columns)
-        E[1:][E[1:] == E[:-1]] = np.inf  # a repeated edge counts once, as np.unique's would
-        codes = (F[:, None, :] >= E[None, :, :]).sum(axis=1)
-        for i, c in enumerate(cols):
-            out[c] = codes[:, i].astype(np.int64)
-    for c in np.flatnonzero(~finite):
-        out[c] = _bins(M[:, c], False, n_bins)[0]
-    return out
-
-
-def _grid_bins(grid, mapping) -> np.ndarray:
-    kind, m = mapping
-    if kind == "levels":
-        codes = m.get_indexer(pd.Series(np.asarray(grid), dtype=object))
-        return codes.astype(np.int64)  # -1: a level absent from the sample (not judged)
-    g = np.asarray(grid, dtype=np.float64)
-    codes = np.searchsorted(m, g, side="right")
-    codes[np.isnan(g)] = m.size + 1
-    return codes.astype(np.int64)
-
-
-def _absent(ca, CB, w, na: int, nb: int) -> tuple[np.ndarray, np.ndarray]:
-    """(absent cells (K, na, nb), weight share of each b bin (K, nb)) for the bins ``ca`` of one feature against
-    each row of ``CB`` (K partners' bins, shape (K, n)): all partners in one bincount."""
-    K = CB.shape[0]
-    cell = (np.arange(K)[:, None] * na + ca[None, :]) * nb + CB
-    H = np.bincount(cell.ravel(), weights=np.tile(w, K), minlength=K * na * nb).reshape(K, na, nb)
-    N = H if np.all(w == 1) else np.bincount(cell.ravel(), minlength=K * na * nb).reshape(K, na, nb).astype(float)
-    W = H.sum(axis=(1, 2))
-    expected_w = H.sum(axis=2)[:, :, None] * H.sum(axis=1)[:, None, :] / W[:, None, None]
-    expected_n = N.sum(axis=2)[:, :, None] * N.sum(axis=1)[:, None, :] / N.sum(axis=(1, 2))[:, None, None]
-    absent = (expected_n >= MIN_EXPECTED) & (H < ABSENT * expected_w)
-    return absent, H.sum(axis=1) / W[:, None]
-
-
-def _sample(frame: pd.DataFrame, weights) -> tuple[pd.DataFrame, np.ndarray]:
-    n = len(frame)
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)[:n]
-    if n > SAMPLE:
-        pick = np.sort(np.random.default_rng(0).choice(n, SAMPLE, replace=False))
-        return frame.iloc[pick], w[pick]
-    return frame, w
-
-
-def n_bins(n: int) -> int:
-    """Coarse bins per feature for ``n`` rows: about 20 rows per cell under independence, 2 to 10."""
-    return int(np.clip(np.floor(np.sqrt(n / 20)), 2, 10))
-
-
-def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Sequence, categorical: Sequence[bool],
-                        weights=None, *, numeric: Sequence[bool] | None = None,
-                        hull: np.ndarray | None = None, cache: dict | None = None) -> Extrapolation | None:
-    """The share of the PD's mass on absent combinations (rule in the module docstring); None when not judged.
-
-    ``frame`` holds the rows (model-ordered columns), ``features`` the target columns'
-    positions, ``numeric`` which columns may be 1-way partners (default: numeric dtypes
-    not marked categorical), ``hull`` the 2-way ``outside_hull`` array if computed. ``cache``: a dict
-    kept across the feature sets of one call (same ``frame`` and weights): the sample and the partners'
-    coarse bins.
-    """
-    cache = {} if cache is None else cache
-    if "sample" not in cache:
-        cache["sample"] = _sample(frame, weights)
-    sample, w = cache["sample"]
-    n = len(sample)
-    if n < MIN_ROWS or w.sum() <= 0 or len(features) > 2:
-        return None
-    B = n_bins(n)
-    binned = {j: _bins(sample.iloc[:, j], categorical[i], B) for i, j in enumerate(features)}
-    if len(features) == 2:
-        (ja, jb), (ga, gb) = features, grids
-        (ca, ma), (cb, mb) = binned[ja], binned[jb]
-        na, nb = int(ca.max()) + 1, int(cb.max()) + 1
-        absent = _absent(ca, cb[None, :], w, na, nb)[0][0]
-        ia, ib = _grid_bins(ga, ma), _grid_bins(gb, mb)
-        va, vb = (ia >= 0) & (ia < na), (ib >= 0) & (ib < nb)
-        cells = np.zeros((len(ia), len(ib)), dtype=bool)
-        cells[np.ix_(va, vb)] = absent[np.ix_(ia[va], ib[vb])]
-        if hull is not None:
-            cells |= hull
-        return Extrapolation(float(cells.mean()), None, n)
-    ja, ga = features[0], grids[0]
-    ca, ma = binned[ja]
-    ia = _grid_bins(ga, ma)
-    na = int(max(ca.max(), ia.max())) + 1
-    if numeric is None:
-        numeric = [pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d) for d in sample.dtypes]
-    partners = [k for k in range(sample.shape[1]) if k != ja and numeric[k]]
-    if len(partners) > MAX_PARTNERS and not categorical[0]:
-        a = _numeric(sample.iloc[:, ja])
-        corr = []
-        for k in partners:
-            b = _numeric(sample.iloc[:, k])
-            ok = np.isfinite(a) & np.isfinite(b)
-            c = np.corrcoef(a[ok], b[ok])[0, 1] if ok.sum() > 2 and np.std(b[ok]) > 0 and np.std(a[ok]) > 0 else 0
-            corr.append(abs(c) if np.isfinite(c) else 0.0)
-        partners = [partners[i] for i in np.argsort(corr)[::-1][:MAX_PARTNERS]]
-    else:
-        partners = partners[:MAX_PARTNERS]
-    best = Extrapolation(0.0, None, n)
-    valid = (ia >= 0) & (ia < na)
-    if not valid.any():
-        return best
-    todo = [k for k in partners if ("bins", k, B) not in cache]
-    for k, cb in zip(todo, _partner_bins(sample, todo, B)):
-        cache[("bins", k, B)] = cb
-    if not partners:
-        return best
-    CB = np.stack([cache[("bins", k, B)] for k in partners])
-    absent, share_b = _absent(ca, CB, w, na, int(CB.max()) + 1)
-    shares = np.einsum("kgb,kb->kg", absent[:, ia[valid], :], share_b).mean(axis=1)
-    i = int(np.argmax(shares))
-    if shares[i] > best.share:
-        best = Extrapolation(float(shares[i]), str(sample.columns[partners[i]]), n)
-    return best
-
-
-def warning_message(features: Sequence[str], check: Extrapolation) -> str:
-    """The text of :class:`~pdpx.core.errors.ExtrapolationWarning` for one result."""
-    what = " x ".join(repr(f) for f in features)
-    if check.partner is not None:
-        where = (f"{100 * check.share:.0f}% of the partial dependence of {what} rests on combinations of "
-                 f"{what} with {check.partner!r} that do not occur in the data (the two features are strongly "
-                 "dependent)")
-    else:
-        where = (f"{100 * check.share:.0f}% of the grid cells of the 2-way partial dependence of {what} are "
-                 "combinations that do not occur in the data (outside the rows' convex hull, or in empty regions)")
-    return (f"{where}: there the curve is the model extrapolated, not learnt. Accumulated local effects "
-            f"(pdpx.ale) stay within the data; res.support and res.unsupported show where the grid has rows, "
-            f"and res.plot() shades what has none (docs/extrapolation.md).")
 
 
 def support_summary(res) -> str | None:

@@ -271,7 +271,7 @@ def write_demo_figures(outdir: str | Path, *, dpi: int = 100, reports: bool = Tr
     list of Path
         Every file written, figures first.
     """
-    from ..outputs.report import report
+    from ..reporting import report
 
     outdir = Path(outdir)
     paths = write_figures(outdir / "figures", dpi=dpi)

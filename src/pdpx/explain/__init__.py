@@ -1,4 +1,4 @@
-"""The questions users ask after a PD curve: which features matter, which interact, what ALE says.
+"""The measures floor: the questions users ask after a PD curve (which features matter, which interact, what ALE says).
 
 * :mod:`.pd_importance`: :func:`importance` (PD / ICE based variable importance);
 * :mod:`.interaction`: :func:`h_statistic` (Friedman and Popescu's H), on the ``exact``
@@ -7,8 +7,10 @@
 * :mod:`.derivative`: :func:`derivative_ice` (derivative ICE, ``kind="derivative"``);
 * :mod:`.compare`: :func:`compare_methods` (``exact`` against ``recursion``).
 
-This layer sits above the core and the methods and below the outputs; its results draw
-themselves with :mod:`pdpx.outputs` (imported lazily).
+This floor sits on the core (it computes through :mod:`pdpx.core.compute` and
+:class:`~pdpx.core.session.Session`) and below the figures: its results draw themselves
+through the figure backend (:class:`pdpx.core.drawing.Drawable`), never by importing
+:mod:`pdpx.outputs`.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ from importlib import import_module
 #: public name -> the module that defines it
 _WHERE = {
     "importance": ".pd_importance",
-    "plot_importance": ".pd_importance",
     "h_statistic": ".interaction",
     "HStatistic": ".interaction",
     "ale": ".accumulated",
+    "ALEResult": ".accumulated",
     "derivative_ice": ".derivative",
+    "DerivativeResult": ".derivative",
     "compare_methods": ".compare",
+    "MethodComparison": ".compare",
 }
 
 __all__ = sorted(_WHERE)

@@ -48,7 +48,6 @@ import numpy as np
 import pandas as pd
 
 from ..core.adapter import checked_predict
-from ..core.compute import PD_OPTIONS
 from ..core.data import LocalData
 from ..core.errors import PdpxError
 from ..core.grid import column_dtype
@@ -77,6 +76,8 @@ class ALEResult(PartialDependenceResult):
         How the categories were ordered (``"given"`` or ``"mds"``); "" for numeric features.
     """
 
+    figure = "ale"
+
     counts: np.ndarray | None = None
     order: str = ""
 
@@ -85,18 +86,10 @@ class ALEResult(PartialDependenceResult):
         return (f"<ALEResult features={self.features} grid={shape} outputs={self.outputs} "
                 f"response={self.response!r} rows={self.n_rows}>")
 
-    def plot(self, **kwargs):
-        """An undrawn plotnine figure (see :func:`pdpx.outputs.plot_ale.plot_ale`)."""
-        from ..outputs import plot_ale  # lazy: plotnine is optional
-
-        return plot_ale.plot_ale(self, **kwargs)
-
 
 @validate_params({
     "grid_resolution": [Integral(low=1, what="a number of bins (>= 1)")],
     "order": [InstanceOf(list, tuple, np.ndarray, pd.Index, what="a list of the categories in order"), None],
-    **{k: PD_OPTIONS[k] for k in ("response", "categorical_features", "sample_weight", "memory_budget",
-                                  "progress")},
 })
 def ale(model, X, features, *, grid_resolution: int = 20, order=None, response: str = "auto", target=None,
         categorical_features=None, sample_weight=None, memory_budget=None, progress=None) -> ALEResult:
@@ -123,8 +116,9 @@ def ale(model, X, features, *, grid_resolution: int = 20, order=None, response: 
         ``grid_values``, ``average``, ``counts``, ``to_frame()``, ``plot()``.
     """
     t0 = time.perf_counter()
-    session = Session(model, X, response=response, target=target, categorical_features=categorical_features,
-                      sample_weight=sample_weight, memory_budget=memory_budget, progress=progress)
+    session = Session(model, X, function="ale", response=response, target=target,
+                      categorical_features=categorical_features, sample_weight=sample_weight,
+                      memory_budget=memory_budget, progress=progress)
     if not isinstance(session.data, LocalData):
         raise PdpxError("ale(): X must be a pandas DataFrame or an array held here, not a Dask collection "
                         "(pass X.compute() or a sample of it)")

@@ -20,12 +20,14 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ..core.compute import check_options, partial_dependence
+from ..core.compute import compute
+from ..core.drawing import Drawable
 from ..core.errors import ExtrapolationWarning, PdpxError
+from ..core.options import PDOptions
 from ..core.result import PartialDependenceResult, feature_columns, grid_label
 
 
-class MethodComparison:
+class MethodComparison(Drawable):
     """``exact`` and ``recursion`` partial dependence on one grid.
 
     Attributes
@@ -34,6 +36,8 @@ class MethodComparison:
         The two results (``exact.method`` says which exact method ran: ``exact``, or
         ``brute`` where the trees cannot be read for that response).
     """
+
+    figure = "comparison"
 
     def __init__(self, exact: PartialDependenceResult, recursion: PartialDependenceResult):
         self.exact = exact
@@ -91,18 +95,6 @@ class MethodComparison:
             })
         return pd.DataFrame(rows)
 
-    def plot(self, **kwargs):
-        """Both curves and the gap (see :func:`pdpx.outputs.plot_ale.plot_comparison`)."""
-        from ..outputs import plot_ale  # lazy: plotnine is optional
-
-        return plot_ale.plot_comparison(self, **kwargs)
-
-    def save(self, path, *, width=None, height=None, dpi=200, **plot_options):
-        """Draw :meth:`plot` (with ``plot_options``) and write it to PNG, SVG or PDF (by the extension)."""
-        from ..outputs import plot as _plot
-
-        return _plot.save(self.plot(**plot_options), path, width=width, height=height, dpi=dpi)
-
 
 def compare_methods(model, X, features, **pd_options) -> MethodComparison:
     """Partial dependence by ``exact`` (brute's answer) and by ``recursion`` on the same grid.
@@ -124,7 +116,7 @@ def compare_methods(model, X, features, **pd_options) -> MethodComparison:
     MethodComparison
         ``to_frame()`` (exact, recursion, difference), ``summary()``, ``plot()``.
     """
-    check_options("compare_methods", pd_options)
+    options = PDOptions.checked("compare_methods", pd_options)
     if isinstance(model, dict):
         raise PdpxError("compare_methods(): model must be one fitted model, not a dict; call it once per model")
     fixed = {"method": None, "kind": "average", "by": None, "interval": None, "centered": False, "ice_sample": None}
@@ -132,9 +124,8 @@ def compare_methods(model, X, features, **pd_options) -> MethodComparison:
         if name in pd_options and pd_options[name] != default:
             raise PdpxError(f"compare_methods(): {name}={pd_options[name]!r} is not supported; it compares the "
                             "average curves of 'exact' and 'recursion', uncentered (leave it out)")
-        pd_options.pop(name, None)
     try:
-        rec = partial_dependence(model, X, features, method="recursion", **pd_options)
+        rec = compute(model, X, features, options.but(method="recursion"))
     except PdpxError as exc:
         text = str(exc)
         if text.startswith("method 'recursion' cannot run here: "):
@@ -144,5 +135,5 @@ def compare_methods(model, X, features, **pd_options) -> MethodComparison:
         raise
     with warnings.catch_warnings():  # the same grid and data: the recursion call has warned already
         warnings.simplefilter("ignore", ExtrapolationWarning)
-        exact = partial_dependence(model, X, features, method="auto", **pd_options)
+        exact = compute(model, X, features, options.but(method="auto"))
     return MethodComparison(exact, rec)

@@ -31,9 +31,9 @@ from dataclasses import dataclass, fields
 import numpy as np
 import pandas as pd
 
-from ..core.compute import check_options
 from ..core.data import to_backend
 from ..core.errors import PdpxError
+from ..core.options import PDOptions
 from ..core.result import PartialDependenceResult
 from ..core.session import Session
 
@@ -47,6 +47,8 @@ class DerivativeResult(PartialDependenceResult):
     the standard deviation of the rows' derivatives at each grid point.
     ``to_frame()`` adds a column ``sd`` (on the average rows; NaN on the rows' curves).
     """
+
+    figure = "derivative"
 
     sd: np.ndarray | None = None
 
@@ -65,12 +67,6 @@ class DerivativeResult(PartialDependenceResult):
             sd[avg] = np.asarray(self.sd, dtype=np.float64).reshape(-1)
         df["sd"] = sd
         return to_backend(df, backend)
-
-    def plot(self, **kwargs):
-        """The derivative curves, their sd below (see :func:`pdpx.outputs.plot_ale.plot_derivative`)."""
-        from ..outputs import plot_ale  # lazy: plotnine is optional
-
-        return plot_ale.plot_derivative(self, **kwargs)
 
 
 def derivative_ice(model, X, feature, **pd_options) -> DerivativeResult:
@@ -96,24 +92,26 @@ def derivative_ice(model, X, feature, **pd_options) -> DerivativeResult:
     kind = pd_options.pop("kind", "derivative")
     if kind != "derivative":
         raise PdpxError(f"derivative_ice(): kind must be 'derivative' (or left out); got {kind!r}")
-    check_options("derivative_ice", pd_options)
+    return derivatives(model, X, feature, PDOptions.checked("derivative_ice", pd_options))
+
+
+def derivatives(model, X, feature, options: PDOptions) -> DerivativeResult:
+    """:func:`derivative_ice` with checked options (``pdpx.partial_dependence(kind="derivative")`` calls it)."""
     if isinstance(model, dict):
         raise PdpxError("derivative_ice(): model must be one fitted model, not a dict of models; "
                         "call it once per model")
     for name in ("by", "interval"):
-        if pd_options.get(name) is not None:
-            raise PdpxError(f"derivative_ice(): {name}= is not supported (got {pd_options[name]!r}); "
+        if getattr(options, name) is not None:
+            raise PdpxError(f"derivative_ice(): {name}= is not supported (got {getattr(options, name)!r}); "
                             "leave it out")
-    pd_options.pop("by_bins", None)
-    pd_options.pop("n_boot", None)
-    if pd_options.pop("include_missing", "auto") is True:
+    if options.include_missing is True:
         raise PdpxError("derivative_ice(): include_missing=True is not supported: the missing-value point has "
                         "no neighbour on the grid to take a difference with")
     features = [feature] if isinstance(feature, (str, numbers.Integral)) else list(feature)
     if len(features) != 1:
         raise PdpxError(f"derivative_ice(): derivative ICE is for one numeric feature; got {len(features)} "
                         f"({features!r})")
-    session = Session(model, X, kind="both", include_missing=False, **pd_options)
+    session = Session(model, X, options.but(kind="both", include_missing=False))
     feats = session.resolve_features(features)
     name = session.names[feats[0]]
     if session.categorical[feats[0]]:

@@ -13,7 +13,7 @@ function. Two facts make it cheap on tree models without changing a digit:
   ``<=``, missing values and categorical sets included), and each cell is
   represented by a value observed in it (missing values always have a cell of their own).
 * So every PD function need only be computed on the cells' representatives, by
-  pdpx's own :func:`~pdpx.core.compute.partial_dependence` (``exact`` on trees),
+  pdpx's own :func:`~pdpx.core.compute.compute` (``exact`` on trees),
   and read off at each row's cell. ``PD_-j(x_i,-j)`` is row ``i``'s ICE curve over
   the cells of ``j``, averaged with the cells' weights (the data's distribution of ``x_j``).
 
@@ -30,10 +30,11 @@ import numpy as np
 import pandas as pd
 
 from ..core.adapter import checked_predict
-from ..core.compute import partial_dependence, partial_dependence_many
-from ..core.config import get_config, parse_bytes
+from ..core.compute import compute, compute_many
+from ..core.config import get_config
 from ..core.errors import PdpxError
 from ..core.ir import ZERO_OR_NAN_MISSING, TreeModel
+from ..core.options import PDOptions
 from ..core.progress import progress_bar
 from ..core.treesum import TreeSum
 
@@ -221,7 +222,7 @@ class OneWay:
 
 
 def one_way(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, ice_for: list,
-            weights: np.ndarray, options: dict) -> OneWay:
+            weights: np.ndarray, options: PDOptions) -> OneWay:
     """PD_j of every column of ``grids``; PD_-j (and f) from the ICE curves of ``ice_for``, in chunks of rows.
 
     ``PD_-j(x_i,-j)`` is row ``i``'s ICE curve over the cells of ``j`` averaged with the
@@ -229,15 +230,15 @@ def one_way(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, 
     stays within the budget whatever the number of rows.
     """
     custom = {names[j]: g.values for j, g in grids.items()}
-    coll = partial_dependence_many(model, X, [[names[j]] for j in grids], kind="average", custom_values=custom,
-                                   include_missing="auto", **options)
+    coll = compute_many(model, X, [[names[j]] for j in grids],
+                        options.but(kind="average", custom_values=custom, include_missing="auto"))
     average = {}
     for j, res in zip(grids, coll):
         _check_grid(res, grids[j], names[j], 0)
         average[j] = np.asarray(res.average)
     K, n = len(coll[0].outputs), len(X)
-    budget = options.get("memory_budget")
-    budget = get_config()["memory_budget"] if budget is None else parse_bytes(budget)
+    budget = options.memory_budget
+    budget = get_config()["memory_budget"] if budget is None else budget
     m_max = max(average[j].shape[1] for j in ice_for)
     chunk = int(max(1, min(n, budget // (ICE_SHARE * 8 * K * m_max))))
     wsum = float(weights.sum())
@@ -245,7 +246,7 @@ def one_way(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, 
           for j in ice_for}
     rest = {j: np.empty((K, n)) for j in ice_for}
     f = np.empty((K, n))
-    ice_opts = {k: v for k, v in options.items() if k != "sample_weight"}  # ICE curves are not weighted
+    ice_opts = options.but(sample_weight=None, kind="individual", custom_values=custom)  # ICE: not weighted
     groups = [([j for j in ice_for if not cells[j].missing.any()], False),
               ([j for j in ice_for if cells[j].missing.any()], True)]
     for s in range(0, n, chunk):
@@ -254,24 +255,23 @@ def one_way(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, 
         for feats, with_missing in groups:
             if not feats:
                 continue
-            got = partial_dependence_many(model, part, [[names[j]] for j in feats], kind="individual",
-                                          custom_values=custom, include_missing=with_missing, **ice_opts)
+            got = compute_many(model, part, [[names[j]] for j in feats], ice_opts.but(include_missing=with_missing))
             for j, res in zip(feats, got):
                 ice = np.asarray(res.individual)  # (K, rows, m_j)
-                rest[j][:, rows] = ice @ cw[j] / wsum
+                rest[j][:, rows] = ice @ (cw[j] / wsum)  # shares first: a mean never overflows
                 if j == ice_for[0]:
                     pos = grids[j].position[cells[j].codes[rows]]
                     f[:, rows] = ice[:, np.arange(len(rows)), pos]
     return OneWay(average=average, rest=rest, f=f, method=coll[0].method, outputs=list(coll[0].outputs))
 
 
-def two_way_grid(model, X: pd.DataFrame, names: list[str], pairs: list, grids: dict, options: dict) -> dict:
+def two_way_grid(model, X: pd.DataFrame, names: list[str], pairs: list, grids: dict, options: PDOptions) -> dict:
     """``{(j, k): average (K, m_j', m_k')}`` on the cell grids of pairs whose grid fits :data:`MAX_CELLS`."""
     if not pairs:
         return {}
     custom = {names[j]: g.values for j, g in grids.items()}
-    coll = partial_dependence_many(model, X, [[names[j], names[k]] for j, k in pairs], kind="average",
-                                   custom_values=custom, include_missing="auto", **options)
+    coll = compute_many(model, X, [[names[j], names[k]] for j, k in pairs],
+                        options.but(kind="average", custom_values=custom, include_missing="auto"))
     out = {}
     for (j, k), res in zip(pairs, coll):
         _check_grid(res, grids[j], names[j], 0)
@@ -280,7 +280,7 @@ def two_way_grid(model, X: pd.DataFrame, names: list[str], pairs: list, grids: d
     return out
 
 
-def two_way_blocks(model, X, names, j, k, cells: dict, categorical: list, options: dict) -> np.ndarray:
+def two_way_blocks(model, X, names, j, k, cells: dict, categorical: list, options: PDOptions) -> np.ndarray:
     """PD_jk at each row's cells, the pair's grid computed in blocks of ``j``'s cells (large grids)."""
     cj, ck = cells[j], cells[k]
     gk = cell_grid(X, k, ck, categorical[k])
@@ -291,8 +291,8 @@ def two_way_blocks(model, X, names, j, k, cells: dict, categorical: list, option
     for s in range(0, max(len(plain), 1), size):
         block = plain[s: s + size]
         gj = cell_grid(X, j, cj, categorical[j], subset=np.concatenate([block, np.flatnonzero(cj.missing)]))
-        res = partial_dependence(model, X, [names[j], names[k]], kind="average", include_missing="auto",
-                                 custom_values={names[j]: gj.values, names[k]: gk.values}, **options)
+        res = compute(model, X, [names[j], names[k]], options.but(
+            kind="average", include_missing="auto", custom_values={names[j]: gj.values, names[k]: gk.values}))
         avg = np.asarray(res.average)
         if out is None:
             out = np.empty((avg.shape[0], len(X)))
@@ -323,7 +323,7 @@ def pair_at_rows(adapter, response: str, outputs: list, X: pd.DataFrame, j: int,
         big.isetitem(j, X.iloc[np.repeat(first_j[s: s + b], n), j].reset_index(drop=True).array)
         big.isetitem(k, X.iloc[np.repeat(first_k[s: s + b], n), k].reset_index(drop=True).array)
         pred = checked_predict(adapter, big, response)[:, outputs].reshape(b, n, len(outputs))
-        values[:, s: s + b] = (np.einsum("bno,n->ob", pred, weights) / wsum)
+        values[:, s: s + b] = np.einsum("bno,n->ob", pred, weights / wsum)  # shares first: no overflow
         bar.update(b)
     return values[:, inv.reshape(-1)]
 

@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..core.compute import check_options
+from ..core.drawing import Drawable
 from ..core.errors import ExtrapolationWarning, PdpxError
+from ..core.options import PDOptions
 from ..core.session import Session
 from . import evaluate
 
@@ -43,7 +44,7 @@ ZERO = 1e-20
 
 
 @dataclass
-class HStatistic:
+class HStatistic(Drawable):
     """Friedman's H statistics of one model on one X.
 
     Attributes
@@ -62,6 +63,8 @@ class HStatistic:
     elapsed : float
         Seconds.
     """
+
+    figure = "h_statistic"
 
     pairwise: pd.DataFrame
     overall: pd.DataFrame
@@ -87,9 +90,7 @@ class HStatistic:
 
         Keyword arguments go to :func:`pdpx.outputs.plot_explain.plot_h_statistic`.
         """
-        from ..outputs.plot_explain import plot_h_statistic
-
-        return plot_h_statistic(self, which=which, **kwargs)
+        return super().plot(which=which, **kwargs)
 
     def __repr__(self) -> str:
         top = self.pairwise.head(3)
@@ -127,14 +128,19 @@ def h_statistic(model, X, features=None, *, pairs=None, sample=None, random_stat
     -------
     HStatistic
     """
+    return h_statistic_of(model, X, features, pairs, sample, random_state,
+                          PDOptions.checked("h_statistic", pd_options))
+
+
+def h_statistic_of(model, X, features, pairs, sample, random_state, options: PDOptions) -> HStatistic:
+    """:func:`h_statistic` with checked options (``options.given``: the options the caller passed)."""
     t0 = time.perf_counter()
-    check_options("h_statistic", pd_options)
-    refused = sorted(set(pd_options) & set(_REFUSED))
+    refused = sorted(options.given & set(_REFUSED))
     if refused:
         raise PdpxError(f"h_statistic(): option(s) {refused} do not apply (H evaluates the PD functions at the "
                         "rows of X, on its own grids); leave them out")
-    progress = pd_options.get("progress")
-    session = Session(model, X, **{k: v for k, v in pd_options.items() if k != "progress"}, progress=False)
+    progress = options.progress
+    session = Session(model, X, options.but(progress=False))
     if not session.data.supports_ice_sample:
         raise PdpxError("h_statistic(): X is a Dask collection; H evaluates every function at every row, so pass "
                         "a pandas sample of it (e.g. X.sample(frac=...).compute())")
@@ -159,9 +165,7 @@ def h_statistic(model, X, features=None, *, pairs=None, sample=None, random_stat
     used = sorted(set(feats) | {j for p in pair_idx for j in p})
     if not used:
         raise PdpxError("h_statistic(): nothing to compute (no features and no pairs)")
-    opts = {k: v for k, v in pd_options.items() if k != "progress"}
-    if weights is not None:
-        opts["sample_weight"] = weights
+    opts = options.but(progress=None, sample_weight=weights)
     n = len(frame)
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
 

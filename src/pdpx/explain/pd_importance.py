@@ -17,8 +17,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..core.compute import check_options, partial_dependence_many
+from ..core.compute import compute_many
 from ..core.errors import PdpxError
+from ..core.options import PDOptions
 
 KINDS = ("pd", "ice")
 #: The columns of :func:`importance`'s frame.
@@ -48,16 +49,21 @@ def importance(model, X, features=None, *, kind: str = "pd", **pd_options) -> pd
     -------
     DataFrame
         ``feature, output, importance, feature_type, kind, n_grid``, most important
-        first. Draw it with :func:`pdpx.plot_importance`.
+        first. Draw it with :func:`pdpx.plot_importance` (:mod:`pdpx.outputs.plot_explain`).
     """
     if kind not in KINDS:
         raise PdpxError(f"importance(): kind must be one of {list(KINDS)}, got {kind!r}")
-    check_options("importance", pd_options)
-    if "kind" in pd_options or "centered" in pd_options:
+    return importance_of(model, X, features, kind, PDOptions.checked("importance", pd_options))
+
+
+def importance_of(model, X, features, kind: str, options: PDOptions) -> pd.DataFrame:
+    """:func:`importance` with checked options (``options.given``: the options the caller passed)."""
+    if "kind" in options.given or "centered" in options.given:
         raise PdpxError("importance(): pass kind='pd' or 'ice' (the curves' kind and centering are its own)")
-    if kind == "pd" and pd_options.get("ice_sample") is not None:
+    if kind == "pd" and options.ice_sample is not None:
         raise PdpxError("importance(): ice_sample applies to kind='ice' only")
-    pd_options.setdefault("include_missing", False)
+    if "include_missing" not in options.given:
+        options = options.but(include_missing=False)
     sets = None
     if features is not None:
         if isinstance(features, (str, int, np.integer)):
@@ -65,8 +71,8 @@ def importance(model, X, features=None, *, kind: str = "pd", **pd_options) -> pd
         sets = [[f] for f in features]
         if not sets:
             raise PdpxError("importance(): features is empty; name at least one column, or None for every column")
-    coll = partial_dependence_many(model, X, sets, kind="average" if kind == "pd" else "individual", **pd_options)
-    weights = pd_options.get("sample_weight")
+    coll = compute_many(model, X, sets, options.but(kind="average" if kind == "pd" else "individual"))
+    weights = options.sample_weight
     rows = []
     for res in coll:
         grid = np.asarray(res.grid_values[0], dtype=object)
@@ -106,16 +112,6 @@ def spread(curves: np.ndarray, categorical: bool):
     if categorical:
         return (curves.max(axis=-1) - curves.min(axis=-1)) / 4
     return curves.std(axis=-1, ddof=1)
-
-
-def plot_importance(frame: pd.DataFrame, **kwargs):
-    """Horizontal bars of :func:`importance`'s frame, most important on top (faceted by output when several).
-
-    Keyword arguments go to :func:`pdpx.outputs.plot_explain.plot_importance`.
-    """
-    from ..outputs.plot_explain import plot_importance as draw
-
-    return draw(frame, **kwargs)
 
 
 def _is_nan(v) -> bool:

@@ -1,10 +1,18 @@
-"""What pdpx makes from results for people: plotnine figures and the HTML report.
+"""The figures floor: what pdpx makes from results for people (plotnine figures, the report's page).
 
-* :mod:`.plot`: the public plotting functions (``res.plot()`` calls them), built on
-  :mod:`.plot_style` (colours, theme, options), :mod:`.plot_oneway` (1-way
-  figures) and :mod:`.plot_twoway` (2-way figures and compositions);
-* :mod:`.report`: ``pdpx.report()``, with its page in :mod:`.report_page`.
+* :mod:`.plot`: the public plotting functions, built on :mod:`.plot_style` (colours,
+  theme, options), :mod:`.plot_oneway` (1-way figures), :mod:`.plot_twoway` (2-way
+  figures and compositions), :mod:`.plot_bands` and :mod:`.plot_overlay` (views),
+  :mod:`.plot_ale` and :mod:`.plot_explain` (the figures of :mod:`pdpx.explain`);
+* :mod:`.draw`: the figure backend plugin behind every ``res.plot()`` / ``res.save()``
+  (the ``pdpx_figure_backend`` hook: which function draws which result);
+* :mod:`.report_page`: the HTML page of ``pdpx.report()``, from results computed by
+  :mod:`pdpx.reporting`.
 
-Outputs use the public core (results, ``partial_dependence``) and register no
-hook. plotnine is imported inside the functions only.
+Outputs draw what they are given: they import the core and :mod:`pdpx.explain`, compute
+nothing, and never import the top floor. plotnine is imported inside the functions only.
 """
+
+#: The plugin modules of this package, registered by default by
+#: :func:`pdpx.core.plugins.get_plugin_manager`.
+BUILTINS = ("pdpx.outputs.draw",)

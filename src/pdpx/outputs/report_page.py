@@ -1,4 +1,4 @@
-"""The HTML page of :func:`pdpx.outputs.report.report`: its style sheet, sections and embedded figures.
+"""The HTML page of :func:`pdpx.report` (computed by :mod:`pdpx.reporting`): style sheet, sections, figures.
 
 Everything the page shows is escaped (``html.escape``); figures are embedded as
 base64 PNG or inline SVG, so the file has no external assets.

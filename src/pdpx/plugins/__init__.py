@@ -6,6 +6,9 @@
 
 :mod:`.trees` is the numba machinery behind ``exact`` and ``recursion``; it
 registers nothing.
+
+The plugins floor (``docs/architecture.md``): methods import the core only, never an
+adapter, a measure or a figure.
 """
 
 #: The plugin modules of this package, registered by default by

@@ -18,6 +18,8 @@ from ..core.progress import effective_jobs, progress_bar, run_tasks
 
 #: Prediction code typically holds a few copies of its input: budget for that.
 _COPIES = 4
+#: Most bytes one stacked predict call takes, whatever the budget (larger calls are no faster).
+CHUNK_BYTES = 256 * 2**20
 
 
 def grid_points(req: Request) -> list[np.ndarray]:
@@ -78,12 +80,15 @@ class Brute(Method):
         bytes_per_row = max(8.0, X.memory_usage(index=False, deep=False).sum() / max(n, 1)) + 8 * (K + 8)
         n_jobs = req.n_jobs if getattr(adapter, "thread_safe", True) else 1
         jobs = effective_jobs(n_jobs)
-        tasks = plan_chunks(n, P, bytes_per_row, req.memory_budget, jobs)
+        tasks = plan_chunks(n, P, bytes_per_row, min(req.memory_budget, CHUNK_BYTES * jobs), jobs)
         # one dtype per target column for every chunk: the column's own unless a grid value does not fit
         dtypes = [column_dtype(X.dtypes.iloc[pos], g) for pos, g in zip(req.features, req.grid_values)]
 
         sums = np.zeros((P, K))
         ice = np.empty((K, n, P)) if req.needs_individual else None
+        # each row's share of the average: the sums are weighted means, within the range of the predictions
+        # (predictions of 1e307 average to 1e307, not to infinity)
+        share = np.full(n, 1.0 / n) if w is None else np.asarray(w, dtype=np.float64) / float(np.sum(w))
 
         def run(task):
             p0, p1, r0, r1 = task
@@ -94,14 +99,10 @@ class Brute(Method):
 
         with progress_bar(len(tasks), progress=req.progress, desc="pdpx brute") as bar:
             for (p0, p1, r0, r1), pred in run_tasks(run, tasks, n_jobs=n_jobs, bar=bar):
-                if w is None:
-                    sums[p0:p1] += pred.sum(axis=1)
-                else:
-                    sums[p0:p1] += np.einsum("r,prk->pk", w[r0:r1], pred)
+                sums[p0:p1] += np.einsum("r,prk->pk", share[r0:r1], pred)
                 if ice is not None:
                     ice[:, r0:r1, p0:p1] = pred.transpose(2, 1, 0)
-        total = n if w is None else w.sum()
-        average = (sums / total).T.reshape((K,) + req.grid_shape)
+        average = sums.T.reshape((K,) + req.grid_shape)
         individual = ice.reshape((K, n) + req.grid_shape) if ice is not None else None
         return MethodResult(average=average, individual=individual)
 

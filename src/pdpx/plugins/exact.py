@@ -30,6 +30,10 @@ Then:
   outputs, summed (and stored as ICE) inside the kernel.
 
 Rows are encoded and passed in chunks that fit the memory budget.
+
+The kernels are compiled by numba on first use and kept in its on-disk cache. Until
+they are, ``method="auto"`` runs ``brute`` instead whenever that is quicker than
+compiling, and compiles them in the background (:mod:`pdpx.plugins.trees.jit`).
 """
 
 from __future__ import annotations
@@ -49,6 +53,12 @@ class Exact(Method):
 
     def unavailable(self, adapter, request):
         return tree_unavailable(adapter, request)
+
+    def deferred(self, adapter, request):
+        """When its kernels would first compile for longer than brute takes (see :mod:`.trees.jit`)."""
+        from .trees.jit import defer_reason
+
+        return defer_reason(adapter, request)
 
     def compute(self, adapter, req: Request) -> MethodResult:
         return engine.exact(adapter.tree_model(req.response), req)

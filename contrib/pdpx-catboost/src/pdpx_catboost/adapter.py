@@ -2,8 +2,11 @@
 and plain ``catboost.CatBoost``.
 
 Prediction is CatBoost's own ``predict`` (what ``brute`` uses). The trees are read from
-the model's JSON export by :mod:`pdpx_catboost.trees` into pdpx's tree representation,
-once per fitted model, and checked against CatBoost's own margin before use.
+the model's binary format (or its JSON export) by :mod:`pdpx_catboost.cbm` and
+:mod:`pdpx_catboost.trees` into pdpx's tree representation, once per fitted state, and
+checked against CatBoost's own margin before use. What every boosting library shares
+(responses, output names, the column check, the tree cache and its reasons) comes from
+pdpx's public :class:`pdpx.core.booster.BoosterAdapter`.
 """
 
 from __future__ import annotations
@@ -13,14 +16,14 @@ import json
 import os
 import struct
 import tempfile
-import weakref
 
 import numpy as np
 import pandas as pd
 
-from pdpx import NotFittedError, PdpxError
-from pdpx.core.adapter import Adapter, as_2d
-from pdpx.core.ir import TreeModel
+from pdpx import PdpxError
+from pdpx.core.adapter import as_2d
+from pdpx.core.booster import BoosterAdapter, Extracted, Unavailable, library_classes
+from pdpx.core.ir import model_cache
 
 from .cbm import read_cbm
 from .encoder import CatBoostEncoder
@@ -35,31 +38,16 @@ CLASSIFIER_LOSSES = BINARY_LOSSES | SOFTMAX_LOSSES | ONE_VS_ALL_LOSSES
 #: Regression losses whose default prediction (``Exponent``) is exp of the margin.
 EXPONENT_LOSSES = {"Poisson", "Tweedie"}
 
-#: Per live model (by id: CatBoost models define ``__eq__`` and are not hashable), the trees
-#: read per (response, fitted state); an entry goes when its model is garbage collected.
-_CACHE: dict[int, dict] = {}
 
 
 def clear_cache() -> None:
-    """Forget every tree model read so far (the next call reads the trees again)."""
-    _CACHE.clear()
-
-
-def _entries_of(model) -> dict:
-    key = id(model)
-    if key not in _CACHE:
-        _CACHE[key] = {}
-        weakref.finalize(model, _CACHE.pop, key, None)
-    return _CACHE[key]
+    """Forget every tree model read so far, of every library (pdpx's cache; the next call reads the trees again)."""
+    model_cache.clear()
 
 
 def catboost_classes(model) -> set[str]:
     """Names of the catboost classes of ``model``'s type (without importing catboost)."""
-    if isinstance(model, type):
-        return set()
-    if not (type(model).__module__ or "").startswith("catboost"):
-        return set()
-    return {k.__name__ for k in type(model).__mro__ if (k.__module__ or "").startswith("catboost")}
+    return library_classes(model, "catboost")
 
 
 def is_catboost_model(model) -> bool:
@@ -67,10 +55,11 @@ def is_catboost_model(model) -> bool:
     return "CatBoost" in catboost_classes(model)
 
 
-class CatBoostAdapter(Adapter):
-    """A CatBoost model: CatBoost's predict, and its trees read from its JSON export."""
+class CatBoostAdapter(BoosterAdapter):
+    """A CatBoost model: CatBoost's predict, and its trees read from its binary model or JSON export."""
 
     library = "catboost"
+    library_name = "CatBoost"
 
     def __init__(self, model):
         super().__init__(model)
@@ -81,15 +70,17 @@ class CatBoostAdapter(Adapter):
     def check_fitted(self):
         """A CatBoost model must be fitted (``is_fitted()``) and have trees."""
         if not self.model.is_fitted():
-            raise NotFittedError(
-                f"this {type(self.model).__name__} is not fitted yet: call .fit(X, y) before computing "
-                "partial dependence"
-            )
+            raise self.not_fitted()
 
     def loss(self) -> str:
-        """The loss function's name, without its parameters (``"Tweedie:variance_power=1.5"`` -> ``"Tweedie"``)."""
-        params = self.model.get_all_params() if self.model.is_fitted() else self.model.get_params()
-        return str(params.get("loss_function", "RMSE")).split(":")[0]
+        """The loss function's name, without its parameters (``"Tweedie:variance_power=1.5"`` -> ``"Tweedie"``).
+
+        Read once per adapter (once per call): CatBoost assembles every parameter to answer.
+        """
+        if "_loss" not in vars(self):
+            params = self.model.get_all_params() if self.model.is_fitted() else self.model.get_params()
+            self._loss = str(params.get("loss_function", "RMSE")).split(":")[0]
+        return self._loss
 
     def _kind(self) -> str:
         names = catboost_classes(self.model)
@@ -118,38 +109,14 @@ class CatBoostAdapter(Adapter):
         """Classifiers, and plain CatBoost models trained with a classification loss."""
         return self._kind() == "CatBoostClassifier" or self.loss() in CLASSIFIER_LOSSES
 
-    def classes(self):
-        """Class labels in the order of the probability columns."""
-        if not self.is_classifier():
-            return None
-        return list(self.model.classes_)
-
-    def _dimension(self) -> int:
+    def n_outputs(self) -> int:
+        """Targets of a multi-target regressor (the dimension of the model's bias)."""
         return len(np.atleast_1d(self.model.get_scale_and_bias()[1]))
-
-    def responses(self):
-        """``predict_proba`` (classifiers) or ``predict``, then the raw margin."""
-        return ["predict_proba", "raw"] if self.is_classifier() else ["predict", "raw"]
-
-    def output_names(self, response):
-        """Class labels (the positive class only for a binary raw margin), else one name per target."""
-        if self.is_classifier():
-            classes = [str(c) for c in self.classes()]
-            return [classes[-1]] if response == "raw" and len(classes) == 2 else classes
-        n = self._dimension()
-        base = "prediction" if response == "predict" else "raw margin"
-        return [base] if n == 1 else [f"target {i}" for i in range(n)]
 
     # ---------------------------------------------------------- prediction
     def validate_columns(self, X):
         """Columns as at fit time; categorical columns must have no missing values (CatBoost refuses them)."""
         X = super().validate_columns(X)
-        n = self.n_features()
-        if X.shape[1] != n:
-            raise PdpxError(
-                f"X has {X.shape[1]} columns but this {type(self.model).__name__} was fitted on {n}; "
-                f"pass X with the {n} columns used for fitting, in the same order"
-            )
         self._columns = list(X.columns)
         self._templates.clear()
         for j in sorted(self.cat_positions()):
@@ -163,14 +130,15 @@ class CatBoostAdapter(Adapter):
                 self._templates[j] = col.iloc[0]
         return X
 
-    def _model_input(self, X: pd.DataFrame):
+    def model_input(self, X: pd.DataFrame):
+        """A float (or, with categorical features, object) array for models fitted without names, else X."""
         if self.feature_names() is None:
             return X.to_numpy(dtype=object) if self.cat_positions() else X.to_numpy(dtype=np.float64, na_value=np.nan)
         return X
 
     def predict(self, X, response):
         """CatBoost's predict: ``Probability``, ``RawFormulaVal`` or the model's default prediction."""
-        data = self._model_input(X)
+        data = self.model_input(X)
         if response == "predict_proba":
             return as_2d(self.model.predict(data, prediction_type="Probability"))
         if response == "raw" and self._kind() != "CatBoostRanker":  # a ranker predicts its raw margin
@@ -211,34 +179,22 @@ class CatBoostAdapter(Adapter):
         h.update(repr(self.model.tree_count_).encode())
         return h.hexdigest()
 
-    def tree_model(self, response):
-        """The trees for ``response`` (None, with a reason kept, when they cannot be used)."""
-        entry = self._entry(response)
-        if isinstance(entry, str):
-            return None
-        ens, facts = entry
-        encoder = CatBoostEncoder(facts.one_hot_values, self.cat_positions(),
-                                  lambda pos, labels: self._probe(facts, pos, labels))
-        return TreeModel(ensemble=ens, encode=encoder.encode, encode_values=encoder.encode_values,
-                         notes=[], recursion_weights="training weights of the leaves (CatBoost leaf_weights)")
-
-    def tree_model_unavailable(self, response):
-        """Why the trees cannot be used for ``response``."""
-        entry = self._entry(response)
-        return entry if isinstance(entry, str) else super().tree_model_unavailable(response)
-
-    def _entry(self, response: str):
-        link = self.link(response)
-        if link is None:
+    def link_unavailable(self, response):
+        """Why ``response`` cannot come from the trees: pdpx does not know the loss's map from margins."""
+        if self.link(response) is None:
             return (f"pdpx does not know how CatBoost loss {self.loss()!r} maps margins to {response}; "
                     "use response='raw' or method='brute'")
-        per_model = _entries_of(self.model)
-        key = (response, self._state())
-        if key not in per_model:
-            for stale in [k for k in per_model if k[0] == response]:
-                del per_model[stale]
-            per_model[key] = self._build(response, link)
-        return per_model[key]
+        return None
+
+    def tree_state(self, response):
+        """A digest of the fitted trees (CatBoost models are not hashable, and a refit keeps the object)."""
+        return self._state()
+
+    def encoder(self, entry):
+        """The encoder of the rows: one-hot categories through CatBoost's own hashes (probed)."""
+        facts = entry.encoding
+        return CatBoostEncoder(facts.one_hot_values, self.cat_positions(),
+                               lambda pos, labels: self._probe(facts, pos, labels))
 
     def export(self) -> dict:
         """The model's JSON export, parsed."""
@@ -285,25 +241,24 @@ class CatBoostAdapter(Adapter):
                                description=description, link=link)
         return read_model(self.export(), n_features=self.n_features(), description=description, link=link)
 
-    def _build(self, response: str, link: str):
+    def build_trees(self, response: str):
+        """The trees for ``response``, read and checked against CatBoost's own margin (else the reason)."""
         reason = self._estimated_features()
         if reason:
-            return reason
+            return Unavailable(reason)
         description = f"CatBoost {type(self.model).__name__} ({self.loss()}, {self.model.tree_count_} trees)"
         try:
-            ens, facts = self.read_trees(description, link)  # checked (link included) as it is built
+            ens, facts = self.read_trees(description, self.link(response))  # checked (link included) as built
         except Unreadable as exc:
-            return str(exc)
+            return Unavailable(str(exc))
         if facts.one_hot_values and not facts.symmetric:
-            return ("pdpx reads one-hot categorical splits of symmetric trees only (grow_policy='SymmetricTree'); "
-                    "this model's trees are not symmetric; using brute")
+            return Unavailable("pdpx reads one-hot categorical splits of symmetric trees only "
+                               "(grow_policy='SymmetricTree'); this model's trees are not symmetric; using brute")
         problem = self._self_check(ens, facts)
         if problem:
-            import catboost
-
-            return (f"pdpx's reading of this CatBoost {catboost.__version__} model does not reproduce its own "
-                    f"prediction ({problem}); using brute. Please report this with your catboost version.")
-        return ens, facts
+            return self.unreproduced(problem)
+        return Extracted(ens, encoding=facts,
+                         recursion_weights="training weights of the leaves (CatBoost leaf_weights)")
 
     def _estimated_features(self) -> str | None:
         """Why text or embedding features keep the trees out of reach (CatBoost turns them into
@@ -351,7 +306,7 @@ class CatBoostAdapter(Adapter):
         frame = self._probe_frame(len(labels))
         name = frame.columns[pos]
         frame[name] = pd.Series(labels, dtype=object)
-        leaves = np.asarray(self.model.calc_leaf_indexes(self._model_input(frame)), dtype=np.int64)
+        leaves = np.asarray(self.model.calc_leaf_indexes(self.model_input(frame)), dtype=np.int64)
         codes = np.full(len(labels), len(values), dtype=np.int64)
         for code, value in enumerate(values):
             where = facts.locations.get((pos, value))

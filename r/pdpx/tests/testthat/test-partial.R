@@ -4,21 +4,6 @@ skip_if_not_installed("randomForest")
 skip_if_not_installed("ranger")
 skip_if_not_installed("gbm")
 
-pdp_loop <- function(grid, train, pred.var, predict_row, ice = FALSE) {
-  vals <- lapply(seq_len(nrow(grid)), function(i) {
-    d <- train
-    for (v in pred.var) d[[v]] <- rep(grid[[v]][i], nrow(d))
-    predict_row(d)
-  })
-  if (ice) unlist(vals) else vapply(vals, mean, 0)
-}
-
-logit_col <- function(p, k) {
-  eps <- .Machine$double.eps
-  lp <- log(ifelse(p > 0, p, eps))
-  lp[, k] - rowMeans(lp)
-}
-
 set.seed(5)
 rf_reg <- randomForest::randomForest(mpg ~ ., data = mtcars, ntree = 40)
 rf_cls <- randomForest::randomForest(Species ~ ., data = iris, ntree = 40)
@@ -42,14 +27,15 @@ test_that("regression: 2-way, ICE (yhat.id, centered), inv.link match the loop",
   expect_equal(pd$wt[1:2], c(min(mtcars$wt), min(mtcars$wt) + diff(range(mtcars$wt)) / 4))  # first varies fastest
   expect_lt(max(abs(pd$yhat - pdp_loop(pd, mtcars, c("wt", "hp"), function(d) predict(rf_reg, d)))), 1e-9)
   ice <- partial(rf_reg, pred.var = "hp", train = mtcars, grid.resolution = 4, ice = TRUE)
-  expect_s3_class(ice, "ice")
-  expect_s3_class(ice, "partial")
+  expect_s3_class(ice, c("ice", "data.frame"), exact = TRUE)  # pdp 0.8.2's classes
   expect_equal(names(ice), c("hp", "yhat", "yhat.id"))
   expect_equal(ice$yhat.id, rep(seq_len(nrow(mtcars)), each = 4))
   grid <- unique(ice["hp"])
   ref <- matrix(pdp_loop(grid, mtcars, "hp", function(d) predict(rf_reg, d), ice = TRUE), ncol = 4)
   expect_lt(max(abs(ice$yhat - as.vector(t(ref)))), 1e-9)
   cice <- partial(rf_reg, pred.var = "hp", train = mtcars, grid.resolution = 4, ice = TRUE, center = TRUE)
+  expect_s3_class(cice, c("cice", "data.frame"), exact = TRUE)
+  expect_equal(names(cice), c("hp", "yhat", "yhat.id"))
   expect_lt(max(abs(cice$yhat - as.vector(t(ref - ref[, 1])))), 1e-9)
   pl <- partial(rf_reg, pred.var = "hp", train = mtcars, grid.resolution = 4, inv.link = log)
   expect_lt(max(abs(pl$yhat - pdp_loop(pl, mtcars, "hp", function(d) log(predict(rf_reg, d))))), 1e-9)
@@ -131,4 +117,24 @@ test_that("print is compact; autoplot draws PD, ICE and 2-way", {
   expect_true("wt" %in% names(pd))
   s <- capture.output(print(summary(pd)))
   expect_match(s[2], "exact")
+})
+
+test_that("two-class forests: centered logits from one class's curves; votes of 0 and 1 read as pdp reads them", {
+  skip_if_no_pdpx()
+  mt2 <- transform(mtcars, am = factor(am, labels = c("automatic", "manual")))
+  set.seed(3)
+  rf2 <- randomForest::randomForest(am ~ wt + hp + qsec, data = mt2, ntree = 25)
+  probs <- function(d) predict(rf2, d, type = "prob")
+  expect_true(any(probs(mt2) == 0))  # certain rows: log(eps) in the logit
+  for (k in list(1L, 2L, "manual")) {
+    kk <- if (is.character(k)) match(k, rf2$classes) else k
+    expect_partial(partial(rf2, pred.var = "wt", train = mt2, grid.resolution = 8, which.class = k), mt2,
+                   function(d) logit_col(probs(d), kk))
+  }
+  expect_partial(partial(rf2, pred.var = "hp", train = mt2, grid.resolution = 4, ice = TRUE, which.class = 2), mt2,
+                 function(d) logit_col(probs(d), 2))
+  set.seed(4)
+  rg2 <- ranger::ranger(am ~ wt + hp + qsec, data = mt2, num.trees = 25, probability = TRUE)
+  expect_partial(partial(rg2, pred.var = "wt", train = mt2, grid.resolution = 8, which.class = "manual"), mt2,
+                 function(d) logit_col(predict(rg2, d)$predictions, 2))
 })

@@ -35,16 +35,27 @@ def exact_sum(ts: TreeSum, req: Request, exact_one) -> MethodResult:
     return MethodResult(average=avg, individual=ind, notes=notes)
 
 
+def member_request(term, req: Request, used=None) -> tuple[Request | None, list[int]]:
+    """A member's own request (its columns, the target features it reads, outputs ``used``) and the
+    positions in ``req.features`` of those features; None when it reads none of them."""
+    cols = term.columns
+    present = [k for k, f in enumerate(req.features) if cols is None or f in cols]
+    if not present:
+        return None, present
+    feats = [req.features[k] if cols is None else cols.index(req.features[k]) for k in present]
+    return replace(req, X=req.X if cols is None else req.X.iloc[:, cols], features=feats,
+                   grid_values=[req.grid_values[k] for k in present],
+                   categorical=[req.categorical[k] for k in present],
+                   outputs=req.outputs if used is None else [int(u) for u in used]), present
+
+
 def _member(term, req: Request, used, exact_one):
     """A member's average and ICE on the full grid, for its outputs ``used``."""
     cols = term.columns
     X = req.X if cols is None else req.X.iloc[:, cols]
-    present = [k for k, f in enumerate(req.features) if cols is None or f in cols]
-    feats = [req.features[k] if cols is None else cols.index(req.features[k]) for k in present]
     full = (len(used),) + req.grid_shape
-    if present:
-        sub = replace(req, X=X, features=feats, grid_values=[req.grid_values[k] for k in present],
-                      categorical=[req.categorical[k] for k in present], outputs=[int(u) for u in used])
+    sub, present = member_request(term, req, used)
+    if sub is not None:
         res = exact_one(term.model, sub)
         a = _spread(res.average, 1, present, req.grid_shape)
         i = _spread(res.individual, 2, present, req.grid_shape) if req.needs_individual else None
@@ -52,7 +63,8 @@ def _member(term, req: Request, used, exact_one):
     # the member reads none of the target features: its prediction is the same at every grid point
     pred = _predict(term.model, X)[:, used]  # (n, len(used))
     w = req.sample_weight
-    mean = pred.mean(axis=0) if w is None else (w[:, None] * pred).sum(axis=0) / w.sum()
+    share = np.full(len(X), 1.0 / len(X)) if w is None else np.asarray(w, dtype=np.float64) / float(np.sum(w))
+    mean = share @ pred  # a weighted mean: within the range of the predictions, whatever their size
     a = np.broadcast_to(mean.reshape((-1,) + (1,) * len(req.grid_shape)), full)
     i = None
     if req.needs_individual:

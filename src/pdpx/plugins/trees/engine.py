@@ -16,7 +16,7 @@ from ...core.method import MethodResult, Request
 from ...core.progress import progress_bar
 from ...core.treesum import TreeSum
 from .prep import integrate, prepare
-from .threads import kernel_threads
+from .rows import Finish, link_factor, thread_count
 
 #: Values of ``method_options={"kernel": ...}`` for ``exact``.
 KERNELS = ("auto", "oblivious", "leafsets", "partition")
@@ -66,10 +66,12 @@ def choose_kernel(prep, kernel: str = "auto"):
     return partition.plan(prep)
 
 
+#: bytes of encoded rows per chunk at most (larger chunks are no faster)
+MAX_CHUNK_BYTES = 64 * 2**20
+
+
 def exact(tm: TreeModel, req: Request) -> MethodResult:
     """What ``brute`` returns for ``req``, computed from the trees (see :mod:`pdpx.plugins.exact`)."""
-    from .kernels import LINK_CODES
-
     if isinstance(tm, TreeSum):  # an ensemble linear in its members: each member, then the weighted sum
         from .combine import exact_sum
 
@@ -85,35 +87,36 @@ def exact(tm: TreeModel, req: Request) -> MethodResult:
     M = int(ens.n_margins)
     G = prep.n_cells
     w = req.sample_weight
-    total_w = float(n) if w is None else float(w.sum())
-    row_w = np.ones(n) if w is None else np.ascontiguousarray(w, dtype=np.float64)
+    # weights divided by their total: every sum is a weighted mean, within the range of what it averages
+    row_w = np.full(n, 1.0 / n) if w is None else np.ascontiguousarray(w, dtype=np.float64) / float(w.sum())
+    unit = 1.0 / n if w is None else 0.0
     linear = ens.is_linear and not req.needs_individual
     base = ens.base_score.reshape((M,) + (1,) * len(prep.grid_shape))
+    threads = thread_count(req.n_jobs)
 
     # rows are encoded (and transposed by the partition kernel) in chunks within the budget
-    chunk = int(max(1, min(n, req.memory_budget // (8 * req.X.shape[1] * 3))))
+    budget = min(req.memory_budget, MAX_CHUNK_BYTES)
+    chunk = int(max(1, min(n, budget // (8 * req.X.shape[1] * 3))))
     starts = list(range(0, n, chunk))
     D = np.zeros(M * G)
     sums = np.zeros((K, G))
-    ice = np.empty((K, n if req.needs_individual else 0, G))
-    finish_args = (M, prep.grid_shape_array, ens.base_score, LINK_CODES[ens.link], float(ens.link_scale),
-                   outputs, bool(req.needs_individual))
-    with progress_bar(len(starts), progress=req.progress, desc="pdpx exact") as bar, \
-            kernel_threads(req.n_jobs) as threads:
+    factor = link_factor(ens.link, float(ens.link_scale))
+    fin = Finish(factor=factor, start=factor * ens.base_score, grid_shape=prep.grid_shape, link=ens.link,
+                 outputs=outputs, ice=np.empty((K, n, G)) if req.needs_individual else None)
+    with progress_bar(len(starts), progress=req.progress, desc="pdpx exact") as bar:
         for r0 in starts:
             r1 = min(n, r0 + chunk)
             Xc = encoded_chunk(tm, req.X.iloc[r0:r1])
             if linear:
-                D += kernel.average_sum(Xc, row_w[r0:r1], w is None, threads)
+                D += kernel.average_sum(Xc, row_w[r0:r1], unit, threads)
             else:
-                sums += kernel.rows(Xc, row_w[r0:r1], threads, finish_args, ice, r0)
+                sums += kernel.rows(Xc, row_w[r0:r1], threads, fin, r0)
             bar.update(1)
     if linear:
-        avg = integrate(D.reshape(M, G), prep.grid_shape) / total_w + base
+        avg = integrate(D.reshape(M, G), prep.grid_shape) + base
         return MethodResult(average=avg[outputs], notes=list(tm.notes))
-    individual = ice.reshape((K, n) + prep.grid_shape) if req.needs_individual else None
-    return MethodResult(average=sums.reshape((K,) + prep.grid_shape) / total_w, individual=individual,
-                        notes=list(tm.notes))
+    individual = fin.ice.reshape((K, n) + prep.grid_shape) if req.needs_individual else None
+    return MethodResult(average=sums.reshape((K,) + prep.grid_shape), individual=individual, notes=list(tm.notes))
 
 
 def recursion(tm: TreeModel, req: Request) -> MethodResult:

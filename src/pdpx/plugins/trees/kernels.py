@@ -12,20 +12,19 @@ A leaf's region in one grid dimension is a set of grid indices; it is split into
 runs of consecutive indices (one run for a sorted numeric grid), and the region is
 the product of the runs: one box per combination.
 
-This module holds what the row kernels (:mod:`.leafsets` for shallow trees,
-:mod:`.partition` for deep ones) and ``recursion`` share: the routing rule, the
-leaf boxes and their difference-array corners, and the per-row finish (margins on
-the grid, the link, the requested outputs, sums and ICE).
+This module holds what the row kernels (:mod:`.oblivious`, :mod:`.leafsets` for
+shallow trees, :mod:`.partition` for deep ones) and ``recursion`` share: the routing
+rule, the leaf boxes and their difference-array corners, and blocks of rows as
+columns. The kernels run on one thread each, without the GIL; :mod:`.rows` shares
+the rows among threads and finishes the rows' margins (the link, the outputs).
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
-from ...core.ir import LINKS, NAN_AS_ZERO, ZERO_OR_NAN_MISSING
+from ...core.ir import NAN_AS_ZERO, ZERO_OR_NAN_MISSING
 
 # bits of the packed node flags (see prep.pack_nodes)
 F_MISSING_LEFT = 1
@@ -33,12 +32,10 @@ F_NAN_SHIFT = 1  # two bits: nan_mode
 F_CATEGORICAL = 8
 F_SPECIAL = 64  # a rule the vectorised numeric test does not express: categorical set, or zero-as-missing
 
-#: numeric code of each link of :data:`pdpx.core.ir.LINKS` inside the kernels (its position there)
-LINK_CODES = {name: code for code, name in enumerate(LINKS)}
-LINK_IDENTITY = LINK_CODES["identity"]
-LINK_EXP = LINK_CODES["exp"]
-LINK_BINARY_LOGISTIC = LINK_CODES["binary_logistic"]
-LINK_SOFTMAX = LINK_CODES["softmax"]
+#: rows per block: one column of a block is one vectorised compare per node
+BLOCK = 64
+#: (cptr, cpos, cval) of no leaf: what the row kernels take for corners when they count rows instead
+NO_CORNERS = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
 
 
 @njit(cache=True, inline="always")
@@ -113,7 +110,8 @@ def leaf_regions(tree_start, left, right, tgt, left_grid, left_grid_row, dim_off
     stack_node = np.empty(max_tree_nodes + 1, dtype=np.int64)
     stack_mid = np.empty(max_tree_nodes + 1, dtype=np.int64)
     for t in range(n_trees):
-        pool[n_masks, :] = True
+        for g in range(total):
+            pool[n_masks, g] = True
         stack_node[0] = tree_start[t]
         stack_mid[0] = n_masks
         n_masks += 1
@@ -137,8 +135,9 @@ def leaf_regions(tree_start, left, right, tgt, left_grid, left_grid_row, dim_off
             row = left_grid_row[node]
             lm = n_masks
             rm = n_masks + 1
-            pool[lm, :] = pool[mid, :]
-            pool[rm, :] = pool[mid, :]
+            for g in range(total):
+                pool[lm, g] = pool[mid, g]
+                pool[rm, g] = pool[mid, g]
             any_l = False
             any_r = False
             for g in range(dim_offset[k], dim_offset[k] + dim_size[k]):
@@ -401,79 +400,60 @@ def scatter_boxes(node_weight, tree_start, tree_group, tree_w, value, n_margins,
 
 
 @njit(cache=True, inline="always")
-def integrate_row(D, n_margins, grid_shape, n_cells):
-    """In place: the cumulative sum of a flattened difference array along every grid axis, per margin."""
+def load_block(X, c0, c1, Xb):
+    """Rows c0..c1 of X as the first columns of Xb (n_features, width); the other columns are zero."""
+    nb = c1 - c0
+    nf = X.shape[1]
+    for r in range(nb):
+        for f in range(nf):
+            Xb[f, r] = X[c0 + r, f]
+    for r in range(nb, Xb.shape[1]):
+        for f in range(nf):
+            Xb[f, r] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def integrate_columns(out, n_margins, grid_shape):
+    """In place: every column of ``out`` (n_margins * n_cells, n_columns), a difference array on the grid's
+    own shape per margin, becomes the values on the grid: a cumulative sum along every grid axis, each
+    step one contiguous update over the columns."""
     d = grid_shape.shape[0]
+    n_cells = out.shape[0] // n_margins
+    n_cols = out.shape[1]
     inner = n_cells
     outer = 1
     for k in range(d):
         size = grid_shape[k]
         inner //= size
         for m in range(n_margins):
-            base = m * n_cells
             for o in range(outer):
-                b = base + o * size * inner
+                b = m * n_cells + o * size * inner
                 for i in range(1, size):
-                    row = b + i * inner
-                    prev = row - inner
+                    cur = b + i * inner
                     for s in range(inner):
-                        D[row + s] += D[prev + s]
+                        dst = out[cur + s]
+                        src = out[cur - inner + s]
+                        for c in range(n_cols):
+                            dst[c] += src[c]
         outer *= size
 
 
-@njit(cache=True, inline="always")
-def finish_row(D, R, n_margins, grid_shape, n_cells, base_score, link, scale, outputs, w, acc, want_ice, ice, row):
-    """One row's difference arrays -> margins -> responses R (n_outputs, n_cells) -> sums and ICE.
-
-    Each step is a plain loop over the cells. Neighbouring cells often have the
-    same margin (the curve is a step function), so exp is not recomputed then.
-    """
-    integrate_row(D, n_margins, grid_shape, n_cells)
-    if link == LINK_SOFTMAX:  # across margins per cell
-        for cell in range(n_cells):
-            top = -np.inf
-            for m in range(n_margins):
-                z = scale * (D[m * n_cells + cell] + base_score[m])
-                R[m, cell] = z
-                if z > top:
-                    top = z
-            tot = 0.0
-            for m in range(n_margins):
-                e = math.exp(R[m, cell] - top)
-                R[m, cell] = e
-                tot += e
-            for m in range(n_margins):
-                R[m, cell] /= tot
-    else:
-        for m in range(n_margins):
-            b = base_score[m]
-            out = R[1] if link == LINK_BINARY_LOGISTIC else R[m]
-            Dm = D[m * n_cells: (m + 1) * n_cells]
-            if link == LINK_IDENTITY:
-                for cell in range(n_cells):
-                    out[cell] = Dm[cell] + b
-            else:
-                prev_z = np.nan
-                prev_v = 0.0
-                for cell in range(n_cells):
-                    z = scale * (Dm[cell] + b)
-                    if z != prev_z:
-                        prev_z = z
-                        # exp for the exp link, the logistic function otherwise
-                        prev_v = math.exp(z) if link == LINK_EXP else 1.0 / (1.0 + math.exp(-z))
-                    out[cell] = prev_v
-        if link == LINK_BINARY_LOGISTIC:
-            for cell in range(n_cells):
-                R[0, cell] = 1.0 - R[1, cell]
-    for k in range(outputs.shape[0]):
-        Rk = R[outputs[k]]
-        a = acc[k]
-        for cell in range(n_cells):
-            a[cell] += w * Rk[cell]
-        if want_ice:
-            dst = ice[k, row]
-            for cell in range(n_cells):
-                dst[cell] = Rk[cell]
+@njit(cache=True, nogil=True)
+def exp_columns(z, logistic):
+    """In place: ``exp(z)``, or ``1 / (1 + exp(z))`` when ``logistic``. A row of cells along a grid is a
+    step function, so a value equal to the previous cell's (same column) reuses its result."""
+    n_cols = z.shape[1]
+    prev_z = np.full(n_cols, np.nan)
+    prev_v = np.zeros(n_cols)
+    for i in range(z.shape[0]):
+        row = z[i]
+        for c in range(n_cols):
+            x = row[c]
+            if x != prev_z[c]:
+                prev_z[c] = x
+                e = np.exp(x)
+                prev_v[c] = 1.0 / (1.0 + e) if logistic else e
+            row[c] = prev_v[c]
 
 
 @njit(cache=True)

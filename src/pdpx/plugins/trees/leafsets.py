@@ -22,15 +22,13 @@ of loads. Each reached leaf then adds its value to its grid box through a
 precomputed list of difference-array *corners* (``cpos``, ``cval``: flat
 position and signed, tree-weighted value), per margin.
 
-Two kernels use the sets:
+One kernel, :func:`leafset_walk`, finds the sets and uses them in one of two ways:
 
-* :func:`leafset_counts` (a response linear in the trees, average only): per
-  leaf, the weighted number of rows that reach it; the corners are then added
-  once per leaf, not once per row.
-* :func:`leafset_rows` (ICE, or a non-linear link): per row, the difference array
-  of its margins, integrated, linked and reduced to the requested outputs inside
-  the kernel (``finish_row``), so only the output (the average, and ICE when
-  asked) is ever allocated, not a margins array per row.
+* a response linear in the trees, average only: per leaf, the weighted number of
+  rows that reach it; the corners are then added once per leaf, not once per row;
+* ICE, or a non-linear link: per row, the difference array of its margins, for a
+  slice of rows at a time; :func:`.rows.finish` integrates them and applies the
+  link and the outputs.
 
 Leaf ids here are slots: leaf ``j`` of tree ``t`` is id ``t * 64 + j``.
 """
@@ -38,13 +36,13 @@ Leaf ids here are slots: leaf ``j`` of tree ``t`` is id ``t * 64 + j``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from .kernels import F_SPECIAL, finish_row, go_left_packed, scatter_boxes
+from .kernels import BLOCK, F_SPECIAL, NO_CORNERS, go_left_packed, load_block, scatter_boxes
+from .rows import run
 
 MAX_LEAVES = 64
-BLOCK = 64  # rows per block: one column of a block is one vectorised compare per node
 
 
 @njit(cache=True)
@@ -169,19 +167,6 @@ def _bits(a, b):
 
 
 @njit(cache=True, inline="always")
-def load_block(X, c0, c1, Xb):
-    """Rows c0..c1 of X as columns of Xb (n_features, BLOCK); the rest of the block is zero."""
-    nb = c1 - c0
-    nf = X.shape[1]
-    for r in range(nb):
-        for f in range(nf):
-            Xb[f, r] = X[c0 + r, f]
-    for r in range(nb, BLOCK):
-        for f in range(nf):
-            Xb[f, r] = 0.0
-
-
-@njit(cache=True, inline="always")
 def _reached(t, Xb, bv, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r,
              spec_ptr, spec_node, spec_keep_l, spec_keep_r, X, c0, nb, nodes, thr, cat_offset, cat_nwords,
              cat_words, le, cats_left):
@@ -210,91 +195,38 @@ def _reached(t, Xb, bv, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, 
                 bv[r] &= spec_keep_r[k]
 
 
-@njit(cache=True, parallel=True)
-def leafset_counts(X, row_weight, n_parts, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r,
-                   spec_ptr, spec_node, spec_keep_l, spec_keep_r, nodes, thr, cat_offset, cat_nwords, cat_words,
-                   le, cats_left):
-    """(n_parts, n_trees * 64): the weighted number of rows reaching each leaf, per part of the rows."""
-    n = X.shape[0]
-    nf = X.shape[1]
-    n_trees = init.shape[0]
-    counts = np.zeros((n_parts, n_trees * 64))
-    n_blocks = (n + BLOCK - 1) // BLOCK
-    per_part = (n_blocks + n_parts - 1) // n_parts
-    for p in prange(n_parts):
-        Xb = np.empty((nf, BLOCK))
-        bv = np.empty(BLOCK, dtype=np.uint64)
-        cnt = counts[p]
-        for blk in range(p * per_part, min(n_blocks, (p + 1) * per_part)):
-            c0 = blk * BLOCK
-            c1 = min(n, c0 + BLOCK)
-            nb = c1 - c0
-            load_block(X, c0, c1, Xb)
-            for t in range(n_trees):
-                _reached(t, Xb, bv, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r,
-                         spec_ptr, spec_node, spec_keep_l, spec_keep_r, X, c0, nb, nodes, thr, cat_offset,
-                         cat_nwords, cat_words, le, cats_left)
-                base = t * 64
-                for r in range(nb):
-                    w = row_weight[c0 + r]
-                    bits = bv[r]
-                    while bits:
-                        cnt[base + trailing_zeros(bits)] += w
-                        bits &= bits - np.uint64(1)
-    return counts
+@njit(cache=True, nogil=True)
+def leafset_walk(X, row_weight, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, spec_ptr,
+                 spec_node, spec_keep_l, spec_keep_r, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left,
+                 per_row, cptr, cpos, cval, out):
+    """The leaves each row of X reaches, added into ``out``, block by block.
 
-
-@njit(cache=True, parallel=True)
-def leafset_rows(X, row_weight, n_parts, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r,
-                 spec_ptr, spec_node, spec_keep_l, spec_keep_r, nodes, thr, cat_offset, cat_nwords, cat_words,
-                 le, cats_left, cptr, cpos, cval, n_margins, grid_shape, base_score, link, link_scale, outputs,
-                 want_ice, ice, ice_row0):
-    """Per row: margins on the grid, the link, the requested outputs.
-
-    Returns (n_parts, K, n_cells), the row_weight-weighted sums of the outputs per
-    part of the rows; when ``want_ice``, ``ice`` (K, N, n_cells) receives each
-    row's outputs (unweighted), row ``i`` of X at ``ice[:, ice_row0 + i]``.
+    ``per_row`` False: ``out[0, t * 64 + j]`` += the row's weight for each leaf ``j`` of tree ``t``
+    it reaches (the weighted number of rows per leaf). True: the leaf's difference-array corners
+    ``cpos[cptr[s]:cptr[s + 1]]`` / ``cval`` into the row's column, ``out[pos, row]``.
     """
     n = X.shape[0]
-    nf = X.shape[1]
     n_trees = init.shape[0]
-    K = outputs.shape[0]
-    n_cells = 1
-    for k in range(grid_shape.shape[0]):
-        n_cells *= grid_shape[k]
-    size = n_margins * n_cells
-    sums = np.zeros((n_parts, K, n_cells))
-    n_blocks = (n + BLOCK - 1) // BLOCK
-    per_part = (n_blocks + n_parts - 1) // n_parts
-    for p in prange(n_parts):
-        Xb = np.empty((nf, BLOCK))
-        bv = np.empty(BLOCK, dtype=np.uint64)
-        Dblk = np.empty((BLOCK, size))
-        R = np.empty((n_margins + 1, n_cells))
-        acc = sums[p]
-        for blk in range(p * per_part, min(n_blocks, (p + 1) * per_part)):
-            c0 = blk * BLOCK
-            c1 = min(n, c0 + BLOCK)
-            nb = c1 - c0
-            load_block(X, c0, c1, Xb)
-            Dblk[:nb, :] = 0.0
-            for t in range(n_trees):
-                _reached(t, Xb, bv, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r,
-                         spec_ptr, spec_node, spec_keep_l, spec_keep_r, X, c0, nb, nodes, thr, cat_offset,
-                         cat_nwords, cat_words, le, cats_left)
-                base = t * 64
-                for r in range(nb):
-                    D = Dblk[r]
-                    bits = bv[r]
-                    while bits:
-                        s = base + trailing_zeros(bits)
-                        bits &= bits - np.uint64(1)
-                        for c in range(cptr[s], cptr[s + 1]):
-                            D[cpos[c]] += cval[c]
+    Xb = np.empty((X.shape[1], BLOCK))
+    bv = np.empty(BLOCK, dtype=np.uint64)
+    for c0 in range(0, n, BLOCK):
+        nb = min(BLOCK, n - c0)
+        load_block(X, c0, c0 + nb, Xb)
+        for t in range(n_trees):
+            _reached(t, Xb, bv, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r,
+                     spec_ptr, spec_node, spec_keep_l, spec_keep_r, X, c0, nb, nodes, thr, cat_offset,
+                     cat_nwords, cat_words, le, cats_left)
+            base = t * 64
             for r in range(nb):
-                finish_row(Dblk[r], R, n_margins, grid_shape, n_cells, base_score, link, link_scale, outputs,
-                            row_weight[c0 + r], acc, want_ice, ice, ice_row0 + c0 + r)
-    return sums
+                bits = bv[r]
+                while bits:
+                    s = base + trailing_zeros(bits)
+                    bits &= bits - np.uint64(1)
+                    if per_row:
+                        for c in range(cptr[s], cptr[s + 1]):
+                            out[cpos[c], c0 + r] += cval[c]
+                    else:
+                        out[0, s] += row_weight[c0 + r]
 
 
 class LeafSets:
@@ -306,15 +238,6 @@ class LeafSets:
         (_, self.init, self.slot_node, self.num_ptr, self.num_feat, self.num_thr, self.num_miss, self.num_keep_l,
          self.num_keep_r, self.spec_ptr, self.spec_node, self.spec_keep_l, self.spec_keep_r) = layout
         self.prep = prep
-        self._corners = None
-
-    def corners(self):
-        """Difference-array updates per leaf slot (built on first use: only per-row sums need them)."""
-        if self._corners is None:
-            prep = self.prep
-            ens = prep.ens
-            self._corners = prep.leaf_corners(self.slot_node, np.repeat(np.arange(ens.n_trees, dtype=np.int64), 64))
-        return self._corners
 
     def _reach_args(self):
         ens = self.prep.ens
@@ -325,18 +248,37 @@ class LeafSets:
             bool(ens.categories_go_left),
         )
 
-    def average_sum(self, X, row_weight, unit_weight, parts):
-        """Difference array (n_margins * n_cells): the weighted sum over the rows of X of their margins."""
-        by_slot = leafset_counts(X, row_weight, parts, *self._reach_args()).sum(axis=0)
+    def average_sum(self, X, row_weight, unit, threads):
+        """Difference array (n_margins * n_cells): the ``row_weight``-weighted sum over the rows of X of their
+        margins."""
+        args = self._reach_args()
+        n_slots = len(self.slot_node)
+
+        def part(r0, r1):
+            out = np.zeros((1, n_slots))
+            leafset_walk(X[r0:r1], row_weight[r0:r1], *args, False, *NO_CORNERS, out)
+            return out[0]
+
+        by_slot = sum(run(part, len(X), threads))
         per_node = np.zeros(self.prep.ens.n_nodes)
         used = self.slot_node >= 0
         per_node[self.slot_node[used]] = by_slot[used]
         return scatter_boxes(per_node, *self.prep.box_args())
 
-    def rows(self, X, row_weight, parts, finish_args, ice, ice_row0):
-        """(K, n_cells): weighted sums of the rows' outputs; ICE into ``ice`` (see :func:`leafset_rows`)."""
-        return leafset_rows(X, row_weight, parts, *self._reach_args(), *self.corners(), *finish_args, ice,
-                            ice_row0).sum(axis=0)
+    def rows(self, X, row_weight, threads, fin, ice_row0):
+        """(K, n_cells): weighted sums of the rows' outputs; ICE into ``fin.ice`` (see :func:`.rows.finish`)."""
+        args = self._reach_args()
+        ens = self.prep.ens
+        corners = self.prep.scaled_corners(
+            "leafsets", lambda: (self.slot_node, np.repeat(np.arange(ens.n_trees, dtype=np.int64), 64)), fin.factor)
+        size = len(fin.start) * self.prep.n_cells
+
+        def margins(s0, s1):
+            out = np.zeros((size, s1 - s0))
+            leafset_walk(X[s0:s1], row_weight[s0:s1], *args, True, *corners, out)
+            return out
+
+        return fin.sums(margins, X.shape[0], row_weight, threads, ice_row0)
 
 
 def plan(prep, required: bool = False) -> LeafSets | None:

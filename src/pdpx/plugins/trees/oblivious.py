@@ -35,12 +35,11 @@ oblivious.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from ...core.ir import LINKS, apply_link
-from .kernels import F_SPECIAL, go_left_packed, scatter_boxes
-from .leafsets import BLOCK, load_block
+from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block, scatter_boxes
 from .products import counts_by_bytes, products_sums
+from .rows import run
 
 #: deepest tree, and most leaves over all trees, the kernel takes (the per-part counts are that long)
 MAX_DEPTH = 20
@@ -137,9 +136,32 @@ def oblivious_layout(tree_start, left, right, feature, threshold, missing_left, 
     return True, depth, level_ptr, level_node, slot_ptr, slot_node
 
 
+def maybe_oblivious(ens) -> bool:
+    """Whether every tree of ``ens`` has all its leaves at one depth (numpy only: what :func:`oblivious_layout`
+    checks first, before it compares the splits of each level)."""
+    def build():
+        depth = np.zeros(ens.n_nodes, dtype=np.int64)
+        level = ens.tree_start[:-1]
+        d = 0
+        while level.size:
+            level = level[ens.left[level] >= 0]
+            d += 1
+            level = np.concatenate([ens.left[level], ens.right[level]])
+            depth[level] = d
+        leaf_depth = np.where(ens.left < 0, depth, -1)
+        deepest = np.maximum.reduceat(leaf_depth, ens.tree_start[:-1])
+        shallowest = np.minimum.reduceat(np.where(ens.left < 0, depth, np.iinfo(np.int64).max), ens.tree_start[:-1])
+        leaves = np.add.reduceat((ens.left < 0).astype(np.int64), ens.tree_start[:-1])
+        return bool(np.all(deepest == shallowest) and np.all(deepest <= MAX_DEPTH)
+                    and np.all(leaves == 2 ** np.minimum(deepest, 62)))
+    return ens.derived("pdpx.plugins.trees.oblivious.maybe_oblivious", build)
+
+
 def static_oblivious(ens):
     """The oblivious layout of ``ens`` (a tuple as :func:`oblivious_layout`), or None; kept with the ensemble."""
     def build():
+        if not maybe_oblivious(ens):
+            return None
         out = oblivious_layout(ens.tree_start, ens.left, ens.right, ens.feature, ens.threshold, ens.missing_left,
                                ens.nan_mode, ens.cat_offset, ens.cat_nwords, ens.cat_words, MAX_DEPTH, MAX_SLOTS)
         return out[1:] if out[0] else None
@@ -233,112 +255,48 @@ def _own_bits(t, Xb, bits, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_p
                 bits[r] |= np.int64(1) << sh
 
 
-@njit(cache=True, parallel=True)
-def oblivious_counts(X, row_weight, n_parts, slot_ptr, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr,
-                     spec_node, spec_bit, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left):
-    """(n_parts, n_slots): per tree, the weighted number of rows per own-bits pattern, per part of the rows."""
-    n = X.shape[0]
-    nf = X.shape[1]
-    n_trees = slot_ptr.shape[0] - 1
-    counts = np.zeros((n_parts, slot_ptr[n_trees]))
-    n_blocks = (n + BLOCK - 1) // BLOCK
-    per_part = (n_blocks + n_parts - 1) // n_parts
-    for p in prange(n_parts):
-        Xb = np.empty((nf, BLOCK))
-        bits = np.empty(BLOCK, dtype=np.int64)
-        cnt = counts[p]
-        for blk in range(p * per_part, min(n_blocks, (p + 1) * per_part)):
-            c0 = blk * BLOCK
-            c1 = min(n, c0 + BLOCK)
-            nb = c1 - c0
-            load_block(X, c0, c1, Xb)
-            for t in range(n_trees):
-                _own_bits(t, Xb, bits, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr, spec_node,
-                          spec_bit, X, c0, nb, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left)
-                base = slot_ptr[t]
-                for r in range(nb):
-                    cnt[base + bits[r]] += row_weight[c0 + r]
-    return counts
+@njit(cache=True, nogil=True)
+def oblivious_walk(X, row_weight, slot_ptr, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr, spec_node,
+                   spec_bit, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left, per_row, pat_ptr, cor_ptr,
+                   cor_pos, val_ptr, val, out):
+    """Each row's own leaf bits per tree, added into ``out``, block by block.
 
-
-@njit(cache=True, parallel=True)
-def oblivious_margins(X, slot_ptr, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr, spec_node, spec_bit,
-                      nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left, pat_ptr, cor_ptr, cor_pos, val_ptr,
-                      val, n_margins, grid_shape, base_score, factor):
-    """(n_margins * n_cells, n_rows): ``factor * (margin + base_score)`` of each row on the grid, transposed.
-
-    The leaves of a tree that share their target bits share their boxes, so the
-    corner positions of a (tree, target pattern) ``q`` are the same for every row
-    (``cor_pos[cor_ptr[q]:cor_ptr[q + 1]]``); only the value changes: corner ``j``
-    of leaf ``L`` (own bits | pattern) adds ``val[val_ptr[q] + L * nc + j]``
-    (see :func:`pattern_tables`). The block's difference arrays are kept
-    transposed (cell, row) so that each corner is one update over the block's rows.
+    ``per_row`` False: ``out[0, slot_ptr[t] + bits]`` += the row's weight (per tree, the
+    weighted number of rows per own-bits pattern). True: the difference arrays of the
+    rows' margins, ``out[cell, row]``. The leaves of a tree that share their target
+    bits share their boxes, so the corner positions of a (tree, target pattern) ``q``
+    are the same for every row (``cor_pos[cor_ptr[q]:cor_ptr[q + 1]]``); only the
+    value changes: corner ``j`` of leaf ``L`` (own bits | pattern) adds
+    ``val[val_ptr[q] + L * nc + j]`` (see :func:`pattern_tables`), one update over
+    the block's rows per corner.
     """
     n = X.shape[0]
-    nf = X.shape[1]
     n_trees = slot_ptr.shape[0] - 1
-    n_cells = 1
-    for k in range(grid_shape.shape[0]):
-        n_cells *= grid_shape[k]
-    size = n_margins * n_cells
-    out = np.empty((size, n))
-    n_blocks = (n + BLOCK - 1) // BLOCK
-    for blk in prange(n_blocks):
-        Xb = np.empty((nf, BLOCK))
-        bits = np.empty(BLOCK, dtype=np.int64)
-        DT = np.zeros((size, BLOCK))
-        c0 = blk * BLOCK
-        c1 = min(n, c0 + BLOCK)
-        nb = c1 - c0
-        load_block(X, c0, c1, Xb)
+    Xb = np.empty((X.shape[1], BLOCK))
+    bits = np.empty(BLOCK, dtype=np.int64)
+    for c0 in range(0, n, BLOCK):
+        nb = min(BLOCK, n - c0)
+        load_block(X, c0, c0 + nb, Xb)
         for t in range(n_trees):
             _own_bits(t, Xb, bits, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr, spec_node,
                       spec_bit, X, c0, nb, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left)
+            if not per_row:
+                base = slot_ptr[t]
+                for r in range(nb):
+                    out[0, base + bits[r]] += row_weight[c0 + r]
+                continue
             for q in range(pat_ptr[t], pat_ptr[t + 1]):
                 v0 = val_ptr[q]
                 nc = cor_ptr[q + 1] - cor_ptr[q]
                 for j in range(nc):
-                    row = DT[cor_pos[cor_ptr[q] + j]]
-                    for r in range(BLOCK):
-                        row[r] += val[v0 + bits[r] * nc + j]
-        _integrate_block(DT, n_margins, grid_shape, n_cells)
-        for m in range(n_margins):
-            b = base_score[m]
-            for i in range(m * n_cells, (m + 1) * n_cells):
-                dst = out[i]
-                src = DT[i]
-                for r in range(nb):
-                    dst[c0 + r] = factor * (src[r] + b)
-    return out
-
-
-@njit(cache=True, inline="always")
-def _integrate_block(DT, n_margins, grid_shape, n_cells):
-    """In place: ``kernels.integrate_row`` on every column (row of the block) of DT (cells, rows) at once."""
-    d = grid_shape.shape[0]
-    inner = n_cells
-    outer = 1
-    nr = DT.shape[1]
-    for k in range(d):
-        size = grid_shape[k]
-        inner //= size
-        for m in range(n_margins):
-            base = m * n_cells
-            for o in range(outer):
-                b = base + o * size * inner
-                for i in range(1, size):
-                    cur = b + i * inner
-                    for s in range(inner):
-                        dst = DT[cur + s]
-                        src = DT[cur - inner + s]
-                        for r in range(nr):
-                            dst[r] += src[r]
-        outer *= size
+                    dst = out[cor_pos[cor_ptr[q] + j]]
+                    for r in range(nb):
+                        dst[c0 + r] += val[v0 + bits[r] * nc + j]
 
 
 @njit(cache=True)
 def pattern_tables(slot_ptr, pat_ptr, pats, own_mask, cptr, cpos, cval):
-    """Corner positions per (tree, target pattern) and their values by leaf (see :func:`oblivious_margins`).
+    """Corner positions per (tree, target pattern) and their values by leaf (see :func:`oblivious_walk`).
 
     Leaves with the same target bits have boxes alike, hence corners alike in number
     and position (``kernels.leaf_corners`` lists them in the same order).
@@ -387,16 +345,17 @@ class Oblivious:
          self.spec_bit, self.pat_ptr, self.pats, self.own_mask) = request_layout(
             self.depth, self.level_ptr, self.level_node, self.slot_ptr, self.slot_node, prep.tgt,
             np.ascontiguousarray(st.nodes[:, 3]), ens.feature, st.thr_lt, st.miss_eff, prep.leaf_mask)
-        self._corners = None
+        self._corners = {}
         self.quantized = None  # the numeric levels' byte tests (:func:`.products.quantize_levels`), on first use
 
-    def corners(self):
-        """Difference-array updates per (tree, pattern) (built on first use: only per-row sums need them)."""
-        if self._corners is None:
+    def corners(self, factor: float = 1.0):
+        """Difference-array updates per (tree, pattern), values times ``factor`` (built on first use: only
+        per-row sums need them)."""
+        if factor not in self._corners:
             tree_of = np.repeat(np.arange(self.prep.ens.n_trees, dtype=np.int64), np.diff(self.slot_ptr))
-            self._corners = pattern_tables(self.slot_ptr, self.pat_ptr, self.pats, self.own_mask,
-                                           *self.prep.leaf_corners(self.slot_node, tree_of))
-        return self._corners
+            corners = self.prep.scaled_corners("oblivious", lambda: (self.slot_node, tree_of), factor)
+            self._corners[factor] = pattern_tables(self.slot_ptr, self.pat_ptr, self.pats, self.own_mask, *corners)
+        return self._corners[factor]
 
     def _bits_args(self):
         ens = self.prep.ens
@@ -404,72 +363,58 @@ class Oblivious:
                 self.spec_node, self.spec_bit, self.prep.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords,
                 ens.cat_words, bool(ens.comparison == "<="), bool(ens.categories_go_left))
 
-    def average_sum(self, X, row_weight, unit_weight, parts):
-        """Difference array (n_margins * n_cells): the weighted sum over the rows of X of their margins."""
-        counts = counts_by_bytes(self, X, row_weight, parts)  # numeric levels as byte tests where they fit
+    def average_sum(self, X, row_weight, unit, threads):
+        """Difference array (n_margins * n_cells): the ``row_weight``-weighted sum over the rows of X of their
+        margins."""
+        counts = counts_by_bytes(self, X, row_weight, threads)  # numeric levels as byte tests where they fit
         if counts is None:
-            counts = oblivious_counts(X, row_weight, parts, *self._bits_args())
-        by_own = counts.sum(axis=0)
+            args = self._bits_args()
+            n_slots = int(self.slot_ptr[-1])
+
+            def part(r0, r1):
+                out = np.zeros((1, n_slots))
+                oblivious_walk(X[r0:r1], row_weight[r0:r1], *args, False, *NO_PATTERNS, out)
+                return out[0]
+
+            counts = sum(run(part, len(X), threads))
         # leaf L of tree t is reached by the rows whose own bits are L's own bits
         sizes = np.diff(self.slot_ptr)
         tree_of = np.repeat(np.arange(len(sizes)), sizes)
         leaf = np.arange(self.slot_ptr[-1]) - self.slot_ptr[tree_of]
         per_node = np.zeros(self.prep.ens.n_nodes)
-        per_node[self.slot_node] = by_own[self.slot_ptr[tree_of] + (leaf & self.own_mask[tree_of])]
+        per_node[self.slot_node] = counts[self.slot_ptr[tree_of] + (leaf & self.own_mask[tree_of])]
         per_node[self.prep.leaf_mask < 0] = 0.0
         return scatter_boxes(per_node, *self.prep.box_args())
 
-    def rows(self, X, row_weight, parts, finish_args, ice, ice_row0):
-        """(K, n_cells): weighted sums of the rows' outputs; ICE into ``ice``.
+    def rows(self, X, row_weight, threads, fin, ice_row0):
+        """(K, n_cells): weighted sums of the rows' outputs; ICE into ``fin.ice``.
 
-        The kernel gives the rows' margins on the grid, a slice of rows at a time; the
-        link and the outputs are then whole-array numpy operations (vectorised exp).
+        The kernel gives the difference arrays of the rows' margins, a slice of rows at a
+        time; :func:`.rows.finish` integrates them and applies the link and the outputs
+        as whole-array numpy operations (vectorised exp). An average of one margin's exp
+        or logistic response takes the products of :mod:`.products` when they fit.
         """
-        n_margins, grid_shape, base_score, link, scale, outputs, want_ice = finish_args
-        link = LINKS[link]
-        n_cells = int(np.prod(grid_shape))
-        n = X.shape[0]
-        sums = np.zeros((len(outputs), n_cells))
-        step = max(4 * BLOCK, (2**17 // (n_margins * n_cells)) // BLOCK * BLOCK)  # slices that stay in cache
-        # the kernel applies the link's affine part: logistic needs exp(-z), exp and softmax exp(z)
-        factor = {"identity": 1.0, "logistic": -scale, "binary_logistic": -scale}.get(link, scale)
-        args = (*self._bits_args(), self.pat_ptr, *self.corners(), n_margins, grid_shape, base_score, float(factor))
-        if n_margins == 1 and not want_ice and link in ("logistic", "binary_logistic", "exp"):
-            fused = products_sums(self, X, row_weight, parts, grid_shape, float(factor), float(base_score[0]),
+        link, outputs = fin.link, fin.outputs
+        if len(fin.start) == 1 and fin.ice is None and link in ("logistic", "binary_logistic", "exp"):
+            fused = products_sums(self, X, row_weight, threads, fin.grid_shape, fin.factor, fin.start[0],
                                   link != "exp")
             if fused is not None:
                 if link != "binary_logistic":
                     return np.repeat(fused[None, :], len(outputs), axis=0)
                 return np.stack([row_weight.sum() - fused if k == 0 else fused for k in outputs])
-        for s0 in range(0, n, step):
-            s1 = min(n, s0 + step)
-            z = oblivious_margins(X[s0:s1], *args).reshape(n_margins, n_cells, s1 - s0)
-            resp = _respond(link, z, outputs)  # (K, n_cells, rows)
-            sums += resp @ row_weight[s0:s1]
-            if want_ice:
-                ice[:, ice_row0 + s0: ice_row0 + s1, :] = resp.transpose(0, 2, 1)
-        return sums
+        args = (*self._bits_args(), True, self.pat_ptr, *self.corners(fin.factor))
+        size = len(fin.start) * self.prep.n_cells
+
+        def margins(s0, s1):
+            out = np.zeros((size, s1 - s0))
+            oblivious_walk(X[s0:s1], row_weight[s0:s1], *args, out)
+            return out
+
+        return fin.sums(margins, X.shape[0], row_weight, threads, ice_row0)
 
 
-def _respond(link: str, z: np.ndarray, outputs: np.ndarray) -> np.ndarray:
-    """The requested outputs (K, cells, rows) from ``z`` (n_margins, cells, rows), the margins with the link's
-    affine part applied (:func:`oblivious_margins`' ``factor``): ``core.ir.apply_link`` in place, whole arrays."""
-    if link == "identity":
-        return z[outputs]
-    if link == "softmax":  # z is scale * margin already
-        return apply_link(link, z, 1.0, axis=0)[outputs]
-    with np.errstate(over="ignore"):  # exp(-z) = inf: the probability is 0, as it should be
-        np.exp(z, out=z)
-        if link == "exp":
-            return z[outputs]
-        z += 1.0
-        np.reciprocal(z, out=z)
-    if link == "logistic":
-        return z[outputs]
-    # binary_logistic: outputs 0 and 1 are 1 - p and p of the one margin
-    if list(outputs) == [1]:
-        return z
-    return np.stack([1.0 - z[0] if k == 0 else z[0] for k in outputs])
+#: (pat_ptr, cor_ptr, cor_pos, val_ptr, val) of no pattern: what :func:`oblivious_walk` takes when it counts rows
+NO_PATTERNS = (np.zeros(1, dtype=np.int64),) * 2 + (np.zeros(0, dtype=np.int64),) * 2 + (np.zeros(0),)
 
 
 def plan(prep, required: bool = False) -> Oblivious | None:

@@ -20,7 +20,7 @@ def numba_missing() -> str | None:
     """
     if "numba" in sys.modules or importlib.util.find_spec("numba") is not None:
         return None
-    return "numba is not installed (pip install 'pdpx[fast]')"
+    return "numba is not installed (it is a dependency of pdpx: pip install --force-reinstall pdpx)"
 
 
 def tree_unavailable(adapter, request: Request) -> str | None:
@@ -90,6 +90,7 @@ class Prepared:
         self.n_left = n_left
         self._routing = routing  # (left_grid, row_of, offsets, sizes) for grid masks
         self._regions = None
+        self._corners = {}
 
     def regions(self) -> tuple:
         if self._regions is None:
@@ -140,6 +141,14 @@ class Prepared:
                             int(ens.n_margins), self.leaf_mask, self.box_ptr, self.box_lo, self.box_hi,
                             self.grid_shape_array)
 
+    def scaled_corners(self, key: str, leaves, factor: float) -> tuple:
+        """:meth:`leaf_corners` of ``leaves() -> (leaf_node, leaf_tree)``, values times ``factor``; kept by
+        ``key`` (the kernel's numbering of leaves) and factor."""
+        if (key, factor) not in self._corners:
+            cptr, cpos, cval = self.leaf_corners(*leaves())
+            self._corners[key, factor] = (cptr, cpos, cval * factor if factor != 1.0 else cval)
+        return self._corners[key, factor]
+
     def box_args(self) -> tuple:
         """Everything :func:`.kernels.scatter_boxes` needs after the per-node weights."""
         ens = self.ens
@@ -147,35 +156,50 @@ class Prepared:
                 self.leaf_mask, self.box_ptr, self.box_lo, self.box_hi, self.grid_shape_array)
 
 
-def prepare(tm: TreeModel, req: Request) -> Prepared:
-    """``tm`` prepared for ``req``: target nodes, and the grid regions of the leaves (see :class:`Prepared`)."""
-    from .kernels import F_SPECIAL, grid_left
-
+def _targets(tm: TreeModel, req: Request):
+    """The grid values as the trees compare them, and the internal nodes splitting on each target feature."""
     ens = tm.ensemble
-    st = static_layout(ens)
     grid_codes = [np.asarray(tm.encode_values(j, g), dtype=np.float64) for j, g in zip(req.features, req.grid_values)]
     if ens.float32_input:
         with np.errstate(over="ignore"):  # beyond float32's range is inf, as for the model itself
             grid_codes = [g.astype(np.float32).astype(np.float64) for g in grid_codes]
-    sizes = np.array([len(g) for g in grid_codes], dtype=np.int64)
     internal = ens.left >= 0
+    per_dim = [np.flatnonzero(internal & (ens.feature == j)) for j in req.features]
+    return grid_codes, per_dim
+
+
+def uses_intervals(tm: TreeModel, req: Request, grid_codes=None, per_dim=None) -> bool:
+    """Whether every leaf's region is a box the kernels carry down as intervals: sorted numeric grids and plain
+    numeric splits on the target features (the values going left are those below ``thr_lt``). numpy only."""
+    from .kernels import F_SPECIAL
+
+    if grid_codes is None:
+        grid_codes, per_dim = _targets(tm, req)
+    nodes = static_layout(tm.ensemble).nodes
+    return all(
+        not np.any(nodes[nd, 3] & F_SPECIAL) and not np.any(np.isnan(g)) and bool(np.all(g[1:] >= g[:-1]))
+        for nd, g in zip(per_dim, grid_codes)
+    )
+
+
+def prepare(tm: TreeModel, req: Request) -> Prepared:
+    """``tm`` prepared for ``req``: target nodes, and the grid regions of the leaves (see :class:`Prepared`)."""
+    from .kernels import grid_left
+
+    ens = tm.ensemble
+    st = static_layout(ens)
+    grid_codes, per_dim = _targets(tm, req)
+    sizes = np.array([len(g) for g in grid_codes], dtype=np.int64)
     tgt = np.full(ens.n_nodes, -1, dtype=np.int64)
-    per_dim = []
-    for k, j in enumerate(req.features):
-        nd = np.flatnonzero(internal & (ens.feature == j))
+    for k, nd in enumerate(per_dim):
         tgt[nd] = k
-        per_dim.append(nd)
     le = bool(ens.comparison == "<=")
 
     def route(nd, k):
         return grid_left(nd, grid_codes[k], st.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
                          le, False, bool(ens.categories_go_left))  # grid values already rounded
 
-    # sorted numeric grids and plain numeric splits: the values going left are those below thr_lt
-    intervals = all(
-        not np.any(st.nodes[nd, 3] & F_SPECIAL) and not np.any(np.isnan(g)) and bool(np.all(g[1:] >= g[:-1]))
-        for nd, g in zip(per_dim, grid_codes)
-    )
+    intervals = uses_intervals(tm, req, grid_codes, per_dim)
     if intervals:
         n_left = np.zeros(ens.n_nodes, dtype=np.int64)
         for k, nd in enumerate(per_dim):

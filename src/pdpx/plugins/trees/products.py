@@ -4,8 +4,8 @@ A non-linear link needs each row's response on every grid cell (the average of
 probabilities is not the probability of the average). With
 ``E = exp(factor * (margin + base))`` the response is ``E`` (link ``exp``) or
 ``1 / (1 + E)`` (logistic links, ``factor = -scale``), and ``E`` is a product over
-the trees of ``exp(factor * leaf value)``. So :func:`oblivious_products` runs the
-difference arrays of :func:`.oblivious.oblivious_margins` in the multiplicative group:
+the trees of ``exp(factor * leaf value)``. So :func:`bytes_walk` runs the
+difference arrays of :func:`.oblivious.oblivious_walk` in the multiplicative group:
 a corner multiplies by ``exp(factor * corner value)`` (precomputed once per leaf), and
 prefix products integrate them. The n x cells exps become a multiplication each; the
 response and its weighted sum follow in the same pass over a block of rows, so no
@@ -17,7 +17,7 @@ per feature that a non-target level tests, the row's value becomes a byte, the
 number of that feature's thresholds at or below it, and a level's test is one byte
 comparison (a feature whose levels send NaN both ways gets a byte for each way); the
 bits of a tree fit a byte (depth at most 8). The linear averages' counts of rows per
-own-bits pattern (:func:`oblivious_counts_bytes`) use the same bytes. Requests this
+own-bits pattern (:func:`bytes_walk` counting) use the same bytes. Requests this
 does not fit (deeper trees, more than 254 thresholds on a feature, or leaves so large
 that a partial product could leave the range of doubles) take the float kernels of
 :mod:`.oblivious`, which are exact for all.
@@ -26,9 +26,10 @@ that a partial product could leave the range of doubles) take the float kernels 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .kernels import go_left_packed
+from .rows import run
 
 #: rows per block (the fastest of 64, 128 and 256 on benchmarks/bench_catboost.py: 2-way 30 x 30 grid)
 BLOCK = 128
@@ -73,40 +74,35 @@ def quantize_levels(num_feat, num_thr, num_miss, num_bit, depth):
             (np.int64(1) << num_bit).astype(np.uint8))
 
 
-@njit(cache=True)
 def byte_tables(cuts, cut_ptr):
     """Per byte row, a table over ``4 m`` equal-width buckets between its first and last of ``m``
     thresholds: the number of thresholds at or below each bucket's start (``tab_ptr``, ``table``,
     ``scale``: buckets per unit)."""
-    n_q = cut_ptr.shape[0] - 1
-    tab_ptr = np.zeros(n_q + 1, dtype=np.int64)
-    for q in range(n_q):
-        tab_ptr[q + 1] = tab_ptr[q] + 4 * (cut_ptr[q + 1] - cut_ptr[q]) + 1
-    table = np.zeros(tab_ptr[n_q], dtype=np.int64)
-    scale = np.zeros(n_q)
-    for q in range(n_q):
+    m = np.diff(cut_ptr)
+    tab_ptr = np.concatenate([[0], np.cumsum(4 * m + 1)]).astype(np.int64)
+    table = np.zeros(tab_ptr[-1], dtype=np.int64)
+    scale = np.zeros(len(m))
+    for q in range(len(m)):
         c = cuts[cut_ptr[q]:cut_ptr[q + 1]]
-        m = c.shape[0]
-        if m > 1 and c[m - 1] > c[0]:
-            scale[q] = 4 * m / (c[m - 1] - c[0])
-            table[tab_ptr[q]:tab_ptr[q + 1]] = np.searchsorted(c, c[0] + np.arange(4 * m + 1) / scale[q],
+        if m[q] > 1 and c[-1] > c[0]:
+            scale[q] = 4 * m[q] / (c[-1] - c[0])
+            table[tab_ptr[q]:tab_ptr[q + 1]] = np.searchsorted(c, c[0] + np.arange(4 * m[q] + 1) / scale[q],
                                                                side="right")
     return tab_ptr, table, scale
 
 
 @njit(cache=True, inline="always")
-def _byte(x, q, cuts, cut_ptr, nan_byte, tab_ptr, table, scale):
-    """The byte of value ``x`` in byte row ``q``: the bucket's count, corrected by a walk over the
+def _byte(x, m, first, last, c0, t0, sc, nanb, cuts, table):
+    """The byte of value ``x`` in a byte row of ``m`` thresholds ``cuts[c0:c0 + m]`` (``first``, ``last``),
+    bucket table at ``t0`` with ``sc`` buckets per unit: the bucket's count, corrected by a walk over the
     thresholds (exact whatever the rounding of the bucket)."""
-    c0 = cut_ptr[q]
-    m = cut_ptr[q + 1] - c0
     if np.isnan(x):
-        return nan_byte[q]
-    if m == 0 or x < cuts[c0]:
+        return nanb
+    if m == 0 or x < first:
         return np.uint8(0)
-    if x >= cuts[c0 + m - 1]:
+    if x >= last:
         return np.uint8(m)
-    k = table[tab_ptr[q] + min(4 * m, int((x - cuts[c0]) * scale[q]))]
+    k = table[t0 + min(4 * m, int((x - first) * sc))]
     while k > 0 and cuts[c0 + k - 1] > x:
         k -= 1
     while k < m and cuts[c0 + k] <= x:
@@ -114,59 +110,61 @@ def _byte(x, q, cuts, cut_ptr, nan_byte, tab_ptr, table, scale):
     return np.uint8(k)
 
 
-@njit(cache=True)
 def quantize(X, qfeat, cuts, cut_ptr, nan_byte, width):
     """(byte rows, width) bytes: the number of the row's feature thresholds at or below each row's value
     (NaN: ``nan_byte``); columns past the rows are 0. (The kernel computes them block by block.)"""
-    tab_ptr, table, scale = byte_tables(cuts, cut_ptr)
-    Q = np.zeros((qfeat.shape[0], width), dtype=np.uint8)
-    for i in range(X.shape[0]):
-        for q in range(qfeat.shape[0]):
-            Q[q, i] = _byte(X[i, qfeat[q]], q, cuts, cut_ptr, nan_byte, tab_ptr, table, scale)
+    Q = np.zeros((len(qfeat), width), dtype=np.uint8)
+    _load_bytes(X, 0, X.shape[0], Q, qfeat, cuts, cut_ptr, nan_byte, *byte_tables(cuts, cut_ptr))
     return Q
 
 
-@njit(cache=True)
 def merged_corners(slot_ptr, pat_ptr, cor_ptr, cor_pos, val_ptr, val):
     """Per tree, its corner positions once each (the corners of its patterns meet where their boxes do)
     and, per own-bits pattern of a row, the sum of the corner values at each: ``mpos_ptr``, ``mpos``,
     ``mval_ptr``, ``mval`` (tree ``t`` of ``n_leaves``, own bits ``L``, position ``j``:
     ``mval[mval_ptr[t] + j * n_leaves + L]``)."""
-    n_trees = slot_ptr.shape[0] - 1
-    mpos_ptr = np.zeros(n_trees + 1, dtype=np.int64)
-    mval_ptr = np.zeros(n_trees + 1, dtype=np.int64)
-    positions = []
-    for t in range(n_trees):
-        c0 = cor_ptr[pat_ptr[t]]
-        c1 = cor_ptr[pat_ptr[t + 1]]
-        u = np.unique(cor_pos[c0:c1])
-        positions.append(u)
-        mpos_ptr[t + 1] = mpos_ptr[t] + u.shape[0]
-        mval_ptr[t + 1] = mval_ptr[t] + (slot_ptr[t + 1] - slot_ptr[t]) * u.shape[0]
-    mpos = np.empty(mpos_ptr[n_trees], dtype=np.int64)
-    mval = np.zeros(mval_ptr[n_trees])
-    for t in range(n_trees):
-        u = positions[t]
-        mpos[mpos_ptr[t]:mpos_ptr[t + 1]] = u
-        n_leaves = slot_ptr[t + 1] - slot_ptr[t]
-        for q in range(pat_ptr[t], pat_ptr[t + 1]):
-            nc = cor_ptr[q + 1] - cor_ptr[q]
-            for j in range(nc):
-                jj = np.searchsorted(u, cor_pos[cor_ptr[q] + j])
-                for own in range(n_leaves):
-                    mval[mval_ptr[t] + jj * n_leaves + own] += val[val_ptr[q] + own * nc + j]
-    return mpos_ptr, mpos, mval_ptr, mval
+    n_trees = len(slot_ptr) - 1
+    n_leaves = np.diff(slot_ptr)
+    nc = np.diff(cor_ptr)  # corners of each (tree, pattern)
+    q_tree = np.repeat(np.arange(n_trees), np.diff(pat_ptr))
+    c_tree = np.repeat(q_tree, nc)
+    span = int(cor_pos.max()) + 1 if len(cor_pos) else 1
+    keys, where = np.unique(c_tree * span + cor_pos, return_inverse=True)  # (tree, position), sorted
+    per_tree = np.bincount(keys // span, minlength=n_trees)
+    mpos_ptr = np.concatenate([[0], np.cumsum(per_tree)]).astype(np.int64)
+    mval_ptr = np.concatenate([[0], np.cumsum(per_tree * n_leaves)]).astype(np.int64)
+    # value v of pattern q is (own bits L, corner j) at val_ptr[q] + L * nc[q] + j
+    v_q = np.repeat(np.arange(len(nc)), n_leaves[q_tree] * nc)
+    offset = np.arange(len(val)) - val_ptr[v_q]
+    own, j = np.divmod(offset, np.maximum(nc[v_q], 1))
+    t = q_tree[v_q]
+    local = where.reshape(-1)[cor_ptr[v_q] + j] - mpos_ptr[t]
+    dest = mval_ptr[t] + local * n_leaves[t] + own
+    mval = np.bincount(dest, weights=val, minlength=int(mval_ptr[-1]))
+    return mpos_ptr, (keys % span).astype(np.int64), mval_ptr, mval
 
 
 @njit(cache=True, inline="always")
 def _load_bytes(X, c0, nb, Qb, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale):
-    """Qb[q, r] = the byte of row c0 + r in byte row q (0 past the rows)."""
-    for r in range(nb):
-        for q in range(qfeat.shape[0]):
-            Qb[q, r] = _byte(X[c0 + r, qfeat[q]], q, cuts, cut_ptr, nan_byte, tab_ptr, table, scale)
-    for r in range(nb, BLOCK):
-        for q in range(qfeat.shape[0]):
-            Qb[q, r] = 0
+    """Qb[q, r] = the byte of row c0 + r in byte row q (0 past the rows).
+
+    A byte row's constants are read once, before its loop over the rows (a store into
+    the bytes could otherwise be any array's, for all the compiler knows).
+    """
+    for q in range(qfeat.shape[0]):
+        f = qfeat[q]
+        k0 = cut_ptr[q]
+        m = cut_ptr[q + 1] - k0
+        first = cuts[k0] if m > 0 else 0.0
+        last = cuts[k0 + m - 1] if m > 0 else 0.0
+        t0 = tab_ptr[q]
+        sc = scale[q]
+        nanb = nan_byte[q]
+        row = Qb[q]
+        for r in range(nb):
+            row[r] = _byte(X[c0 + r, f], m, first, last, k0, t0, sc, nanb, cuts, table)
+        for r in range(nb, row.shape[0]):
+            row[r] = 0
 
 
 @njit(cache=True, inline="always")
@@ -174,7 +172,8 @@ def _byte_bits(t, Qb, bits, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit
                cat_nwords, cat_words, le, cats_left):
     """bits[r] = the leaf bits row c0 + r decides in tree t: a byte comparison per numeric level, the
     general rule for the others."""
-    bits[:] = 0
+    for r in range(BLOCK):
+        bits[r] = 0
     for k in range(num_ptr[t], num_ptr[t + 1]):
         qr = Qb[lq[k]]
         cut = lcut[k]
@@ -190,135 +189,129 @@ def _byte_bits(t, Qb, bits, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit
                 bits[r] |= w
 
 
-@njit(cache=True, parallel=True)
-def oblivious_counts_bytes(X, qfeat, cuts, cut_ptr, nan_byte, row_weight, n_parts, slot_ptr, num_ptr, lq, lcut, lw,
-                           spec_ptr, spec_node, spec_bit, nodes, thr, cat_offset, cat_nwords, cat_words, le,
-                           cats_left):
-    """(n_parts, n_slots): :func:`.oblivious.oblivious_counts` with the levels tested on bytes."""
-    n = X.shape[0]
-    n_trees = slot_ptr.shape[0] - 1
-    counts = np.zeros((n_parts, slot_ptr[n_trees]))
-    n_blocks = (n + BLOCK - 1) // BLOCK
-    per_part = (n_blocks + n_parts - 1) // n_parts
-    tab_ptr, table, scale = byte_tables(cuts, cut_ptr)
-    for p in prange(n_parts):
-        Qb = np.zeros((qfeat.shape[0], BLOCK), dtype=np.uint8)
-        bits = np.empty(BLOCK, dtype=np.uint8)
-        cnt = counts[p]
-        for blk in range(p * per_part, min(n_blocks, (p + 1) * per_part)):
-            c0 = blk * BLOCK
-            nb = min(n, c0 + BLOCK) - c0
-            _load_bytes(X, c0, nb, Qb, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale)
-            for t in range(n_trees):
-                _byte_bits(t, Qb, bits, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit, X, c0, nb, nodes, thr,
-                           cat_offset, cat_nwords, cat_words, le, cats_left)
-                base = slot_ptr[t]
-                for r in range(nb):
-                    cnt[base + bits[r]] += row_weight[c0 + r]
-    return counts
+@njit(cache=True, nogil=True)
+def bytes_walk(X, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, row_weight, slot_ptr, num_ptr, lq, lcut, lw,
+               spec_ptr, spec_node, spec_bit, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left, products,
+               mpos_ptr, mpos, mval_ptr, eval_, grid_shape, e_base, logistic, pair, out):
+    """Each row's own leaf bits per tree from its bytes, added into ``out[0]``, block by block.
 
-
-@njit(cache=True, parallel=True)
-def oblivious_products(X, qfeat, cuts, cut_ptr, nan_byte, row_weight, n_parts, num_ptr, lq, lcut, lw, spec_ptr,
-                       spec_node, spec_bit, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left, mpos_ptr,
-                       mpos, mval_ptr, eval_, grid_shape, e_base, logistic, pair):
-    """(n_cells,): the weighted sum over the rows of ``E`` (``logistic``: ``1 / (1 + E)``) on the grid."""
+    ``products`` False: ``out[0, slot_ptr[t] + bits]`` += the row's weight, as
+    :func:`.oblivious.oblivious_walk` counts. True: ``out[0, cell]`` += the weighted sum over
+    the rows of ``E`` (``logistic``: ``1 / (1 + E)``) on the grid, ``E`` the product of the
+    trees' ``exp`` factors (``eval_``, by merged corner) from ``e_base`` at the first cell.
+    """
     n = X.shape[0]
     n_trees = num_ptr.shape[0] - 1
     d = grid_shape.shape[0]
     n_cells = 1
     for k in range(d):
         n_cells *= grid_shape[k]
-    n_blocks = (n + BLOCK - 1) // BLOCK
-    per_part = (n_blocks + n_parts - 1) // n_parts
-    sums = np.zeros((n_parts, n_cells))
     half = BLOCK // 2
-    tab_ptr, table, scale = byte_tables(cuts, cut_ptr)
-    for p in prange(n_parts):
-        Qb = np.zeros((qfeat.shape[0], BLOCK), dtype=np.uint8)
-        bits = np.empty(BLOCK, dtype=np.uint8)
-        DT = np.ones((n_cells, BLOCK))  # set back to 1 as the response reads it; cell 0 starts at e_base,
-        DT[0] = e_base  # which the prefix products carry to every cell
-        acc = np.zeros((n_cells, BLOCK))
-        wb = np.empty(BLOCK)
-        for blk in range(p * per_part, min(n_blocks, (p + 1) * per_part)):
-            c0 = blk * BLOCK
-            nb = min(n, c0 + BLOCK) - c0
-            for r in range(BLOCK):
-                wb[r] = row_weight[c0 + r] if r < nb else 0.0
-            _load_bytes(X, c0, nb, Qb, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale)
-            for t in range(n_trees):
-                _byte_bits(t, Qb, bits, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit, X, c0, nb, nodes, thr,
-                           cat_offset, cat_nwords, cat_words, le, cats_left)
-                n_leaves = (mval_ptr[t + 1] - mval_ptr[t]) // max(1, mpos_ptr[t + 1] - mpos_ptr[t])
-                for j in range(mpos_ptr[t + 1] - mpos_ptr[t]):
-                    row = DT[mpos[mpos_ptr[t] + j]]
-                    vals = eval_[mval_ptr[t] + j * n_leaves:mval_ptr[t] + (j + 1) * n_leaves]
-                    for r in range(BLOCK):
-                        row[r] *= vals[bits[r]]
-            # prefix products along each axis of the grid
-            inner = n_cells
-            outer = 1
-            for k in range(d):
-                size = grid_shape[k]
-                inner //= size
-                for o in range(outer):
-                    for i in range(1, size):
-                        cur = o * size * inner + i * inner
-                        for s in range(inner):
-                            dst = DT[cur + s]
-                            src = DT[cur - inner + s]
-                            for r in range(BLOCK):
-                                dst[r] *= src[r]
-                outer *= size
-            for i in range(n_cells):
-                row = DT[i]
-                a = acc[i]
-                if logistic and pair:
-                    for r in range(half):
-                        x = 1.0 + row[r]
-                        y = 1.0 + row[r + half]
-                        a[r] += (wb[r] * y + wb[r + half] * x) / (x * y)
-                elif logistic:
-                    for r in range(BLOCK):
-                        a[r] += wb[r] / (1.0 + row[r])
-                else:
-                    for r in range(BLOCK):
-                        a[r] += wb[r] * row[r]
-                row[:] = e_base if i == 0 else 1.0
+    Qb = np.zeros((qfeat.shape[0], BLOCK), dtype=np.uint8)
+    bits = np.empty(BLOCK, dtype=np.uint8)
+    DT = np.ones((n_cells if products else 0, BLOCK))  # set back to 1 as the response reads it; cell 0
+    if products:  # starts at e_base, which the prefix products carry to every cell
+        for r in range(BLOCK):
+            DT[0, r] = e_base
+    acc = np.zeros((n_cells if products else 0, BLOCK))
+    wb = np.empty(BLOCK)
+    for c0 in range(0, n, BLOCK):
+        nb = min(BLOCK, n - c0)
+        for r in range(BLOCK):
+            wb[r] = row_weight[c0 + r] if r < nb else 0.0
+        _load_bytes(X, c0, nb, Qb, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale)
+        for t in range(n_trees):
+            _byte_bits(t, Qb, bits, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit, X, c0, nb, nodes, thr,
+                       cat_offset, cat_nwords, cat_words, le, cats_left)
+            if not products:
+                base = slot_ptr[t]
+                for r in range(nb):
+                    out[0, base + bits[r]] += wb[r]
+                continue
+            n_leaves = (mval_ptr[t + 1] - mval_ptr[t]) // max(1, mpos_ptr[t + 1] - mpos_ptr[t])
+            for j in range(mpos_ptr[t + 1] - mpos_ptr[t]):
+                row = DT[mpos[mpos_ptr[t] + j]]
+                vals = eval_[mval_ptr[t] + j * n_leaves:mval_ptr[t] + (j + 1) * n_leaves]
+                for r in range(BLOCK):
+                    row[r] *= vals[bits[r]]
+        if not products:
+            continue
+        # prefix products along each axis of the grid
+        inner = n_cells
+        outer = 1
+        for k in range(d):
+            size = grid_shape[k]
+            inner //= size
+            for o in range(outer):
+                for i in range(1, size):
+                    cur = o * size * inner + i * inner
+                    for s in range(inner):
+                        dst = DT[cur + s]
+                        src = DT[cur - inner + s]
+                        for r in range(BLOCK):
+                            dst[r] *= src[r]
+            outer *= size
         for i in range(n_cells):
-            s = 0.0
+            row = DT[i]
+            a = acc[i]
+            if logistic and pair:
+                for r in range(half):
+                    x = 1.0 + row[r]
+                    y = 1.0 + row[r + half]
+                    a[r] += (wb[r] * y + wb[r + half] * x) / (x * y)
+            elif logistic:
+                for r in range(BLOCK):
+                    a[r] += wb[r] / (1.0 + row[r])
+            else:
+                for r in range(BLOCK):
+                    a[r] += wb[r] * row[r]
+            reset = e_base if i == 0 else 1.0
             for r in range(BLOCK):
-                s += acc[i, r]
-            sums[p, i] = s
-    return sums.sum(axis=0)
+                row[r] = reset
+    for i in range(acc.shape[0]):
+        s = 0.0
+        for r in range(BLOCK):
+            s += acc[i, r]
+        out[0, i] += s
 
 
-def products_sums(kern, X, row_weight, parts, grid_shape, factor: float, base: float, logistic: bool):
-    """The weighted sums (n_cells,) of one margin's response by :func:`oblivious_products`, or None when the
-    request does not fit it (see the module's docstring)."""
+def products_sums(kern, X, row_weight, threads, grid_shape, factor: float, start: float, logistic: bool):
+    """The ``row_weight``-weighted sums (n_cells,) of one margin's response by :func:`bytes_walk`'s products,
+    or None when the request does not fit them (see the module's docstring). ``start``: the factor times
+    the base score."""
     ens = kern.prep.ens
     n_dims = len(grid_shape)
     # a cell of a tree's difference array, and of its partial prefix sums, is at most 2**n_dims times the
     # tree's largest |leaf|; |factor * margin| at most the sum of those
     top = float((np.maximum.reduceat(np.abs(ens.value).max(axis=1), ens.tree_start[:-1])
                  * np.abs(ens.tree_weight)).sum())
-    if abs(factor) * (2**n_dims * top + abs(base)) > PRODUCT_RANGE:
+    if abs(factor) * 2**n_dims * top + abs(start) > PRODUCT_RANGE:
         return None
     levels = _levels(kern)
     if levels is None:
         return None
-    qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw = levels
-    n_blocks = (X.shape[0] + BLOCK - 1) // BLOCK
     mpos_ptr, mpos, mval_ptr, mval = merged_corners(kern.slot_ptr, kern.pat_ptr, *kern.corners())
-    pair = abs(factor) * (top + abs(base)) < PAIR_RANGE
-    return oblivious_products(
-        X, qfeat, cuts, cut_ptr, nan_byte, np.ascontiguousarray(row_weight, dtype=np.float64),
-        max(1, min(int(parts), n_blocks)), kern.num_ptr, lq, lcut, lw, kern.spec_ptr, kern.spec_node, kern.spec_bit,
-        kern.prep.nodes, ens.threshold, ens.cat_offset,
-        ens.cat_nwords, ens.cat_words, bool(ens.comparison == "<="), bool(ens.categories_go_left),
-        mpos_ptr, mpos, mval_ptr, np.exp(factor * mval), np.asarray(grid_shape, dtype=np.int64),
-        float(np.exp(factor * base)), bool(logistic), bool(pair))
+    pair = abs(factor) * top + abs(start) < PAIR_RANGE
+    products = (True, mpos_ptr, mpos, mval_ptr, np.exp(factor * mval), np.asarray(grid_shape, dtype=np.int64),
+                float(np.exp(start)), bool(logistic), bool(pair))
+    return _walk(kern, X, row_weight, threads, levels, products, int(np.prod(grid_shape)))
+
+
+def _walk(kern, X, row_weight, threads, levels, products: tuple, width: int) -> np.ndarray:
+    """:func:`bytes_walk` over the rows of X shared among threads: the sum of the parts' ``out[0]`` (``width``)."""
+    qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw = levels
+    ens = kern.prep.ens
+    args = (qfeat, cuts, cut_ptr, nan_byte, *byte_tables(cuts, cut_ptr))
+    rest = (kern.slot_ptr, kern.num_ptr, lq, lcut, lw, kern.spec_ptr, kern.spec_node, kern.spec_bit,
+            kern.prep.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
+            bool(ens.comparison == "<="), bool(ens.categories_go_left), *products)
+
+    def part(r0, r1):
+        out = np.zeros((1, width))
+        bytes_walk(X[r0:r1], *args, row_weight[r0:r1], *rest, out)
+        return out[0]
+
+    return sum(run(part, len(X), threads))
 
 
 def _levels(kern):
@@ -328,16 +321,15 @@ def _levels(kern):
     return kern.quantized or None
 
 
-def counts_by_bytes(kern, X, row_weight, parts):
-    """(n_parts, n_slots) as :func:`.oblivious.oblivious_counts`, the levels tested on bytes; None when they
-    do not fit."""
+#: (products, mpos_ptr, mpos, mval_ptr, eval_, grid_shape, e_base, logistic, pair) of counting rows instead
+NO_PRODUCTS = (False, np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64),
+               np.zeros(0), np.ones(1, dtype=np.int64), 1.0, False, False)
+
+
+def counts_by_bytes(kern, X, row_weight, threads):
+    """(n_slots,) as the counts of :func:`.oblivious.oblivious_walk`, the levels tested on bytes; None when
+    they do not fit."""
     levels = _levels(kern)
     if levels is None:
         return None
-    qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw = levels
-    ens = kern.prep.ens
-    return oblivious_counts_bytes(
-        X, qfeat, cuts, cut_ptr, nan_byte, np.ascontiguousarray(row_weight, dtype=np.float64), int(parts),
-        kern.slot_ptr, kern.num_ptr, lq, lcut, lw, kern.spec_ptr, kern.spec_node, kern.spec_bit, kern.prep.nodes,
-        ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words, bool(ens.comparison == "<="),
-        bool(ens.categories_go_left))
+    return _walk(kern, X, row_weight, threads, levels, NO_PRODUCTS, int(kern.slot_ptr[-1]))

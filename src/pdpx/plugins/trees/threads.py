@@ -1,4 +1,10 @@
-"""numba's threads for the tree kernels: a fork-safe threading layer, and the caller's settings left as found.
+"""numba's threads for kernels written with numba's parallel loops: a fork-safe layer, the caller's settings kept.
+
+The kernels of ``exact`` and ``recursion`` do not use numba's parallel loops: they run
+on one thread each without the GIL, and :mod:`.rows` shares the rows among Python
+threads, so numba's threading layer is never started by them (forked processes and
+concurrent callers are then safe on every platform, and compiling costs a third).
+What follows applies to kernels that do use ``prange``:
 
 * **Layer.** numba runs parallel kernels on one of three threading layers. GNU
   OpenMP (numba's usual pick on Linux when TBB is absent) does not survive a
@@ -6,7 +12,7 @@
   ``fork`` start method of ``multiprocessing``, joblib or Dask process pools) is
   killed as soon as it runs a parallel kernel. TBB survives forks and concurrent
   callers, so before numba starts any threads pdpx asks for TBB when it is
-  installed (the ``fast`` extra installs it), unless the user chose a layer
+  installed (``pip install tbb``), unless the user chose a layer
   (``NUMBA_THREADING_LAYER``). A layer already running is never changed.
 * **Fork fallback.** If the layer that runs is OpenMP and this process is a fork
   of one that had started its threads, the tree methods say so and ``auto`` runs

@@ -1,8 +1,24 @@
-"""Compile the tree kernels ahead of the first call (``make setup`` runs :func:`warm_up`)."""
+"""Compile the tree kernels ahead of the first call, into numba's on-disk cache.
+
+``make setup`` and the R package's ``install_pdpx()`` run ``python -m
+pdpx.plugins.trees.warmup`` once after installing; ``method="auto"`` starts it in the
+background when a call would otherwise wait for a compilation
+(:mod:`.jit`). Each kernel is compiled for the argument types real calls give it,
+so a later call only loads machine code.
+
+    python -m pdpx.plugins.trees.warmup [--jobs N] [--background]
+
+``--jobs``: compile the three kernel families in up to N processes at once (default:
+the cores, at most 3). ``--background``: on otherwise idle cores only, and only if no
+other background compilation holds the lock (one per user).
+"""
 
 from __future__ import annotations
 
-import dataclasses
+import os
+import subprocess
+import sys
+import tempfile
 import time
 
 import numpy as np
@@ -12,34 +28,136 @@ from ...core.ir import TreeEnsemble, TreeModel, numeric_encoder, numeric_values
 from ...core.method import Request
 from . import engine
 
+#: The kernel families, each compiled by one process when several run at once.
+FAMILIES = ("leafsets", "partition", "oblivious")
 
-def warm_up() -> float:
+
+def _model(link: str = "identity", n_margins: int = 1, depth: int = 1) -> TreeModel:
+    """Tiny ensembles of oblivious trees of ``depth`` on two features, one tree per margin (every kernel can
+    run them)."""
+    left, right, feature, threshold, value = [], [], [], [], []
+    n_internal = 2**depth - 1
+    size = 2 * n_internal + 1
+    for m in range(n_margins):
+        base = m * size
+        for i in range(size):
+            inner = i < n_internal
+            left.append(base + 2 * i + 1 if inner else -1)
+            right.append(base + 2 * i + 2 if inner else -1)
+            feature.append(((i + 1).bit_length() - 1) % 2 if inner else -1)  # level l splits on feature l % 2
+            threshold.append(0.5 if inner else 0.0)
+            value.append(0.0 if inner else float(i - n_internal + m))
+    n = len(left)
+    ens = TreeEnsemble(
+        left=np.array(left), right=np.array(right), feature=np.array(feature), threshold=np.array(threshold),
+        missing_left=np.zeros(n, dtype=bool), value=np.array(value), node_weight=np.ones(n),
+        tree_start=np.arange(n_margins + 1) * size, tree_group=np.arange(n_margins), n_features=2,
+        n_margins=n_margins, base_score=np.zeros(n_margins), link=link,
+    )
+    return TreeModel(ens, numeric_encoder, numeric_values)
+
+
+def _run(tm: TreeModel, kernel: str, kind: str, grid, features=(0,), method=engine.exact) -> None:
+    X = pd.DataFrame({"a": [0.0, 1.0, np.nan], "b": [1.0, 0.0, 0.3]})
+    outputs = list(range(tm.ensemble.n_margins if tm.ensemble.link != "binary_logistic" else 2))
+    req = Request(X=X, features=list(features), grid_values=[np.array(g, dtype=float) for g in grid],
+                  categorical=[False] * len(features), response="predict", outputs=outputs, kind=kind,
+                  sample_weight=None, memory_budget=2**24, n_jobs=1, options={"kernel": kernel})
+    method(tm, req)
+
+
+def _family(name: str) -> None:
+    """Run every kernel of one family on the argument types real calls use."""
+    grids = ([[0.0, 1.0]], [[1.0, 0.0]])  # sorted (regions as intervals) and not (grid masks)
+    if name == "leafsets":
+        for grid in grids:
+            for kind in ("average", "both"):
+                _run(_model(), "leafsets", kind, grid)
+        _run(_model("logistic"), "leafsets", "average", grids[0])  # per-row finish with exp
+        _run(_model("softmax", n_margins=3), "leafsets", "average", grids[0])
+        _run(_model(), "leafsets", "average", grids[0], method=engine.recursion)
+    elif name == "partition":
+        for grid in grids:
+            for kind in ("average", "both"):
+                _run(_model(), "partition", kind, grid)
+        _run(_model("logistic"), "partition", "average", grids[0])
+    elif name == "oblivious":
+        for grid in grids:
+            for kind in ("average", "both"):
+                _run(_model(depth=2), "oblivious", kind, grid)
+        _run(_model("logistic", depth=2), "oblivious", "average", grids[0])  # products of exp factors
+        _run(_model("logistic", depth=2), "oblivious", "both", grids[0])  # margins, then exp
+        deep = _model(depth=9)  # deeper than a byte of leaf bits: the float walk counts
+        _run(deep, "oblivious", "average", grids[0])
+    else:
+        raise ValueError(f"unknown kernel family {name!r}; one of {FAMILIES}")
+
+
+def warm_up(jobs: int = 1) -> float:
     """Compile (or load from numba's on-disk cache) every tree kernel; returns seconds taken.
 
-    ``make setup`` runs this once, so the first partial dependence call of a session
-    only loads compiled code.
+    ``jobs`` > 1: the kernel families compile in that many processes at once (each
+    writes its own kernels to the cache; this process loads nothing).
     """
     t0 = time.perf_counter()
-    ens = TreeEnsemble(
-        left=np.array([1, -1, -1]), right=np.array([2, -1, -1]), feature=np.array([0, -1, -1]),
-        threshold=np.array([0.5, 0.0, 0.0]), missing_left=np.array([True, False, False]),
-        value=np.array([0.0, 1.0, 2.0]), node_weight=np.array([2.0, 1.0, 1.0]),
-        tree_start=np.array([0, 3]), tree_group=np.array([0]), n_features=2,
-    )
-    tm = TreeModel(ens, numeric_encoder, numeric_values)
-
-    X = pd.DataFrame({"a": [0.0, 1.0], "b": [0.0, 1.0]})
-    for grid in ([0.0, 1.0], [1.0, 0.0]):  # sorted grids (regions as intervals) and others (grid masks)
-        for kernel in ("oblivious", "leafsets", "partition"):
-            for kind in ("average", "both"):
-                req = Request(X=X, features=[0], grid_values=[np.array(grid)], categorical=[False],
-                              response="predict", outputs=[0], kind=kind, sample_weight=None, memory_budget=2**24,
-                              options={"kernel": kernel})
-                engine.exact(tm, req)
-        engine.recursion(tm, req)
-    # a non-linear link's average: the oblivious products kernel
-    logistic = TreeModel(dataclasses.replace(ens, link="logistic"), numeric_encoder, numeric_values)
-    req = Request(X=X, features=[1], grid_values=[np.array([0.0, 1.0])], categorical=[False], response="predict",
-                  outputs=[0], kind="average", sample_weight=None, memory_budget=2**24, options={"kernel": "oblivious"})
-    engine.exact(logistic, req)
+    if jobs <= 1:
+        for name in FAMILIES:
+            _family(name)
+        return time.perf_counter() - t0
+    procs = [subprocess.Popen([sys.executable, "-m", f"{__package__}.warmup", "--family", name])
+             for name in FAMILIES[:jobs]]
+    for name in FAMILIES[jobs:]:
+        _family(name)
+    codes = [p.wait() for p in procs]
+    if any(codes):
+        raise RuntimeError(f"compiling the tree kernels failed in a subprocess (exit codes {codes})")
     return time.perf_counter() - t0
+
+
+def _hold_lock():
+    """An open file holding this user's background-compilation lock, or None if another process holds it."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no lock, at worst two compilations
+        return open(os.devnull)
+    path = os.path.join(tempfile.gettempdir(), f"pdpx-compile-{os.getuid() if hasattr(os, 'getuid') else 0}.lock")
+    handle = open(path, "a")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        return None
+    return handle
+
+
+def _lowest_priority() -> None:
+    """Run only on otherwise idle cores (Linux's idle class; elsewhere the lowest nice level), so that the
+    compilation never slows the process that started it (whose model may predict on every core)."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        if hasattr(os, "nice"):
+            os.nice(19)
+
+
+def main(argv: list[str]) -> int:
+    """``python -m pdpx.plugins.trees.warmup [--jobs N] [--background] [--family NAME]``."""
+    if "--family" in argv:
+        _family(argv[argv.index("--family") + 1])
+        return 0
+    background = "--background" in argv
+    jobs = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else min(3, os.cpu_count() or 1)
+    if background:
+        lock = _hold_lock()
+        if lock is None:
+            return 0  # another process is compiling into this cache
+        _lowest_priority()
+        jobs = 1
+    seconds = warm_up(jobs)
+    if not background:
+        print(f"compiled pdpx's tree kernels in {seconds:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,5 +1,9 @@
 """``pdpx.report``: one self-contained HTML file a person can hand to a colleague.
 
+The top floor (``docs/architecture.md``): this module computes what the report shows
+(sessions, :func:`pdpx.importance`, :func:`pdpx.h_statistic`) and composes the figures of
+:mod:`pdpx.outputs` into the page :mod:`pdpx.outputs.report_page` writes.
+
 The report holds the model and data summary, the features ranked by
 :func:`pdpx.importance` (the spread of their PD curves, Greenwell, Boehmke and
 McCarthy 2018) with its bar chart, one figure per feature (PD with ICE), the
@@ -21,14 +25,16 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..core.compute import check_options
-from ..core.data import as_frame
-from ..core.errors import ExtrapolationWarning, PdpxError
-from ..core.files import check_writable, write_text_atomic
-from ..core.plugins import adapt
-from ..core.progress import progress_bar
-from ..core.session import Session
-from ..core.validation import (
+from .core.config import get_config
+from .core.data import as_frame
+from .core.errors import ExtrapolationWarning, PdpxError
+from .core.files import check_writable, write_text_atomic
+from .core.options import PDOptions
+from .core.plugins import adapt
+from .core.progress import progress_bar
+from .core.session import Session
+from .core.stacked import stacked_partial_dependence
+from .core.validation import (
     SEED,
     Boolean,
     InstanceOf,
@@ -38,10 +44,10 @@ from ..core.validation import (
     String,
     validate_params,
 )
-from ..explain.interaction import h_statistic
-from ..explain.pd_importance import importance
-from .plot_explain import plot_importance
-from .report_page import Page, embed
+from .explain.interaction import h_statistic_of
+from .explain.pd_importance import importance_of
+from .outputs.plot_explain import plot_importance
+from .outputs.report_page import Page, embed
 
 __all__ = ["report"]
 
@@ -135,17 +141,16 @@ def report(
     Path
         The file written.
     """
-    check_options("report", pd_options)
+    options = PDOptions.checked("report", pd_options)
     path = check_writable(path)
-    pd_options.pop("progress", None)  # the report has its own bar
     if isinstance(model, dict):
         return _models_report(model, X, path, features=features, title=title, seed=seed, max_rows=max_rows,
-                              image_format=image_format, dpi=dpi, progress=progress, pd_options=pd_options)
-    pd_options.setdefault("kind", "both")
-    pd_options.setdefault("include_missing", "auto")
-    if pd_options["kind"] != "average" and pd_options.get("ice_sample") is None:
+                              image_format=image_format, dpi=dpi, progress=progress, options=options)
+    defaults = {"kind": "both", "include_missing": "auto"}
+    options = options.but(**{k: v for k, v in defaults.items() if k not in options.given})
+    if options.kind != "average" and options.ice_sample is None:
         # keep only the ICE curves the figures draw; the PD curve still averages every row
-        pd_options.update(ice_sample=n_ice, random_state=seed)
+        options = options.but(ice_sample=n_ice, random_state=seed)
     t_start = time.perf_counter()
 
     frame = _as_frame(model, X)
@@ -154,13 +159,14 @@ def report(
         sampled_from = len(frame)
         take = np.sort(np.random.default_rng(seed).choice(len(frame), int(max_rows), replace=False))
         frame = frame.iloc[take]
-        if pd_options.get("sample_weight") is not None:
-            pd_options["sample_weight"] = np.asarray(pd_options["sample_weight"])[take]
+        if options.sample_weight is not None:
+            options = options.but(sample_weight=np.asarray(options.sample_weight)[take])
 
-    if "interval" not in pd_options and _interval_fits(frame, pd_options):
-        pd_options.update(interval=DEFAULT_INTERVAL, random_state=pd_options.get("random_state", seed))
+    if "interval" not in options.given and _interval_fits(frame, options):
+        options = options.but(interval=DEFAULT_INTERVAL, random_state=options.random_state
+                              if "random_state" in options.given else seed)
     # everything that can be checked is checked before the work starts
-    session = Session(model, frame, progress=False, **pd_options)
+    session = Session(model, frame, options.but(progress=False))
     auto_features = features is None
     wanted = [[j] for j in range(len(session.names))] if auto_features else [
         session.resolve_features([f]) for f in features]
@@ -168,10 +174,9 @@ def report(
     if pairs_given is not None:
         pairs_given = [tuple(session.names[j] for j in session.resolve_features(list(p))) for p in pairs_given]
     n_auto_pairs = _auto_pair_count(interactions)
-    pair_opts = dict(pd_options, kind="average", grid_resolution=pair_grid_resolution, include_missing=False,
-                     interval=None)
-    pair_opts.pop("ice_sample", None)
-    pair_session = Session(model, frame, progress=False, **pair_opts)
+    pair_session = Session(model, frame, options.but(
+        kind="average", grid_resolution=pair_grid_resolution, include_missing=False, interval=None, ice_sample=None,
+        progress=False))
 
     # each figure carries its own flag where the data does not support it (report_page._flag), so
     # the extrapolation warnings of the calls below would only repeat it on the console
@@ -195,7 +200,7 @@ def report(
             if not results:
                 raise PdpxError("no feature could be computed: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
             bar.set_postfix_str("importance")
-            imp = importance(model, frame, [r.features[0] for r in results], **_pick(pd_options, _IMPORTANCE_KEYS))
+            imp = importance_of(model, frame, [r.features[0] for r in results], "pd", _pick(options, _IMPORTANCE_KEYS))
             ranking = _rank(results, imp)
             bar.update(1)
 
@@ -213,8 +218,7 @@ def report(
                 in_pairs = {f for p in candidates for f in p}
                 order = [r.features[0] for r, _ in ranking if r.features[0] in in_pairs]
                 order += sorted(in_pairs - set(order))
-                hstat = h_statistic(model, frame, order, pairs=candidates, random_state=seed,
-                                    **_pick(pd_options, _H_KEYS))
+                hstat = h_statistic_of(model, frame, order, candidates, None, seed, _pick(options, _H_KEYS))
                 chosen = _strongest(hstat, candidates, None if pairs_given is not None else n_auto_pairs)
                 bar.update(1)
             bar.total = bar.n + len(results) + 2 * len(chosen) + (1 + 2 * (hstat is not None))
@@ -251,15 +255,21 @@ def report(
         title=title or f"Partial dependence of {results[0].model_name or type(model).__name__}",
         model=model, frame=frame, sampled_from=sampled_from, seed=seed, results=results, ranking=ranking,
         skipped=skipped, figures=figures, pair_figures=pair_figures, pairs_auto=pairs_given is None,
-        n_candidates=len(candidates), top_for_pairs=TOP_FOR_PAIRS, options=pd_options, n_ice=n_ice,
+        n_candidates=len(candidates), top_for_pairs=TOP_FOR_PAIRS, options=_shown(options), n_ice=n_ice,
         elapsed=time.perf_counter() - t_start, importance=imp, importance_figure=importance_figure,
         hstat=hstat, h_figures=h_figures,
     )
     return write_text_atomic(path, page.render())
 
 
-def _pick(options: dict, keys) -> dict:
-    return {k: v for k, v in options.items() if k in keys and v is not None}
+def _pick(options: PDOptions, keys) -> PDOptions:
+    """The options among ``keys`` that were given (and are not None), the others at their defaults."""
+    return PDOptions().but(**options.pick(keys))
+
+
+def _shown(options: PDOptions) -> dict:
+    """The options the report was computed with, as the page lists them (what was given or set)."""
+    return {k: v for k, v in options.items().items() if k in options.given and k != "progress"}
 
 
 def _strongest(hstat, candidates, keep: int | None) -> list:
@@ -311,10 +321,8 @@ def _rank(results, imp: pd.DataFrame) -> list[tuple[Any, float]]:
 
 
 def _models_report(models: dict, X, path, *, features, title, seed, max_rows, image_format, dpi, progress,
-                   pd_options) -> Path:
+                   options: PDOptions) -> Path:
     """``report({"name": model, ...}, X, path)``: each feature's PD curves of every model, overlaid."""
-    from ..core.stacked import stacked_partial_dependence
-
     if not models:
         raise PdpxError("report(): the dict of models is empty; pass {'name': model, ...}")
     t_start = time.perf_counter()
@@ -323,16 +331,18 @@ def _models_report(models: dict, X, path, *, features, title, seed, max_rows, im
     if max_rows is not None and len(frame) > max_rows:
         sampled_from = len(frame)
         frame = frame.iloc[np.sort(np.random.default_rng(seed).choice(len(frame), int(max_rows), replace=False))]
-    pd_options = dict(pd_options, kind="average")
-    pd_options.setdefault("include_missing", "auto")
-    if "interval" not in pd_options and _interval_fits(frame, pd_options):
-        pd_options.update(interval=DEFAULT_INTERVAL, random_state=pd_options.get("random_state", seed))
+    options = options.but(kind="average", progress=None)
+    if "include_missing" not in options.given:
+        options = options.but(include_missing="auto")
+    if "interval" not in options.given and _interval_fits(frame, options):
+        options = options.but(interval=DEFAULT_INTERVAL, random_state=options.random_state
+                              if "random_state" in options.given else seed)
     names = [str(c) for c in frame.columns] if features is None else list(features)
     stacks, skipped = [], {}
     with _bar(progress, total=2 * len(names)) as bar:
         for f in names:
             try:
-                stacks.append(stacked_partial_dependence(models, frame, f, pd_options))
+                stacks.append(stacked_partial_dependence(models, frame, f, options))
             except PdpxError as exc:
                 if features is not None:
                     raise
@@ -343,7 +353,7 @@ def _models_report(models: dict, X, path, *, features, title, seed, max_rows, im
         names_done = [st.results[0].features[0] for st in stacks]
         best: dict = {}
         for m in models.values():  # each feature ranked by its largest importance over the models
-            score = importance(m, frame, names_done, **_pick(pd_options, _IMPORTANCE_KEYS))
+            score = importance_of(m, frame, names_done, "pd", _pick(options, _IMPORTANCE_KEYS))
             score = score.groupby("feature")["importance"].mean()
             for f in names_done:
                 best[f] = max(best.get(f, 0.0), float(score.get(f, 0.0)))
@@ -356,19 +366,16 @@ def _models_report(models: dict, X, path, *, features, title, seed, max_rows, im
         title=title or "Partial dependence of " + ", ".join(map(str, models)), model=models, frame=frame,
         sampled_from=sampled_from, seed=seed, results=[r for st in stacks for r in st], skipped=skipped,
         ranking=[(st.results[0], s) for st, s in scored], figures=figures, pair_figures=[], pairs_auto=False,
-        n_candidates=0, top_for_pairs=TOP_FOR_PAIRS, options=pd_options, n_ice=0,
+        n_candidates=0, top_for_pairs=TOP_FOR_PAIRS, options=_shown(options), n_ice=0,
         elapsed=time.perf_counter() - t_start,
     )
     return write_text_atomic(path, page.render())
 
 
-def _interval_fits(frame, pd_options) -> bool:
+def _interval_fits(frame, options: PDOptions) -> bool:
     """Whether every row's ICE curves (what the bootstrap resamples) fit a quarter of the memory budget."""
-    from ..core.config import get_config, parse_bytes
-
-    budget = pd_options.get("memory_budget")
-    budget = get_config()["memory_budget"] if budget is None else parse_bytes(budget)
-    need = len(frame) * (int(pd_options.get("grid_resolution", 100)) + 1) * 8 * 4  # up to 4 outputs
+    budget = get_config()["memory_budget"] if options.memory_budget is None else options.memory_budget
+    need = len(frame) * (options.grid_resolution + 1) * 8 * 4  # up to 4 outputs
     return need <= budget // 4
 
 

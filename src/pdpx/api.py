@@ -1,0 +1,181 @@
+"""The public compute functions: :func:`partial_dependence` and :func:`partial_dependence_many`.
+
+The top floor (``docs/architecture.md``): they check the arguments once
+(:class:`~pdpx.core.options.PDOptions`) and dispatch: one model to
+:func:`pdpx.core.compute.compute`, ``by=`` and a dict of models to
+:mod:`pdpx.core.stacked`, ``kind="derivative"`` to :mod:`pdpx.explain.derivative`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from .core.compute import compute, compute_many
+from .core.options import ARRAYS, DEFAULTS, FEATURES, KINDS, OPTION_NAMES, PDOptions
+from .core.result import CurveResult, PartialDependenceCollection
+from .core.stacked import stacked_partial_dependence
+from .core.validation import InstanceOf, check_param
+
+__all__ = ["partial_dependence", "partial_dependence_many"]
+
+#: What ``kind`` of :func:`partial_dependence` accepts: a session's kinds, and derivative ICE.
+PD_KINDS = KINDS + ("derivative",)
+
+
+def partial_dependence(
+    model: Any,
+    X,
+    features,
+    *,
+    kind: str = "average",
+    method: str = "auto",
+    response: str = "auto",
+    target=None,
+    grid_resolution: int = 100,
+    percentiles: tuple[float, float] = (0.05, 0.95),
+    custom_values: dict | None = None,
+    categorical_features=None,
+    sample_weight=None,
+    centered: bool = False,
+    n_jobs: int | None = None,
+    progress: bool | None = None,
+    memory_budget: int | str | None = None,
+    ice_sample: int | None = None,
+    random_state: int | None = 0,
+    method_options: dict | None = None,
+    include_missing: bool | str = "auto",
+    by=None,
+    by_bins: int = 4,
+    interval: float | None = None,
+    n_boot: int = 200,
+) -> CurveResult:
+    """Partial dependence of ``model`` on one set of features (one joint grid).
+
+    Parameters
+    ----------
+    model : fitted model, or dict of them
+        Any model an installed adapter recognises (``docs/api.md`` lists the
+        built-in ones), anything with a ``predict`` method, or a function
+        ``f(X) -> predictions``. A dict ``{"name": model, ...}`` computes every
+        model on the same X and grid (each by its own fastest exact method) and
+        returns one :class:`~pdpx.core.stacked.StackedResult` with a ``model`` column.
+    X : DataFrame or ndarray of shape (n_rows, n_features)
+        Background rows to average over, with the columns the model was fitted on.
+    features : str, int, or list of str / int
+        The target features. Several features form one joint grid (a 2-way PD
+        for two features). Names refer to X's columns, integers to positions.
+    kind : {"average", "individual", "both", "derivative"}
+        The PD curve, the ICE curves (one per row), or both. ``"derivative"``: the ICE
+        curves' finite-difference derivatives and their standard deviation across rows
+        (one numeric feature; :func:`pdpx.derivative_ice`).
+    method : {"auto", "brute", "exact", "recursion", ...}
+        ``auto`` runs the fastest method that returns exactly what ``brute``
+        returns (``exact`` for tree models, else ``brute``); ``res.method`` says
+        which ran.
+    response : {"auto", "predict", "predict_proba", "decision_function", "raw"}
+        What to average. ``auto``: ``predict`` for regressors, ``predict_proba``
+        (else ``decision_function``) for classifiers. ``raw`` is the margin
+        (log-odds...) of boosted models.
+    target : label, int, or list, optional
+        Which classes / outputs to report. Default: all, except only the positive
+        class of a binary classifier's probabilities.
+    grid_resolution : int, default 100
+        Grid points per numeric feature (fewer if it has fewer unique values).
+    percentiles : (float, float), default (0.05, 0.95)
+        The grid of a numeric feature spans these percentiles of its values.
+    custom_values : dict, optional
+        ``{feature: values}``: use these values as that feature's grid.
+    categorical_features : list of str / int, or boolean mask, optional
+        Features to treat as categorical, in addition to pandas ``category``,
+        ``bool``, object and string columns (always categorical).
+    sample_weight : array of shape (n_rows,), optional
+        Weights of the rows in the average. ICE curves are not weighted.
+    centered : bool, default False
+        Subtract each curve's value at the first grid point (centered ICE / PD).
+    n_jobs : int, optional
+        Threads for the computation (``-1``: all cores).
+    progress : bool, optional
+        Show a progress bar. Default: only for runs longer than a few seconds in
+        an interactive terminal.
+    memory_budget : int or str, optional
+        Bytes intermediate arrays and the result may use (default from :func:`pdpx.set_config`: half the
+        memory available).
+    ice_sample : int, optional
+        Compute ICE curves for this many randomly chosen rows only (seeded by
+        ``random_state``); the PD curve still averages over every row.
+        ``res.ice_rows`` holds the chosen row positions.
+    random_state : int, optional
+        Seed for ``ice_sample``.
+    method_options : dict, optional
+        Options for the chosen method.
+    include_missing : {"auto", True, False}, default "auto"
+        End the grid of each numeric feature with a missing-value point (NaN in
+        ``grid_values``, ``"missing"`` in frames and plots): the model's output with
+        the feature set to missing for every row. ``"auto"``: when the feature has
+        missing values in X and the model accepts them; ``True``: whenever the model
+        accepts them (an error otherwise).
+    by : str or int, optional
+        A column of X: compute the curves separately on the rows of each of its
+        levels, on one grid built from all rows. Numeric columns with more than
+        ``by_bins`` values are cut into ``by_bins`` quantile bins. Returns a
+        :class:`~pdpx.core.stacked.StackedResult` with a column named after ``by``.
+    by_bins : int, default 4
+        Quantile bins of a numeric ``by`` column.
+    interval : float, optional
+        Confidence level (e.g. 0.95) of a bootstrap interval of the PD over the rows
+        (``res.lower`` / ``res.upper``; see :mod:`pdpx.core.bootstrap` for what it
+        does and does not cover). Resamples the ICE matrix: no extra model calls.
+    n_boot : int, default 200
+        Bootstrap replicates for ``interval`` (seeded by ``random_state``).
+
+    Returns
+    -------
+    CurveResult
+        A :class:`~pdpx.core.result.PartialDependenceResult` for one model: ``grid_values``,
+        ``average`` (n_outputs, *grid_shape), ``individual`` (n_outputs, n_rows, *grid_shape)
+        or None, ``method``, ``to_frame()``; a ``DerivativeResult`` (one of them) for
+        ``kind="derivative"``; a :class:`~pdpx.core.stacked.StackedResult` for ``by=`` or a
+        dict of models. Every one has ``to_frame()``, ``plot()`` and ``save()``.
+    """
+    given = {k: v for k, v in locals().items()  # the options the caller set (a default tuple equals, not is, its own)
+             if k in OPTION_NAMES and v is not DEFAULTS[k] and not (type(v) is tuple and v == DEFAULTS[k])}
+    check_param("partial_dependence", "features", features, FEATURES)
+    options = PDOptions.checked("partial_dependence", given, kinds=PD_KINDS)
+    if options.kind == "derivative":  # not a session kind: derivatives of the ICE curves
+        from .explain.derivative import derivatives
+
+        return derivatives(model, X, features, options)
+    if isinstance(model, dict) or options.by is not None:
+        return stacked_partial_dependence(model, X, features, options)
+    return compute(model, X, features, options)
+
+
+def partial_dependence_many(
+    model: Any,
+    X,
+    feature_sets: Iterable | None = None,
+    **options,
+) -> PartialDependenceCollection:
+    """Partial dependence for several feature sets in one call.
+
+    Parameters
+    ----------
+    model, X
+        As in :func:`partial_dependence`.
+    feature_sets : iterable, optional
+        Each item is what :func:`partial_dependence` takes as ``features``: a
+        name (1-way) or a list of names (a joint grid), e.g.
+        ``["age", "fare", ("age", "fare")]``. Default: every column, 1-way;
+        constant and all-missing columns are then left out and listed in
+        ``collection.skipped``.
+    **options
+        Every keyword option of :func:`partial_dependence`.
+
+    Returns
+    -------
+    PartialDependenceCollection
+        A sequence of results, indexable by feature names, with ``to_frame()``.
+    """
+    check_param("partial_dependence_many", "feature_sets", feature_sets,
+                [InstanceOf(*ARRAYS, what="a list of feature sets"), None])
+    return compute_many(model, X, feature_sets, PDOptions.checked("partial_dependence_many", options))

@@ -1,0 +1,44 @@
+"""``res.plot()`` and ``res.save()`` of every result, written once: the figure backend draws.
+
+Results live in the core and in :mod:`pdpx.explain`; figures are drawn above them, in
+:mod:`pdpx.outputs`. No import goes up: :class:`Drawable` asks the plugin manager for the
+figure backend (the ``pdpx_figure_backend`` hook, which :mod:`pdpx.outputs.draw`
+implements) and hands it the result, whose :attr:`Drawable.figure` names the figure that
+draws it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import PdpxError
+from .plugins import plugin_manager
+
+
+def figure_backend():
+    """The registered figure backend (the first ``pdpx_figure_backend`` hook that answers)."""
+    backend = plugin_manager().hook.pdpx_figure_backend()
+    if backend is None:  # pragma: no cover - pdpx.outputs.draw is built in
+        raise PdpxError("no figure backend is registered; pdpx.outputs.draw is pdpx's own (plotnine)")
+    return backend
+
+
+class Drawable:
+    """A result that draws itself: :meth:`plot` and :meth:`save` go to the figure backend.
+
+    Subclasses set :attr:`figure`, the name of the figure :mod:`pdpx.outputs.draw` draws them with.
+    """
+
+    #: Which figure draws this result (a name the figure backend knows).
+    figure: str = ""
+
+    def plot(self, **options):
+        """An undrawn plotnine figure of this result (the options depend on the figure; see ``docs/plotting.md``)."""
+        return figure_backend().draw(self, **options)
+
+    def save(self, path, *, width=None, height=None, dpi=200, **plot_options) -> Path:
+        """Draw :meth:`plot` (with ``plot_options``) and write it to PNG, SVG or PDF (by the extension).
+
+        Returns the path written; see :func:`pdpx.outputs.plot.save` for the file and size.
+        """
+        return figure_backend().save(self, path, width=width, height=height, dpi=dpi, **plot_options)

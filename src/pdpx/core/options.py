@@ -1,0 +1,198 @@
+"""The options of a partial dependence call, defined once: their names, defaults and what each accepts.
+
+:class:`PDOptions` is a frozen dataclass whose fields are the keyword options of
+:func:`pdpx.partial_dependence`; each field's metadata lists the constraints of
+:mod:`pdpx.core.validation` its value must satisfy. :meth:`PDOptions.checked` is the
+one place they are checked (with a message naming the public function that was
+called) and parsed (``memory_budget`` to bytes, ``percentiles`` to floats).
+:class:`~pdpx.core.session.Session` takes a :class:`PDOptions`, or keyword options it
+checks itself, so public functions hand their options on and never check them first.
+Checks that need the model or the data (a feature name, a class label, one weight
+per row) come after, in the session.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from .adapter import RESPONSES
+from .config import parse_bytes
+from .errors import PdpxError, PdpxTypeError
+from .validation import (
+    N_JOBS,
+    PERCENTILES,
+    PROGRESS,
+    SEED,
+    Boolean,
+    Constraint,
+    InstanceOf,
+    Integral,
+    Options,
+    Real,
+    String,
+    check_param,
+)
+
+#: Values of ``kind`` a session computes (``partial_dependence`` also takes ``"derivative"``).
+KINDS = ("average", "individual", "both")
+#: What array-like arguments may be.
+ARRAYS = (list, tuple, np.ndarray, pd.Series, pd.Index)
+
+
+class Bytes(Constraint):
+    """A memory budget: what :func:`pdpx.core.config.parse_bytes` reads."""
+
+    def accepts_type(self, value):
+        return isinstance(value, (numbers.Real, str)) and not isinstance(value, (bool, np.bool_))
+
+    def accepts(self, value):
+        try:
+            parse_bytes(value)
+        except PdpxError:
+            return False
+        return True
+
+    def describe(self):
+        return "a number of bytes from 1 MiB to 1 PiB, or a string like '512MB'"
+
+    def hint(self, value):
+        try:
+            parse_bytes(value)
+        except PdpxError as exc:
+            return str(exc)
+        return None
+
+
+class ArrayLike(Constraint):
+    """Anything array-like with a length (or a Dask collection); not text, not a mapping, not a scalar."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def accepts_type(self, value):
+        return (not isinstance(value, (str, bytes, dict, numbers.Number))
+                and (hasattr(value, "__len__") or hasattr(value, "compute")))
+
+    def describe(self):
+        return self.what
+
+
+class Features(Constraint):
+    """A column name, an integer position (never a bool), or a list of them."""
+
+    def accepts_type(self, value):
+        if isinstance(value, (bool, np.bool_)):
+            return False
+        return isinstance(value, (str, numbers.Integral, *ARRAYS))
+
+    def describe(self):
+        return "a column name, an integer position, or a list of them"
+
+
+#: What ``features`` of :func:`pdpx.partial_dependence` accepts.
+FEATURES = [Features()]
+
+
+def _option(default, *accepts):
+    """A field of :class:`PDOptions`: its default and the constraints its value must satisfy (none: any value)."""
+    return field(default=default, metadata={"accepts": list(accepts)})
+
+
+@dataclass(frozen=True, eq=False)
+class PDOptions:
+    """The keyword options of :func:`pdpx.partial_dependence`, checked and parsed (see the module docstring).
+
+    Build one with :meth:`checked`; derive one with :meth:`but`. The attributes are the
+    options (``memory_budget`` in bytes or None, ``percentiles`` a pair of floats);
+    ``given`` names the options the caller passed.
+    """
+
+    kind: str = _option("average", Options(*KINDS))
+    method: str = _option("auto", String("a method name ('auto', 'brute', 'exact', 'recursion' or a plugin's)"))
+    response: str = _option("auto", Options("auto", *RESPONSES))
+    target: Any = _option(None)
+    grid_resolution: int = _option(100, Integral(low=2))
+    percentiles: tuple = _option((0.05, 0.95), *PERCENTILES)
+    custom_values: Any = _option(None, InstanceOf(dict, what="a dict {feature: values}"), None)
+    categorical_features: Any = _option(
+        None, String("a column name"),
+        InstanceOf(*ARRAYS, what="a list of column names / positions, or a boolean mask"), None)
+    sample_weight: Any = _option(None, ArrayLike("an array of one weight per row of X"), None)
+    centered: bool = _option(False, Boolean())
+    n_jobs: Any = _option(None, *N_JOBS)
+    progress: Any = _option(None, *PROGRESS)
+    memory_budget: Any = _option(None, Bytes(), None)
+    ice_sample: Any = _option(None, Integral(low=1), None)
+    random_state: Any = _option(0, *SEED)
+    method_options: Any = _option(None, InstanceOf(dict, what="a dict of the method's options"), None)
+    include_missing: Any = _option("auto", Options("auto"), Boolean())
+    by: Any = _option(None, String("a column name"), Integral(low=0, what="a column position"), None)
+    by_bins: int = _option(4, Integral(low=2))
+    interval: Any = _option(None, Real(0, 1, low_open=True, high_open=True), None)
+    n_boot: int = _option(200, Integral(low=2))
+    #: the options the caller passed (the others hold their defaults)
+    given: frozenset = field(default=frozenset(), repr=False)
+
+    @classmethod
+    def checked(cls, function: str, given: Mapping[str, Any], *, kinds: tuple = KINDS) -> PDOptions:
+        """Check and parse the options ``given`` to public function ``function``.
+
+        Unknown names raise :class:`~pdpx.core.errors.PdpxTypeError`; a value its option
+        does not accept raises the error of :func:`pdpx.core.validation.check_param`,
+        both naming ``function``. ``kinds``: the values ``kind`` may take.
+        """
+        unknown = sorted(set(given) - OPTION_NAMES)
+        if unknown:
+            raise PdpxTypeError(
+                f"{function}(): unknown option(s) {unknown}; the options of partial_dependence are "
+                f"{sorted(OPTION_NAMES)}"
+            )
+        for name in OPTION_NAMES_IN_ORDER:  # in the signature's order, as the decorator checked them
+            if name in given:
+                accepts = [Options(*kinds)] if name == "kind" and kinds != KINDS else ACCEPTS[name]
+                if accepts:
+                    check_param(function, name, given[name], accepts)
+        return cls(**_parsed(given), given=frozenset(given))
+
+    def but(self, **changes) -> PDOptions:
+        """These options with ``changes`` (trusted values: internal callers derive options with it)."""
+        return dataclasses.replace(self, **_parsed(changes), given=self.given | frozenset(changes))
+
+    def items(self) -> dict[str, Any]:
+        """The options as keyword arguments of :func:`pdpx.partial_dependence`."""
+        return {name: getattr(self, name) for name in OPTION_NAMES_IN_ORDER}
+
+    def pick(self, names) -> dict[str, Any]:
+        """The options among ``names`` that were given and are not None, as keyword arguments."""
+        return {n: getattr(self, n) for n in names if n in self.given and getattr(self, n) is not None}
+
+
+def _parsed(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Values in the form the fields hold (called once the constraints passed)."""
+    out = dict(values)
+    if out.get("memory_budget") is not None:
+        out["memory_budget"] = parse_bytes(out["memory_budget"])
+    if "percentiles" in out:
+        out["percentiles"] = tuple(float(p) for p in out["percentiles"])
+    if out.get("interval") is not None:
+        out["interval"] = float(out["interval"])
+    for name in ("grid_resolution", "by_bins", "n_boot"):
+        if name in out:
+            out[name] = int(out[name])
+    return out
+
+
+_FIELDS = [f for f in dataclasses.fields(PDOptions) if f.name != "given"]
+#: The option names, in the order of :func:`pdpx.partial_dependence`'s signature.
+OPTION_NAMES_IN_ORDER = tuple(f.name for f in _FIELDS)
+OPTION_NAMES = frozenset(OPTION_NAMES_IN_ORDER)
+#: The default of each option.
+DEFAULTS = {f.name: f.default for f in _FIELDS}
+#: What each option accepts (a list of constraints; empty: anything).
+ACCEPTS = {f.name: f.metadata["accepts"] for f in _FIELDS}

@@ -1,0 +1,242 @@
+"""Whether the kernels a call needs are compiled, what compiling them would cost, and compiling in the background.
+
+numba compiles a kernel the first time it runs and keeps the machine code in its
+on-disk cache, so a kernel costs its compilation once per installation (and per
+change of pdpx or numba), then a load of a few milliseconds per process. On a fresh
+installation the first ``exact`` call would wait for compilation: seconds, when
+brute force on a small data set takes a fraction of one and returns the same
+numbers. So ``method="auto"`` asks :func:`defer_reason` before it runs ``exact``:
+
+* the kernels the request needs (:func:`needed`: read from the tree structure and
+  the request with numpy only, nothing compiled) that are neither compiled in this
+  process nor in numba's cache (:func:`pending`);
+* their cold compile time (:data:`COLD_SECONDS`, measured per kernel) against
+  brute force's estimated time (rows x grid points x a predict's measured time per
+  row, :func:`brute_seconds`);
+* when brute is quicker, ``auto`` runs brute now and a separate process compiles
+  every kernel into numba's cache (:func:`compile_in_background`; a process, so it
+  never competes for this one's GIL), so later calls, in this process or another,
+  take ``exact``. Once this process has spent the compile time in brute force,
+  ``auto`` compiles instead (caches that cannot be written, a background process
+  that cannot start).
+
+Nothing here changes a number: brute is exact too, ``res.method`` says which ran and
+``res.notes`` why ``exact`` did not.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import os
+import subprocess
+import sys
+import threading
+import time
+import warnings
+
+#: Seconds each kernel takes to compile from scratch, measured with an empty numba cache
+#: (benchmarks/bench_first_call.py prints them; rounded up). Keys: ``module.function`` of this package.
+COLD_SECONDS = {
+    "kernels.leaf_boxes_sorted": 1.4, "kernels.leaf_regions": 1.4, "kernels.grid_left": 0.6,
+    "kernels.scatter_boxes": 0.9, "kernels.leaf_corners": 0.8, "kernels.integrate_columns": 0.3,
+    "kernels.exp_columns": 0.3, "kernels.recursion_weights": 0.3,
+    "leafsets.leafset_layout": 1.5, "leafsets.leafset_walk": 1.5,
+    "partition.partition_walk": 3.4,
+    "oblivious.oblivious_layout": 1.3, "oblivious.request_layout": 1.0, "oblivious.pattern_tables": 0.6,
+    "oblivious.oblivious_walk": 1.4, "products.bytes_walk": 3.2,
+}
+#: What the first compilation of a process costs on top of its kernel (numba's and LLVM's start-up).
+FIRST_COMPILE_SECONDS = 1.0
+#: Most bytes one of brute's stacked predict calls takes (as :mod:`pdpx.plugins.brute` sizes them).
+BRUTE_CHUNK_BYTES = 256 * 2**20
+
+_ready: set[str] = set()
+_state = {"background": None, "brute_seconds": 0.0}
+_lock = threading.Lock()
+
+
+def needed(tm, req) -> set[str]:
+    """The kernels ``exact`` runs for ``req`` on tree model ``tm`` (a TreeModel or a TreeSum)."""
+    from ...core.treesum import TreeSum
+
+    if isinstance(tm, TreeSum):
+        from .combine import member_request
+
+        out = set()
+        for term in tm.terms:
+            sub, _ = member_request(term, req)
+            if sub is not None:  # a member that reads no target feature is averaged without a kernel
+                out |= needed(term.model, sub)
+        return out
+    from .engine import kernel_option
+    from .oblivious import maybe_oblivious
+    from .prep import static_layout, uses_intervals
+
+    ens = tm.ensemble
+    kernel = kernel_option(req.options)
+    intervals = uses_intervals(tm, req)
+    regions = {"kernels.leaf_boxes_sorted"} if intervals else {"kernels.leaf_regions", "kernels.grid_left"}
+    rows = not (ens.is_linear and not req.needs_individual)
+    finish = {"kernels.leaf_corners", "kernels.integrate_columns"}
+    if ens.link not in ("identity", "softmax"):
+        finish.add("kernels.exp_columns")
+    if kernel in ("auto", "oblivious") and maybe_oblivious(ens):
+        names = regions | {"oblivious.oblivious_layout", "oblivious.request_layout", "products.bytes_walk"}
+        if rows:
+            return names | finish | {"oblivious.pattern_tables", "oblivious.oblivious_walk"}
+        return names | {"kernels.scatter_boxes", "oblivious.oblivious_walk"}
+    if kernel == "leafsets" or (kernel == "auto" and static_layout(ens).leaves_per_tree.max() <= 64):
+        return regions | {"leafsets.leafset_layout", "leafsets.leafset_walk"} | (finish if rows else
+                                                                                  {"kernels.scatter_boxes"})
+    if rows:
+        return regions | finish | {"partition.partition_walk"}
+    return {"partition.partition_walk"} | (set() if intervals else regions)
+
+
+def _dispatcher(name: str):
+    module, function = name.split(".")
+    return getattr(importlib.import_module(f"{__package__}.{module}"), function)
+
+
+def _compiled_or_cached(dispatcher) -> bool | None:
+    """Whether a numba dispatcher has machine code here or in numba's cache; None when that cannot be told."""
+    try:  # numba's cache index: entries keyed by (signature, machine, bytecode hashes), stamped with the source
+        if dispatcher.overloads:
+            return True
+        cache = dispatcher._cache
+        key = cache._index_key(None, dispatcher.targetctx.codegen())[1:]
+        return any(k[1:] == key for k in cache._cache_file._load_index())
+    except Exception:  # noqa: BLE001 - another numba version: cannot tell
+        return None
+
+
+def pending(names) -> list[str]:
+    """The kernels of ``names`` that would have to be compiled (neither compiled here nor in the cache)."""
+    out = []
+    for name in sorted(names):
+        if name in _ready:
+            continue
+        if _compiled_or_cached(_dispatcher(name)) is False:
+            out.append(name)
+        else:
+            _ready.add(name)
+    return out
+
+
+def cold_seconds(names) -> float:
+    """Estimated seconds to compile ``names`` from scratch in this process."""
+    if not names:
+        return 0.0
+    return FIRST_COMPILE_SECONDS + sum(COLD_SECONDS.get(n, 1.0) for n in names)
+
+
+def brute_seconds(adapter, req) -> float:
+    """Estimated seconds of ``brute`` for ``req``: its predict calls (the rows times the grid points, stacked
+    as brute stacks them) timed by two predict calls on 8 and 512 rows (a per-call and a per-row time)."""
+    from ...core.adapter import checked_predict
+    from ...core.progress import effective_jobs
+
+    X, n = req.X, len(req.X)
+
+    def timed(m):
+        t0 = time.perf_counter()
+        checked_predict(adapter, X.iloc[:m], req.response)
+        return time.perf_counter() - t0
+
+    timed(1)  # a first call's one-off costs are not per call
+    small, large = min(n, 8), min(n, 512)
+    t_small = timed(small)
+    per_row = (timed(large) - t_small) / (large - small) if large > small else t_small / small
+    per_row = max(per_row, 0.0)
+    per_call = max(t_small - small * per_row, 0.0)
+    bytes_per_row = max(8.0, X.memory_usage(index=False, deep=False).sum() / max(n, 1)) + 8 * (len(req.outputs) + 8)
+    rows_per_call = max(1, int(min(req.memory_budget, BRUTE_CHUNK_BYTES) // (bytes_per_row * 4)))
+    stacked = n * req.n_grid
+    jobs = effective_jobs(req.n_jobs) if getattr(adapter, "thread_safe", True) else 1
+    return (-(-stacked // rows_per_call) * per_call + stacked * per_row) / jobs
+
+
+def defer_reason(adapter, req) -> str | None:
+    """Why ``auto`` should run brute now instead of waiting for ``exact``'s compilation, or None.
+
+    Once every kernel is compiled or cached (checked once per process, then remembered), this is a
+    look at one flag: a call costs what its kernel costs.
+    """
+    if _state.get("all_ready") or not pending(COLD_SECONDS):
+        _state["all_ready"] = True
+        return None
+    try:
+        names = needed(adapter.tree_model(req.response), req)
+    except Exception:  # noqa: BLE001 - a model this cannot read ahead: count every kernel
+        names = set(COLD_SECONDS)
+    missing = pending(names)
+    if not missing:
+        return None
+    compile_s = cold_seconds(missing)
+    try:
+        brute_s = brute_seconds(adapter, req)
+    except Exception:  # noqa: BLE001 - the estimate never fails a call: compile and run exact then
+        return None
+    with _lock:
+        if brute_s + _state["brute_seconds"] >= compile_s:  # compiling now pays for itself
+            return None
+        _state["brute_seconds"] += brute_s
+    started = compile_in_background()
+    later = ("they are being compiled in the background, and later calls will use exact" if started else
+             "later calls compile them once brute force has taken as long")
+    return (f"its compiled kernels are not ready yet ({len(missing)} to compile, about {compile_s:.0f} s; brute force "
+            f"takes about {max(brute_s, 0.01):.2g} s here and returns the same numbers); {later}")
+
+
+def compile_in_background() -> bool:
+    """Start (once per process) a low-priority process that compiles every kernel into numba's cache;
+    whether one is running. A process already compiling for this cache makes the new one exit at once."""
+    with _lock:
+        proc = _state["background"]
+        if proc is not None:
+            return proc.poll() is None
+        if not os.path.basename(sys.executable or "").lower().startswith("python"):
+            _state["background"] = _NotStarted()
+            return False  # embedded (R, an app): no interpreter to start
+        env = dict(os.environ)
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+        env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
+        try:
+            atexit.register(_quiet_at_exit)
+            _state["background"] = subprocess.Popen(
+                [sys.executable, "-m", f"{__package__}.warmup", "--background"], env=env,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True, close_fds=True)
+        except OSError:
+            _state["background"] = _NotStarted()
+            return False
+        return True
+
+
+def _quiet_at_exit() -> None:
+    """The background compilation outlives this process on purpose: no "still running" warning at exit."""
+    warnings.filterwarnings("ignore", message=r"subprocess \d+ is still running", category=ResourceWarning)
+
+
+class _NotStarted:
+    """Stands for a background compilation that could not start."""
+
+    def poll(self):
+        return 1
+
+
+def background_process():
+    """The background compilation started by this process (a ``subprocess.Popen``), or None."""
+    proc = _state["background"]
+    return proc if isinstance(proc, subprocess.Popen) else None
+
+
+def reset() -> None:
+    """Forget what this process learnt (tests): readiness, brute time spent, the background process."""
+    with _lock:
+        _ready.clear()
+        _state["brute_seconds"] = 0.0
+        _state["background"] = None
+        _state["all_ready"] = False
+

@@ -1,0 +1,151 @@
+"""The row loop of the tree kernels, written once: rows shared among threads, and the rows' finish.
+
+Every row kernel (:mod:`.oblivious`, :mod:`.leafsets`, :mod:`.partition`,
+:mod:`.products`) is a plain numba function that runs on one thread over the rows
+it is given, without holding the GIL. Here:
+
+* :func:`run` splits the rows into one span per thread and runs a kernel on each
+  span in a thread pool (numba's own threading layer is never started, so forked
+  processes and concurrent callers are safe whatever the platform);
+* :func:`finish` turns the difference arrays of a slice of rows' margins (as the
+  kernels leave them when they add margins) into the requested outputs, their
+  weighted sums and ICE, a cache-sized slice of rows at a time: the integral along
+  the grid axes and the link are two small kernels over the slice
+  (:func:`.kernels.integrate_columns`, :func:`.kernels.exp_columns`), the outputs
+  and sums numpy operations.
+
+Weights reach the kernels divided by their total, so every sum is a weighted
+*mean* and stays within the range of the values it averages: predictions of
+1e307 average to 1e307, not to infinity.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core.ir import apply_link
+from .kernels import BLOCK, exp_columns, integrate_columns
+
+#: a thread gets at least this many rows (fewer are not worth a thread)
+MIN_ROWS_PER_THREAD = 4 * BLOCK
+#: elements of a slice's margins array: about 1 MB, so that the finish stays in cache
+SLICE_ELEMENTS = 2**17
+
+
+def cores() -> int:
+    """Cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def thread_count(n_jobs: int | None) -> int:
+    """Threads for ``n_jobs`` (None: every core; negative: counted back from the cores), at most the cores."""
+    n = cores()
+    if n_jobs is None:
+        return n
+    if n_jobs < 0:
+        return max(1, n + 1 + n_jobs)
+    return max(1, min(int(n_jobs), n))
+
+
+def spans(n: int, threads: int) -> list[tuple[int, int]]:
+    """``0..n`` in at most ``threads`` consecutive spans of whole blocks (the last may be short)."""
+    parts = max(1, min(threads, n // MIN_ROWS_PER_THREAD))
+    blocks = -(-n // BLOCK)
+    cuts = [min(n, BLOCK * (blocks * i // parts)) for i in range(parts + 1)]
+    return [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a] or [(0, n)]
+
+
+def run(fn, n: int, threads: int) -> list:
+    """``fn(r0, r1)`` for each span of ``0..n`` (:func:`spans`), in threads when there are several."""
+    parts = spans(n, threads)
+    if len(parts) == 1:
+        return [fn(*parts[0])]
+    with ThreadPoolExecutor(len(parts)) as pool:
+        return list(pool.map(lambda span: fn(*span), parts))
+
+
+def link_factor(link: str, scale: float) -> float:
+    """The factor the kernels apply to margins (with the base score): the link's affine part.
+
+    Logistic links need ``exp(-scale * z)``, ``exp`` and ``softmax`` need ``scale * z``.
+    """
+    return {"identity": 1.0, "logistic": -scale, "binary_logistic": -scale}.get(link, scale)
+
+
+def slice_rows(size: int) -> int:
+    """Rows per slice of a ``size``-cell margins array (whole blocks, at least four)."""
+    return max(4 * BLOCK, (SLICE_ELEMENTS // max(1, size)) // BLOCK * BLOCK)
+
+
+def finish(margins, n: int, row_weight: np.ndarray, threads: int, start: np.ndarray, grid_shape: tuple, link: str,
+           outputs: np.ndarray, ice: np.ndarray | None, ice_row0: int) -> np.ndarray:
+    """(K, n_cells): the ``row_weight``-weighted sums of the rows' outputs; ICE of row i into
+    ``ice[:, ice_row0 + i]`` when ``ice`` is given.
+
+    ``margins(s0, s1)`` returns the difference arrays (n_margins * n_cells, s1 - s0) of
+    the margins of rows s0..s1 times the link factor (:func:`link_factor`); ``start``
+    (n_margins,), the factor times the base score, is added at the first cell, which
+    the integral along every grid axis (:func:`.kernels.integrate_columns`) carries to
+    every cell.
+    """
+    n_margins = len(start)
+    n_cells = int(np.prod(grid_shape))
+    step = slice_rows(n_margins * n_cells)
+    shape = np.asarray(grid_shape, dtype=np.int64)
+
+    def part(r0, r1):
+        sums = np.zeros((len(outputs), n_cells))
+        for s0 in range(r0, r1, step):
+            s1 = min(r1, s0 + step)
+            z = margins(s0, s1)
+            z[::n_cells] += start[:, None]
+            integrate_columns(z, n_margins, shape)
+            resp = respond(link, z.reshape(n_margins, n_cells, s1 - s0), outputs)  # (K, cells, rows)
+            sums += resp @ row_weight[s0:s1]
+            if ice is not None:
+                ice[:, ice_row0 + s0: ice_row0 + s1, :] = resp.transpose(0, 2, 1)
+        return sums
+
+    return sum(run(part, n, threads))
+
+
+@dataclass
+class Finish:
+    """How a request's rows are finished: the link's factor, the start of every margin (factor x base
+    score), the grid, the link, the outputs, and where ICE goes (None: not asked for)."""
+
+    factor: float
+    start: np.ndarray
+    grid_shape: tuple
+    link: str
+    outputs: np.ndarray
+    ice: np.ndarray | None
+
+    def sums(self, margins, n: int, row_weight: np.ndarray, threads: int, ice_row0: int) -> np.ndarray:
+        """:func:`finish` of this request."""
+        return finish(margins, n, row_weight, threads, self.start, self.grid_shape, self.link, self.outputs,
+                      self.ice, ice_row0)
+
+
+def respond(link: str, z: np.ndarray, outputs: np.ndarray) -> np.ndarray:
+    """The requested outputs (K, cells, rows) from ``z`` (n_margins, cells, rows), the margins with the link's
+    affine part applied (:func:`link_factor`): ``core.ir.apply_link``, in place."""
+    if link == "identity":
+        return z[outputs]
+    if link == "softmax":  # z is scale * margin already
+        return apply_link(link, z, 1.0, axis=0)[outputs]
+    # exp(z), or the logistic function 1 / (1 + exp(z)) of z = -scale * margin (exp(z) = inf: probability 0)
+    exp_columns(z.reshape(z.shape[0] * z.shape[1], z.shape[2]), link != "exp")
+    if link in ("exp", "logistic"):
+        return z[outputs]
+    # binary_logistic: outputs 0 and 1 are 1 - p and p of the one margin
+    if list(outputs) == [1]:
+        return z
+    return np.stack([1.0 - z[0] if k == 0 else z[0] for k in outputs])

@@ -1,0 +1,266 @@
+"""The first call on a fresh installation: ``auto`` never waits for a compilation that costs more than brute.
+
+* while the kernels a request needs are not compiled, ``auto`` runs ``brute`` if that is
+  quicker (the same numbers: brute is the definition), says why in ``res.notes`` and
+  compiles them in a background process; explicit ``method="exact"`` always runs exact;
+* on a request where brute would take longer than compiling, ``auto`` compiles and runs
+  exact;
+* end to end, in fresh processes with their own empty numba cache: the first call runs
+  brute, the background process fills the cache, the next process runs exact and
+  compiles nothing;
+* the kernels :func:`jit.needed` names are the ones ``exact`` runs, and the warm-up
+  compiles them for the argument types real calls give them (after it, real calls
+  compile nothing).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pdpx
+from pdpx.plugins.trees import jit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture
+def data():
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
+    model = HistGradientBoostingRegressor(max_iter=20, random_state=0).fit(X, X.a * X.b + X.c)
+    return model, X
+
+
+@pytest.fixture
+def cold(monkeypatch):
+    """As if no kernel were compiled: ``pending`` lists what a request needs; background starts are recorded."""
+    started = []
+    jit.reset()
+    monkeypatch.setattr(jit, "pending", lambda names: sorted(names))
+    monkeypatch.setattr(jit, "compile_in_background", lambda: started.append(1) or True)
+    yield started
+    jit.reset()
+
+
+def test_a_small_first_call_runs_brute_says_why_and_compiles_in_the_background(data, cold):
+    model, X = data
+    res = pdpx.partial_dependence(model, X, "a", grid_resolution=20, kind="both")
+    assert res.method == "brute"
+    note = [n for n in res.notes if n.startswith("exact not used:")]
+    assert len(note) == 1 and "compiled in the background" in note[0] and "same numbers" in note[0], res.notes
+    assert cold == [1]
+    exact = pdpx.partial_dependence(model, X, "a", grid_resolution=20, kind="both", method="exact")
+    assert exact.method == "exact" and not any("not used" in n for n in exact.notes)
+    # brute is the definition: set the column, predict, average
+    for k, v in enumerate(res.grid_values[0]):
+        np.testing.assert_allclose(res.average[0, k], model.predict(X.assign(a=v)).mean(), rtol=1e-12)
+    np.testing.assert_allclose(exact.average, res.average, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(exact.individual, res.individual, rtol=1e-9, atol=1e-9)
+
+
+def test_auto_compiles_when_brute_would_take_longer(data, cold, monkeypatch):
+    model, X = data
+    monkeypatch.setattr(jit, "brute_seconds", lambda adapter, req: 1e6)
+    res = pdpx.partial_dependence(model, X, "a", grid_resolution=20)
+    assert res.method == "exact" and not any("not used" in n for n in res.notes) and cold == []
+
+
+def test_brute_time_spent_counts_towards_compiling(data, cold, monkeypatch):
+    """Where compiling in the background cannot help (no cache), brute runs until it has cost the compile time."""
+    model, X = data
+    monkeypatch.setattr(jit, "cold_seconds", lambda names: 1.0)
+    monkeypatch.setattr(jit, "brute_seconds", lambda adapter, req: 0.4)
+    methods = [pdpx.partial_dependence(model, X, "a", grid_resolution=5).method for _ in range(4)]
+    assert methods == ["brute", "brute", "exact", "exact"]
+
+
+def test_the_brute_estimate_follows_the_rows_and_the_grid(data):
+    model, X = data
+    from pdpx.core.session import Session
+
+    session = Session(model, X)
+    small = session.request([0])
+    big = Session(model, pd.concat([X] * 20, ignore_index=True), grid_resolution=100).request([0])
+    t_small, t_big = jit.brute_seconds(session.adapter, small), jit.brute_seconds(session.adapter, big)
+    assert 0 < t_small < t_big
+    t0 = time.perf_counter()
+    pdpx.partial_dependence(model, X, "a", method="brute")
+    assert t_small < 20 * (time.perf_counter() - t0) + 0.5  # the same order as brute itself
+
+
+def test_an_explicit_exact_never_defers(data, cold):
+    model, X = data
+    assert pdpx.partial_dependence(model, X, "a", method="exact").method == "exact"
+    assert cold == []
+
+
+def _calls(monkeypatch):
+    """The kernels called from Python during a call, by ``module.function``."""
+    seen = set()
+    for name in jit.COLD_SECONDS:
+        module, function = name.split(".")
+        mod = sys.modules[f"pdpx.plugins.trees.{module}"]
+        fn = getattr(mod, function)
+
+        def spy(*a, _fn=fn, _name=name, **k):
+            seen.add(_name)
+            return _fn(*a, **k)
+
+        monkeypatch.setattr(mod, function, spy)
+        for other in ("kernels", "leafsets", "partition", "oblivious", "products", "rows", "prep", "engine"):
+            target = sys.modules.get(f"pdpx.plugins.trees.{other}")
+            if target is not None and getattr(target, function, None) is fn:
+                monkeypatch.setattr(target, function, spy)
+    return seen
+
+
+def _models():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import (
+        HistGradientBoostingClassifier,
+        HistGradientBoostingRegressor,
+        RandomForestClassifier,
+        RandomForestRegressor,
+        VotingRegressor,
+    )
+    from sklearn.pipeline import make_pipeline
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.normal(size=(400, 3)), columns=["a", "b", "c"])
+    y = X.a * X.b + X.c
+    only_bc = make_pipeline(ColumnTransformer([("bc", "passthrough", ["b", "c"])]), RandomForestRegressor(
+        n_estimators=3, random_state=0))
+    out = {
+        "voting (a member without a)": VotingRegressor([("hgb", HistGradientBoostingRegressor(max_iter=5)),
+                                                        ("bc", only_bc)]).fit(X, y),
+        "hgb": HistGradientBoostingRegressor(max_iter=10).fit(X, y),
+        "hgb-binary": HistGradientBoostingClassifier(max_iter=10).fit(X, y > 0),
+        "hgb-3": HistGradientBoostingClassifier(max_iter=10).fit(X, pd.cut(y, 3, labels=False)),
+        "forest": RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y),
+        "forest-3": RandomForestClassifier(n_estimators=3, random_state=0).fit(X, pd.cut(y, 3, labels=False)),
+    }
+    return out, X
+
+
+def _oblivious():
+    from treetools import IRAdapter
+
+    sys.path.insert(0, os.path.join(ROOT, "tests", "plugins"))
+    try:
+        from test_exact_oblivious import oblivious_ensemble
+    finally:
+        sys.path.pop(0)
+    return {"oblivious": IRAdapter(oblivious_ensemble([3, 2, 4], n_features=3)),
+            "oblivious-logistic": IRAdapter(oblivious_ensemble([3, 2, 4], n_features=3, link="logistic"))}
+
+
+@pytest.mark.parametrize("kind", ["average", "both"])
+def test_needed_names_every_kernel_exact_runs(monkeypatch, kind):
+    models, X = _models()
+    models.update(_oblivious())
+    Xo = pd.DataFrame(np.random.default_rng(2).normal(size=(300, 3)), columns=["f0", "f1", "f2"])
+    from pdpx.core.session import Session
+
+    for name, model in models.items():
+        XX = Xo if name.startswith("oblivious") else X
+        unsorted = {XX.columns[0]: [1.0, -1.0, 0.5]}  # regions as grid masks, not intervals
+        for features, custom in (([0], None), ([0, 1], None), ([0], unsorted), ([1, 0], unsorted)):
+            options = dict(kind=kind, grid_resolution=6, custom_values=custom)
+            session = Session(model, XX, **options)
+            req = session.request(features)
+            want = jit.needed(session.adapter.tree_model(session.response), req)
+            seen = _calls(monkeypatch)
+            pdpx.partial_dependence(model, XX, [XX.columns[f] for f in features], method="exact", **options)
+            monkeypatch.undo()
+            assert seen and seen <= want, (name, features, custom, sorted(seen - want))
+
+
+def test_after_the_warm_up_real_calls_compile_nothing():
+    """The warm-up compiles each kernel for the argument types real calls give it (conftest ran it)."""
+    from numba.core import event
+
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            if ev.data["dispatcher"].py_func.__module__.startswith("pdpx"):
+                compiled.append(ev.data["dispatcher"].py_func.__name__)
+
+        def on_end(self, ev):
+            pass
+
+    models, X = _models()
+    models.update(_oblivious())
+    Xo = pd.DataFrame(np.random.default_rng(2).normal(size=(300, 3)), columns=["f0", "f1", "f2"])
+    w = np.random.default_rng(3).uniform(0.5, 2, 400)
+    listener = Listener()
+    with event.install_listener("numba:compile", listener):
+        for name, model in models.items():
+            XX = Xo if name.startswith("oblivious") else X
+            for features in (XX.columns[0], list(XX.columns[:2])):
+                for kind in ("average", "both"):
+                    pdpx.partial_dependence(model, XX, features, kind=kind, grid_resolution=6,
+                                            sample_weight=w[:len(XX)], method="exact")
+            pdpx.partial_dependence(model, XX, XX.columns[0], custom_values={XX.columns[0]: [1.0, -1.0, 0.5]},
+                                    method="exact")
+        pdpx.partial_dependence(models["forest"], X, "a", method="recursion")
+    assert compiled == []
+
+
+FIRST = """
+    import json, sys, time
+    import numpy as np, pandas as pd, pdpx
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from numba.core import event
+    from pdpx.plugins.trees import jit
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
+    model = HistGradientBoostingRegressor(max_iter=20, random_state=0).fit(X, X.a * X.b + X.c)
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            if ev.data["dispatcher"].py_func.__module__.startswith("pdpx"):
+                compiled.append(ev.data["dispatcher"].py_func.__name__)
+
+        def on_end(self, ev):
+            pass
+
+    with event.install_listener("numba:compile", Listener()):
+        res = pdpx.partial_dependence(model, X, "a", grid_resolution=20)
+    proc = jit.background_process()
+    if sys.argv[1] == "wait" and proc is not None:
+        proc.wait(timeout=600)
+    print(json.dumps({"method": res.method, "notes": res.notes, "compiled": compiled,
+                      "background": proc is not None}))
+"""
+
+
+def test_end_to_end_a_fresh_cache_first_runs_brute_then_the_next_process_runs_exact(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), OMP_NUM_THREADS="1")
+    script = tmp_path / "first.py"
+    script.write_text(textwrap.dedent(FIRST))
+    import json
+
+    def run(mode):
+        out = subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True, env=env,
+                             timeout=900, cwd=ROOT)
+        assert out.returncode == 0, out.stderr[-3000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first = run("wait")
+    assert first["method"] == "brute" and first["background"] and first["compiled"] == [], first
+    assert any("compiled in the background" in n for n in first["notes"])
+    second = run("no-wait")
+    assert second["method"] == "exact" and second["compiled"] == [] and not second["background"], second
