@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pdpx.core.errors import PdpxError
-from pdpx.core.ir import TreeEnsemble, TreeModel, numeric_encoder, numeric_values
+from pdpx.core.ir import ZERO_OR_NAN_MISSING, TreeEnsemble, TreeModel, numeric_encoder, numeric_values
 from pdpx.core.method import Request
 from pdpx.plugins.trees import counts as C
 from pdpx.plugins.trees import counts_pd as CP
@@ -418,7 +418,8 @@ def test_threshold_grid_has_one_point_per_step(ens, feature, values):
         return
     grid = threshold_grid(tm_of(ens), feature)
     nodes = np.flatnonzero((ens.left >= 0) & (ens.feature == feature))
-    if nodes.size == 0 or not np.any(np.isfinite(ens.threshold[nodes])):
+    zero_missing = np.any(ens.nan_mode[nodes] == ZERO_OR_NAN_MISSING)
+    if nodes.size == 0 or not (np.any(np.isfinite(ens.threshold[nodes])) or zero_missing):
         assert grid.size == 0
         return
     assert np.all(np.diff(grid) > 0)

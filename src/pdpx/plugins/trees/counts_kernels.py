@@ -40,7 +40,7 @@ from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .kernels import F_SPECIAL, go_left_packed
-from .leafsets import BLOCK, load_block
+from .kernels import BLOCK, load_block
 
 
 @njit(cache=True, inline="always")
