@@ -39,8 +39,7 @@ import numpy as np
 from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from .kernels import F_SPECIAL, go_left_packed
-from .kernels import BLOCK, load_block
+from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block
 
 
 @njit(cache=True, inline="always")

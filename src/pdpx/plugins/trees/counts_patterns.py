@@ -23,8 +23,7 @@ import numpy as np
 from numba import njit, prange
 
 from .counts_kernels import pair_slot
-from .kernels import F_SPECIAL, go_left_packed
-from .kernels import BLOCK, load_block
+from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block
 
 #: Most histogram bins per tree (sum over its leaves of 2^depth) the kernel takes.
 MAX_BINS = 1 << 14
