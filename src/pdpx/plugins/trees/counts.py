@@ -1,0 +1,393 @@
+"""One pass of the rows through the trees: pattern counts for every 1-way and 2-way partial dependence.
+
+For a response that is a sum of leaf values (regression, margins, forest
+probabilities), the rows enter the average over rows at grid point ``g`` of
+features S only through, per leaf ``L``, the weight of the rows whose *failing
+set* at ``L`` (the distinct features whose condition on ``L``'s path the row
+does not satisfy) lies within S: exactly those rows reach ``L`` when their S
+columns are set to ``g`` and ``g`` passes ``L``'s conditions on S. So one pass
+that adds each row's weight to ``count[L, F]`` for every leaf whose failing set
+``F`` has at most two features gives the average of every feature and every pair
+(:mod:`.counts_pd`), whatever the grids, without touching the rows again.
+
+* :func:`gather` makes a :class:`PatternCounts` (or a :class:`SumCounts` for a
+  :class:`~pdpx.core.treesum.TreeSum`), at ``order`` 1 (failing sets of at most
+  one feature: much cheaper, enough for 1-way) or 2;
+* counts add: ``a + b`` of the counts of two sets of rows is the counts of their
+  union, so partitions of the data (Dask) each gather theirs and only counts
+  travel (:func:`gather_task` is what a partition's task runs);
+* :func:`counts_nbytes` says how large the counts are before gathering them.
+
+The kernels are in :mod:`.counts_kernels`; rows are encoded exactly as for
+``exact`` (:func:`.engine.encoded_chunk`: the adapter's encoder, float32 rounding
+once) and routed by the same rule (:mod:`.kernels`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core.errors import PdpxError
+from ...core.ir import TreeModel
+from ...core.treesum import TreeSum
+from .engine import encoded_chunk
+from .prep import static_layout
+from .threads import kernel_threads
+
+#: Values of the ``kernel`` argument of :func:`gather`.
+KERNELS = ("auto", "patterns", "leafsets", "partition")
+#: Orders a gather can be made at: the largest feature sets it answers.
+ORDERS = (1, 2)
+#: Rows the partition kernel takes at a time (their columns stay in cache while rows are partitioned).
+PARTITION_ROWS = 1 << 15
+
+
+@dataclass(frozen=True)
+class CountLayout:
+    """Where each (leaf, failing set) slot lives in a counts array, for one ensemble and order.
+
+    See :mod:`.counts_kernels` for the slot numbering. ``key`` identifies the
+    ensemble's structure and the order: counts with different keys cannot be added.
+    """
+
+    order: int
+    ford: np.ndarray
+    n_pf: np.ndarray
+    pf_ptr: np.ndarray
+    pf: np.ndarray
+    slot_base: np.ndarray
+    n_slots: int
+    max_depth: int
+    key: str
+
+
+def count_layout(ens, order: int) -> CountLayout:
+    """The slot layout of ensemble ``ens`` at ``order`` (built once, kept with the ensemble)."""
+    return ens.derived(f"pdpx.plugins.trees.counts.layout{order}", lambda: _build_layout(ens, order))
+
+
+def _build_layout(ens, order: int) -> CountLayout:
+    from .counts_kernels import count_layout as kernel
+
+    st = static_layout(ens)
+    ford, n_pf, pf_ptr, pf, slot_base, n_slots, max_depth = kernel(ens.tree_start, ens.left, ens.right, ens.feature,
+                                                                   int(st.max_tree_nodes), int(order))
+    digest = hashlib.blake2b(digest_size=16)
+    for arr in (ens.left, ens.right, ens.feature, ens.threshold, ens.tree_start):
+        digest.update(np.ascontiguousarray(arr).tobytes())
+    key = f"order{order}:nodes{ens.n_nodes}:slots{n_slots}:{digest.hexdigest()}"
+    return CountLayout(int(order), ford, n_pf, pf_ptr, pf, slot_base, int(n_slots), int(max_depth), key)
+
+
+def check_order(order) -> int:
+    """``order`` checked: 1 or 2."""
+    if order not in ORDERS:
+        raise PdpxError(f"order={order!r}: pattern counts are gathered for feature sets of size 1 or 2; pass 1 or 2")
+    return int(order)
+
+
+@dataclass
+class PatternCounts:
+    """The pattern counts of some rows on one tree model (see the module docstring).
+
+    Attributes
+    ----------
+    order : int
+        The largest failing sets counted (1 or 2): the largest feature sets answered.
+    counts : ndarray of shape (n_slots,)
+        Weighted counts per (leaf, failing set) slot of :func:`count_layout`.
+    total_weight : float
+        The rows' total weight (their number when unweighted).
+    n_rows : int
+    key : str
+        The layout's key (the ensemble's structure and the order).
+    """
+
+    order: int
+    counts: np.ndarray
+    total_weight: float
+    n_rows: int
+    key: str
+
+    def __add__(self, other: "PatternCounts") -> "PatternCounts":
+        if not isinstance(other, PatternCounts):
+            return NotImplemented
+        if other.key != self.key:
+            raise PdpxError("these pattern counts were gathered on different models (or at different orders); "
+                            "add only counts of the same model and order")
+        return PatternCounts(self.order, self.counts + other.counts, self.total_weight + other.total_weight,
+                             self.n_rows + other.n_rows, self.key)
+
+    def __radd__(self, other):
+        if isinstance(other, int) and other == 0:  # sum() starts from 0
+            return self
+        return NotImplemented
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.counts.nbytes)
+
+
+@dataclass
+class SumCounts:
+    """Pattern counts of a :class:`~pdpx.core.treesum.TreeSum`: one entry per term, in the terms' order."""
+
+    terms: list
+    total_weight: float
+    n_rows: int
+
+    @property
+    def order(self) -> int:
+        return min(t.order for t in self.terms)
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(t.nbytes for t in self.terms))
+
+    def __add__(self, other: "SumCounts") -> "SumCounts":
+        if not isinstance(other, SumCounts):
+            return NotImplemented
+        if len(other.terms) != len(self.terms):
+            raise PdpxError("these pattern counts were gathered on different models; add only counts of one model")
+        return SumCounts([a + b for a, b in zip(self.terms, other.terms)], self.total_weight + other.total_weight,
+                         self.n_rows + other.n_rows)
+
+    def __radd__(self, other):
+        if isinstance(other, int) and other == 0:
+            return self
+        return NotImplemented
+
+
+def counts_nbytes(tm, order: int = 2) -> int:
+    """Bytes of the counts of ``tm`` (a TreeModel or TreeSum) at ``order``, whatever the rows."""
+    order = check_order(order)
+    if isinstance(tm, TreeSum):
+        return int(sum(counts_nbytes(t.model, order) for t in tm.terms))
+    return 8 * count_layout(tm.ensemble, order).n_slots
+
+
+def gather(tm, X, sample_weight=None, *, order: int = 2, memory_budget: int = 256 << 20, n_jobs=None,
+           kernel: str = "auto"):
+    """The pattern counts of the rows of ``X`` on ``tm``, in one pass.
+
+    Parameters
+    ----------
+    tm : TreeModel or TreeSum
+        What an adapter's ``tree_model(response)`` returns.
+    X : DataFrame of shape (n_rows, n_features)
+        Background rows, columns in the model's order (as ``Request.X``).
+    sample_weight : ndarray of shape (n_rows,) or None
+    order : {1, 2}
+        Count failing sets of at most this many features (2 answers pairs too).
+    memory_budget : int
+        Bytes for the counts and the encoded rows; counts larger than it are refused.
+    n_jobs : int or None
+        Threads (None: numba's maximum).
+    kernel : {"auto", "patterns", "leafsets", "partition"}
+        ``patterns`` needs shallow trees (at most ``counts_patterns.MAX_BINS`` histogram bins each),
+        ``leafsets`` trees of at most 64 leaves; ``auto`` takes the first that fits.
+
+    Returns
+    -------
+    PatternCounts or SumCounts
+    """
+    order = check_order(order)
+    if kernel not in KERNELS:
+        raise PdpxError(f"kernel={kernel!r}: expected one of {list(KERNELS)}")
+    n = len(X)
+    w = None if sample_weight is None else np.ascontiguousarray(sample_weight, dtype=np.float64).reshape(-1)
+    if w is not None and len(w) != n:
+        raise PdpxError(f"sample_weight has {len(w)} entries but X has {n} rows; pass one weight per row")
+    need = counts_nbytes(tm, order)
+    if need > memory_budget:
+        from ...core.config import format_bytes
+
+        raise PdpxError(
+            f"the pattern counts of this model at order {order} take {format_bytes(need)}, more than the memory "
+            f"budget of {format_bytes(memory_budget)}; raise memory_budget, gather order=1 for 1-way only, or "
+            "compute one feature set at a time (method='exact')"
+        )
+    return _gather(tm, X, w, order, memory_budget, n_jobs, kernel)
+
+
+def _gather(tm, X, w, order, budget, n_jobs, kernel):
+    if isinstance(tm, TreeSum):
+        terms = []
+        for term in tm.terms:
+            Xm = X if term.columns is None else X.iloc[:, term.columns]
+            terms.append(_gather(term.model, Xm, w, order, budget, n_jobs, kernel))
+        total = float(len(X)) if w is None else float(w.sum())
+        return SumCounts(terms, total, len(X))
+    if not isinstance(tm, TreeModel):
+        raise PdpxError(f"pattern counts need a TreeModel or TreeSum, got {type(tm).__name__}")
+    return _gather_one(tm, X, w, order, budget, n_jobs, kernel)
+
+
+def _gather_one(tm: TreeModel, X, w, order, budget, n_jobs, kernel) -> PatternCounts:
+    ens = tm.ensemble
+    layout = count_layout(ens, order)
+    st = static_layout(ens)
+    name = choose_kernel(ens, kernel, budget - 8 * layout.n_slots, order)
+    n = len(X)
+    unit = w is None
+    row_w = np.ones(n) if unit else w
+    # rows are encoded (and transposed) in chunks within what the counts (and histograms) leave of the budget
+    reserved = 8 * layout.n_slots + (8 * _patterns(ens, st)[3] if name == "patterns" else 0)
+    left = max(budget - reserved, budget // 4)
+    chunk = int(max(1, min(n, left // (8 * max(1, X.shape[1]) * 3))))
+    if name == "partition":  # its rows are read in a data-dependent order: keep a chunk's columns in cache
+        chunk = min(chunk, PARTITION_ROWS)
+    acc = None
+    with kernel_threads(n_jobs) as threads:
+        for r0 in range(0, n, chunk):
+            r1 = min(n, r0 + chunk)
+            Xc = encoded_chunk(tm, X.iloc[r0:r1])
+            if name == "patterns":
+                n_tg, n_rg = thread_parts(ens.n_trees, threads, r1 - r0, _patterns(ens, st)[3], left)
+                part = _pattern_hist(ens, st, Xc, row_w[r0:r1], n_tg, n_rg)
+            else:
+                n_tg, n_rg = thread_parts(ens.n_trees, threads, r1 - r0, layout.n_slots, left)
+                if name == "leafsets":
+                    part = _leafsets(ens, st, layout, Xc, row_w[r0:r1], order, n_tg, n_rg)
+                else:
+                    part = _partition(ens, st, layout, Xc, row_w[r0:r1], unit, order, n_tg, n_rg)
+            acc = part if acc is None else acc + part
+    if name == "patterns":
+        from .counts_patterns import patterns_to_counts
+
+        total = patterns_to_counts(acc, ens.tree_start, ens.left, ens.right, layout.ford, _patterns(ens, st)[0],
+                                   layout.slot_base, layout.n_pf, int(order), int(layout.n_slots),
+                                   int(st.max_tree_nodes))
+    else:
+        total = acc
+    tw = float(n) if unit else float(w.sum())
+    return PatternCounts(order, total, tw, n, layout.key)
+
+
+def choose_kernel(ens, kernel: str, budget: int, order: int = 2) -> str:
+    """The gather kernel for ``ens`` (``kernel="auto"``), or the one asked for, checked.
+
+    ``auto``: at order 2, ``patterns`` for shallow trees whose histograms fit the
+    budget (its cost does not grow with the order); at order 1, ``leafsets`` when
+    every tree has at most 64 leaves (cheaper than histograms of every leaf then);
+    then whichever of the two fits; ``partition`` for anything else.
+    """
+    from .counts_patterns import MAX_BINS
+
+    st = static_layout(ens)
+    _, _, bins, total = _patterns(ens, st)
+    patterns_fit = int(bins.max()) <= MAX_BINS and 8 * total <= budget
+    leafsets_fit = int(st.leaves_per_tree.max()) <= 64
+    if kernel == "patterns" and not patterns_fit:
+        raise PdpxError(f"kernel='patterns': a tree of this model is too deep (more than {MAX_BINS} histogram "
+                        "bins) or the histograms exceed the memory budget; use 'auto', 'leafsets' or 'partition'")
+    if kernel == "leafsets" and not leafsets_fit:
+        raise PdpxError("kernel='leafsets': a tree of this model has more than 64 leaves; use 'auto' or 'partition'")
+    if kernel != "auto":
+        return kernel
+    preferred = ("patterns", "leafsets") if order >= 2 else ("leafsets", "patterns")
+    for name in preferred:
+        if (patterns_fit if name == "patterns" else leafsets_fit):
+            return name
+    return "partition"
+
+
+def _patterns(ens, st):
+    """(hist_base, topo, bins per tree, total bins) of the patterns kernel, kept with the ensemble."""
+    def build():
+        from .counts_patterns import parents_first, pattern_layout
+
+        topo = parents_first(ens.tree_start, ens.left, ens.right, int(st.max_tree_nodes))
+        hist_base, _, bins, total = pattern_layout(ens.tree_start, ens.left, ens.right, topo)
+        return hist_base, topo, bins, int(total)
+
+    return ens.derived("pdpx.plugins.trees.counts.patterns", build)
+
+
+def _pattern_hist(ens, st, Xc, row_w, n_tg, n_rg) -> np.ndarray:
+    from .counts_patterns import gather_patterns
+
+    hist_base, topo, _, total = _patterns(ens, st)
+    out = gather_patterns(Xc, np.ascontiguousarray(row_w), int(n_tg), int(n_rg), ens.tree_start, topo, st.nodes,
+                          st.thr_lt, st.miss_eff, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
+                          bool(ens.comparison == "<="), bool(ens.categories_go_left), hist_base, int(total),
+                          int(st.max_tree_nodes))
+    return out.sum(axis=0) if out.shape[0] > 1 else out[0]
+
+
+def thread_parts(n_trees: int, threads: int, n_rows: int, n_slots: int, budget: int) -> tuple[int, int]:
+    """(tree groups, row groups): trees are shared among threads when there are enough of them (no copies
+    of the counts); otherwise rows are, each row group with its own counts, as many as the budget allows."""
+    if threads <= 1:
+        return 1, 1
+    if n_trees >= 4 * threads:
+        return threads, 1
+    n_rg = max(1, min(threads, n_rows // 256, budget // max(1, 8 * n_slots)))
+    return max(1, min(n_trees, threads // n_rg)), n_rg
+
+
+def _leafset_layout(ens, st):
+    """The leaf-set node masks with no target feature and every leaf reached, with tree-local feature numbers."""
+    def build():
+        from .counts_kernels import leafset_locals
+        from .leafsets import leafset_layout
+
+        n = ens.n_nodes
+        ls = leafset_layout(ens.tree_start, ens.left, ens.right, ens.feature, np.ascontiguousarray(st.nodes[:, 3]),
+                            st.thr_lt, st.miss_eff, np.full(n, -1, dtype=np.int64), np.ones(n, dtype=np.bool_))
+        (_, init, slot_node, num_ptr, num_feat, _thr, _miss, _kl, _kr, spec_ptr, spec_node, _skl, _skr) = ls
+        lay = count_layout(ens, 1)
+        locals_ = leafset_locals(ens.n_trees, num_ptr, num_feat, spec_ptr, spec_node, ens.feature, slot_node,
+                                 lay.n_pf, lay.pf_ptr, lay.pf, int(ens.n_features))
+        return ls, locals_
+
+    return ens.derived("pdpx.plugins.trees.counts.leafsets", build)
+
+
+def _leafsets(ens, st, layout, Xc, row_w, order, n_tg, n_rg) -> np.ndarray:
+    from .counts_kernels import gather_leafsets, leafset_slots
+
+    ls, (num_lf, spec_lf, q, lord) = _leafset_layout(ens, st)
+    (_, init, slot_node, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, spec_ptr, spec_node,
+     spec_keep_l, spec_keep_r) = ls
+    leaf_base, leaf_p, s1 = ens.derived(f"pdpx.plugins.trees.counts.leafset_slots{order}", lambda: leafset_slots(
+        slot_node, layout.slot_base, layout.n_pf, lord))
+    out = gather_leafsets(
+        Xc, np.ascontiguousarray(row_w), int(order), int(n_tg), int(n_rg), init, num_ptr, num_feat, num_thr,
+        num_miss, num_keep_l, num_keep_r, num_lf, spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, q,
+        leaf_base, leaf_p, s1, lord, int(layout.n_slots), st.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords,
+        ens.cat_words, bool(ens.comparison == "<="), bool(ens.categories_go_left),
+    )
+    return out.sum(axis=0) if out.shape[0] > 1 else out[0]
+
+
+def _partition(ens, st, layout, Xc, row_w, unit, order, n_tg, n_rg) -> np.ndarray:
+    from .counts_kernels import gather_partition
+
+    out = gather_partition(
+        np.ascontiguousarray(Xc.T), np.ascontiguousarray(row_w), bool(unit), int(order), int(n_tg), int(n_rg),
+        ens.tree_start, int(layout.max_depth), layout.ford, layout.slot_base, layout.n_pf, int(layout.n_slots),
+        st.nodes, st.thr_lt, st.miss_eff, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
+        bool(ens.comparison == "<="), bool(ens.categories_go_left),
+    )
+    return out.sum(axis=0) if out.shape[0] > 1 else out[0]
+
+
+def gather_task(model, part, weights, response: str, columns, order: int = 2, memory_budget: int = 256 << 20):
+    """What one partition's task runs (Dask): the counts of the partition's rows on ``model``'s trees.
+
+    ``columns``: the model's columns in order (``DaskData.columns``). The results of
+    every partition add up (``sum(...)``) to the counts of all rows.
+    """
+    from ...core.plugins import adapt
+
+    adapter = adapt(model)
+    part = part[columns] if list(part.columns) != list(columns) else part
+    X = adapter.validate_columns(part)
+    tm = adapter.tree_model(response)
+    if tm is None:
+        raise PdpxError(f"pattern counts need readable trees: {adapter.tree_model_unavailable(response)}")
+    return gather(tm, X, weights, order=order, memory_budget=memory_budget, n_jobs=1)

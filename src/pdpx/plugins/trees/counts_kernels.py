@@ -1,0 +1,507 @@
+"""numba kernels of the one-pass pattern counts (:mod:`.counts`, :mod:`.counts_pd`).
+
+For a leaf ``L`` and a row, the *failing set* ``F(row, L)`` is the set of
+distinct features whose condition on ``L``'s path the row does not satisfy. A
+gather adds each row's weight to ``count[L, F]`` for every leaf with
+``|F| <= order`` (order 1 or 2). A leaf whose path has ``p`` distinct features
+has ``1 + p`` slots (order 1) or ``1 + p + p (p - 1) / 2`` (order 2):
+
+* slot ``0``: ``F = {}`` (the row reaches ``L`` on its own values);
+* slot ``1 + o``: ``F = {feature of ordinal o}``;
+* slot ``1 + p + hi (hi - 1) / 2 + lo``: ``F = {ordinals lo < hi}``.
+
+A feature's *ordinal* in a leaf is its rank among the distinct features of the
+leaf's path in order of first appearance from the root. It is the same for
+every leaf below the node where the feature first appears, so the ordinal of a
+node's feature (``ford``) can be carried down a walk instead of looked up.
+
+Two gather kernels, with the routing of :mod:`.kernels` (``go_left_packed``, and
+the plain numeric test on ``thr_lt`` / ``miss_eff`` of :class:`.prep.Static`):
+
+* :func:`gather_leafsets` (trees of at most 64 leaves): per block of 64 rows and
+  tree, the leaves each row *passes* on each feature's conditions as one 64-bit
+  word per (row, feature) (one vectorised compare per node, as
+  :mod:`.leafsets`); the leaves with failing set ``{a}`` or ``{a, b}`` are then
+  a few ANDs of those words;
+* :func:`gather_partition` (any tree): rows go down each tree together as
+  segments of an index array (as :mod:`.partition`), each segment carrying its
+  failing set; at a split on a feature not yet in the set, the segment is
+  partitioned and each part also goes the other way with the feature added.
+
+Both run in parallel over *parts*: a part takes every ``n_tree_groups``-th tree
+and a contiguous range of rows, and writes counts of its row group (its trees'
+slots are its own), so the per-thread copies exist only when rows are split.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block
+
+
+@njit(cache=True, inline="always")
+def slot_size(p, order):
+    """Slots of a leaf with ``p`` distinct path features at ``order``."""
+    if order >= 2:
+        return 1 + p + p * (p - 1) // 2
+    return 1 + p
+
+
+@njit(cache=True, inline="always")
+def pair_slot(p, oa, ob):
+    """Offset within a leaf's slots of ``F = {ordinals oa, ob}`` (``oa != ob``)."""
+    a = np.int64(oa)
+    b = np.int64(ob)
+    lo = min(a, b)
+    hi = max(a, b)
+    return 1 + p + hi * (hi - 1) // 2 + lo
+
+
+@njit(cache=True)
+def count_layout(tree_start, left, right, feature, max_tree_nodes, order):
+    """The slot layout of an ensemble at ``order``.
+
+    Returns
+    -------
+    ford : (n_nodes,) int64, ordinal of an internal node's feature on its path (-1 at leaves)
+    n_pf : (n_nodes,) int64, distinct path features of a leaf (0 elsewhere)
+    pf_ptr, pf : a leaf's path features (in ordinal order) are ``pf[pf_ptr[L]: pf_ptr[L] + n_pf[L]]``
+    slot_base : (n_nodes,) int64, first slot of a leaf (-1 elsewhere)
+    n_slots : int
+    max_depth : int, the deepest leaf's depth
+    """
+    n_nodes = left.shape[0]
+    ford = np.full(n_nodes, -1, dtype=np.int64)
+    n_pf = np.zeros(n_nodes, dtype=np.int64)
+    pf_ptr = np.zeros(n_nodes, dtype=np.int64)
+    slot_base = np.full(n_nodes, -1, dtype=np.int64)
+    stack = np.empty(max_tree_nodes + 1, dtype=np.int64)
+    s_m = np.empty(max_tree_nodes + 1, dtype=np.int64)
+    s_depth = np.empty(max_tree_nodes + 1, dtype=np.int64)
+    dist = np.empty(max_tree_nodes + 1, dtype=np.int64)
+    total_pf = 0
+    n_slots = 0
+    max_depth = 0
+    for pass_ in range(2):  # pass 0 sizes pf, pass 1 fills it
+        pf = np.empty(total_pf, dtype=np.int64)
+        used = 0
+        for t in range(tree_start.shape[0] - 1):
+            stack[0] = tree_start[t]
+            s_m[0] = 0
+            s_depth[0] = 0
+            sp = 1
+            while sp > 0:
+                sp -= 1
+                node = stack[sp]
+                m = s_m[sp]
+                depth = s_depth[sp]
+                if left[node] < 0:
+                    if pass_ == 0:
+                        total_pf += m
+                        if depth > max_depth:
+                            max_depth = depth
+                    else:
+                        n_pf[node] = m
+                        pf_ptr[node] = used
+                        for k in range(m):
+                            pf[used + k] = dist[k]
+                        used += m
+                        slot_base[node] = n_slots
+                        n_slots += slot_size(m, order)
+                    continue
+                f = feature[node]
+                o = m
+                for k in range(m):
+                    if dist[k] == f:
+                        o = k
+                        break
+                if o == m:
+                    dist[m] = f
+                    m2 = m + 1
+                else:
+                    m2 = m
+                ford[node] = o
+                stack[sp] = right[node]
+                s_m[sp] = m2
+                s_depth[sp] = depth + 1
+                stack[sp + 1] = left[node]
+                s_m[sp + 1] = m2
+                s_depth[sp + 1] = depth + 1
+                sp += 2
+    return ford, n_pf, pf_ptr, pf, slot_base, n_slots, max_depth
+
+
+@njit(cache=True)
+def leafset_locals(n_trees, num_ptr, num_feat, spec_ptr, spec_node, feature, slot_node, n_pf, pf_ptr, pf,
+                   n_features):
+    """Tree-local feature numbers for the leaf-set gather.
+
+    Returns ``num_lf`` / ``spec_lf`` (local feature of each numeric / special node
+    of ``leafsets.leafset_layout``), ``q`` (distinct features per tree) and
+    ``lord`` (n_trees * 64, max q) int8: the ordinal of local feature ``a`` in
+    the path of leaf slot ``j`` of tree ``t`` at ``[t * 64 + j, a]`` (-1: not on it).
+    """
+    local = np.full(n_features, -1, dtype=np.int64)
+    num_lf = np.empty(num_feat.shape[0], dtype=np.int64)
+    spec_lf = np.empty(spec_node.shape[0], dtype=np.int64)
+    q = np.zeros(n_trees, dtype=np.int64)
+    tree_feats = np.empty(n_features, dtype=np.int64)
+    q_max = 1
+    for t in range(n_trees):
+        qt = 0
+        for k in range(num_ptr[t], num_ptr[t + 1]):
+            f = num_feat[k]
+            if local[f] < 0:
+                local[f] = qt
+                tree_feats[qt] = f
+                qt += 1
+            num_lf[k] = local[f]
+        for k in range(spec_ptr[t], spec_ptr[t + 1]):
+            f = feature[spec_node[k]]
+            if local[f] < 0:
+                local[f] = qt
+                tree_feats[qt] = f
+                qt += 1
+            spec_lf[k] = local[f]
+        q[t] = qt
+        if qt > q_max:
+            q_max = qt
+        for a in range(qt):
+            local[tree_feats[a]] = -1
+    lord = np.full((n_trees * 64, q_max), -1, dtype=np.int8)
+    for t in range(n_trees):
+        qt = 0
+        for k in range(num_ptr[t], num_ptr[t + 1]):
+            f = num_feat[k]
+            if local[f] < 0:
+                local[f] = num_lf[k]
+                tree_feats[num_lf[k]] = f
+        for k in range(spec_ptr[t], spec_ptr[t + 1]):
+            f = feature[spec_node[k]]
+            if local[f] < 0:
+                local[f] = spec_lf[k]
+                tree_feats[spec_lf[k]] = f
+        for j in range(64):
+            leaf = slot_node[t * 64 + j]
+            if leaf < 0:
+                continue
+            for o in range(n_pf[leaf]):
+                lord[t * 64 + j, local[pf[pf_ptr[leaf] + o]]] = o
+        for a in range(q[t]):
+            local[tree_feats[a]] = -1
+    return num_lf, spec_lf, q, lord
+
+
+@njit(cache=True)
+def leafset_slots(slot_node, slot_base, n_pf, lord):
+    """Per leaf slot ``t * 64 + j``: its first count slot, its number of path features, and the count slot of
+    each tree-local feature's failing set ``{a}`` (``s1``, -1 where ``a`` is not on the leaf's path)."""
+    n = slot_node.shape[0]
+    leaf_base = np.full(n, -1, dtype=np.int64)
+    leaf_p = np.zeros(n, dtype=np.int64)
+    s1 = np.full(lord.shape, -1, dtype=np.int64)
+    for i in range(n):
+        leaf = slot_node[i]
+        if leaf < 0:
+            continue
+        leaf_base[i] = slot_base[leaf]
+        leaf_p[i] = n_pf[leaf]
+        for a in range(lord.shape[1]):
+            if lord[i, a] >= 0:
+                s1[i, a] = slot_base[leaf] + 1 + np.int64(lord[i, a])
+    return leaf_base, leaf_p, s1
+
+
+@njit(cache=True, parallel=True)
+def gather_leafsets(X, row_weight, order, n_tree_groups, n_row_groups, init, num_ptr, num_feat, num_thr, num_miss,
+                    num_keep_l, num_keep_r, num_lf, spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, q,
+                    leaf_base, leaf_p, s1, lord, n_slots, nodes, thr, cat_offset, cat_nwords, cat_words, le,
+                    cats_left):
+    """(n_row_groups, n_slots) counts of the rows of X for trees of at most 64 leaves (see the module docstring).
+
+    Per block of 64 rows and tree: ``P[a, r]``, the leaves whose conditions on
+    local feature ``a`` row ``r`` passes; ``pre`` / ``suf`` their running ANDs
+    from either end, so the leaves failing exactly ``{a}`` are
+    ``pre[a] & ~P[a] & suf[a + 1]``. Every step but the final scatter of counts
+    is a loop over the block's rows.
+    """
+    n = X.shape[0]
+    nf = X.shape[1]
+    n_trees = init.shape[0]
+    q_max = lord.shape[1]
+    counts = np.zeros((n_row_groups, n_slots))
+    n_blocks = (n + BLOCK - 1) // BLOCK
+    per_group = (n_blocks + n_row_groups - 1) // n_row_groups
+    one = np.uint64(1)
+    for part in prange(n_tree_groups * n_row_groups):
+        tg = part % n_tree_groups
+        rg = part // n_tree_groups
+        cnt = counts[rg]
+        Xb = np.empty((nf, BLOCK))
+        P = np.empty((q_max, BLOCK), dtype=np.uint64)
+        pre = np.empty((q_max + 1, BLOCK), dtype=np.uint64)
+        suf = np.empty((q_max + 1, BLOCK), dtype=np.uint64)
+        xa = np.empty(BLOCK, dtype=np.uint64)
+        mbits = np.empty(BLOCK, dtype=np.uint64)
+        mrow = np.empty(BLOCK, dtype=np.int64)
+        w = np.empty(BLOCK)
+        for blk in range(rg * per_group, min(n_blocks, (rg + 1) * per_group)):
+            c0 = blk * BLOCK
+            c1 = min(n, c0 + BLOCK)
+            nb = c1 - c0
+            load_block(X, c0, c1, Xb)
+            for r in range(nb):
+                w[r] = row_weight[c0 + r]
+            for t in range(tg, n_trees, n_tree_groups):
+                qt = q[t]
+                start = init[t]
+                for a in range(qt):
+                    for r in range(BLOCK):
+                        P[a, r] = start
+                for k in range(num_ptr[t], num_ptr[t + 1]):
+                    f = num_feat[k]
+                    th = num_thr[k]
+                    ms = num_miss[k]
+                    kl = num_keep_l[k]
+                    kr = num_keep_r[k]
+                    Pa = P[num_lf[k]]
+                    for r in range(BLOCK):
+                        x = Xb[f, r]
+                        go_left = (x < th) | (ms & (not (x >= th)))
+                        Pa[r] &= kl if go_left else kr
+                for k in range(spec_ptr[t], spec_ptr[t + 1]):
+                    node = spec_node[k]
+                    flags = nodes[node, 3]
+                    Pa = P[spec_lf[k]]
+                    for r in range(nb):
+                        if go_left_packed(X[c0 + r, nodes[node, 2]], node, flags, thr[node], cat_offset, cat_nwords,
+                                          cat_words, le, False, cats_left):
+                            Pa[r] &= spec_keep_l[k]
+                        else:
+                            Pa[r] &= spec_keep_r[k]
+                for r in range(BLOCK):
+                    pre[0, r] = start
+                    suf[qt, r] = start
+                for a in range(qt):
+                    for r in range(BLOCK):
+                        pre[a + 1, r] = pre[a, r] & P[a, r]
+                for a in range(qt - 1, -1, -1):
+                    for r in range(BLOCK):
+                        suf[a, r] = suf[a + 1, r] & P[a, r]
+                base = t * 64
+                for r in range(nb):  # the leaf each row reaches on its own values
+                    cnt[leaf_base[base + trailing_zeros(pre[qt, r])]] += w[r]
+                for a in range(qt):
+                    m = 0
+                    for r in range(nb):
+                        bits = pre[a, r] & ~P[a, r] & suf[a + 1, r]
+                        mrow[m] = r
+                        mbits[m] = bits
+                        m += bits != 0
+                    for k in range(m):
+                        r = mrow[k]
+                        bits = mbits[k]
+                        while bits:
+                            j = trailing_zeros(bits)
+                            bits &= bits - one
+                            cnt[s1[base + j, a]] += w[r]
+                if order < 2:
+                    continue
+                for a in range(qt - 1):
+                    alive = np.uint64(0)
+                    for r in range(BLOCK):
+                        xa[r] = pre[a, r] & ~P[a, r]  # passing every feature before a, failing a
+                        alive |= xa[r]
+                    b = a + 1
+                    while alive and b < qt:
+                        Pb = P[b]
+                        sb = suf[b + 1]
+                        m = 0
+                        for r in range(nb):  # the rows failing exactly {a, b} somewhere, without a branch
+                            bits = xa[r] & ~Pb[r] & sb[r]
+                            mrow[m] = r
+                            mbits[m] = bits
+                            m += bits != 0
+                        for k in range(m):
+                            r = mrow[k]
+                            bits = mbits[k]
+                            while bits:
+                                j = trailing_zeros(bits)
+                                bits &= bits - one
+                                i = base + j
+                                cnt[leaf_base[i] + pair_slot(leaf_p[i], lord[i, a], lord[i, b])] += w[r]
+                        alive = np.uint64(0)
+                        for r in range(BLOCK):
+                            xa[r] &= Pb[r]
+                            alive |= xa[r]
+                        b += 1
+    return counts
+
+
+@njit(cache=True, inline="always")
+def _partition(idx, tmp, a, b, col, node, flags, th, ms, has_nan, thr, cat_offset, cat_nwords, cat_words, le,
+               cats_left):
+    """Partition idx[a:b] in place by the split of ``node`` on column ``col``: rows going left first."""
+    nl = a
+    nr = 0
+    if flags & F_SPECIAL:
+        for k in range(a, b):
+            r = idx[k]
+            c = go_left_packed(col[r], node, flags, thr[node], cat_offset, cat_nwords, cat_words, le, False,
+                               cats_left)
+            idx[nl] = r  # nl <= k: never overwrites a row not yet read
+            tmp[nr] = r
+            nl += c
+            nr += 1 - c
+    elif not has_nan:
+        for k in range(a, b):
+            r = idx[k]
+            c = col[r] < th
+            idx[nl] = r
+            tmp[nr] = r
+            nl += c
+            nr += 1 - c
+    else:
+        for k in range(a, b):
+            r = idx[k]
+            x = col[r]
+            c = (x < th) | (ms & (not (x >= th)))  # NaN fails both comparisons: ms decides
+            idx[nl] = r
+            tmp[nr] = r
+            nl += c
+            nr += 1 - c
+    for k in range(nr):
+        idx[nl + k] = tmp[k]
+    return nl
+
+
+@njit(cache=True, inline="always")
+def _push(sn, sa, sb, so1, so2, sp, node, a, b, o1, o2):
+    sn[sp] = node
+    sa[sp] = a
+    sb[sp] = b
+    so1[sp] = o1
+    so2[sp] = o2
+    return sp + 1
+
+
+@njit(cache=True, parallel=True)
+def gather_partition(Xt, row_weight, unit_weight, order, n_tree_groups, n_row_groups, tree_start, max_depth, ford,
+                     slot_base, n_pf, n_slots, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords, cat_words, le,
+                     cats_left):
+    """(n_row_groups, n_slots) counts of the rows (columns of ``Xt``) for trees of any size.
+
+    A stack entry is (node, segment ``idx[a:b]``, failing set as ordinals
+    ``o1 < o2``, -1 for none). Segments handed to two entries are permuted only
+    within themselves by either, so each still holds its rows when popped.
+    """
+    n = Xt.shape[1]
+    n_trees = tree_start.shape[0] - 1
+    has_nan = np.zeros(Xt.shape[0], dtype=np.bool_)
+    for f in range(Xt.shape[0]):
+        for r in range(n):
+            if np.isnan(Xt[f, r]):
+                has_nan[f] = True
+                break
+    counts = np.zeros((n_row_groups, n_slots))
+    per_group = (n + n_row_groups - 1) // n_row_groups
+    cap = 3 * max_depth + 4
+    for part in prange(n_tree_groups * n_row_groups):
+        tg = part % n_tree_groups
+        rg = part // n_tree_groups
+        r0 = rg * per_group
+        r1 = min(n, r0 + per_group)
+        if r1 <= r0:
+            continue
+        cnt = counts[rg]
+        idx = np.empty(r1 - r0, dtype=np.int32)
+        tmp = np.empty(r1 - r0, dtype=np.int32)
+        sn = np.empty(cap, dtype=np.int64)
+        sa = np.empty(cap, dtype=np.int64)
+        sb = np.empty(cap, dtype=np.int64)
+        so1 = np.empty(cap, dtype=np.int64)
+        so2 = np.empty(cap, dtype=np.int64)
+        for t in range(tg, n_trees, n_tree_groups):
+            for i in range(r1 - r0):
+                idx[i] = r0 + i
+            sp = _push(sn, sa, sb, so1, so2, 0, tree_start[t], 0, r1 - r0, -1, -1)
+            while sp > 0:
+                sp -= 1
+                node = sn[sp]
+                a = sa[sp]
+                b = sb[sp]
+                o1 = so1[sp]
+                o2 = so2[sp]
+                lc = nodes[node, 0]
+                if lc < 0:
+                    if unit_weight:
+                        c = float(b - a)
+                    else:
+                        c = 0.0
+                        for k in range(a, b):
+                            c += row_weight[idx[k]]
+                    s = slot_base[node]
+                    if o2 >= 0:
+                        s += pair_slot(n_pf[node], o1, o2)
+                    elif o1 >= 0:
+                        s += 1 + o1
+                    cnt[s] += c
+                    continue
+                rc = nodes[node, 1]
+                o = ford[node]
+                if o == o1 or o == o2:  # the set already fails this feature: both ways, rows intact
+                    sp = _push(sn, sa, sb, so1, so2, sp, rc, a, b, o1, o2)
+                    sp = _push(sn, sa, sb, so1, so2, sp, lc, a, b, o1, o2)
+                    continue
+                f = nodes[node, 2]
+                m = _partition(idx, tmp, a, b, Xt[f], node, nodes[node, 3], thr_lt[node], miss_eff[node], has_nan[f],
+                               thr, cat_offset, cat_nwords, cat_words, le, cats_left)
+                size = 0 if o1 < 0 else (1 if o2 < 0 else 2)
+                if size < order:
+                    n1 = o if o1 < 0 else min(o, o1)
+                    n2 = -1 if o1 < 0 else max(o, o1)
+                    if m > a:
+                        sp = _push(sn, sa, sb, so1, so2, sp, rc, a, m, n1, n2)
+                    if m < b:
+                        sp = _push(sn, sa, sb, so1, so2, sp, lc, m, b, n1, n2)
+                if m < b:
+                    sp = _push(sn, sa, sb, so1, so2, sp, rc, m, b, o1, o2)
+                if m > a:
+                    sp = _push(sn, sa, sb, so1, so2, sp, lc, a, m, o1, o2)
+    return counts
+
+
+@njit(cache=True)
+def subset_weights(slot_base, n_pf, pf_ptr, pf, counts, fa, fb):
+    """Per node: the weight of rows whose failing set at that leaf lies within ``{fa, fb}`` (fb = -1: ``{fa}``).
+
+    Those are the rows that reach the leaf exactly when a grid point passes the
+    leaf's conditions on ``fa`` and ``fb``; zero at internal nodes.
+    """
+    n_nodes = slot_base.shape[0]
+    W = np.zeros(n_nodes)
+    for node in range(n_nodes):
+        s = slot_base[node]
+        if s < 0:
+            continue
+        p = n_pf[node]
+        oa = -1
+        ob = -1
+        for k in range(p):
+            f = pf[pf_ptr[node] + k]
+            if f == fa:
+                oa = k
+            elif f == fb:
+                ob = k
+        w = counts[s]
+        if oa >= 0:
+            w += counts[s + 1 + oa]
+        if ob >= 0:
+            w += counts[s + 1 + ob]
+        if oa >= 0 and ob >= 0:
+            w += counts[s + pair_slot(p, oa, ob)]
+        W[node] = w
+    return W

@@ -1,0 +1,202 @@
+"""The ``patterns`` gather of the pattern counts: for shallow trees, a branch-free pass over every leaf.
+
+For a leaf at depth ``D``, a row's *pattern* is ``D`` bits, one per node on the
+leaf's path: 1 where the row goes the leaf's way. Per block of 64 rows and per
+tree, patterns are built from the root down, one vectorised step per node
+(``child = parent << 1 | passed``), and every leaf adds each row's weight to
+its histogram bin ``hist[leaf, pattern]``: a fixed amount of work per (row,
+leaf), with no branch that depends on the data. After the pass, each leaf's
+``2^D`` bins are read once: a bin's zero bits are the nodes the rows failed, their
+features the failing set, and bins whose failing set has at most ``order``
+features go to the count slots of :mod:`.counts_kernels`.
+
+Per (row, tree) this is ``nodes`` comparisons and ``leaves`` histogram updates,
+whatever the order: for trees of depth 6 that is cheaper than following each
+row's failing sets (:func:`.counts_kernels.gather_leafsets` at order 2). The
+histograms take ``sum over leaves of 2^depth`` bins, so the kernel is for
+shallow trees only (:data:`MAX_BINS` per tree).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .counts_kernels import pair_slot
+from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block
+
+#: Most histogram bins per tree (sum over its leaves of 2^depth) the kernel takes.
+MAX_BINS = 1 << 14
+
+
+@njit(cache=True)
+def pattern_layout(tree_start, left, right, topo):
+    """Histogram offsets: ``hist_base[leaf]`` (-1 elsewhere), ``depth[node]``, bins per tree, total bins.
+
+    A tree deeper than 40 gets ``1 << 62`` bins (never taken) and no offsets.
+    """
+    n_nodes = left.shape[0]
+    depth = np.zeros(n_nodes, dtype=np.int64)
+    hist_base = np.full(n_nodes, -1, dtype=np.int64)
+    bins = np.zeros(tree_start.shape[0] - 1, dtype=np.int64)
+    total = 0
+    for t in range(tree_start.shape[0] - 1):
+        b = 0
+        for k in range(tree_start[t], tree_start[t + 1]):
+            node = topo[k]
+            if left[node] >= 0:
+                depth[left[node]] = depth[node] + 1
+                depth[right[node]] = depth[node] + 1
+        for node in range(tree_start[t], tree_start[t + 1]):
+            if left[node] < 0:
+                if depth[node] > 40:
+                    b = 1 << 62
+                    break
+                hist_base[node] = total + b
+                b += 1 << depth[node]
+        bins[t] = b
+        if b < (1 << 62):
+            total += b
+    return hist_base, depth, bins, total
+
+
+@njit(cache=True, parallel=True)
+def gather_patterns(X, row_weight, n_tree_groups, n_row_groups, tree_start, topo, nodes, thr_lt, miss_eff, thr,
+                    cat_offset, cat_nwords, cat_words, le, cats_left, hist_base, n_bins, max_tree_nodes):
+    """(n_row_groups, n_bins) weighted pattern histograms of the rows of X (see the module docstring).
+
+    ``topo``: the nodes of each tree with every parent before its children (node
+    ids, tree by tree; the tree's nodes are ``tree_start[t]:tree_start[t + 1]``).
+    """
+    n = X.shape[0]
+    nf = X.shape[1]
+    n_trees = tree_start.shape[0] - 1
+    hist = np.zeros((n_row_groups, n_bins))
+    n_blocks = (n + BLOCK - 1) // BLOCK
+    per_group = (n_blocks + n_row_groups - 1) // n_row_groups
+    for part in prange(n_tree_groups * n_row_groups):
+        tg = part % n_tree_groups
+        rg = part // n_tree_groups
+        h = hist[rg]
+        Xb = np.empty((nf, BLOCK))
+        pat = np.empty((max_tree_nodes, BLOCK), dtype=np.int64)
+        go = np.empty(BLOCK, dtype=np.int64)
+        w = np.empty(BLOCK)
+        for blk in range(rg * per_group, min(n_blocks, (rg + 1) * per_group)):
+            c0 = blk * BLOCK
+            c1 = min(n, c0 + BLOCK)
+            nb = c1 - c0
+            load_block(X, c0, c1, Xb)
+            for r in range(nb):
+                w[r] = row_weight[c0 + r]
+            for t in range(tg, n_trees, n_tree_groups):
+                root = tree_start[t]
+                for r in range(BLOCK):
+                    pat[0, r] = 0
+                for k in range(tree_start[t], tree_start[t + 1]):
+                    node = topo[k]
+                    p = pat[node - root]
+                    lc = nodes[node, 0]
+                    if lc < 0:
+                        base = hist_base[node]
+                        for r in range(nb):
+                            h[base + p[r]] += w[r]
+                        continue
+                    f = nodes[node, 2]
+                    flags = nodes[node, 3]
+                    if flags & F_SPECIAL:
+                        for r in range(nb):
+                            go[r] = go_left_packed(Xb[f, r], node, flags, thr[node], cat_offset, cat_nwords,
+                                                   cat_words, le, False, cats_left)
+                    else:
+                        th = thr_lt[node]
+                        ms = miss_eff[node]
+                        for r in range(BLOCK):
+                            x = Xb[f, r]
+                            go[r] = (x < th) | (ms & (not (x >= th)))
+                    pl = pat[lc - root]
+                    pr = pat[nodes[node, 1] - root]
+                    for r in range(BLOCK):
+                        s = p[r] << 1
+                        pl[r] = s | go[r]
+                        pr[r] = s | (1 - go[r])
+    return hist
+
+
+@njit(cache=True)
+def patterns_to_counts(hist, tree_start, left, right, ford, hist_base, slot_base, n_pf, order, n_slots,
+                       max_tree_nodes):
+    """The count slots from pattern histograms: each bin's failing set is the features of its zero bits."""
+    counts = np.zeros(n_slots)
+    stack = np.empty(max_tree_nodes + 1, dtype=np.int64)
+    s_depth = np.empty(max_tree_nodes + 1, dtype=np.int64)
+    path = np.empty(max_tree_nodes + 1, dtype=np.int64)  # ordinal of the feature of each node on the path
+    for t in range(tree_start.shape[0] - 1):
+        stack[0] = tree_start[t]
+        s_depth[0] = 0
+        sp = 1
+        while sp > 0:
+            sp -= 1
+            node = stack[sp]
+            d = s_depth[sp]
+            if left[node] >= 0:
+                path[d] = ford[node]
+                stack[sp] = right[node]
+                s_depth[sp] = d + 1
+                stack[sp + 1] = left[node]
+                s_depth[sp + 1] = d + 1
+                sp += 2
+                continue
+            base = hist_base[node]
+            s0 = slot_base[node]
+            p = n_pf[node]
+            for v in range(1 << d):
+                c = hist[base + v]
+                if c == 0.0:
+                    continue
+                o1 = -1
+                o2 = -1
+                many = False
+                for k in range(d):  # bit d - 1 - k is the k-th node of the path
+                    if (v >> (d - 1 - k)) & 1:
+                        continue
+                    o = path[k]
+                    if o == o1 or o == o2:
+                        continue
+                    if o1 < 0:
+                        o1 = o
+                    elif o2 < 0:
+                        o2 = o
+                    else:
+                        many = True
+                        break
+                if many or (o2 >= 0 and order < 2):
+                    continue
+                if o2 >= 0:
+                    counts[s0 + pair_slot(p, o1, o2)] += c
+                elif o1 >= 0:
+                    counts[s0 + 1 + o1] += c
+                else:
+                    counts[s0] += c
+    return counts
+
+
+@njit(cache=True)
+def parents_first(tree_start, left, right, max_tree_nodes):
+    """The nodes of every tree in pre-order (each parent before its children), tree by tree."""
+    topo = np.empty(left.shape[0], dtype=np.int64)
+    stack = np.empty(max_tree_nodes + 1, dtype=np.int64)
+    k = 0
+    for t in range(tree_start.shape[0] - 1):
+        stack[0] = tree_start[t]
+        sp = 1
+        while sp > 0:
+            sp -= 1
+            node = stack[sp]
+            topo[k] = node
+            k += 1
+            if left[node] >= 0:
+                stack[sp] = right[node]
+                stack[sp + 1] = left[node]
+                sp += 2
+    return topo
