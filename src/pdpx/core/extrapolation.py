@@ -243,17 +243,18 @@ class _Rows:
 
     def floats(self) -> np.ndarray:
         """The rows' columns as floats, (n, p) (NaN where a column holds no numbers)."""
-        A = self.frame.to_numpy()  # every column in one array: a view when the frame is one block of numbers
-        if A.dtype.kind in "fiub":
+        dtypes = self.frame.dtypes.tolist()
+        numbers = [isinstance(t, np.dtype) and t.kind in "fiub" for t in dtypes]
+        if all(numbers):  # every column in one array: a view when the frame is one block of numbers
+            A = self.frame.to_numpy()
             return np.asarray(A if self.pick is None else A[self.pick], dtype=np.float64)
         rows = self.frame if self.pick is None else self.frame.iloc[self.pick]
-        try:
-            return rows.to_numpy(dtype=np.float64, na_value=np.nan)
-        except (TypeError, ValueError):  # text or categories among the columns: the numeric ones, one by one
-            nan = np.full(self.n, np.nan)
-            return np.column_stack([
-                as_floats(rows.iloc[:, k]) if pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
-                else nan for k, t in enumerate(rows.dtypes.tolist())])
+        # text, categories or nullable columns among them: the numeric ones one by one (no object array of
+        # the whole frame)
+        nan = np.full(self.n, np.nan)
+        return np.column_stack([
+            as_floats(rows.iloc[:, k]) if pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
+            else nan for k, t in enumerate(dtypes)])
 
 
 def n_bins(n: int) -> int:
