@@ -162,7 +162,7 @@ class PartialDependenceResult(CurveResult):
 
     @property
     def grid_kind(self) -> str:
-        """``"thresholds"`` when some feature's grid is one point per step of the model (``steps``), else ``"values"``."""
+        """``"thresholds"`` when some feature's grid has one point per step (``steps``), else ``"values"``."""
         return "thresholds" if self.steps else "values"
 
     @property

@@ -16,7 +16,9 @@ model alone (no data), so a partial dependence on that grid *is* the exact curve
 "As the model compares it": a model that rounds its inputs to float32 compares
 float32 values with its thresholds, so the points are float32 values (for
 ``<=``, the largest float32 that still goes left). Zero is its own step where a
-split treats zero as missing (a library's zero-as-missing mode). The missing-value
+split treats zero as missing (a library's zero-as-missing mode): its point is 0
+itself, and it stands for every value the model reads as zero (``|x| <= 1e-35``),
+the one exception to the rule above. The missing-value
 point is not part of this grid (``include_missing`` adds it).
 
 Steps are found by routing candidate values (each threshold and its neighbours

@@ -1,0 +1,237 @@
+"""``grid="thresholds"``: one grid point per step of a tree model's partial dependence, so the result is the curve.
+
+The reference is the definition, computed here: every row of X with the target
+columns set to a value, the library's own prediction, the (weighted) average.
+For values of the feature drawn at random (and one float either side of every grid
+point), the PD there equals the PD the threshold-grid result holds at the point
+standing for the value's step (:func:`representative`, the rule ``res.steps``
+documents). Libraries that round inputs to float32 compare float32 values: the
+representative is taken of the value the model compares, and they agree to
+float32 precision. Which libraries round (scikit-learn's trees, forests and
+gradient boosting, XGBoost) and which compare float64 values (scikit-learn's
+HistGradientBoosting, LightGBM, a pipeline's rewritten trees on the raw columns) is
+written here, not read from pdpx.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pdpx
+from pdpx import PdpxError
+
+sk = pytest.importorskip("sklearn", reason="scikit-learn is not installed")
+
+from sklearn.ensemble import (  # noqa: E402
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
+    HistGradientBoostingRegressor,
+    RandomForestRegressor,
+    VotingRegressor,
+)
+from sklearn.neural_network import MLPRegressor  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+from sklearn.tree import DecisionTreeRegressor  # noqa: E402
+
+N = 150
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"a": rng.normal(size=N), "b": rng.uniform(-2, 2, N), "c": rng.integers(0, 6, N).astype(float)})
+    X.loc[rng.random(N) < 0.25, "b"] = 0.0  # zeros: a zero-as-missing model routes them apart
+    y = 2 * X["a"] + np.sin(2 * X["b"]) + 0.3 * X["c"] + rng.normal(scale=0.1, size=N)
+    w = rng.uniform(0, 2, N)
+    w[::7] = 0.0
+    return X, y.to_numpy(), w
+
+
+def representative(grid, v, comparison, zero_missing=False):
+    """The grid point standing for value ``v``: for ``<=`` the first point at or above ``v`` (the last point
+    for values above it), for ``<`` the last point at or below ``v`` (the first for values below it). Where
+    the model reads zero as missing, the values it reads as zero (``|v| <= 1e-35``) are the point 0."""
+    if comparison == "<=":
+        i = np.minimum(np.searchsorted(grid, v, side="left"), grid.size - 1)
+    else:
+        i = np.maximum(np.searchsorted(grid, v, side="right") - 1, 0)
+    if zero_missing:
+        i = np.where(np.abs(v) <= 1e-35, int(np.flatnonzero(grid == 0.0)[0]), i)
+    return i
+
+
+def brute(predict, X, values: dict, w=None):
+    """PD at each combination of ``values`` (a dict feature -> array), from the definition."""
+    names = list(values)
+    shape = tuple(len(values[f]) for f in names)
+    out = np.empty(shape)
+    for idx in np.ndindex(*shape):
+        Z = X.copy()
+        for f, i in zip(names, idx):
+            Z[f] = float(values[f][i])
+        out[idx] = np.average(np.asarray(predict(Z), dtype=np.float64).reshape(len(X), -1)[:, -1], weights=w)
+    return out
+
+
+def probes(grid, X, f, rng, n=12):
+    """Values of feature ``f``: random ones over (and beyond) its range, and one float either side of grid points."""
+    lo, hi = float(X[f].min()), float(X[f].max())
+    span = hi - lo
+    g = grid[rng.choice(grid.size, size=min(4, grid.size), replace=False)]
+    return np.unique(np.concatenate([rng.uniform(lo - 0.2 * span, hi + 0.2 * span, n),
+                                     np.nextafter(g, np.inf), np.nextafter(g, -np.inf)]))
+
+
+def compared(v, float32):
+    return v.astype(np.float32).astype(np.float64) if float32 else v
+
+
+def check_oneway(model, predict, X, f, w=None, float32=False, rtol=1e-10, seed=0, zero_missing=False):
+    res = pdpx.partial_dependence(model, X, f, grid="thresholds", sample_weight=w)
+    assert res.grid_kind == "thresholds" and set(res.steps) == {f}
+    grid = np.asarray(res.grid_values[0], dtype=np.float64)
+    assert grid.size >= 2 and np.all(np.diff(grid) > 0)
+    v = probes(grid, X, f, np.random.default_rng(seed))
+    rep = representative(grid, compared(v, float32), res.steps[f], zero_missing)
+    expected = brute(predict, X, {f: v}, w)
+    np.testing.assert_allclose(res.average[-1][rep], expected, rtol=rtol, atol=rtol)
+    # and at the grid itself, the result is the model's PD (not only consistent with itself)
+    np.testing.assert_allclose(res.average[-1], brute(predict, X, {f: grid}, w), rtol=rtol, atol=rtol)
+    return res
+
+
+def check_twoway(model, predict, X, f1, f2, float32=False, rtol=1e-10, seed=1, zero_missing=False):
+    res = pdpx.partial_dependence(model, X, [f1, f2], grid="thresholds")
+    assert set(res.steps) == {f1, f2}
+    g1, g2 = (np.asarray(g, dtype=np.float64) for g in res.grid_values)
+    rng = np.random.default_rng(seed)
+    v1, v2 = probes(g1, X, f1, rng, 5), probes(g2, X, f2, rng, 5)
+    r1 = representative(g1, compared(v1, float32), res.steps[f1], zero_missing)
+    r2 = representative(g2, compared(v2, float32), res.steps[f2], zero_missing)
+    expected = brute(predict, X, {f1: v1, f2: v2})
+    np.testing.assert_allclose(res.average[-1][np.ix_(r1, r2)], expected, rtol=rtol, atol=rtol)
+
+
+# ------------------------------------------------------------------ scikit-learn
+SKLEARN = {
+    "tree": lambda: DecisionTreeRegressor(max_depth=5, random_state=0),
+    "gb": lambda: GradientBoostingRegressor(n_estimators=15, max_depth=3, random_state=0),
+    "hgb": lambda: HistGradientBoostingRegressor(max_iter=15, max_depth=3, random_state=0),
+    "forest": lambda: RandomForestRegressor(n_estimators=8, max_depth=4, random_state=0),
+    "pipeline": lambda: make_pipeline(StandardScaler(), GradientBoostingRegressor(n_estimators=10, max_depth=3,
+                                                                                    random_state=0)),
+    "voting": lambda: VotingRegressor([("t", DecisionTreeRegressor(max_depth=4, random_state=0)),
+                                       ("g", GradientBoostingRegressor(n_estimators=8, random_state=0))]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SKLEARN))
+def test_sklearn_oneway_is_the_curve(data, name):
+    X, y, w = data
+    model = SKLEARN[name]().fit(X, y)
+    f32 = name not in ("pipeline", "hgb")  # scikit-learn's trees compare float32 inputs (not HGB, not scaled ones)
+    check_oneway(model, model.predict, X, "a", w=w, float32=f32)
+    check_oneway(model, model.predict, X, "b", float32=f32)
+
+
+@pytest.mark.parametrize("name", ["gb", "hgb", "pipeline", "voting"])
+def test_sklearn_twoway_is_the_surface(data, name):
+    X, y, _ = data
+    model = SKLEARN[name]().fit(X, y)
+    check_twoway(model, model.predict, X, "a", "b", float32=name not in ("pipeline", "hgb"))
+
+
+def test_classifier_probabilities_step_where_the_margins_do(data):
+    X, y, _ = data
+    model = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0).fit(X, y > np.median(y))
+    check_oneway(model, model.predict_proba, X, "a", float32=True)
+
+
+def test_ice_curves_are_step_functions_too(data):
+    X, y, _ = data
+    model = GradientBoostingRegressor(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+    res = pdpx.partial_dependence(model, X, "a", grid="thresholds", kind="individual", ice_sample=5)
+    grid = np.asarray(res.grid_values[0])
+    v = probes(grid, X, "a", np.random.default_rng(5))
+    rep = representative(grid, v.astype(np.float32).astype(np.float64), res.steps["a"])
+    for k, row in enumerate(res.ice_rows):
+        Z = pd.DataFrame(np.repeat(X.iloc[[row]].to_numpy(), v.size, axis=0), columns=X.columns)
+        Z["a"] = v
+        np.testing.assert_allclose(res.individual[0, k][rep], model.predict(Z), rtol=1e-10)
+
+
+# ------------------------------------------------------------------ float32 libraries
+def test_xgboost_float32_thresholds(data):
+    xgb = pytest.importorskip("xgboost", reason="xgboost is not installed")
+    X, y, w = data
+    model = xgb.XGBRegressor(n_estimators=15, max_depth=3, tree_method="exact").fit(X, y)
+    check_oneway(model, model.predict, X, "a", w=w, float32=True, rtol=1e-5)
+    check_twoway(model, model.predict, X, "a", "b", float32=True, rtol=1e-5)
+
+
+def test_lightgbm_zero_as_missing(data):
+    lgb = pytest.importorskip("lightgbm", reason="lightgbm is not installed")
+    X, y, _ = data
+    model = lgb.LGBMRegressor(n_estimators=15, num_leaves=8, min_child_samples=5, zero_as_missing=True,
+                              verbose=-1).fit(X, y)
+    res = check_oneway(model, model.predict, X, "b", rtol=1e-9, zero_missing=True)  # it compares float64 values
+    assert 0.0 in res.grid_values[0]  # zero is a step of its own: it goes the missing way
+    check_twoway(model, model.predict, X, "a", "b", rtol=1e-9, zero_missing=True)
+
+
+# ------------------------------------------------------------------ what the option decides
+def test_custom_values_win_and_categories_keep_their_levels(data):
+    X, y, _ = data
+    Xc = X.assign(k=pd.Categorical(np.where(X["c"] > 2, "hi", "lo")))
+    model = HistGradientBoostingRegressor(max_iter=10, categorical_features="from_dtype", random_state=0).fit(Xc, y)
+    coll = pdpx.partial_dependence_many(model, Xc, ["a", "k", ("a", "k")], grid="thresholds",
+                                        custom_values={"c": [1.0, 2.0]})
+    assert coll[0].steps == {"a": "<="}
+    assert coll[1].steps == {} and list(coll[1].grid_values[0]) == ["hi", "lo"]
+    assert coll[2].steps == {"a": "<="} and list(coll[2].grid_values[1]) == ["hi", "lo"]
+    res = pdpx.partial_dependence(model, Xc, "c", grid="thresholds", custom_values={"c": [1.0, 2.0]})
+    assert res.steps == {} and res.grid_values[0].tolist() == [1.0, 2.0]
+
+
+def test_a_feature_no_tree_splits_on_gets_its_range_and_a_note(data):
+    X, y, _ = data
+    model = DecisionTreeRegressor(max_depth=1, random_state=0).fit(X, y)  # one split, on one feature
+    used = X.columns[model.tree_.feature[0]]
+    flat = next(c for c in X.columns if c != used)
+    res = pdpx.partial_dependence(model, X, flat, grid="thresholds")
+    assert res.grid_values[0].tolist() == [X[flat].min(), X[flat].max()]
+    assert any("no tree splits on" in n for n in res.notes)
+    np.testing.assert_allclose(res.average[0], brute(model.predict, X, {flat: res.grid_values[0]}))
+
+
+def test_a_model_without_readable_trees_is_refused_with_what_to_do(data):
+    X, y, _ = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = MLPRegressor(hidden_layer_sizes=(3,), max_iter=20, random_state=0).fit(X, y)
+    with pytest.raises(PdpxError, match=r"grid='thresholds' reads the split thresholds.*grid='uniform'"):
+        pdpx.partial_dependence(model, X, "a", grid="thresholds")
+    with pytest.raises(PdpxError, match="grid"):
+        pdpx.partial_dependence(model, X, "a", grid="quantile")
+
+
+def test_a_large_two_way_grid_says_how_large_and_how_to_fit(data):
+    X, y, _ = data
+    model = GradientBoostingRegressor(n_estimators=30, max_depth=4, random_state=0).fit(X, y)
+    with pytest.raises(PdpxError, match=r"(?s)\d+ x \d+ grid.*over the memory budget.*grid='uniform'"):
+        pdpx.partial_dependence(model, pd.concat([X] * 40), ["a", "b"], grid="thresholds", kind="individual",
+                                memory_budget="1MB")
+
+
+def test_the_frame_says_it_is_a_step_curve(data):
+    X, y, _ = data
+    model = GradientBoostingRegressor(n_estimators=5, random_state=0).fit(X, y)
+    res = pdpx.partial_dependence(model, X, "a", grid="thresholds")
+    assert res.to_frame().attrs["steps"] == {"a": "<="}
+    plain = pdpx.partial_dependence(model, X, "a")
+    assert plain.grid_kind == "values" and plain.to_frame().attrs["steps"] == {}
