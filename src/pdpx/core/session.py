@@ -397,7 +397,8 @@ class Session:
             extrapolation=check,
             steps={self.names[j]: self._steps[j] for j in features if j in self._steps},
             diagnostics=support.SupportInputs(columns, list(req.grid_values), list(req.categorical),
-                                              self.sample_weight, outside=hull),
+                                              self.sample_weight, outside=hull,
+                                              steps=[self._steps.get(j) for j in features]),
         )
 
     def extrapolation(self, features: list[int], grids: list, columns: list, notes: list[str]):

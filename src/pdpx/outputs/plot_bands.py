@@ -152,11 +152,13 @@ def colour_scale(continuous: bool, column: str, n_levels: int):
     return scale_color_manual(values=colours, name=column)
 
 
-def unsupported_bands(df: pd.DataFrame) -> pd.DataFrame:
+def unsupported_bands(df: pd.DataFrame, spans: dict | None = None) -> pd.DataFrame:
     """The x extent of every stretch of unsupported grid points of each feature set (1-way frames).
 
-    Numeric points span their support interval (:mod:`pdpx.core.support`), categories
-    and the missing point half a slot either side; neighbouring spans merge into one band.
+    Numeric points span their support interval (:mod:`pdpx.core.support`), or the step they
+    stand for (``spans``: feature set -> (lower, upper) bounds of its numeric points, threshold
+    grids); categories and the missing point half a slot either side; neighbouring spans merge
+    into one band.
     """
     cols = ["feature_set", "xmin", "xmax"]
     first = df[df["kind"] == "average"]
@@ -169,7 +171,7 @@ def unsupported_bands(df: pd.DataFrame) -> pd.DataFrame:
         point = (part["categorical"] | part["missing"]).to_numpy(dtype=bool)
         lo, hi = x - 0.5, x + 0.5
         if (~point).any():
-            num_lo, num_hi = intervals(x[~point])
+            num_lo, num_hi = spans[fs] if spans and fs in spans else intervals(x[~point])
             lo[~point], hi[~point] = num_lo, num_hi
             if point.any() and (~point).sum() > 1:  # the missing point: as wide as a numeric step
                 step = float(np.median(np.diff(x[~point])))
