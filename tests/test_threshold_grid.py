@@ -235,3 +235,105 @@ def test_the_frame_says_it_is_a_step_curve(data):
     assert res.to_frame().attrs["steps"] == {"a": "<="}
     plain = pdpx.partial_dependence(model, X, "a")
     assert plain.grid_kind == "values" and plain.to_frame().attrs["steps"] == {}
+
+
+# ------------------------------------------------------------------ the figures draw the step function
+def drawn(xs, ys, direction, x):
+    """The value a ``geom_step`` through (xs, ys) draws at ``x``: "vh" rises at x[k] to y[k+1], "hv" at x[k+1]."""
+    if direction == "vh":
+        return ys[np.minimum(np.searchsorted(xs, x, side="left"), xs.size - 1)]
+    return ys[np.maximum(np.searchsorted(xs, x, side="right") - 1, 0)]
+
+
+def step_layer(p, name):
+    from plotnine import geom_step
+
+    from pdpx.outputs.plot import layer_names
+
+    layers = [layer for layer, n in zip(p.layers, layer_names(p)) if n == name]
+    steps = [la for la in layers if isinstance(la.geom, geom_step)]
+    assert len(steps) == 1, f"{name}: {[type(la.geom).__name__ for la in layers]}"
+    return steps[0]
+
+
+def model_cases(data):
+    X, y, _ = data
+    yield DecisionTreeRegressor(max_depth=4, random_state=0).fit(X, y), "<="
+    try:
+        import xgboost as xgb
+    except ImportError:
+        return
+    yield xgb.XGBRegressor(n_estimators=5, max_depth=3, tree_method="exact").fit(X, y), "<"
+
+
+def test_the_pd_and_ice_lines_are_the_models_step_function(data):
+    pytest.importorskip("plotnine", reason="plotnine is not installed")
+    X = data[0]
+    for model, comparison in model_cases(data):
+        res = pdpx.partial_dependence(model, X, "a", grid="thresholds", kind="both", ice_sample=3)
+        assert res.steps == {"a": comparison}
+        p = res.plot()
+        want = {"<=": "vh", "<": "hv"}[comparison]
+        line = step_layer(p, "pd_line")
+        assert line.geom.params["direction"] == want
+        d = line.geom.data.sort_values("x")
+        xs, ys = d["x"].to_numpy(), d["yhat"].to_numpy()
+        assert xs[0] <= X["a"].min() and xs[-1] >= X["a"].max()  # the outer steps reach the data's ends
+        v = np.random.default_rng(2).uniform(X["a"].min(), X["a"].max(), 25)
+        np.testing.assert_allclose(drawn(xs, ys, want, v), brute(model.predict, X, {"a": v}), rtol=1e-5)
+        ice = step_layer(p, "ice").geom.data
+        row = ice[ice["row"] == ice["row"].iloc[0]].sort_values("x")
+        Z = pd.DataFrame(np.repeat(X.iloc[[int(row["row"].iloc[0])]].to_numpy(), v.size, axis=0), columns=X.columns)
+        Z["a"] = v
+        np.testing.assert_allclose(drawn(row["x"].to_numpy(), row["yhat"].to_numpy(), want, v), model.predict(Z),
+                                   rtol=1e-5)
+
+
+def test_two_way_tiles_span_the_steps(data):
+    pytest.importorskip("plotnine", reason="plotnine is not installed")
+    X = data[0]
+    for model, comparison in model_cases(data):
+        res = pdpx.partial_dependence(model, X, ["a", "b"], grid="thresholds")
+        assert res.steps == {"a": comparison, "b": comparison}
+        p = res.plot()
+        from pdpx.outputs.plot import layer_names
+
+        assert "contours" not in layer_names(p)
+        tiles = p.layers[layer_names(p).index("tiles")].geom.data
+        rng = np.random.default_rng(4)
+        va, vb = rng.uniform(X["a"].min(), X["a"].max(), 6), rng.uniform(X["b"].min(), X["b"].max(), 6)
+        expected = brute(model.predict, X, {"a": va, "b": vb})
+        for i, a in enumerate(va):
+            for k, b in enumerate(vb):
+                hit = tiles[(tiles["xmin"] < a) & (a < tiles["xmax"]) & (tiles["ymin"] < b) & (b < tiles["ymax"])]
+                assert len(hit) == 1
+                np.testing.assert_allclose(hit["yhat"].iloc[0], expected[i, k], rtol=1e-5)
+
+
+def test_support_counts_the_rows_of_each_step(data):
+    X, y, _ = data
+    model = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y)
+    res = pdpx.partial_dependence(model, X, "a", grid="thresholds")
+    grid = np.asarray(res.grid_values[0])
+    x32 = X["a"].to_numpy().astype(np.float32).astype(np.float64)
+    step = representative(grid, x32, "<=")  # float32 grid points: each row's value as the model compares it
+    np.testing.assert_array_equal(res.support, np.bincount(step, minlength=grid.size))
+    assert not res.unsupported.any()
+
+
+def test_cli_grid_thresholds(data, tmp_path):
+    from click.testing import CliRunner
+
+    from pdpx.cli import main
+
+    X, y, _ = data
+    model = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y)
+    pd.to_pickle(model, tmp_path / "m.pkl")
+    X.to_csv(tmp_path / "x.csv", index=False)
+    out = CliRunner().invoke(main, ["pd", str(tmp_path / "m.pkl"), str(tmp_path / "x.csv"), "--feature", "a",
+                                    "--grid", "thresholds", "-o", str(tmp_path / "pd.csv")])
+    assert out.exit_code == 0, out.output
+    table = pd.read_csv(tmp_path / "pd.csv")
+    res = pdpx.partial_dependence(model, X, "a", grid="thresholds")
+    np.testing.assert_allclose(table["x_1"], res.grid_values[0])
+    np.testing.assert_allclose(table["yhat"], brute(model.predict, X, {"a": res.grid_values[0]}))
