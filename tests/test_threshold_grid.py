@@ -337,3 +337,23 @@ def test_cli_grid_thresholds(data, tmp_path):
     res = pdpx.partial_dependence(model, X, "a", grid="thresholds")
     np.testing.assert_allclose(table["x_1"], res.grid_values[0])
     np.testing.assert_allclose(table["yhat"], brute(model.predict, X, {"a": res.grid_values[0]}))
+
+
+def test_models_side_by_side_and_groups_keep_their_steps(data):
+    pytest.importorskip("plotnine", reason="plotnine is not installed")
+    from plotnine import geom_step
+
+    X, y, _ = data
+    models = dict(model_cases(data))
+    named = {f"m{i}": m for i, m in enumerate(models)}
+    res = pdpx.partial_dependence(named, X, "a", grid="thresholds")
+    assert [r.steps for r in res.results] == [{"a": c} for c in models.values()]
+    directions = {la.geom.params["direction"] for la in res.plot().layers if isinstance(la.geom, geom_step)}
+    assert directions == {{"<=": "vh", "<": "hv"}[c] for c in models.values()}
+    tree = next(iter(models))
+    by = pdpx.partial_dependence(tree, X, "a", grid="thresholds", by="c", by_bins=2)
+    for r, (_, rows) in zip(by.results, X.groupby(pd.cut(X["c"], [-1, 2.5, 10]), observed=True)):
+        assert r.steps == {"a": "<="}
+        grid = np.asarray(r.grid_values[0])
+        x32 = rows["a"].to_numpy().astype(np.float32).astype(np.float64)
+        np.testing.assert_array_equal(r.support, np.bincount(representative(grid, x32, "<="), minlength=grid.size))

@@ -75,14 +75,35 @@ def extend_steps(df: pd.DataFrame, results) -> pd.DataFrame:
         grid = np.asarray(r.grid_values[0], dtype=np.float64)
         lo, hi = outer_ends(r, 0, grid)
         curve = df[here & ~df["missing"].to_numpy(dtype=bool)]
-        keys = ["output", "kind", curve["row"].fillna(-1)]
-        first = curve.groupby(keys, sort=False, observed=True).head(1)
-        last = curve.groupby(keys, sort=False, observed=True).tail(1)
-        parts += [first.assign(x=lo, step=d, extension=True), last.assign(x=hi, step=d, extension=True)]
+        parts += outer_rows(curve, ["output", "kind", curve["row"].fillna(-1)], lo, hi, d)
     if len(parts) == 1:
         return df
     out = pd.concat(parts, ignore_index=True)
     return out.sort_values(["x"], kind="stable", ignore_index=True)
+
+
+def outer_rows(curve: pd.DataFrame, keys: list, lo: float, hi: float, d: str) -> list[pd.DataFrame]:
+    """Each curve's (by ``keys``) first point moved to ``lo`` and last point to ``hi``: where its outer steps end."""
+    groups = curve.sort_values("x", kind="stable").groupby(keys, sort=False, observed=True)
+    return [groups.head(1).assign(x=lo, step=d, extension=True), groups.tail(1).assign(x=hi, step=d, extension=True)]
+
+
+def extend_stacked(line: pd.DataFrame, stacked) -> pd.DataFrame:
+    """:func:`extend_steps` for the overlay of a :class:`~pdpx.core.stacked.StackedResult` (one curve per model
+    or group, each by its own steps)."""
+    line = line.assign(step="", extension=False)
+    parts = [line]
+    for label, r in zip(stacked.labels, stacked.results):
+        d = direction(r)
+        if not d:
+            continue
+        here = (line[stacked.column].astype(str) == str(label)).to_numpy()
+        line.loc[here, "step"] = d
+        lo, hi = outer_ends(r, 0, np.asarray(r.grid_values[0], dtype=np.float64))
+        parts += outer_rows(line[here], ["output"], lo, hi, d)
+    if len(parts) == 1:
+        return line
+    return pd.concat(parts, ignore_index=True).sort_values(["x"], kind="stable", ignore_index=True)
 
 
 def line_layers(frame: pd.DataFrame, mapping, **style) -> list:
