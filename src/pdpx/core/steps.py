@@ -41,6 +41,9 @@ from .errors import PdpxError
 from .ir import ZERO_OR_NAN_MISSING, TreeModel
 from .treesum import TreeSum
 
+#: Cells of the routing signature (splits x candidate values) held at once: thousands of thresholds stay small.
+SIGNATURE_CELLS = 1 << 22
+
 
 def threshold_grid(tm, position: int) -> np.ndarray:
     """One value per step of the partial dependence of ``tm`` on the feature at column ``position``.
@@ -77,7 +80,8 @@ def threshold_grid(tm, position: int) -> np.ndarray:
     values = values[np.isfinite(values)]
     if values.size == 0:
         return values
-    sig = []
+    change = np.zeros(values.size - 1, dtype=bool)  # a new step starts at value i + 1
+    seen = False
     for ens, j in members:
         nodes = np.flatnonzero((ens.left >= 0) & (ens.feature == j))
         if nodes.size == 0:
@@ -86,11 +90,14 @@ def threshold_grid(tm, position: int) -> np.ndarray:
         keys = np.stack([ens.threshold[nodes], ens.nan_mode[nodes].astype(np.float64),
                          ens.missing_left[nodes].astype(np.float64)], axis=1)
         _, first = np.unique(keys, axis=0, return_index=True)
-        sig.append(ens.goes_left_many(nodes[np.sort(first)], values))
-    if not sig:
+        nodes = nodes[np.sort(first)]
+        per = max(1, SIGNATURE_CELLS // max(values.size, 1))  # rows of the signature at a time: bounded memory
+        for start in range(0, nodes.size, per):
+            S = ens.goes_left_many(nodes[start:start + per], values)
+            change |= np.any(S[:, 1:] != S[:, :-1], axis=0)
+        seen = True
+    if not seen:
         return np.empty(0)
-    S = np.concatenate(sig, axis=0)
-    change = np.any(S[:, 1:] != S[:, :-1], axis=0)  # a new step starts at value i + 1
     upper_end = members[0][0].comparison == "<="
     if upper_end:  # the last value of each run of equal signatures
         keep = np.append(change, True)
