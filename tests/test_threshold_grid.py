@@ -357,3 +357,18 @@ def test_models_side_by_side_and_groups_keep_their_steps(data):
         grid = np.asarray(r.grid_values[0])
         x32 = rows["a"].to_numpy().astype(np.float32).astype(np.float64)
         np.testing.assert_array_equal(r.support, np.bincount(representative(grid, x32, "<="), minlength=grid.size))
+
+
+def test_the_missing_value_point_sits_past_the_outer_step(data):
+    pytest.importorskip("plotnine", reason="plotnine is not installed")
+    X, y, _ = data
+    Xm = X.assign(a=X["a"].where(np.arange(len(X)) % 9 != 0))
+    model = HistGradientBoostingRegressor(max_iter=10, max_depth=3, random_state=0).fit(Xm, y)
+    res = pdpx.partial_dependence(model, Xm, "a", grid="thresholds")
+    assert np.isnan(res.grid_values[0][-1])  # include_missing="auto": the model accepts missing values
+    p = res.plot()
+    from pdpx.outputs.plot import layer_names
+
+    line = step_layer(p, "pd_line").geom.data
+    point = p.layers[layer_names(p).index("pd_categories")].geom.data
+    assert line["x"].max() >= Xm["a"].max() and (point["x"] > line["x"].max()).all()

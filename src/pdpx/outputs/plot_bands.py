@@ -27,10 +27,12 @@ from .plot_style import ICE_COLOR, PALETTE, PD_COLOR
 MISSING_GAP = 0.12
 
 
-def place_missing(df: pd.DataFrame, axis) -> np.ndarray:
+def place_missing(df: pd.DataFrame, axis, ends: dict | None = None) -> np.ndarray:
     """Mark the missing-value rows of a drawn frame and give them their x; returns the mask.
 
     ``axis`` (the figure's :class:`~.plot_oneway.CategoricalAxis`) learns the tick to label.
+    ``ends``: feature set -> (low, high) x the curve is drawn over, when it runs past its grid
+    (the outer steps of a threshold grid, :mod:`.plot_steps`).
     """
     numeric = (df["type_1"] != "categorical").to_numpy(dtype=bool)
     miss = numeric & np.isnan(df["x_1"].to_numpy(dtype=float))
@@ -42,6 +44,8 @@ def place_missing(df: pd.DataFrame, axis) -> np.ndarray:
         here = sets == fs
         finite = x[here & ~miss]
         lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        if ends and fs in ends:
+            lo, hi = ends[fs]
         pos = hi + (MISSING_GAP * (hi - lo) if hi > lo else 1.0)
         x[here & miss] = pos
         axis.add_missing(pos, hi)

@@ -19,7 +19,7 @@ from .plot_bands import (
     place_missing,
     unsupported_bands,
 )
-from .plot_steps import direction, extend_steps, line_layers, step_edges
+from .plot_steps import direction, extend_steps, line_layers, outer_ends, step_edges
 from .plot_style import (
     ICE_COLOR,
     PD_COLOR,
@@ -70,7 +70,8 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
 
     axis = CategoricalAxis(results)
     df["x"] = axis.positions(df)
-    df["missing"] = place_missing(df, axis)
+    ends = {r.feature_set: outer_ends(r, 0, r.grid_values[0]) for r in results if direction(r)}
+    df["missing"] = place_missing(df, axis, ends)
     df["row"] = df["row"].astype("float64")  # plotnine groups by a plain column
     if opts.unsupported != "drop":  # curves break only where points are left out
         df["seg"] = 0

@@ -19,7 +19,7 @@ import pandas as pd
 from ..core.errors import PdpxError
 from .plot_bands import place_missing
 from .plot_oneway import CategoricalAxis
-from .plot_steps import extend_stacked, line_layers
+from .plot_steps import direction, extend_stacked, line_layers, outer_ends
 from .plot_style import (
     PALETTE,
     PlotOptions,
@@ -76,7 +76,9 @@ def overlay_plot(stacked: "StackedResult", **options):
     df["categorical"] = (df["type_1"] == "categorical").to_numpy(dtype=bool)
     axis = CategoricalAxis([stacked.results[0]])
     df["x"] = axis.positions(df)
-    miss = place_missing(df, axis)
+    ends = [outer_ends(r, 0, r.grid_values[0]) for r in stacked.results if direction(r)]
+    miss = place_missing(df, axis, {stacked.feature_set: (min(e[0] for e in ends), max(e[1] for e in ends))}
+                         if ends else None)
     df["missing"] = miss
     df["output"] = pd.Categorical(df["output"].astype(str), categories=list(dict.fromkeys(stacked.outputs)))
     by = stacked.column
