@@ -33,6 +33,7 @@ def partial_dependence(
     target=None,
     grid_resolution: int = 100,
     percentiles: tuple[float, float] = (0.05, 0.95),
+    grid: str = "uniform",
     custom_values: dict | None = None,
     categorical_features=None,
     sample_weight=None,
@@ -83,6 +84,12 @@ def partial_dependence(
         Grid points per numeric feature (fewer if it has fewer unique values).
     percentiles : (float, float), default (0.05, 0.95)
         The grid of a numeric feature spans these percentiles of its values.
+    grid : {"uniform", "thresholds"}, default "uniform"
+        ``"uniform"``: the grid of ``grid_resolution`` and ``percentiles``. ``"thresholds"``
+        (tree models): one point per step of the model's PD on each numeric feature, read
+        from its split thresholds, so the result is the exact curve (``res.steps``;
+        ``docs/getting-started.md``, "The whole curve"). ``custom_values`` still wins;
+        categorical features keep their categories.
     custom_values : dict, optional
         ``{feature: values}``: use these values as that feature's grid.
     categorical_features : list of str / int, or boolean mask, optional

@@ -184,8 +184,10 @@ def _run(fn):
         raise
 
 
-def _options(method, grid_resolution, kind=None):
+def _options(method, grid_resolution, grid="uniform", kind=None):
     out = {"method": method, "grid_resolution": grid_resolution}
+    if grid != "uniform":
+        out["grid"] = grid
     if kind is not None:
         out["kind"] = kind
     return out
@@ -199,6 +201,10 @@ method_opt = click.option("--method", default="auto", show_default=True,
                           help="auto, brute, exact, recursion, or a plugin's method.")
 grid_opt = click.option("--grid-resolution", default=100, show_default=True, type=click.IntRange(min=2),
                         help="Grid points per numeric feature.")
+grid_kind_opt = click.option("--grid", "grid", type=click.Choice(["uniform", "thresholds"]), default="uniform",
+                             show_default=True,
+                             help="uniform: --grid-resolution points between the 5th and 95th percentiles; "
+                                  "thresholds: one point per step of a tree model's curve (the exact curve).")
 progress_opt = click.option("--progress/--no-progress", default=None,
                             help="Progress bars on stderr (default: for long runs in a terminal).")
 
@@ -244,9 +250,10 @@ def report(model, data, output, features, title, max_rows, drop, progress):
 @click.option("--centered", is_flag=True, help="Centered ICE / PD.")
 @method_opt
 @grid_opt
+@grid_kind_opt
 @drop_opt
 @progress_opt
-def plot(model, data, features, output, kind, centered, method, grid_resolution, drop, progress):
+def plot(model, data, features, output, kind, centered, method, grid_resolution, grid, drop, progress):
     """``pdpx plot``."""
     def go():
         import pdpx
@@ -259,7 +266,7 @@ def plot(model, data, features, output, kind, centered, method, grid_resolution,
         kind_ = kind if len(features) == 1 else "average"
         res = pdpx.partial_dependence(m, X, list(features), kind=kind_, centered=centered, progress=progress,
                                       ice_sample=100 if kind_ != "average" else None,
-                                      **_options(method, grid_resolution))
+                                      **_options(method, grid_resolution, grid))
         click.echo(f"wrote {res.save(output)}", err=True)
     _run(go)
 
@@ -277,9 +284,11 @@ def plot(model, data, features, output, kind, centered, method, grid_resolution,
 @click.option("--centered", is_flag=True, help="Centered ICE / PD.")
 @method_opt
 @grid_opt
+@grid_kind_opt
 @drop_opt
 @progress_opt
-def pd_command(model, data, features, output, fmt, kind, centered, method, grid_resolution, drop, progress):
+def pd_command(model, data, features, output, fmt, kind, centered, method, grid_resolution, grid, drop,
+               progress):
     """``pdpx pd``."""
     def go():
         import pdpx
@@ -290,7 +299,7 @@ def pd_command(model, data, features, output, fmt, kind, centered, method, grid_
             check_writable(output, what="-o")
         m, X = load_model(model), load_data(data, drop)
         res = pdpx.partial_dependence(m, X, list(features), kind=kind, centered=centered, progress=progress,
-                                      **_options(method, grid_resolution))
+                                      **_options(method, grid_resolution, grid))
         write_table(res.to_frame(), output, fmt)
     _run(go)
 

@@ -87,7 +87,7 @@ def test_refusals(friedman):
     with pytest.raises(PdpxError, match="kind='both' is not supported"):
         pdpx.compare_methods(tree, X, "a", kind="both")
     with pytest.raises(PdpxError, match="unknown option"):
-        pdpx.compare_methods(tree, X, "a", grid=3)
+        pdpx.compare_methods(tree, X, "a", grid_size=3)
 
 
 def test_plot(friedman, tmp_path):

@@ -41,6 +41,8 @@ from .validation import (
 
 #: Values of ``kind`` a session computes (``partial_dependence`` also takes ``"derivative"``).
 KINDS = ("average", "individual", "both")
+#: Values of ``grid``: ``grid_resolution`` points between ``percentiles``, or one point per step of a tree model.
+GRIDS = ("uniform", "thresholds")
 #: What array-like arguments may be.
 ARRAYS = (list, tuple, np.ndarray, pd.Series, pd.Index)
 
@@ -119,6 +121,7 @@ class PDOptions:
     target: Any = _option(None)
     grid_resolution: int = _option(100, Integral(low=2))
     percentiles: tuple = _option((0.05, 0.95), *PERCENTILES)
+    grid: str = _option("uniform", Options(*GRIDS))
     custom_values: Any = _option(None, InstanceOf(dict, what="a dict {feature: values}"), None)
     categorical_features: Any = _option(
         None, String("a column name"),

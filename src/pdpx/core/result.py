@@ -125,6 +125,12 @@ class PartialDependenceResult(CurveResult):
     diagnostics : pdpx.core.support.SupportInputs or None
         What the support diagnostics (``support``, ``outside_hull``, ``unsupported``,
         ``support_frame()``) are computed from when first read; they are kept then.
+    steps : dict
+        ``{feature: comparison}`` for the features whose grid is ``grid="thresholds"``: the
+        curve along them is a step function and the grid has one point per step. ``"<="``:
+        each point stands for the step ending at it (the last one for every value above the
+        largest threshold); ``"<"``: the step starting at it (the first one for every value
+        below the smallest). ``to_frame()`` carries it in ``frame.attrs["steps"]``.
     """
 
     figure = "partial_dependence"
@@ -152,6 +158,12 @@ class PartialDependenceResult(CurveResult):
     background: object = field(default=None, repr=False)
     extrapolation: Extrapolation | None = field(default=None, repr=False)
     diagnostics: SupportInputs | None = field(default=None, repr=False)
+    steps: dict = field(default_factory=dict)
+
+    @property
+    def grid_kind(self) -> str:
+        """``"thresholds"`` when some feature's grid has one point per step (``steps``), else ``"values"``."""
+        return "thresholds" if self.steps else "values"
 
     @property
     def feature_set(self) -> str:
@@ -357,6 +369,7 @@ class PartialDependenceResult(CurveResult):
         df.attrs.update(
             response=self.response, response_label=self.response_label, method=self.method,
             centered=self.centered, interval=self.interval,
+            steps=dict(self.steps),  # grid="thresholds": {feature: "<=" or "<"} (pandas frames only)
         )
         return df
 

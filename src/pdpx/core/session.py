@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import cluster, extrapolation, missing, support
+from . import cluster, extrapolation, missing, steps, support
 from . import config as _config
 from .adapter import Adapter, trees_read_once
 from .bootstrap import bootstrap_interval
@@ -89,6 +89,8 @@ class Session:
         if self.method != "auto" and self.method not in self.methods:
             raise PdpxError(f"unknown method {self.method!r}; available: {['auto'] + sorted(self.methods)}")
         self._grids: dict[int, np.ndarray] = {}
+        self._steps: dict[int, str] = {}  # grid="thresholds": feature -> its trees' comparison ("<=" or "<")
+        self._grid_notes: dict[int, list[str]] = {}
         self.include_missing = options.include_missing
         self.interval = options.interval
         self.n_boot = options.n_boot
@@ -238,10 +240,14 @@ class Session:
     def grid_for(self, j: int) -> np.ndarray:
         if j not in self._grids:
             column = self.data.column(j)
-            grid = feature_grid(
-                column, categorical=self.categorical[j], grid_resolution=self.grid_resolution,
-                percentiles=self.percentiles, custom=self.custom_values.get(j),
-            )
+            if self.options.grid == "thresholds" and not self.categorical[j] and j not in self.custom_values:
+                grid, self._steps[j], self._grid_notes[j] = steps.feature_steps(
+                    self.adapter, self.response, j, self.names[j], column)
+            else:
+                grid = feature_grid(
+                    column, categorical=self.categorical[j], grid_resolution=self.grid_resolution,
+                    percentiles=self.percentiles, custom=self.custom_values.get(j),
+                )
             self.adapter.check_grid(self.names[j], grid)
             if self.missing_point(j):
                 grid = missing.with_missing(grid)
@@ -294,10 +300,12 @@ class Session:
                 "use kind='average', ICE for a sample of rows (ice_sample=1000: the average still uses "
                 "every row), " if req.needs_individual else ""
             )
+            fewer = ("use grid='uniform' with grid_resolution, or custom_values, for a feature with many steps"
+                     if any(j in self._steps for j in req.features) else "lower grid_resolution")
             raise PdpxError(
                 f"{what} for {n:,} rows, a {shape} grid and {K} output(s) would take "
                 f"{_config.format_bytes(need)}, over the memory budget of {_config.format_bytes(self.memory_budget)}. "
-                f"To fit: {advice}lower grid_resolution, or raise memory_budget (e.g. memory_budget='4GB')."
+                f"To fit: {advice}{fewer}, or raise memory_budget (e.g. memory_budget='4GB')."
             )
 
     def choose_method(self, req: Request):
@@ -363,7 +371,7 @@ class Session:
             average = center_curves(average, lead=1)
             if individual is not None:
                 individual = center_curves(individual, lead=2)
-        notes = list(out.notes) + skipped
+        notes = list(out.notes) + skipped + [n for j in features for n in self._grid_notes.get(j, [])]
         columns = [self.data.column(j) for j in features]
         check, hull = self.extrapolation(features, req.grid_values, columns, notes)
         return PartialDependenceResult(
@@ -387,8 +395,10 @@ class Session:
             lower=lower, upper=upper, interval=self.interval,
             background=self.X if self.data.supports_ice_sample else None,
             extrapolation=check,
+            steps={self.names[j]: self._steps[j] for j in features if j in self._steps},
             diagnostics=support.SupportInputs(columns, list(req.grid_values), list(req.categorical),
-                                              self.sample_weight, outside=hull),
+                                              self.sample_weight, outside=hull,
+                                              steps=[self._steps.get(j) for j in features]),
         )
 
     def extrapolation(self, features: list[int], grids: list, columns: list, notes: list[str]):

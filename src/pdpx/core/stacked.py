@@ -169,6 +169,9 @@ def _by_groups(model, X, features, options: PDOptions, by, by_bins) -> StackedRe
             r.ice_rows = rows if r.ice_rows is None else rows[np.asarray(r.ice_rows)]
         r.background = main.X
         r.grid_values = [grids[f] for f in r.features]  # the full data's grid, exactly
+        r.steps = {main.names[j]: main._steps[j] for j in feats if j in main._steps}  # grid="thresholds"
+        if r.diagnostics is not None:  # each group's rows counted on the steps
+            r.diagnostics.steps = [main._steps.get(j) for j in feats]
         results.append(r)
     return StackedResult(name, labels, results)
 

@@ -11,6 +11,8 @@ the feature lies in the grid point's **interval**:
   as its upper midpoint lies above it, and the last point's interval (closed on both
   sides) ends as far above it. A grid of one point supports the rows equal to it.
   Rows outside every interval (beyond the 5th / 95th percentile grid) support no point.
+  On a threshold grid (``grid="thresholds"``, ``res.steps``) the interval is the step the
+  point stands for (:mod:`pdpx.core.steps`): every row supports the point of its step.
 * categorical feature: the rows at that level;
 * the missing-value point (NaN in ``grid_values``, see :mod:`pdpx.core.missing`): the
   rows whose value is missing.
@@ -56,6 +58,7 @@ class SupportInputs:
     categorical: list
     weights: np.ndarray | None = None
     outside: np.ndarray | None = None
+    steps: list | None = None  # per feature: its trees' comparison when its grid is a threshold grid, else None
     _counts: np.ndarray | None = field(default=None, repr=False)
     _done: bool = field(default=False, repr=False)
 
@@ -74,7 +77,7 @@ class SupportInputs:
             return
         self._done = True
         try:
-            self._counts = support_counts(self.columns, self.grids, self.categorical, self.weights)
+            self._counts = support_counts(self.columns, self.grids, self.categorical, self.weights, self.steps)
             if self.outside is None and len(self.columns) == 2 and not any(self.categorical):
                 self.outside = outside_hull(self.columns[0], self.columns[1], self.grids[0], self.grids[1])
         except Exception as exc:  # noqa: BLE001 - a diagnostic never refuses: None, and a note
@@ -116,8 +119,11 @@ def intervals(grid) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def grid_index(column, grid, categorical: bool) -> np.ndarray:
-    """The grid point each row supports (position in ``grid``), -1 for none. O(n log G)."""
+def grid_index(column, grid, categorical: bool, step: str | None = None) -> np.ndarray:
+    """The grid point each row supports (position in ``grid``), -1 for none. O(n log G).
+
+    ``step`` (``"<="`` or ``"<"``): ``grid`` is a threshold grid, each point stands for a step.
+    """
     grid = np.asarray(grid)
     if categorical:
         levels = pd.Index(pd.Series(grid, dtype=object))
@@ -136,6 +142,14 @@ def grid_index(column, grid, categorical: bool) -> np.ndarray:
     if finite.size == 0:
         return idx
     order = finite[np.argsort(g[finite], kind="stable")]
+    if step is not None:  # the point of each row's step: the rule of pdpx.core.steps
+        v, ok = g[order], np.isfinite(x)
+        if step == "<=":
+            pos = np.minimum(np.searchsorted(v, x[ok], side="left"), v.size - 1)
+        else:
+            pos = np.maximum(np.searchsorted(v, x[ok], side="right") - 1, 0)
+        idx[ok] = order[pos]
+        return idx
     lo, hi = intervals(g)
     if order.size == 1:
         idx[x == g[order[0]]] = order[0]
@@ -149,13 +163,16 @@ def grid_index(column, grid, categorical: bool) -> np.ndarray:
 
 
 def support_counts(columns: Sequence, grids: Sequence, categorical: Sequence[bool],
-                   weights: np.ndarray | None = None) -> np.ndarray:
-    """Weighted count of rows in each grid cell: an array of the grid's shape (see the module docstring)."""
+                   weights: np.ndarray | None = None, steps: Sequence | None = None) -> np.ndarray:
+    """Weighted count of rows in each grid cell: an array of the grid's shape (see the module docstring).
+
+    ``steps``: per feature, the comparison of a threshold grid (None for other grids).
+    """
     shape = tuple(len(g) for g in grids)
     cell = np.zeros(len(columns[0]), dtype=np.int64)
     ok = np.ones(len(columns[0]), dtype=bool)
-    for col, grid, cat, size in zip(columns, grids, categorical, shape):
-        idx = grid_index(col, grid, cat)
+    for col, grid, cat, size, step in zip(columns, grids, categorical, shape, steps or [None] * len(grids)):
+        idx = grid_index(col, grid, cat, step)
         ok &= idx >= 0
         cell = cell * size + np.maximum(idx, 0)
     w = None if weights is None else np.asarray(weights, dtype=np.float64)[ok]

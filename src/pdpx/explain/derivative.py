@@ -104,6 +104,9 @@ def derivatives(model, X, feature, options: PDOptions) -> DerivativeResult:
         if getattr(options, name) is not None:
             raise PdpxError(f"derivative_ice(): {name}= is not supported (got {getattr(options, name)!r}); "
                             "leave it out")
+    if options.grid == "thresholds":
+        raise PdpxError("derivative_ice(): grid='thresholds' gives a step curve, whose derivative is zero between "
+                        "steps and undefined at them; use the default grid (grid_resolution points)")
     if options.include_missing is True:
         raise PdpxError("derivative_ice(): include_missing=True is not supported: the missing-value point has "
                         "no neighbour on the grid to take a difference with")

@@ -37,7 +37,7 @@ from . import evaluate
 #: Rows the model-agnostic path uses when ``sample`` is not given and X has more.
 GENERIC_SAMPLE = 300
 #: Options of partial_dependence that do not apply to the H statistic (it sets its own grids).
-_REFUSED = ("kind", "grid_resolution", "percentiles", "custom_values", "centered", "ice_sample",
+_REFUSED = ("kind", "grid_resolution", "percentiles", "grid", "custom_values", "centered", "ice_sample",
             "include_missing", "by", "by_bins", "interval", "n_boot")
 #: Relative size below which a denominator counts as zero.
 ZERO = 1e-20

@@ -27,10 +27,12 @@ from .plot_style import ICE_COLOR, PALETTE, PD_COLOR
 MISSING_GAP = 0.12
 
 
-def place_missing(df: pd.DataFrame, axis) -> np.ndarray:
+def place_missing(df: pd.DataFrame, axis, ends: dict | None = None) -> np.ndarray:
     """Mark the missing-value rows of a drawn frame and give them their x; returns the mask.
 
     ``axis`` (the figure's :class:`~.plot_oneway.CategoricalAxis`) learns the tick to label.
+    ``ends``: feature set -> (low, high) x the curve is drawn over, when it runs past its grid
+    (the outer steps of a threshold grid, :mod:`.plot_steps`).
     """
     numeric = (df["type_1"] != "categorical").to_numpy(dtype=bool)
     miss = numeric & np.isnan(df["x_1"].to_numpy(dtype=float))
@@ -42,6 +44,8 @@ def place_missing(df: pd.DataFrame, axis) -> np.ndarray:
         here = sets == fs
         finite = x[here & ~miss]
         lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        if ends and fs in ends:
+            lo, hi = ends[fs]
         pos = hi + (MISSING_GAP * (hi - lo) if hi > lo else 1.0)
         x[here & miss] = pos
         axis.add_missing(pos, hi)
@@ -152,11 +156,13 @@ def colour_scale(continuous: bool, column: str, n_levels: int):
     return scale_color_manual(values=colours, name=column)
 
 
-def unsupported_bands(df: pd.DataFrame) -> pd.DataFrame:
+def unsupported_bands(df: pd.DataFrame, spans: dict | None = None) -> pd.DataFrame:
     """The x extent of every stretch of unsupported grid points of each feature set (1-way frames).
 
-    Numeric points span their support interval (:mod:`pdpx.core.support`), categories
-    and the missing point half a slot either side; neighbouring spans merge into one band.
+    Numeric points span their support interval (:mod:`pdpx.core.support`), or the step they
+    stand for (``spans``: feature set -> (lower, upper) bounds of its numeric points, threshold
+    grids); categories and the missing point half a slot either side; neighbouring spans merge
+    into one band.
     """
     cols = ["feature_set", "xmin", "xmax"]
     first = df[df["kind"] == "average"]
@@ -169,7 +175,7 @@ def unsupported_bands(df: pd.DataFrame) -> pd.DataFrame:
         point = (part["categorical"] | part["missing"]).to_numpy(dtype=bool)
         lo, hi = x - 0.5, x + 0.5
         if (~point).any():
-            num_lo, num_hi = intervals(x[~point])
+            num_lo, num_hi = spans[fs] if spans and fs in spans else intervals(x[~point])
             lo[~point], hi[~point] = num_lo, num_hi
             if point.any() and (~point).sum() > 1:  # the missing point: as wide as a numeric step
                 step = float(np.median(np.diff(x[~point])))

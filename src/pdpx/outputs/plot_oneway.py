@@ -19,6 +19,7 @@ from .plot_bands import (
     place_missing,
     unsupported_bands,
 )
+from .plot_steps import direction, extend_steps, line_layers, outer_ends, step_edges
 from .plot_style import (
     ICE_COLOR,
     PD_COLOR,
@@ -46,7 +47,6 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
         facet_grid,
         facet_wrap,
         geom_blank,
-        geom_line,
         geom_point,
         geom_rug,
         ggplot,
@@ -70,21 +70,28 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
 
     axis = CategoricalAxis(results)
     df["x"] = axis.positions(df)
-    df["missing"] = place_missing(df, axis)
+    ends = {r.feature_set: outer_ends(r, 0, r.grid_values[0]) for r in results if direction(r)}
+    df["missing"] = place_missing(df, axis, ends)
     df["row"] = df["row"].astype("float64")  # plotnine groups by a plain column
     if opts.unsupported != "drop":  # curves break only where points are left out
         df["seg"] = 0
     df["piece"] = piece_column(df)
-    shade = unsupported_bands(df) if opts.unsupported == "shade" else None
+    spans = {r.feature_set: step_edges(r, 0, g[np.isfinite(g)]) for r in results if direction(r)
+             for g in [np.asarray(r.grid_values[0], dtype=np.float64)]}
+    shade = unsupported_bands(df, spans) if opts.unsupported == "shade" else None
+    df = extend_steps(df, results)  # threshold grids: steps run on to the data's ends (res.steps)
 
     avg = df[df["kind"] == "average"]
     ice = df[df["kind"] == "individual"]
+    lines_avg = avg[~avg["categorical"] & ~avg["missing"]]
+    avg = avg[~avg["extension"]]
     if opts.bands is not None:  # the bands replace the ICE lines
         avg = band_columns(results, avg, opts.bands, centered)
         ice = ice.iloc[:0]
         notes = [band_caption(opts.bands)]
     if opts.unsupported == "drop":
         avg, ice = avg[avg["supported"]], ice[ice["supported"]]
+        lines_avg = lines_avg[lines_avg["supported"]]
     num_avg = avg[~avg["categorical"] & ~avg["missing"]]
     cat_avg = avg[avg["categorical"] | avg["missing"]]
     cat_ice = ice[ice["categorical"] | ice["missing"]]
@@ -118,13 +125,14 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
                                 + ice["row"].astype(np.int64)) * n_seg + ice["seg"].astype(np.int64))
         lines = ice[~ice["missing"]]
         if colour is None:
-            layers.append(geom_line(lines, aes("x", "yhat", group="curve"), color=ICE_COLOR, alpha=alpha, size=0.35))
+            more = line_layers(lines, aes("x", "yhat", group="curve"), color=ICE_COLOR, alpha=alpha, size=0.35)
         else:
             alpha = opts.ice_alpha or max(alpha, 0.5)
-            layers.append(geom_line(lines, aes("x", "yhat", group="curve", color="colour"), alpha=alpha, size=0.4))
-        names.append("ice")
+            more = line_layers(lines, aes("x", "yhat", group="curve", color="colour"), alpha=alpha, size=0.4)
+        layers += more
+        names += ["ice"] * len(more)
         if len(cat_ice):
-            cat_ice = ice[ice["categorical"] | ice["missing"]]
+            cat_ice = ice[(ice["categorical"] | ice["missing"]) & ~ice["extension"]]
             if colour is None:
                 layers.append(geom_point(cat_ice, aes("x", "yhat"), color=ICE_COLOR, alpha=alpha, size=0.9, stroke=0))
             else:
@@ -134,8 +142,9 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
     layers += more
     names += more_names
     if len(num_avg):
-        layers.append(geom_line(num_avg, aes("x", "yhat", group="piece"), color=PD_COLOR, size=1.1))
-        names.append("pd_line")
+        more = line_layers(lines_avg, aes("x", "yhat", group="piece"), color=PD_COLOR, size=1.1)
+        layers += more
+        names += ["pd_line"] * len(more)
         if opts.points:
             layers.append(geom_point(num_avg, aes("x", "yhat"), color=PD_COLOR, size=1.3))
             names.append("pd_points")

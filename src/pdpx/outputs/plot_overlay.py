@@ -19,6 +19,7 @@ import pandas as pd
 from ..core.errors import PdpxError
 from .plot_bands import place_missing
 from .plot_oneway import CategoricalAxis
+from .plot_steps import direction, extend_stacked, line_layers, outer_ends
 from .plot_style import (
     PALETTE,
     PlotOptions,
@@ -43,7 +44,6 @@ def overlay_plot(stacked: "StackedResult", **options):
         element_text,
         facet_wrap,
         geom_errorbar,
-        geom_line,
         geom_point,
         geom_ribbon,
         ggplot,
@@ -76,7 +76,9 @@ def overlay_plot(stacked: "StackedResult", **options):
     df["categorical"] = (df["type_1"] == "categorical").to_numpy(dtype=bool)
     axis = CategoricalAxis([stacked.results[0]])
     df["x"] = axis.positions(df)
-    miss = place_missing(df, axis)
+    ends = [outer_ends(r, 0, r.grid_values[0]) for r in stacked.results if direction(r)]
+    miss = place_missing(df, axis, {stacked.feature_set: (min(e[0] for e in ends), max(e[1] for e in ends))}
+                         if ends else None)
     df["missing"] = miss
     df["output"] = pd.Categorical(df["output"].astype(str), categories=list(dict.fromkeys(stacked.outputs)))
     by = stacked.column
@@ -93,6 +95,8 @@ def overlay_plot(stacked: "StackedResult", **options):
     else:
         line = line.assign(piece=line[by].astype(str))
     colours = (PALETTE * (len(stacked.labels) // len(PALETTE) + 1))[:len(stacked.labels)]
+    line, full_line = extend_stacked(line, stacked), extend_stacked(full_line, stacked)
+    ends, line = line, line[~line["extension"]]  # threshold grids: steps on to the data's ends (plot_steps)
 
     layers, names = [], []
     has_interval = opts.ribbon and "lower" in df and df["lower"].notna().any()
@@ -104,11 +108,13 @@ def overlay_plot(stacked: "StackedResult", **options):
         layers.append(geom_errorbar(points, aes("x", ymin="lower", ymax="upper", color=by), width=0.2, size=0.6))
         names.append("pd_interval_points")
     if marked and opts.unsupported == "shade" and len(full_line):
-        layers.append(geom_line(full_line, aes("x", "yhat", color=by, group=by), size=0.6, linetype="dotted"))
-        names.append("unsupported")
+        more = line_layers(full_line, aes("x", "yhat", color=by, group=by), size=0.6, linetype="dotted")
+        layers += more
+        names += ["unsupported"] * len(more)
     if len(line):
-        layers.append(geom_line(line, aes("x", "yhat", color=by, group="piece"), size=1.0))
-        names.append("pd_line")
+        more = line_layers(ends, aes("x", "yhat", color=by, group="piece"), size=1.0)
+        layers += more
+        names += ["pd_line"] * len(more)
         if opts.points:
             layers.append(geom_point(line, aes("x", "yhat", color=by), size=1.0))
             names.append("pd_points")

@@ -235,7 +235,10 @@ def rug_frame(results, seed: int) -> pd.DataFrame:
             continue
         v = pd.to_numeric(pd.Series(np.asarray(values)), errors="coerce").to_numpy(dtype=float)
         grid = np.asarray(r.grid_values[0], dtype=float)
-        v = v[np.isfinite(v) & (v >= np.nanmin(grid)) & (v <= np.nanmax(grid))]
+        if getattr(r, "steps", None):  # a step curve runs on to the data's ends (plot_steps): every value
+            v = v[np.isfinite(v)]
+        else:
+            v = v[np.isfinite(v) & (v >= np.nanmin(grid)) & (v <= np.nanmax(grid))]
         if v.size > RUG_MAX:
             v = rng.choice(v, RUG_MAX, replace=False)
         parts.append(pd.DataFrame({"feature_set": r.feature_set, "x": v}))

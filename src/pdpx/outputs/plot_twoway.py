@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from .plot_steps import direction, step_edges
 from .plot_style import (
     PALETTE,
     RUG_MAX,
@@ -77,6 +78,13 @@ def _edges(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
+def _bounds(res, j: int, values) -> tuple[np.ndarray, np.ndarray]:
+    """Tile bounds of feature ``j``: each step of a threshold grid (``res.steps``), else :func:`_edges`."""
+    if direction(res, j):
+        return step_edges(res, j, values)
+    return _edges(values)
+
+
 def _fill_scale(centered: bool, name: str):
     from plotnine import guide_colorbar, scale_fill_cmap, scale_fill_gradient2
 
@@ -99,8 +107,8 @@ def _tiles_numeric(res, df, opts, centered):
 
     f1, f2 = res.features
     g1, g2 = (np.asarray(g, dtype=float) for g in res.grid_values)
-    lo1, hi1 = _edges(g1)
-    lo2, hi2 = _edges(g2)
+    lo1, hi1 = _bounds(res, 0, g1)
+    lo2, hi2 = _bounds(res, 1, g2)
     i1 = np.searchsorted(g1, df["x_1"].to_numpy())
     i2 = np.searchsorted(g2, df["x_2"].to_numpy())
     tiles = df.assign(xmin=lo1[i1], xmax=hi1[i1], ymin=lo2[i2], ymax=hi2[i2])
@@ -108,7 +116,7 @@ def _tiles_numeric(res, df, opts, centered):
     shown_tiles = tiles[tiles["supported"]] if drop else tiles
     layers = [geom_rect(shown_tiles, aes(xmin="xmin", xmax="xmax", ymin="ymin", ymax="ymax", fill="yhat"))]
     names = ["tiles"]
-    if opts.contours:
+    if opts.contours and not (direction(res, 0) or direction(res, 1)):  # a step surface has no contour lines
         lines = _contour_lines(res, df, drop=drop)
         if len(lines):
             ink = "#333333" if centered else "white"  # the diverging scale is light around 0
@@ -121,7 +129,7 @@ def _tiles_numeric(res, df, opts, centered):
                                 fill=UNSUPPORTED_FILL, alpha=0.7, color="none"))
         names.append("unsupported")
     if opts.rug:
-        pts = _joint_rug(res, g1, g2, opts.seed)
+        pts = _joint_rug(res, (lo1[0], hi1[-1]), (lo2[0], hi2[-1]), opts.seed)
         if len(pts):
             layers.append(geom_rug(pts, aes(x="x", y="y"), sides="bl", color="#555555", alpha=rug_alpha(
                 pts.assign(feature_set="_")), size=0.3, length=0.03))
@@ -177,15 +185,14 @@ def _contour_lines(res, df, drop: bool = False) -> pd.DataFrame:
     return lines
 
 
-def _joint_rug(res, g1, g2, seed) -> pd.DataFrame:
+def _joint_rug(res, range1, range2, seed) -> pd.DataFrame:
     f1, f2 = res.features
     if f1 not in res.feature_data or f2 not in res.feature_data:
         return pd.DataFrame({"x": [], "y": []})
     a = pd.to_numeric(pd.Series(np.asarray(res.feature_data[f1])), errors="coerce").to_numpy(dtype=float)
     b = pd.to_numeric(pd.Series(np.asarray(res.feature_data[f2])), errors="coerce").to_numpy(dtype=float)
-    lo1, hi1 = _edges(g1)
-    lo2, hi2 = _edges(g2)
-    ok = (np.isfinite(a) & np.isfinite(b) & (a >= lo1[0]) & (a <= hi1[-1]) & (b >= lo2[0]) & (b <= hi2[-1]))
+    ok = (np.isfinite(a) & np.isfinite(b) & (a >= range1[0]) & (a <= range1[1]) & (b >= range2[0])
+          & (b <= range2[1]))
     a, b = a[ok], b[ok]
     if a.size > RUG_MAX:
         pick = np.random.default_rng(seed).choice(a.size, RUG_MAX, replace=False)
@@ -262,7 +269,19 @@ def _lines_by_category(res, df, opts, centered):
     palette = PALETTE if len(levels) <= len(PALETTE) else None
     p = ggplot(t, aes("x", "yhat", color="category", group="curve"))
     names = []
-    if opts.unsupported == "show" or t["supported"].all():
+    step = direction(res, num)
+    if step:  # threshold grid: the model's steps (plot_steps), each category's curve on to the data's ends
+        from plotnine import geom_step
+
+        from .plot_steps import outer_ends
+
+        lo, hi = outer_ends(res, num, res.grid_values[num])
+        keys = t.groupby("curve", sort=False)
+        drawn = pd.concat([keys.head(1).assign(x=lo), t, keys.tail(1).assign(x=hi)]).sort_values("x", kind="stable")
+        p = p + geom_step(drawn, direction=step, size=1.0)
+        names.append("lines")
+        kept = t
+    elif opts.unsupported == "show" or t["supported"].all():
         p = p + geom_line(size=1.0)
         names.append("lines")
         kept = t
