@@ -331,17 +331,18 @@ class Session:
             if reason is None and len(req.X) == self.n_rows:  # rows held here (not Dask's): may defer
                 reason = m.deferred(self.adapter, req)
             if reason is None:
-                return self._check_options(m), notes
+                return self._check_options(m, notes), notes
             notes.append(f"{m.name} not used: {reason}")
         raise PdpxError("no method can compute this request")  # pragma: no cover - brute always can
 
-    def _check_options(self, m):
+    def _check_options(self, m, skipped=()):
         unknown = sorted(set(self.method_options) - set(m.options))
         if unknown:
             chosen = " (chosen by method='auto')" if self.method == "auto" else ""
+            why = "".join(f"; {s}" for s in skipped)
             raise PdpxError(
                 f"method_options {unknown} are not options of method {m.name!r}{chosen}; "
-                f"its options: {list(m.options) or 'none'}"
+                f"its options: {list(m.options) or 'none'}{why}"
             )
         return m
 

@@ -54,6 +54,8 @@ KERNEL_FUNCTIONS = {
     "partition": {"counts_kernels.gather_partition"},
 }
 _MEMO = "pdpx.plugins.trees.counts_use"
+#: Rows whose encoding is part of the key of kept counts (see :func:`encoding_digest`).
+ENCODED_ROWS = 256
 
 
 def engine_option(options: dict) -> str:
@@ -222,6 +224,19 @@ def digest(X: pd.DataFrame, sample_weight) -> str:
     return h.hexdigest()
 
 
+def encoding_digest(tm, X: pd.DataFrame) -> str:
+    """A digest of how ``tm`` encodes the first rows of ``X`` (its category codes: part of the fitted state)."""
+    from ...core.treesum import TreeSum
+
+    head = X.iloc[:ENCODED_ROWS]
+    h = hashlib.blake2b(digest_size=20)
+    terms = tm.terms if isinstance(tm, TreeSum) else None
+    for model, cols in ([(t.model, t.columns) for t in terms] if terms is not None else [(tm, None)]):
+        part = head if cols is None else head.iloc[:, cols]
+        h.update(np.ascontiguousarray(model.encode(part), dtype=np.float64).tobytes())
+    return h.hexdigest()
+
+
 def _session_digest(req) -> str:
     """:func:`digest` of the request's rows and weights, computed once per session (``req.memo``)."""
     memo = req.memo.get(_MEMO + ".digest")
@@ -254,7 +269,7 @@ def gather_order(req) -> tuple[int | None, str]:
     cost = {1: GATHER_SETS[1] + twos, 2: GATHER_SETS[2]}
     if len(req.features) == 2:
         cost.pop(1)
-    order = min(cost, key=cost.get)
+    order = 2 if cost[2] <= cost.get(1, np.inf) else 1  # on a tie, order 2: it answers later pairs too
     if cost[order] >= rows:
         return None, (f"walking the rows for {rows} feature set(s) costs less than gathering pattern counts "
                       f"(about {cost[order]:.0f} row walks)")
@@ -285,7 +300,7 @@ def choose(model, tm, req, budget: int) -> Choice | None:
                             "use engine='auto' or 'rows'")
         return None
     d = len(req.features)
-    trees = structure_digest(tm)
+    trees = structure_digest(tm) + ":" + encoding_digest(tm, req.X)
     if engine == "counts" or counts_cache.holds(model):
         hit = counts_cache.get(model, trees, _session_digest(req), d)
         if hit is not None:
