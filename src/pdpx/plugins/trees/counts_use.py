@@ -237,6 +237,16 @@ def encoding_digest(tm, X: pd.DataFrame) -> str:
     return h.hexdigest()
 
 
+def _trees_digest(tm, req) -> str:
+    """:func:`structure_digest` and :func:`encoding_digest` of ``tm`` on the request's rows, once per session."""
+    memo = req.memo.get(_MEMO + ".trees")
+    if memo is not None and memo[0] is tm and memo[1] is req.X:
+        return memo[2]
+    d = structure_digest(tm) + ":" + encoding_digest(tm, req.X)
+    req.memo[_MEMO + ".trees"] = (tm, req.X, d)
+    return d
+
+
 def _session_digest(req) -> str:
     """:func:`digest` of the request's rows and weights, computed once per session (``req.memo``)."""
     memo = req.memo.get(_MEMO + ".digest")
@@ -270,7 +280,7 @@ def gather_order(req) -> tuple[int | None, str]:
     if len(req.features) == 2:
         cost.pop(1)
     order = 2 if cost[2] <= cost.get(1, np.inf) else 1  # on a tie, order 2: it answers later pairs too
-    if cost[order] >= rows:
+    if cost[order] > rows:  # a tie gathers: the counts are kept for the next call
         return None, (f"walking the rows for {rows} feature set(s) costs less than gathering pattern counts "
                       f"(about {cost[order]:.0f} row walks)")
     return order, ""
@@ -300,7 +310,7 @@ def choose(model, tm, req, budget: int) -> Choice | None:
                             "use engine='auto' or 'rows'")
         return None
     d = len(req.features)
-    trees = structure_digest(tm) + ":" + encoding_digest(tm, req.X)
+    trees = _trees_digest(tm, req)
     if engine == "counts" or counts_cache.holds(model):
         hit = counts_cache.get(model, trees, _session_digest(req), d)
         if hit is not None:
