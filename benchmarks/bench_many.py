@@ -69,6 +69,16 @@ def _cold(fn):
     return call
 
 
+def gather_only(model, X, order: int):
+    """The gather alone, as ``exact`` runs it in the call (for the note's share)."""
+    from pdpx.core.plugins import adapt
+    from pdpx.plugins.trees.counts import gather
+
+    adapter = adapt(model)
+    Xv = adapter.validate_columns(X)
+    return gather(adapter.tree_model("predict"), Xv, None, order=order, memory_budget=1 << 30)
+
+
 def many_rows(n: int) -> list[dict]:
     import pdpx
 
@@ -89,6 +99,11 @@ def many_rows(n: int) -> list[dict]:
         counts_s = best_time(_cold(lambda: run("auto")), repeat=2)
         rows_s = best_time(lambda: run("rows"), repeat=1)
         case = f"{name}, {n:,} rows, {label}"
+        order = 2 if len(sets[0]) == 2 else 1
+        gather_s = best_time(lambda: gather_only(model, X, order), repeat=2)
+        _NOTES.append(f"**{case}:** the call took {counts_s:.2f} s with counts ({counts_s / predict:.1f} predicts), "
+                      f"of which the one gather (order {order}) {gather_s:.2f} s ({gather_s / predict:.1f} predicts); "
+                      f"{rows_s:.2f} s walking the rows per set. Under load: indicative.")
         out.append(row("many feature sets (issue 26)", case + ": engine auto (counts), x one predict", counts_s,
                        "one native predict", predict, f"<= {target:g}x one predict", counts_s <= target * predict,
                        ratio=counts_s / predict))
@@ -106,7 +121,7 @@ def report_rows(n: int, p: int = 20) -> list[dict]:
     predict = best_time(lambda: model.predict(X))
     parts: dict[str, float] = {}
     wrapped = {}
-    for fn in ("importance_of", "h_statistic_of"):
+    for fn in ("importance_of", "h_statistic_of", "embed"):
         original = getattr(reporting, fn)
         wrapped[fn] = original
 
@@ -134,10 +149,13 @@ def report_rows(n: int, p: int = 20) -> list[dict]:
             setattr(reporting, fn, original)
     h = parts.get("h_statistic_of", 0.0)
     imp = parts.get("importance_of", 0.0)
+    fig = parts.get("embed", 0.0)
+    ribbon = "with" if reporting._interval_fits(X, reporting.PDOptions()) else "without"
     _NOTES.append(
-        f"**report, {n:,} rows x {p} features ({name}):** {total:.1f} s = {total / predict:.0f} predicts; "
-        f"Friedman's H {h:.1f} s ({100 * h / total:.0f}%), importance {imp:.2f} s, the rest (1-way and pair "
-        f"sections, ICE samples, figures, page) {total - h - imp:.1f} s. Measured under load: indicative."
+        f"**report, {n:,} rows x {p} features ({name}, {ribbon} the bootstrap ribbon, which needs every row's ICE "
+        f"curves):** {total:.1f} s = {total / predict:.0f} predicts: drawing the figures {fig:.1f} s "
+        f"({100 * fig / total:.0f}%), Friedman's H {h:.1f} s ({100 * h / total:.0f}%), importance {imp:.2f} s, "
+        f"the 1-way and pair sections and the page {total - h - imp - fig:.1f} s. Measured under load: indicative."
     )
     return [row("many feature sets (issue 26)", f"pdpx.report, {name}, {n:,} rows x {p} features, x one predict",
                 total, "one native predict", predict, "<= 20x one predict", total <= 20 * predict,
