@@ -188,9 +188,16 @@ def test_few_sets_walk_the_rows_and_uncompiled_kernels_are_not_waited_for(data, 
     two = pdpx.partial_dependence_many(m, X, [["a"], ["b"]], grid_resolution=5)
     assert "pattern counts" not in notes_of(two)  # a gather costs more than two row walks
     monkeypatch.setattr(counts_use, "counts_ready", lambda tm, order, budget: False)
+    started = []
+    monkeypatch.setattr("pdpx.plugins.trees.jit.compile_in_background", lambda: started.append(1) or True)
     cold = pdpx.partial_dependence_many(m, X, every_set(list(X.columns)), grid_resolution=5)
-    assert "pattern counts" not in notes_of(cold)
+    assert "pattern counts" not in notes_of(cold)  # 150 rows: compiling would cost more than walking them
+    assert started  # the kernels compile in the background for later calls
     check(cold, m.predict, X, None)
+    monkeypatch.setattr(counts_use, "ROW_TREE_SECONDS", 1.0)  # as if the rows were many: compiling pays
+    hot = pdpx.partial_dependence_many(m, X, every_set(list(X.columns)), grid_resolution=5)
+    assert GATHERED in notes_of(hot)
+    check(hot, m.predict, X, None)
 
 
 def test_counts_over_the_budget_are_not_gathered(data):

@@ -11,7 +11,8 @@ feature sets (``Request.planned``, set by
 * ``"auto"`` (default): counts already kept for this model, rows and weights ->
   use them; otherwise gather when the estimated gather costs less than walking
   the rows once per planned set (:data:`GATHER_SETS`), the counts fit the
-  memory budget and their kernels are compiled (:func:`counts_ready`); else the
+  memory budget and their kernels are compiled (:func:`counts_ready`) or compiling
+  them costs less than the row walks (:func:`worth_compiling`); else the
   row kernels;
 * ``"counts"``: always from counts (gathered now if not kept); an error says why
   when they cannot answer (ICE, a non-linear link, more than two features);
@@ -54,6 +55,12 @@ KERNEL_FUNCTIONS = {
     "partition": {"counts_kernels.gather_partition"},
 }
 _MEMO = "pdpx.plugins.trees.counts_use"
+#: Seconds to compile each gather kernel and the evaluation from scratch (numba's first use; measured with an
+#: empty cache on a shared 2-core machine under load, halved, rounded up: indicative).
+COLD_SECONDS = {"leafsets": 70.0, "patterns": 35.0, "partition": 30.0}
+#: Seconds of one row through one tree in ``exact``'s row walk for one feature set (XGBoost, depth 6: about
+#: 1.3e-8 s measured, rounded up).
+ROW_TREE_SECONDS = 1.5e-8
 #: Rows whose encoding is part of the key of kept counts (see :func:`encoding_digest`).
 ENCODED_ROWS = 256
 
@@ -76,6 +83,31 @@ def counts_kernels(tm, order: int, budget: int) -> set[str]:
         return set().union(*(counts_kernels(t.model, order, budget) for t in tm.terms))
     names = {"counts_kernels.count_layout", "counts_kernels.subset_weights", "kernels.scatter_boxes"}
     return names | KERNEL_FUNCTIONS[choose_kernel(tm.ensemble, "auto", budget, order)]
+
+
+def worth_compiling(tm, req, order: int, budget: int) -> bool:
+    """Whether ``auto`` may gather now: the counts kernels are compiled, or compiling them (first use:
+    :data:`COLD_SECONDS`) costs less than the row walks of the planned sets would (estimated from
+    :data:`ROW_TREE_SECONDS`). When not, the row kernels run and the kernels compile in the background.
+    """
+    if counts_ready(tm, order, budget):
+        return True
+    from ...core.treesum import TreeSum
+    from .counts import choose_kernel
+    from .jit import compile_in_background
+
+    models = [t.model for t in tm.terms] if isinstance(tm, TreeSum) else [tm]
+    try:
+        kernels = {choose_kernel(m.ensemble, "auto", budget, order) for m in models}
+    except Exception:  # noqa: BLE001 - cannot tell: do not wait
+        return False
+    compile_s = sum(COLD_SECONDS[k] for k in kernels)
+    ones, twos = _sets(req)
+    walk_s = len(req.X) * sum(m.ensemble.n_trees for m in models) * ROW_TREE_SECONDS * (ones + twos)
+    if walk_s > compile_s:
+        return True
+    compile_in_background()
+    return False
 
 
 def counts_ready(tm, order: int, budget: int) -> bool:
@@ -324,7 +356,7 @@ def choose(model, tm, req, budget: int) -> Choice | None:
         if decided is not None and decided[0] is req.X:  # this session already chose the rows
             return None
         order, _ = gather_order(req)
-        if order is None or counts_nbytes(tm, order) > budget // 2 or not counts_ready(tm, order, budget):
+        if order is None or counts_nbytes(tm, order) > budget // 2 or not worth_compiling(tm, req, order, budget):
             req.memo[_MEMO + ".declined"] = (req.X,)
             return None
     counts = gather(tm, req.X, req.sample_weight, order=order, memory_budget=budget, n_jobs=req.n_jobs)
