@@ -342,25 +342,32 @@ def choose(model, tm, req, budget: int) -> Choice | None:
                             "use engine='auto' or 'rows'")
         return None
     d = len(req.features)
+    own = req.memo.get(_MEMO + ".session")  # what this session chose: (X, weights, tm, Choice or None)
+    if own is not None and own[0] is req.X and own[1] is req.sample_weight and own[2] is tm:
+        if own[3] is not None and own[3].counts.order >= d:
+            return own[3]
+        if engine == "auto":  # the plan was weighed once: the sets the counts do not answer walk the rows
+            return None
     trees = _trees_digest(tm, req)
     if engine == "counts" or counts_cache.holds(model):
         hit = counts_cache.get(model, trees, _session_digest(req), d)
         if hit is not None:
-            return Choice(hit, f"exact, from pattern counts of these rows kept with the model (order {hit.order}): "
-                               "the rows were not read again")
+            choice = Choice(hit, f"exact, from pattern counts of these rows kept with the model (order "
+                                 f"{hit.order}): the rows were not read again")
+            req.memo[_MEMO + ".session"] = (req.X, req.sample_weight, tm, choice)
+            return choice
     if engine == "counts":
         ones, twos = _sets(req)
         order = 2 if twos else 1
     else:
-        decided = req.memo.get(_MEMO + ".declined")
-        if decided is not None and decided[0] is req.X:  # this session already chose the rows
-            return None
         order, _ = gather_order(req)
         if order is None or counts_nbytes(tm, order) > budget // 2 or not worth_compiling(tm, req, order, budget):
-            req.memo[_MEMO + ".declined"] = (req.X,)
+            req.memo[_MEMO + ".session"] = (req.X, req.sample_weight, tm, None)
             return None
     counts = gather(tm, req.X, req.sample_weight, order=order, memory_budget=budget, n_jobs=req.n_jobs)
     counts_cache.put(model, trees, _session_digest(req), counts, budget)
     ones, twos = _sets(req)
-    return Choice(counts, f"exact, from pattern counts gathered in one pass over the {len(req.X):,} rows (order "
-                          f"{order}) for the {ones + twos} feature set(s) of this call")
+    choice = Choice(counts, f"exact, from pattern counts gathered in one pass over the {len(req.X):,} rows (order "
+                            f"{order}) for the {ones + twos} feature set(s) of this call")
+    req.memo[_MEMO + ".session"] = (req.X, req.sample_weight, tm, choice)
+    return choice
