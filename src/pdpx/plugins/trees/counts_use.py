@@ -21,11 +21,14 @@ feature sets (``Request.planned``, set by
 The numbers are the same either way (both equal brute's); ``res.notes`` says
 which engine ran.
 
-Counts are kept (:data:`counts_cache`) with the tree model the adapter returned
-for the fitted model (a refit model returns a new one: its old counts are never
-read), under a digest of the rows' values, column names and order, and of the
-weights. Counts gathered at order 2 answer 1-way requests too. The cache holds at
-most the memory budget; the oldest counts go first.
+Counts are kept (:data:`counts_cache`) with the fitted model while it lives (its
+entry in :data:`pdpx.core.ir.model_cache`), under a digest of everything they
+depend on: the trees' routing (:func:`structure_digest`: splits, thresholds,
+missing-value and category rules; a refit model splits elsewhere), how the model
+encodes the rows (:func:`encoding_digest`), the rows' values, column names and
+order, and the weights (:func:`digest`). Counts gathered at order 2 answer 1-way
+requests too. All counts kept take at most the memory budget; the least recently
+used go first. Within one session the plan is weighed once, at its first request.
 """
 
 from __future__ import annotations
@@ -113,8 +116,7 @@ def worth_compiling(tm, req, order: int, budget: int) -> bool:
 def counts_ready(tm, order: int, budget: int) -> bool:
     """Whether the counts kernels ``tm`` needs are compiled in this process or in numba's cache.
 
-    ``auto`` never waits for their compilation (seconds, against a row walk per set
-    it would replace); a function of the list that no longer exists is not waited for.
+    A function of the list that no longer exists is not waited for.
     """
     from .jit import pending
 
