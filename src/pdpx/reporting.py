@@ -187,6 +187,7 @@ def report(
         try:
             # ---------------------------------------------------------- 1-way
             results, skipped = [], {}
+            session.plan(wanted)
             for f in wanted:
                 name = session.names[f[0]]
                 bar.set_postfix_str(f"PD {name}")
@@ -224,6 +225,7 @@ def report(
             bar.total = bar.n + len(results) + 2 * len(chosen) + (1 + 2 * (hstat is not None))
             bar.refresh()
             pair_results = []
+            pair_session.plan([pair_session.resolve_features([a, b]) for (a, b), _ in chosen])
             for (a, b), s in chosen:
                 bar.set_postfix_str(f"PD {a} x {b}")
                 r2 = pair_session.compute(pair_session.resolve_features([a, b]))

@@ -159,7 +159,7 @@ def test_kernel_option_errors():
     with pytest.raises(pdpx.PdpxError, match=r"'kernel': 'fast'.*expected one of \['auto', 'oblivious', 'leafsets', 'partition'\]"):
         pdpx.partial_dependence(a, data(), "f0", method="exact", method_options={"kernel": "fast"})
     with pytest.raises(pdpx.PdpxError, match=r"method_options \['kernal'\] are not options of method 'exact'; "
-                                             r"its options: \['kernel'\]"):
+                                             r"its options: \['kernel', 'engine'\]"):
         pdpx.partial_dependence(a, data(), "f0", method="exact", method_options={"kernal": "partition"})
     with pytest.raises(pdpx.PdpxError, match=r"not options of method 'brute'; its options: none"):
         pdpx.partial_dependence(a, data(), "f0", method="brute", method_options={"kernel": "partition"})

@@ -48,6 +48,7 @@ def compute_many(model: Any, X, feature_sets: Iterable | None, options: PDOption
         sets = [session.resolve_features(f) for f in feature_sets]
         if not sets:
             raise PdpxError("feature_sets is empty; pass at least one feature, or None for every column")
+    session.plan(sets)  # methods may share work among the sets (exact's pattern counts)
     with trees_read_once(session.adapter):  # one lookup of the trees for every feature set
         results = [session.compute(s) for s in sets]
     return PartialDependenceCollection(results, skipped=skipped)

@@ -40,6 +40,14 @@ class Request:
         True: show a bar; False: never; None: only for long runs in a terminal.
     options : dict
         Method-specific options (``method_options=`` of the public call).
+    planned : tuple of tuple of int
+        Every feature set the same session will compute with these rows, weights,
+        response and options, this one included (:meth:`~pdpx.core.session.Session.plan`);
+        empty when the session knows of no other. A method may do once, for all of
+        them, work that does not depend on the feature set (``exact``'s pattern counts).
+    memo : dict
+        Kept by the session and shared by its requests: what a method computed for one
+        feature set and may reuse for the next (keyed by the method's own names).
     """
 
     X: pd.DataFrame
@@ -54,6 +62,8 @@ class Request:
     n_jobs: int | None = None
     progress: bool | None = None
     options: dict = field(default_factory=dict)
+    planned: tuple = ()
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def grid_shape(self) -> tuple[int, ...]:

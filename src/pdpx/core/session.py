@@ -99,6 +99,8 @@ class Session:
         self._extrapolation_warned = False
         self._support_cache: dict = {}  # the check's row sample and coarse bins, shared by the feature sets
         self._partners: list[bool] | None = None
+        self._plan: tuple = ()
+        self._memo: dict = {}  # shared by this session's requests (Request.memo)
 
     # ---------------------------------------------------------- validation
     def _resolve_response(self, response: str) -> str:
@@ -275,6 +277,19 @@ class Session:
         return reason is None
 
     # -------------------------------------------------------------- compute
+    def plan(self, feature_sets) -> None:
+        """Tell the methods which feature sets (lists of positions) this session is about to compute.
+
+        Every request then carries them (``Request.planned``), so a method can do once
+        what every set shares (``exact`` gathers pattern counts for many 1-way and
+        2-way averages). Only rows held here are planned for: Dask partitions each run
+        one feature set at a time.
+        """
+        if not isinstance(self.data, LocalData):
+            self._plan = ()
+            return
+        self._plan = tuple(tuple(int(j) for j in s) for s in feature_sets)
+
     def request(self, features: list[int]) -> Request:
         grids = [self.grid_for(j) for j in features]
         req = Request(
@@ -282,7 +297,8 @@ class Session:
             response=self.response, outputs=self.outputs, sample_weight=self.sample_weight,
             kind="both" if self.interval is not None else self.kind,
             memory_budget=self.memory_budget, n_jobs=self.n_jobs, progress=self.progress,
-            options=self.method_options,
+            options=self.method_options, memo=self._memo,
+            planned=(self._plan or (tuple(features),)) if isinstance(self.data, LocalData) else (),
         )
         self._check_result_size(req, n_ice=self.n_rows if self.interval is not None else None)
         return req
@@ -323,17 +339,18 @@ class Session:
             if reason is None and len(req.X) == self.n_rows:  # rows held here (not Dask's): may defer
                 reason = m.deferred(self.adapter, req)
             if reason is None:
-                return self._check_options(m), notes
+                return self._check_options(m, notes), notes
             notes.append(f"{m.name} not used: {reason}")
         raise PdpxError("no method can compute this request")  # pragma: no cover - brute always can
 
-    def _check_options(self, m):
+    def _check_options(self, m, skipped=()):
         unknown = sorted(set(self.method_options) - set(m.options))
         if unknown:
             chosen = " (chosen by method='auto')" if self.method == "auto" else ""
+            why = "".join(f"; {s}" for s in skipped)
             raise PdpxError(
                 f"method_options {unknown} are not options of method {m.name!r}{chosen}; "
-                f"its options: {list(m.options) or 'none'}"
+                f"its options: {list(m.options) or 'none'}{why}"
             )
         return m
 

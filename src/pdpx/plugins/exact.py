@@ -31,6 +31,14 @@ Then:
 
 Rows are encoded and passed in chunks that fit the memory budget.
 
+When a session computes many averages of one or two features on the same rows
+(``partial_dependence_many``, the report, importance, Friedman's H, scikit-learn's
+display), ``exact`` can instead gather *pattern counts* in one pass over the rows
+and answer every such set from them without reading the rows again
+(:mod:`pdpx.plugins.trees.counts_use` decides, ``method_options={"engine": ...}``
+forces or forbids it; :mod:`pdpx.plugins.trees.counts_pd` computes). The numbers
+are the same; ``res.notes`` says which engine ran.
+
 The kernels are compiled by numba on first use and kept in its on-disk cache. Until
 they are, ``method="auto"`` runs ``brute`` instead whenever that is quicker than
 compiling, and compiles them in the background (:mod:`pdpx.plugins.trees.jit`).
@@ -40,7 +48,7 @@ from __future__ import annotations
 
 from ..core.hookspecs import hookimpl
 from ..core.method import Method, MethodResult, Request
-from .trees import engine
+from .trees import counts_use, engine
 from .trees.prep import tree_unavailable
 
 
@@ -49,10 +57,17 @@ class Exact(Method):
     name = "exact"
     equals_brute = True
     cost_rank = 10
-    options = ("kernel",)
+    options = ("kernel", "engine")
 
     def unavailable(self, adapter, request):
-        return tree_unavailable(adapter, request)
+        why = tree_unavailable(adapter, request)
+        if why is None and request.options.get("engine") == "counts":
+            from .trees.counts_pd import unavailable
+
+            why = unavailable(adapter.tree_model(request.response), request)
+            if why:
+                why = f"method_options={{'engine': 'counts'}}: {why}; use engine='auto' or 'rows'"
+        return why
 
     def deferred(self, adapter, request):
         """When its kernels would first compile for longer than brute takes (see :mod:`.trees.jit`)."""
@@ -61,7 +76,15 @@ class Exact(Method):
         return defer_reason(adapter, request)
 
     def compute(self, adapter, req: Request) -> MethodResult:
-        return engine.exact(adapter.tree_model(req.response), req)
+        tm = adapter.tree_model(req.response)
+        choice = counts_use.choose(adapter.model, tm, req, req.memory_budget)
+        if choice is None:
+            return engine.exact(tm, req)
+        from .trees.counts_pd import partial_dependence
+
+        res = partial_dependence(tm, choice.counts, req)
+        res.notes.append(choice.note)
+        return res
 
 
 @hookimpl

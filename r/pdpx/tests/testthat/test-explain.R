@@ -89,3 +89,29 @@ test_that("pd_importance() and h_statistic() read randomForest models as trees",
   h <- h_statistic(rf, X, c("wt", "hp"))
   expect_equal(h$pairwise$h2, sum((pjk - pj - pk)^2) / sum(pjk^2), tolerance = 1e-9)
 })
+
+test_that("pd_importance() of a randomForest from pattern counts equals the sd of brute-force curves", {
+  skip_if_no_pdpx()
+  skip_if_not_installed("randomForest")
+  set.seed(1)
+  rf <- randomForest::randomForest(mpg ~ ., data = mtcars, ntree = 30, maxnodes = 12)
+  feats <- c("wt", "hp", "disp", "qsec", "drat")
+  w <- seq(0.5, 2, length.out = nrow(mtcars))
+  brute_sd <- function(f) {  # the grid pdpx chose; set the column, predict, weighted average, in R
+    pd <- partial_dependence(rf, mtcars, f, grid_resolution = 8, include_missing = FALSE, sample_weight = w)
+    avg <- vapply(pd$x_1, function(v) {
+      d <- mtcars
+      d[[f]] <- v
+      sum(w * stats::predict(rf, d)) / sum(w)
+    }, 0)
+    sd(avg)
+  }
+  for (engine in c("counts", "rows", "auto")) {  # every feature's curve from counts gathered once, or row walks
+    imp <- pd_importance(rf, mtcars, feats, grid_resolution = 8, sample_weight = w,
+                         method_options = list(engine = engine))
+    expect_setequal(imp$feature, feats)
+    for (f in feats) expect_equal(imp$importance[imp$feature == f], brute_sd(f), tolerance = 1e-9)
+  }
+  expect_error(pd_importance(rf, mtcars, feats, kind = "ice", method_options = list(engine = "counts")),
+               "ICE")
+})

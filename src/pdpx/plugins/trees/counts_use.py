@@ -1,0 +1,375 @@
+"""When ``exact`` answers from pattern counts instead of walking the rows, and the counts kept with the model.
+
+A gather (:func:`.counts.gather`) costs a few of ``exact``'s row walks; after it,
+every 1-way (order 1) or 1- and 2-way (order 2) average on the same rows costs
+O(leaves + grid). So the counts pay off when a session computes many such
+feature sets (``Request.planned``, set by
+:meth:`~pdpx.core.session.Session.plan`), or when they are already kept.
+
+``method_options={"engine": ...}`` of ``exact``:
+
+* ``"auto"`` (default): counts already kept for this model, rows and weights ->
+  use them; otherwise gather when the estimated gather costs less than walking
+  the rows once per planned set (:data:`GATHER_SETS`), the counts fit the
+  memory budget and their kernels are compiled (:func:`counts_ready`) or compiling
+  them costs less than the row walks (:func:`worth_compiling`); else the
+  row kernels;
+* ``"counts"``: always from counts (gathered now if not kept); an error says why
+  when they cannot answer (ICE, a non-linear link, more than two features);
+* ``"rows"``: never (the row kernels, as before counts existed).
+
+The numbers are the same either way (both equal brute's); ``res.notes`` says
+which engine ran.
+
+Counts are kept (:data:`counts_cache`) with the fitted model while it lives (its
+entry in :data:`pdpx.core.ir.model_cache`), under a digest of everything they
+depend on: the trees' routing (:func:`structure_digest`: splits, thresholds,
+missing-value and category rules; a refit model splits elsewhere), how the model
+encodes the rows (:func:`encoding_digest`), the rows' values, column names and
+order, and the weights (:func:`digest`). Counts gathered at order 2 answer 1-way
+requests too. All counts kept take at most the memory budget; the least recently
+used go first. Within one session the plan is weighed once, at its first request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ...core.errors import PdpxError
+
+#: Values of ``method_options["engine"]``.
+ENGINES = ("auto", "counts", "rows")
+#: A gather's cost at each order, in row walks of ``exact`` for one feature set (measured with
+#: XGBoost 200 trees of depth 6 on 100,000 rows: about 2.7 at order 1, 5.4 at order 2; rounded up).
+GATHER_SETS = {1: 3.0, 2: 6.0}
+#: The compiled functions of each gather kernel (``module.function`` in this package).
+KERNEL_FUNCTIONS = {
+    "patterns": {"counts_patterns.pattern_layout", "counts_patterns.gather_patterns",
+                 "counts_patterns.patterns_to_counts", "counts_patterns.parents_first"},
+    "leafsets": {"counts_kernels.leafset_locals", "counts_kernels.leafset_slots", "counts_kernels.gather_leafsets",
+                 "leafsets.leafset_layout"},
+    "partition": {"counts_kernels.gather_partition"},
+}
+_MEMO = "pdpx.plugins.trees.counts_use"
+#: Seconds to compile each gather kernel and the evaluation from scratch (numba's first use; measured with an
+#: empty cache on a shared 2-core machine under load, halved, rounded up: indicative).
+COLD_SECONDS = {"leafsets": 70.0, "patterns": 35.0, "partition": 30.0}
+#: Seconds of one row through one tree in ``exact``'s row walk for one feature set (XGBoost, depth 6: about
+#: 1.3e-8 s measured, rounded up).
+ROW_TREE_SECONDS = 1.5e-8
+#: Rows whose encoding is part of the key of kept counts (see :func:`encoding_digest`).
+ENCODED_ROWS = 256
+
+
+def engine_option(options: dict) -> str:
+    """The ``engine`` method option, checked."""
+    engine = options.get("engine", "auto")
+    if engine not in ENGINES:
+        raise PdpxError(f"method_options={{'engine': {engine!r}}}: expected one of {list(ENGINES)} "
+                        "('counts' computes averages from pattern counts, 'rows' walks the rows per feature set)")
+    return engine
+
+
+def counts_kernels(tm, order: int, budget: int) -> set[str]:
+    """The compiled functions gathering ``tm``'s counts at ``order`` and answering from them run."""
+    from ...core.treesum import TreeSum
+    from .counts import choose_kernel
+
+    if isinstance(tm, TreeSum):
+        return set().union(*(counts_kernels(t.model, order, budget) for t in tm.terms))
+    names = {"counts_kernels.count_layout", "counts_kernels.subset_weights", "kernels.scatter_boxes"}
+    return names | KERNEL_FUNCTIONS[choose_kernel(tm.ensemble, "auto", budget, order)]
+
+
+def worth_compiling(tm, req, order: int, budget: int) -> bool:
+    """Whether ``auto`` may gather now: the counts kernels are compiled, or compiling them (first use:
+    :data:`COLD_SECONDS`) costs less than the row walks of the planned sets would (estimated from
+    :data:`ROW_TREE_SECONDS`). When not, the row kernels run and the kernels compile in the background.
+    """
+    if counts_ready(tm, order, budget):
+        return True
+    from ...core.treesum import TreeSum
+    from .counts import choose_kernel
+    from .jit import compile_in_background
+
+    models = [t.model for t in tm.terms] if isinstance(tm, TreeSum) else [tm]
+    try:
+        kernels = {choose_kernel(m.ensemble, "auto", budget, order) for m in models}
+    except Exception:  # noqa: BLE001 - cannot tell: do not wait
+        return False
+    compile_s = sum(COLD_SECONDS[k] for k in kernels)
+    ones, twos = _sets(req)
+    walk_s = len(req.X) * sum(m.ensemble.n_trees for m in models) * ROW_TREE_SECONDS * (ones + twos)
+    if walk_s > compile_s:
+        return True
+    compile_in_background()
+    return False
+
+
+def counts_ready(tm, order: int, budget: int) -> bool:
+    """Whether the counts kernels ``tm`` needs are compiled in this process or in numba's cache.
+
+    A function of the list that no longer exists is not waited for.
+    """
+    from .jit import pending
+
+    try:
+        names = counts_kernels(tm, order, budget)
+    except Exception:  # noqa: BLE001 - cannot tell which: treat as not compiled (auto walks the rows)
+        return False
+    for name in names:
+        try:
+            if pending([name]):
+                return False
+        except AttributeError:  # renamed: nothing to wait for under this name
+            continue
+        except Exception:  # noqa: BLE001 - a numba that cannot tell
+            return False
+    return True
+
+
+class _Token:
+    """Stands for one live fitted model in :data:`counts_cache` (kept by ``model_cache`` with the model)."""
+
+
+class CountsCache:
+    """Pattern counts kept per fitted model (while it lives) and per digest of trees, rows and weights.
+
+    The model's token comes from :data:`pdpx.core.ir.model_cache`, so the counts live
+    as long as the model; the key adds a digest of the tree structure the counts
+    were gathered on (:func:`structure_digest`: a refit model splits differently)
+    and of the rows and weights (:func:`digest`). All counts kept take at most the
+    budget given to :meth:`put`; the least recently used go first.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._entries: OrderedDict = OrderedDict()  # (id(token), trees, rows) -> counts, oldest first
+        self._tokens: set[int] = set()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of every counts kept."""
+        with self._lock:
+            return int(sum(c.nbytes for c in self._entries.values()))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @staticmethod
+    def token(model) -> _Token:
+        """The token of ``model`` (the same object while the model lives)."""
+        from ...core.ir import model_cache
+
+        return model_cache.get(model, "pdpx.plugins.trees.counts_use", (), _Token)
+
+    def holds(self, model) -> bool:
+        """Whether anything is kept for ``model`` (then a lookup is worth the rows' digest)."""
+        key = id(self.token(model))
+        with self._lock:
+            return any(k[0] == key for k in self._entries)
+
+    def get(self, model, trees: str, rows: str, order: int):
+        """The counts kept for ``model``'s trees ``trees`` and rows ``rows``, answering ``order`` features, or None."""
+        key = (id(self.token(model)), trees, rows)
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is None or hit.order < order:
+                return None
+            self._entries.move_to_end(key)
+            return hit
+
+    def put(self, model, trees: str, rows: str, counts, budget: int) -> None:
+        """Keep ``counts`` (dropping the oldest counts while all would exceed ``budget`` bytes)."""
+        token = self.token(model)
+        key = (id(token), trees, rows)
+        with self._lock:
+            if id(token) not in self._tokens:
+                weakref.finalize(token, self._forget, id(token))
+                self._tokens.add(id(token))
+            self._entries.pop(key, None)
+            total = sum(c.nbytes for c in self._entries.values())
+            while self._entries and total + counts.nbytes > budget:
+                _, old = self._entries.popitem(last=False)
+                total -= old.nbytes
+            if counts.nbytes <= budget:
+                self._entries[key] = counts
+
+    def _forget(self, token_id: int) -> None:
+        with self._lock:
+            self._tokens.discard(token_id)
+            for k in [k for k in self._entries if k[0] == token_id]:
+                del self._entries[k]
+
+    def clear(self) -> None:
+        """Forget every counts kept."""
+        with self._lock:
+            self._entries.clear()
+
+
+#: The process-wide counts cache of ``exact``.
+counts_cache = CountsCache()
+
+
+def structure_digest(tm) -> str:
+    """A digest of everything in ``tm``'s trees a row's route depends on (not the leaf values)."""
+    from ...core.treesum import TreeSum
+
+    if isinstance(tm, TreeSum):
+        return "sum:" + ",".join(f"{structure_digest(t.model)}@{t.columns}" for t in tm.terms)
+    ens = tm.ensemble
+
+    def build():
+        h = hashlib.blake2b(digest_size=20)
+        for arr in (ens.left, ens.right, ens.feature, ens.threshold, ens.missing_left, ens.tree_start, ens.nan_mode,
+                    ens.cat_offset, ens.cat_nwords, ens.cat_words):
+            h.update(b"-" if arr is None else np.ascontiguousarray(arr).tobytes())
+        h.update(repr((ens.comparison, ens.float32_input, ens.categories_go_left, ens.n_features)).encode())
+        return h.hexdigest()
+
+    return ens.derived("pdpx.plugins.trees.counts_use.structure", build)
+
+
+def digest(X: pd.DataFrame, sample_weight) -> str:
+    """A digest of the rows' values, column names and order, and the weights (what the counts depend on)."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update(repr((len(X), [str(c) for c in X.columns])).encode())
+    for name in X.columns:
+        col = X[name]
+        h.update(str(col.dtype).encode())
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            h.update(repr(list(col.cat.categories)).encode())
+            h.update(np.ascontiguousarray(col.cat.codes.to_numpy()).tobytes())
+        elif isinstance(col.dtype, np.dtype) and col.dtype.kind in "biufcmM":
+            h.update(np.ascontiguousarray(col.to_numpy()).tobytes())
+        else:
+            h.update(pd.util.hash_pandas_object(col, index=False).to_numpy().tobytes())
+    if sample_weight is None:
+        h.update(b"unweighted")
+    else:
+        h.update(np.ascontiguousarray(sample_weight, dtype=np.float64).tobytes())
+    return h.hexdigest()
+
+
+def encoding_digest(tm, X: pd.DataFrame) -> str:
+    """A digest of how ``tm`` encodes the first rows of ``X`` (its category codes: part of the fitted state)."""
+    from ...core.treesum import TreeSum
+
+    head = X.iloc[:ENCODED_ROWS]
+    h = hashlib.blake2b(digest_size=20)
+    terms = tm.terms if isinstance(tm, TreeSum) else None
+    for model, cols in ([(t.model, t.columns) for t in terms] if terms is not None else [(tm, None)]):
+        part = head if cols is None else head.iloc[:, cols]
+        h.update(np.ascontiguousarray(model.encode(part), dtype=np.float64).tobytes())
+    return h.hexdigest()
+
+
+def _trees_digest(tm, req) -> str:
+    """:func:`structure_digest` and :func:`encoding_digest` of ``tm`` on the request's rows, once per session."""
+    memo = req.memo.get(_MEMO + ".trees")
+    if memo is not None and memo[0] is tm and memo[1] is req.X:
+        return memo[2]
+    d = structure_digest(tm) + ":" + encoding_digest(tm, req.X)
+    req.memo[_MEMO + ".trees"] = (tm, req.X, d)
+    return d
+
+
+def _session_digest(req) -> str:
+    """:func:`digest` of the request's rows and weights, computed once per session (``req.memo``)."""
+    memo = req.memo.get(_MEMO + ".digest")
+    if memo is not None and memo[0] is req.X and memo[1] is req.sample_weight:
+        return memo[2]
+    d = digest(req.X, req.sample_weight)
+    req.memo[_MEMO + ".digest"] = (req.X, req.sample_weight, d)
+    return d
+
+
+@dataclass
+class Choice:
+    """The counts to answer a request from, and the note saying where they came from."""
+
+    counts: object
+    note: str
+
+
+def _sets(req) -> tuple[int, int]:
+    """(1-way sets, 2-way sets) among the planned averages (the request's own set at least)."""
+    sets = {tuple(s) for s in req.planned} | {tuple(int(f) for f in req.features)}
+    return sum(len(s) == 1 for s in sets), sum(len(s) == 2 for s in sets)
+
+
+def gather_order(req) -> tuple[int | None, str]:
+    """The order to gather at for ``req``'s plan, or None when walking the rows is cheaper; and why."""
+    ones, twos = _sets(req)
+    rows = ones + twos
+    # order 1 answers the 1-way sets (pairs walk the rows); order 2 answers them all
+    cost = {1: GATHER_SETS[1] + twos, 2: GATHER_SETS[2]}
+    if len(req.features) == 2:
+        cost.pop(1)
+    order = 2 if cost[2] <= cost.get(1, np.inf) else 1  # on a tie, order 2: it answers later pairs too
+    if cost[order] > rows:  # a tie gathers: the counts are kept for the next call
+        return None, (f"walking the rows for {rows} feature set(s) costs less than gathering pattern counts "
+                      f"(about {cost[order]:.0f} row walks)")
+    return order, ""
+
+
+def choose(model, tm, req, budget: int) -> Choice | None:
+    """The counts ``exact`` answers ``req`` from on ``tm``, the trees of ``model`` (gathered now if worth it),
+    or None: walk the rows.
+
+    ``budget``: bytes the counts may take (and the cache may hold). With
+    ``engine="counts"`` the counts are gathered whatever the cost, and an error
+    says why when they cannot answer.
+    """
+    from .counts import counts_nbytes, gather
+    from .counts_pd import unavailable
+
+    engine = engine_option(req.options)
+    if engine == "rows" or not req.planned:  # no plan: rows not held here (a Dask partition)
+        if engine == "counts":
+            raise PdpxError("method_options={'engine': 'counts'}: pattern counts are gathered on rows held in "
+                            "this process; with Dask input use engine='auto' or 'rows'")
+        return None
+    why = unavailable(tm, req)
+    if why:
+        if engine == "counts":
+            raise PdpxError(f"method_options={{'engine': 'counts'}} cannot compute this: {why}; "
+                            "use engine='auto' or 'rows'")
+        return None
+    d = len(req.features)
+    own = req.memo.get(_MEMO + ".session")  # what this session chose: (X, weights, tm, Choice or None)
+    if own is not None and own[0] is req.X and own[1] is req.sample_weight and own[2] is tm:
+        if own[3] is not None and own[3].counts.order >= d:
+            return own[3]
+        if engine == "auto":  # the plan was weighed once: the sets the counts do not answer walk the rows
+            return None
+    trees = _trees_digest(tm, req)
+    if engine == "counts" or counts_cache.holds(model):
+        hit = counts_cache.get(model, trees, _session_digest(req), d)
+        if hit is not None:
+            choice = Choice(hit, f"exact, from pattern counts of these rows kept with the model (order "
+                                 f"{hit.order}): the rows were not read again")
+            req.memo[_MEMO + ".session"] = (req.X, req.sample_weight, tm, choice)
+            return choice
+    if engine == "counts":
+        ones, twos = _sets(req)
+        order = 2 if twos else 1
+    else:
+        order, _ = gather_order(req)
+        if order is None or counts_nbytes(tm, order) > budget // 2 or not worth_compiling(tm, req, order, budget):
+            req.memo[_MEMO + ".session"] = (req.X, req.sample_weight, tm, None)
+            return None
+    counts = gather(tm, req.X, req.sample_weight, order=order, memory_budget=budget, n_jobs=req.n_jobs)
+    counts_cache.put(model, trees, _session_digest(req), counts, budget)
+    ones, twos = _sets(req)
+    choice = Choice(counts, f"exact, from pattern counts gathered in one pass over the {len(req.X):,} rows (order "
+                            f"{order}) for the {ones + twos} feature set(s) of this call")
+    req.memo[_MEMO + ".session"] = (req.X, req.sample_weight, tm, choice)
+    return choice
