@@ -20,7 +20,7 @@ shallow trees only (:data:`MAX_BINS` per tree).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .counts_kernels import pair_slot
 from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block
@@ -60,67 +60,58 @@ def pattern_layout(tree_start, left, right, topo):
     return hist_base, depth, bins, total
 
 
-@njit(cache=True, parallel=True)
-def gather_patterns(X, row_weight, n_tree_groups, n_row_groups, tree_start, topo, nodes, thr_lt, miss_eff, thr,
-                    cat_offset, cat_nwords, cat_words, le, cats_left, hist_base, n_bins, max_tree_nodes):
-    """(n_row_groups, n_bins) weighted pattern histograms of the rows of X (see the module docstring).
+@njit(cache=True, nogil=True)
+def gather_patterns(X, row_weight, r0, r1, tg, n_tree_groups, tree_start, topo, nodes, thr_lt, miss_eff, thr,
+                    cat_offset, cat_nwords, cat_words, le, cats_left, hist_base, max_tree_nodes, h):
+    """Add to ``h`` (n_bins,) the weighted pattern histograms of rows ``r0:r1`` of X (``r0`` a multiple of
+    ``BLOCK``) on trees ``tg, tg + n_tree_groups, ...`` (see the module docstring).
 
     ``topo``: the nodes of each tree with every parent before its children (node
     ids, tree by tree; the tree's nodes are ``tree_start[t]:tree_start[t + 1]``).
     """
-    n = X.shape[0]
     nf = X.shape[1]
     n_trees = tree_start.shape[0] - 1
-    hist = np.zeros((n_row_groups, n_bins))
-    n_blocks = (n + BLOCK - 1) // BLOCK
-    per_group = (n_blocks + n_row_groups - 1) // n_row_groups
-    for part in prange(n_tree_groups * n_row_groups):
-        tg = part % n_tree_groups
-        rg = part // n_tree_groups
-        h = hist[rg]
-        Xb = np.empty((nf, BLOCK))
-        pat = np.empty((max_tree_nodes, BLOCK), dtype=np.int64)
-        go = np.empty(BLOCK, dtype=np.int64)
-        w = np.empty(BLOCK)
-        for blk in range(rg * per_group, min(n_blocks, (rg + 1) * per_group)):
-            c0 = blk * BLOCK
-            c1 = min(n, c0 + BLOCK)
-            nb = c1 - c0
-            load_block(X, c0, c1, Xb)
-            for r in range(nb):
-                w[r] = row_weight[c0 + r]
-            for t in range(tg, n_trees, n_tree_groups):
-                root = tree_start[t]
-                for r in range(BLOCK):
-                    pat[0, r] = 0
-                for k in range(tree_start[t], tree_start[t + 1]):
-                    node = topo[k]
-                    p = pat[node - root]
-                    lc = nodes[node, 0]
-                    if lc < 0:
-                        base = hist_base[node]
-                        for r in range(nb):
-                            h[base + p[r]] += w[r]
-                        continue
-                    f = nodes[node, 2]
-                    flags = nodes[node, 3]
-                    if flags & F_SPECIAL:
-                        for r in range(nb):
-                            go[r] = go_left_packed(Xb[f, r], node, flags, thr[node], cat_offset, cat_nwords,
-                                                   cat_words, le, False, cats_left)
-                    else:
-                        th = thr_lt[node]
-                        ms = miss_eff[node]
-                        for r in range(BLOCK):
-                            x = Xb[f, r]
-                            go[r] = (x < th) | (ms & (not (x >= th)))
-                    pl = pat[lc - root]
-                    pr = pat[nodes[node, 1] - root]
+    Xb = np.empty((nf, BLOCK))
+    pat = np.empty((max_tree_nodes, BLOCK), dtype=np.int64)
+    go = np.empty(BLOCK, dtype=np.int64)
+    w = np.empty(BLOCK)
+    for c0 in range(r0, r1, BLOCK):
+        c1 = min(r1, c0 + BLOCK)
+        nb = c1 - c0
+        load_block(X, c0, c1, Xb)
+        for r in range(nb):
+            w[r] = row_weight[c0 + r]
+        for t in range(tg, n_trees, n_tree_groups):
+            root = tree_start[t]
+            for r in range(BLOCK):
+                pat[0, r] = 0
+            for k in range(tree_start[t], tree_start[t + 1]):
+                node = topo[k]
+                p = pat[node - root]
+                lc = nodes[node, 0]
+                if lc < 0:
+                    base = hist_base[node]
+                    for r in range(nb):
+                        h[base + p[r]] += w[r]
+                    continue
+                f = nodes[node, 2]
+                flags = nodes[node, 3]
+                if flags & F_SPECIAL:
+                    for r in range(nb):
+                        go[r] = go_left_packed(Xb[f, r], node, flags, thr[node], cat_offset, cat_nwords,
+                                               cat_words, le, False, cats_left)
+                else:
+                    th = thr_lt[node]
+                    ms = miss_eff[node]
                     for r in range(BLOCK):
-                        s = p[r] << 1
-                        pl[r] = s | go[r]
-                        pr[r] = s | (1 - go[r])
-    return hist
+                        x = Xb[f, r]
+                        go[r] = (x < th) | (ms & (not (x >= th)))
+                pl = pat[lc - root]
+                pr = pat[nodes[node, 1] - root]
+                for r in range(BLOCK):
+                    s = p[r] << 1
+                    pl[r] = s | go[r]
+                    pr[r] = s | (1 - go[r])
 
 
 @njit(cache=True)
