@@ -278,10 +278,9 @@ def choose_kernel(ens, kernel: str, budget: int, order: int = 2) -> str:
     """
     from .counts_patterns import MAX_BINS
 
-    st = static_layout(ens)
-    _, _, bins, total = _patterns(ens, st)
-    patterns_fit = int(bins.max()) <= MAX_BINS and 8 * total <= budget
-    leafsets_fit = int(st.leaves_per_tree.max()) <= 64
+    max_bins, total, max_leaves = kernel_shape(ens)
+    patterns_fit = max_bins <= MAX_BINS and 8 * total <= budget
+    leafsets_fit = max_leaves <= 64
     if kernel == "patterns" and not patterns_fit:
         raise PdpxError(f"kernel='patterns': a tree of this model is too deep (more than {MAX_BINS} histogram "
                         "bins) or the histograms exceed the memory budget; use 'auto', 'leafsets' or 'partition'")
@@ -294,6 +293,33 @@ def choose_kernel(ens, kernel: str, budget: int, order: int = 2) -> str:
         if (patterns_fit if name == "patterns" else leafsets_fit):
             return name
     return "partition"
+
+
+def kernel_shape(ens) -> tuple[int, int, int]:
+    """(most histogram bins of a tree, total bins, most leaves of a tree): what :func:`choose_kernel` reads.
+
+    numpy only (nothing is compiled), so that :mod:`.jit` can tell which kernels a gather will run before
+    any of them is compiled. A leaf at depth ``d`` takes ``2^d`` bins (:mod:`.counts_patterns`).
+    """
+    def build():
+        left, right = ens.left, ens.right
+        depth = np.zeros(ens.n_nodes, dtype=np.int64)
+        frontier = np.asarray(ens.tree_start[:-1], dtype=np.int64)
+        d = 0
+        while frontier.size:
+            inner = frontier[left[frontier] >= 0]
+            frontier = np.concatenate([left[inner], right[inner]])
+            d += 1
+            depth[frontier] = d
+        is_leaf = left < 0
+        tree_of = np.repeat(np.arange(ens.n_trees), np.diff(ens.tree_start))
+        bins = np.zeros(ens.n_trees, dtype=np.float64)
+        np.add.at(bins, tree_of[is_leaf], np.ldexp(1.0, np.minimum(depth[is_leaf], 62)))
+        leaves = np.bincount(tree_of[is_leaf], minlength=ens.n_trees)
+        big = float(1 << 62)
+        return int(min(bins.max(), big)), int(min(bins.sum(), big)), int(leaves.max())
+
+    return ens.derived("pdpx.plugins.trees.counts.shape", build)
 
 
 def _patterns(ens, st):
