@@ -441,11 +441,14 @@ def _partition(ens, st, layout, Xc, row_w, unit, order, n_tg, n_rg) -> np.ndarra
     return run_parts(part, Xt.shape[1], n_tg, n_rg, int(layout.n_slots))
 
 
-def gather_task(model, part, weights, response: str, columns, order: int = 2, memory_budget: int = 256 << 20):
-    """What one partition's task runs (Dask): the counts of the partition's rows on ``model``'s trees.
+def gather_task(model, part, weights, response: str, columns, order: int = 2, memory_budget: int = 256 << 20,
+                n_jobs=1):
+    """What one partition's task runs (Dask, ``DaskData.gather_counts``): the counts of the partition's rows on
+    ``model``'s trees.
 
-    ``columns``: the model's columns in order (``DaskData.columns``). The results of
-    every partition add up (``sum(...)``) to the counts of all rows.
+    ``columns``: the model's columns in order (``DaskData.columns``); ``n_jobs``: threads (1 on a cluster,
+    whose workers are the parallelism). The results of every partition add up (``sum(...)``) to the counts
+    of all rows.
     """
     from ...core.plugins import adapt
 
@@ -455,4 +458,4 @@ def gather_task(model, part, weights, response: str, columns, order: int = 2, me
     tm = adapter.tree_model(response)
     if tm is None:
         raise PdpxError(f"pattern counts need readable trees: {adapter.tree_model_unavailable(response)}")
-    return gather(tm, X, weights, order=order, memory_budget=memory_budget, n_jobs=1)
+    return gather(tm, X, weights, order=order, memory_budget=memory_budget, n_jobs=n_jobs)
