@@ -259,7 +259,8 @@ def _gather_one(tm: TreeModel, X, w, order, budget, n_jobs, kernel) -> PatternCo
     if name == "patterns":
         from .counts_patterns import patterns_to_counts
 
-        total = patterns_to_counts(acc, ens.tree_start, ens.left, ens.right, layout.ford, _patterns(ens, st)[0],
+        pat = _patterns(ens, st)
+        total = patterns_to_counts(acc, ens.tree_start, ens.left, ens.right, layout.ford, pat[4], pat[5],
                                    layout.slot_base, layout.n_pf, int(order), int(layout.n_slots),
                                    int(st.max_tree_nodes))
     else:
@@ -299,7 +300,8 @@ def kernel_shape(ens) -> tuple[int, int, int]:
     """(most histogram bins of a tree, total bins, most leaves of a tree): what :func:`choose_kernel` reads.
 
     numpy only (nothing is compiled), so that :mod:`.jit` can tell which kernels a gather will run before
-    any of them is compiled. A leaf at depth ``d`` takes ``2^d`` bins (:mod:`.counts_patterns`).
+    any of them is compiled. A leaf at depth ``d`` takes ``2^d`` bins, two leaves of one parent share theirs
+    (:func:`.counts_patterns.pattern_layout`).
     """
     def build():
         left, right = ens.left, ens.right
@@ -312,9 +314,15 @@ def kernel_shape(ens) -> tuple[int, int, int]:
             d += 1
             depth[frontier] = d
         is_leaf = left < 0
+        lc, rc = np.maximum(left, 0), np.maximum(right, 0)
+        twin = ~is_leaf & (left[lc] < 0) & (left[rc] < 0)  # both children leaves: one histogram for the two
+        twin_leaf = np.zeros(ens.n_nodes, dtype=bool)
+        twin_leaf[left[twin]] = True
+        twin_leaf[right[twin]] = True
+        own = (is_leaf & ~twin_leaf) | twin
         tree_of = np.repeat(np.arange(ens.n_trees), np.diff(ens.tree_start))
         bins = np.zeros(ens.n_trees, dtype=np.float64)
-        np.add.at(bins, tree_of[is_leaf], np.ldexp(1.0, np.minimum(depth[is_leaf], 62)))
+        np.add.at(bins, tree_of[own], np.ldexp(1.0, np.minimum(depth[own] + twin[own], 62)))
         leaves = np.bincount(tree_of[is_leaf], minlength=ens.n_trees)
         big = float(1 << 62)
         return int(min(bins.max(), big)), int(min(bins.sum(), big)), int(leaves.max())
@@ -323,13 +331,14 @@ def kernel_shape(ens) -> tuple[int, int, int]:
 
 
 def _patterns(ens, st):
-    """(hist_base, topo, bins per tree, total bins) of the patterns kernel, kept with the ensemble."""
+    """(hist_base, topo, bins per tree, total bins, read_base, read_flip) of the patterns kernel (see
+    :func:`.counts_patterns.pattern_layout`), kept with the ensemble."""
     def build():
         from .counts_patterns import parents_first, pattern_layout
 
         topo = parents_first(ens.tree_start, ens.left, ens.right, int(st.max_tree_nodes))
-        hist_base, _, bins, total = pattern_layout(ens.tree_start, ens.left, ens.right, topo)
-        return hist_base, topo, bins, int(total)
+        hist_base, read_base, read_flip, _, bins, total = pattern_layout(ens.tree_start, ens.left, ens.right, topo)
+        return hist_base, topo, bins, int(total), read_base, read_flip
 
     return ens.derived("pdpx.plugins.trees.counts.patterns", build)
 
@@ -337,7 +346,7 @@ def _patterns(ens, st):
 def _pattern_hist(ens, st, Xc, row_w, n_tg, n_rg) -> np.ndarray:
     from .counts_patterns import gather_patterns
 
-    hist_base, topo, _, total = _patterns(ens, st)
+    hist_base, topo, _, total = _patterns(ens, st)[:4]
     le = bool(ens.comparison == "<=")
     cats_left = bool(ens.categories_go_left)
     w = np.ascontiguousarray(row_w)
