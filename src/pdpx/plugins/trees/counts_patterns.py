@@ -92,8 +92,8 @@ def gather_patterns(X, row_weight, r0, r1, tg, n_tree_groups, tree_start, topo, 
     nf = X.shape[1]
     n_trees = tree_start.shape[0] - 1
     Xb = np.empty((nf, BLOCK))
-    pat = np.empty((max_tree_nodes, BLOCK), dtype=np.int64)
-    go = np.empty(BLOCK, dtype=np.int64)
+    pat = np.empty((max_tree_nodes, BLOCK), dtype=np.int32)  # patterns < 2^14 (MAX_BINS): int32 stays in L1
+    go = np.empty(BLOCK, dtype=np.int32)
     w = np.empty(BLOCK)
     for c0 in range(r0, r1, BLOCK):
         c1 = min(r1, c0 + BLOCK)
