@@ -104,7 +104,7 @@ KERNELS = """
     with event.install_listener("numba:compile", Listener()):
         for family in warmup.FAMILIES:
             warmup._family(family)
-    print(json.dumps(dict(seconds=seconds, estimate=jit.COLD_SECONDS)))
+    print(json.dumps(dict(seconds=seconds, estimate={**jit.COLD_SECONDS, **jit.COUNTS_COLD_SECONDS})))
 """
 
 

@@ -22,9 +22,12 @@ checkout) and the model libraries, and re-runs itself there so both run in one
 process. When that environment cannot be made (no network), the woodelf column
 is skipped with a note.
 
-Run: ``python benchmarks/bench_onepass.py [--rows 50000,400000] [--models xgboost]
-[--no-peer]``; ``run()`` gives rows for ``benchmarks/run.py``. Timings on a
-shared machine are indicative; the ratios are measured in one run.
+Run: ``python benchmarks/bench_onepass.py [--rows 50000,400000] [--quick] [--models xgboost]
+[--no-peer] [--no-build-peer]``; ``run()`` gives rows for ``benchmarks/run.py``
+(``make bench``): 400,000 rows only, and the woodelf columns only when the peer's
+environment was made before (``make bench`` does not build it; it is skipped with
+a note). Timings on a shared machine are indicative; the ratios are measured in
+one run.
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-PEER_ENV = HERE / ".venv-peer"
+#: The peer's environment (``PDPX_PEER_ENV`` names another one already made).
+PEER_ENV = Path(os.environ.get("PDPX_PEER_ENV") or HERE / ".venv-peer")
 PEER_PACKAGES = ["woodelf_explainer", "xgboost", "lightgbm", "scikit-learn"]
 N_FEATURES = 10
 GRID_1D = 100
@@ -53,11 +57,15 @@ MODELS = ("xgboost", "lightgbm", "forest")
 
 
 # --------------------------------------------------------------- the peer's environment
-def peer_python() -> Path | None:
-    """The peer environment's python, made on first use; None (with a note) when it cannot be made."""
+def peer_python(build: bool = True) -> Path | None:
+    """The peer environment's python, made on first use when ``build``; None (with a note) when absent."""
     py = PEER_ENV / "bin" / "python"
-    if py.exists() and subprocess.run([str(py), "-c", "import woodelf, pdpx"], capture_output=True).returncode == 0:
+    if py.exists() and subprocess.run([str(py), "-c", "import woodelf, numba"], capture_output=True).returncode == 0:
         return py
+    if not build:
+        print("note: benchmarks/.venv-peer is absent, so woodelf is skipped; `python benchmarks/bench_onepass.py` "
+              "makes it (a few minutes: the peer and the model libraries from PyPI)", file=sys.stderr)
+        return None
     try:
         subprocess.run([sys.executable, "-m", "venv", str(PEER_ENV)], check=True)
         subprocess.run([str(py), "-m", "pip", "install", "-q", *PEER_PACKAGES], check=True)
@@ -209,8 +217,9 @@ def rows_to_results(results: list[dict]) -> list[dict]:
 
 
 def run() -> list[dict]:
-    """For benchmarks/run.py: the 400,000-row rows of every model (the issue's targets)."""
-    return rows_to_results(main(["--rows", "400000"], collect=True))
+    """For benchmarks/run.py (quick mode): the 400,000-row rows of every model (the issue's targets); the
+    woodelf columns only when the peer's environment was made before (it is not built here)."""
+    return rows_to_results(main(["--quick", "--no-build-peer"], collect=True))
 
 
 def table(results: list[dict]) -> str:
@@ -229,18 +238,23 @@ def table(results: list[dict]) -> str:
 def main(argv: list[str] | None = None, *, collect: bool = False):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", default=",".join(map(str, ROWS)))
+    ap.add_argument("--quick", action="store_true", help="400,000 rows only (what benchmarks/run.py runs)")
+    ap.add_argument("--no-build-peer", action="store_true", help="skip woodelf unless its environment exists")
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--no-peer", action="store_true", help="skip woodelf (no peer environment)")
     ap.add_argument("--exact-rows", type=int, default=50_000, help="rows exact runs on (then scaled)")
     ap.add_argument("--json", default=None, help="also write the results here")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.rows = "400000"
     if not args.no_peer and not have_peer() and os.environ.get("PDPX_BENCH_IN_PEER") != "1":
-        py = peer_python()
+        py = peer_python(build=not args.no_build_peer)
         if py is not None:  # the same run inside the peer's environment, both libraries in one process
             out = HERE / ".onepass-results.json"
             cmd = [str(py), str(Path(__file__).resolve()), *(argv if argv is not None else sys.argv[1:]),
                    "--json", str(out)]
-            env = {**os.environ, "PDPX_BENCH_IN_PEER": "1", "PYTHONPATH": "", "TQDM_DISABLE": "1"}
+            # this checkout's pdpx first, whatever the peer's environment has installed
+            env = {**os.environ, "PDPX_BENCH_IN_PEER": "1", "PYTHONPATH": str(ROOT / "src"), "TQDM_DISABLE": "1"}
             subprocess.run(cmd, check=True, env=env)
             results = json.loads(out.read_text())
             return results if collect else print(table(results))
@@ -256,7 +270,7 @@ def main(argv: list[str] | None = None, *, collect: bool = False):
         return results
     print(table(results))
     if not peer:
-        print("\nwoodelf skipped: the peer environment could not be made (see the note above)")
+        print("\nwoodelf skipped: no peer environment (see the note above)")
 
 
 if __name__ == "__main__":

@@ -470,3 +470,22 @@ def test_threshold_grid_of_a_strict_comparison_starts_below_the_smallest_thresho
                        tree_start=np.array([0, 5]), tree_group=np.array([0]), n_features=2, comparison="<")
     assert threshold_grid(tm_of(ens), 0).tolist() == [np.nextafter(1.0, -np.inf), 1.0, 2.0]
     assert threshold_grid(tm_of(ens), 1).size == 0  # never split on: a flat curve
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ens=ensembles(max_depth=6))
+def test_the_kernel_choice_reads_the_histogram_sizes_the_kernel_uses(ens):
+    """``kernel_shape`` (numpy, nothing compiled) gives the bins the patterns kernel lays out (leaves of one
+    parent sharing a histogram) and the leaves per tree."""
+    from pdpx.plugins.trees.counts_patterns import parents_first, pattern_layout
+    from pdpx.plugins.trees.prep import static_layout
+
+    st = static_layout(ens)
+    topo = parents_first(ens.tree_start, ens.left, ens.right, int(st.max_tree_nodes))
+    hist_base, read_base, read_flip, depth, bins, total = pattern_layout(ens.tree_start, ens.left, ens.right, topo)
+    assert C.kernel_shape(ens) == (int(bins.max()), int(total), int(st.leaves_per_tree.max()))
+    leaves = ens.left < 0
+    assert np.all(read_base[leaves] >= 0) and np.all(read_base[~leaves] < 0)
+    # every leaf reads 2^depth bins of its own, or shares its parent's 2^depth with its sibling
+    shared = read_base[leaves][np.flatnonzero(read_flip[leaves])]
+    assert len(np.unique(read_base[leaves])) == leaves.sum() - len(shared)

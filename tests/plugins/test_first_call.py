@@ -264,3 +264,152 @@ def test_end_to_end_a_fresh_cache_first_runs_brute_then_the_next_process_runs_ex
     assert any("compiled in the background" in n for n in first["notes"])
     second = run("no-wait")
     assert second["method"] == "exact" and second["compiled"] == [] and not second["background"], second
+
+
+# --------------------------------------------------------------- the pattern counts' kernels
+def _counts_calls(monkeypatch):
+    """The counts' kernels (and exact's they share) called from Python, by ``module.function``."""
+    import importlib
+
+    seen = set()
+    for name in {**jit.COLD_SECONDS, **jit.COUNTS_COLD_SECONDS}:
+        module, function = name.split(".")
+        mod = importlib.import_module(f"pdpx.plugins.trees.{module}")
+        fn = getattr(mod, function)
+
+        def spy(*a, _fn=fn, _name=name, **k):
+            seen.add(_name)
+            return _fn(*a, **k)
+
+        monkeypatch.setattr(mod, function, spy)
+    return seen
+
+
+def _gather_and_pd(tm, X, order, kernel, w=None, grid=(1.0, -1.0, 0.5)):
+    from pdpx.core.method import Request
+    from pdpx.plugins.trees import counts, counts_pd
+
+    got = counts.gather(tm, X, w, order=order, kernel=kernel)
+    for features in ([0], [0, 1])[:order]:
+        for g in (sorted(grid), list(grid)):  # regions as intervals, then as grid masks
+            req = Request(X=X, features=features, grid_values=[np.array(g)] * len(features),
+                          categorical=[False] * len(features), response="predict", outputs=[0], kind="average",
+                          sample_weight=None, memory_budget=2**28, n_jobs=None)
+            counts_pd.partial_dependence(tm, got, req)
+    return got
+
+
+def _fits(tm, kernel) -> bool:
+    """Whether every tree of ``tm`` fits ``kernel`` (deep forests do not fit leafsets or patterns)."""
+    from pdpx.core.errors import PdpxError
+    from pdpx.core.treesum import TreeSum
+    from pdpx.plugins.trees import counts
+
+    models = [t.model for t in tm.terms] if isinstance(tm, TreeSum) else [tm]
+    try:
+        for m in models:
+            counts.choose_kernel(m.ensemble, kernel, 2**28)
+    except PdpxError:
+        return False
+    return True
+
+
+def _counts_models():
+    from sklearn.ensemble import VotingRegressor
+
+    models, X = _models()
+    models["voting"] = VotingRegressor([("hgb", models["hgb"]), ("forest", models["forest"])]).fit(X, X.a * X.b)
+    out = {}
+    for name in ("hgb", "forest", "voting"):
+        ad = pdpx.core.plugins.adapt(models[name])
+        Xv = ad.validate_columns(X)
+        out[name] = (ad.tree_model("predict"), Xv)
+    assert type(out["voting"][0]).__name__ == "TreeSum"
+    return out
+
+
+def test_counts_needed_compiles_nothing_to_tell():
+    from numba.core import event
+
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            compiled.append(ev.data["dispatcher"].py_func.__name__)
+
+        def on_end(self, ev):
+            pass
+
+    from pdpx.core.ir import TreeEnsemble, TreeModel, numeric_encoder, numeric_values
+
+    n = 7  # a tree of depth 2 never seen before: its layouts are not built yet
+    ens = TreeEnsemble(left=np.array([1, 3, 5, -1, -1, -1, -1]), right=np.array([2, 4, 6, -1, -1, -1, -1]),
+                       feature=np.array([0, 1, 1, -1, -1, -1, -1]), threshold=np.array([0.1, 0.2, 0.3, 0, 0, 0, 0.]),
+                       missing_left=np.zeros(n, dtype=bool), value=np.arange(n, dtype=float), node_weight=np.ones(n),
+                       tree_start=np.array([0, n]), tree_group=np.array([0]), n_features=2, n_margins=1,
+                       base_score=np.zeros(1), link="identity")
+    with event.install_listener("numba:compile", Listener()):
+        names = jit.counts_needed(TreeModel(ens, numeric_encoder, numeric_values), 2)
+    assert compiled == []
+    assert "counts_patterns.gather_patterns" in names  # a shallow tree: histograms of patterns
+
+
+def test_after_the_warm_up_the_counts_compile_nothing():
+    """The warm-up's counts family covers the argument types real gathers give the kernels (conftest ran it)."""
+    from numba.core import event
+
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            if ev.data["dispatcher"].py_func.__module__.startswith("pdpx"):
+                compiled.append(ev.data["dispatcher"].py_func.__name__)
+
+        def on_end(self, ev):
+            pass
+
+    w = np.random.default_rng(3).uniform(0.5, 2, 400)
+    with event.install_listener("numba:compile", Listener()):
+        for tm, X in _counts_models().values():
+            for order in (1, 2):
+                for kernel in [k for k in ("auto", "leafsets", "partition", "patterns") if _fits(tm, k)]:
+                    _gather_and_pd(tm, X, order, kernel)
+                    _gather_and_pd(tm, X, order, kernel, w=w)
+    assert compiled == []
+    for name, (tm, _) in _counts_models().items():
+        assert jit.counts_ready(tm, 2) and jit.counts_ready(tm, 1), name
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_counts_needed_names_every_kernel_the_counts_run(monkeypatch, order):
+    for name, (tm, X) in _counts_models().items():
+        for kernel in [k for k in ("auto", "leafsets", "partition", "patterns") if _fits(tm, k)]:
+            want = jit.counts_needed(tm, order, kernel)
+            seen = _counts_calls(monkeypatch)
+            _gather_and_pd(tm, X, order, kernel)
+            monkeypatch.undo()
+            assert seen and seen <= want, (name, kernel, sorted(seen - want))
+            assert any(n.endswith(f"gather_{kernel}") for n in seen) or kernel == "auto", (name, kernel, seen)
+
+
+def test_counts_are_deferred_while_their_kernels_compile_unless_waiting_pays(cold):
+    tm, _ = _counts_models()["hgb"]
+    why = jit.deferred_counts(tm, 2, alternative_seconds=0.01)
+    assert why and "compiled in the background" in why and cold == [1]
+    assert not jit.counts_ready(tm, 2)
+    assert jit.deferred_counts(tm, 2, alternative_seconds=1e6) is None  # the alternative takes longer: compile
+    assert "about" in jit.deferred_counts(tm, 1)  # no estimate of the alternative: do not wait
+
+
+def test_counts_are_not_deferred_when_no_background_compilation_can_start(cold, monkeypatch):
+    tm, _ = _counts_models()["forest"]
+    monkeypatch.setattr(jit, "compile_in_background", lambda: False)
+    assert jit.deferred_counts(tm, 2, alternative_seconds=0.01) is None
+
+
+def test_counts_are_not_deferred_once_compiled():
+    jit.reset()
+    tm, X = _counts_models()["forest"]
+    _gather_and_pd(tm, X, 2, "auto")
+    assert jit.counts_ready(tm, 2)
+    assert jit.deferred_counts(tm, 2, alternative_seconds=0.0) is None

@@ -89,6 +89,86 @@ class DaskData:
         """The method over every partition, combined exactly (see :func:`run`)."""
         return run(model, self, req, method, req.sample_weight, progress=req.progress, columns=self.columns)
 
+    def gather_counts(self, model, response: str, order: int, memory_budget: int, *, task, sample_weight=None,
+                      progress: bool | None = None):
+        """Pattern counts of every row, gathered partition by partition; only the counts travel.
+
+        Each partition runs ``task(model, part, weights, response, columns, order, memory_budget, n_jobs)``
+        (``pdpx.plugins.trees.counts.gather_task``: core names no plugin, so the caller passes it in) on the
+        workers of the active ``dask.distributed`` client, the model scattered to them once, or here
+        partition by partition when there is none; the partitions' counts are added in partition order.
+
+        Parameters
+        ----------
+        model : object
+            The fitted model (what :func:`pdpx.core.plugins.adapt` takes).
+        response : str
+            The response whose trees are read (``adapter.tree_model(response)``).
+        order : {1, 2}
+            Count failing sets of at most this many features.
+        memory_budget : int
+            Bytes for one partition's counts and encoded rows (counts larger than it are refused).
+        task : callable
+            What a partition runs, as above.
+        sample_weight : array-like or Dask collection or None
+            One weight per row of X, in X's order.
+        progress : bool or None
+            Show a progress bar (None: pdpx's default).
+
+        Returns
+        -------
+        The sum of the partitions' counts (``PatternCounts`` or ``SumCounts``): the counts of all rows.
+        """
+        weights = self.weights(sample_weight)
+        if weights is not None:
+            weights = np.asarray(weights, dtype=np.float64).reshape(-1)
+            if len(weights) != self.n_rows:
+                raise PdpxError(f"sample_weight has {len(weights)} entries but X has {self.n_rows} rows; pass one "
+                                "weight per row")
+        keep = [i for i in range(len(self.sizes)) if self.sizes[i] > 0]
+        parts_w = [None if weights is None else weights[self.offsets[i]: self.offsets[i + 1]] for i in keep]
+        args = (response, self.columns, int(order), int(memory_budget))
+        client = _active_client()
+        if client is None:
+            from .progress import progress_bar
+
+            results = []
+            with progress_bar(len(keep), progress=progress, desc="pdpx counts") as bar:
+                for i, w in zip(keep, parts_w):  # here, every core for each partition in turn
+                    results.append(task(model, self.partition(i), w, *args, None))
+                    bar.update(1)
+        else:
+            model_future = client.scatter(model, broadcast=True, hash=False)
+            parts = self.frame.to_delayed()
+            part_futures = client.compute([parts[i] for i in keep])
+            futures = [client.submit(task, model_future, pf, w, *args, 1, pure=False)  # the cluster's parallelism
+                       for pf, w in zip(part_futures, parts_w)]
+            try:
+                if progress:
+                    from distributed import progress as dask_progress
+
+                    dask_progress(futures)
+                results = client.gather(futures)
+            except KeyboardInterrupt:
+                client.cancel(futures + list(part_futures) + [model_future])
+                raise
+            finally:
+                client.cancel(list(part_futures))
+        total = results[0]
+        for r in results[1:]:
+            total = total + r
+        return total
+
+
+def _active_client():
+    """The active ``dask.distributed`` client, or None."""
+    try:
+        from distributed import get_client
+
+        return get_client()
+    except (ImportError, ValueError):
+        return None
+
 
 def partition_task(model, part: pd.DataFrame, weights, request: Request, method_name: str, columns):
     """Run one method on one partition (a Dask task); returns (its average curves, its weight, ICE or None)."""

@@ -26,6 +26,7 @@ once) and routed by the same rule (:mod:`.kernels`).
 from __future__ import annotations
 
 import hashlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +36,7 @@ from ...core.ir import TreeModel
 from ...core.treesum import TreeSum
 from .engine import encoded_chunk
 from .prep import static_layout
-from .threads import kernel_threads
+from .rows import spans, thread_count
 
 #: Values of the ``kernel`` argument of :func:`gather`.
 KERNELS = ("auto", "patterns", "leafsets", "partition")
@@ -240,25 +241,26 @@ def _gather_one(tm: TreeModel, X, w, order, budget, n_jobs, kernel) -> PatternCo
     chunk = int(max(1, min(n, left // (8 * max(1, X.shape[1]) * 3))))
     if name == "partition":  # its rows are read in a data-dependent order: keep a chunk's columns in cache
         chunk = min(chunk, PARTITION_ROWS)
+    threads = thread_count(n_jobs)
     acc = None
-    with kernel_threads(n_jobs) as threads:
-        for r0 in range(0, n, chunk):
-            r1 = min(n, r0 + chunk)
-            Xc = encoded_chunk(tm, X.iloc[r0:r1])
-            if name == "patterns":
-                n_tg, n_rg = thread_parts(ens.n_trees, threads, r1 - r0, _patterns(ens, st)[3], left)
-                part = _pattern_hist(ens, st, Xc, row_w[r0:r1], n_tg, n_rg)
+    for r0 in range(0, n, chunk):
+        r1 = min(n, r0 + chunk)
+        Xc = encoded_chunk(tm, X.iloc[r0:r1])
+        if name == "patterns":
+            n_tg, n_rg = thread_parts(ens.n_trees, threads, r1 - r0, _patterns(ens, st)[3], left)
+            part = _pattern_hist(ens, st, Xc, row_w[r0:r1], n_tg, n_rg)
+        else:
+            n_tg, n_rg = thread_parts(ens.n_trees, threads, r1 - r0, layout.n_slots, left)
+            if name == "leafsets":
+                part = _leafsets(ens, st, layout, Xc, row_w[r0:r1], order, n_tg, n_rg)
             else:
-                n_tg, n_rg = thread_parts(ens.n_trees, threads, r1 - r0, layout.n_slots, left)
-                if name == "leafsets":
-                    part = _leafsets(ens, st, layout, Xc, row_w[r0:r1], order, n_tg, n_rg)
-                else:
-                    part = _partition(ens, st, layout, Xc, row_w[r0:r1], unit, order, n_tg, n_rg)
-            acc = part if acc is None else acc + part
+                part = _partition(ens, st, layout, Xc, row_w[r0:r1], unit, order, n_tg, n_rg)
+        acc = part if acc is None else acc + part
     if name == "patterns":
         from .counts_patterns import patterns_to_counts
 
-        total = patterns_to_counts(acc, ens.tree_start, ens.left, ens.right, layout.ford, _patterns(ens, st)[0],
+        pat = _patterns(ens, st)
+        total = patterns_to_counts(acc, ens.tree_start, ens.left, ens.right, layout.ford, pat[4], pat[5],
                                    layout.slot_base, layout.n_pf, int(order), int(layout.n_slots),
                                    int(st.max_tree_nodes))
     else:
@@ -277,10 +279,9 @@ def choose_kernel(ens, kernel: str, budget: int, order: int = 2) -> str:
     """
     from .counts_patterns import MAX_BINS
 
-    st = static_layout(ens)
-    _, _, bins, total = _patterns(ens, st)
-    patterns_fit = int(bins.max()) <= MAX_BINS and 8 * total <= budget
-    leafsets_fit = int(st.leaves_per_tree.max()) <= 64
+    max_bins, total, max_leaves = kernel_shape(ens)
+    patterns_fit = max_bins <= MAX_BINS and 8 * total <= budget
+    leafsets_fit = max_leaves <= 64
     if kernel == "patterns" and not patterns_fit:
         raise PdpxError(f"kernel='patterns': a tree of this model is too deep (more than {MAX_BINS} histogram "
                         "bins) or the histograms exceed the memory budget; use 'auto', 'leafsets' or 'partition'")
@@ -295,14 +296,49 @@ def choose_kernel(ens, kernel: str, budget: int, order: int = 2) -> str:
     return "partition"
 
 
+def kernel_shape(ens) -> tuple[int, int, int]:
+    """(most histogram bins of a tree, total bins, most leaves of a tree): what :func:`choose_kernel` reads.
+
+    numpy only (nothing is compiled), so that :mod:`.jit` can tell which kernels a gather will run before
+    any of them is compiled. A leaf at depth ``d`` takes ``2^d`` bins, two leaves of one parent share theirs
+    (:func:`.counts_patterns.pattern_layout`).
+    """
+    def build():
+        left, right = ens.left, ens.right
+        depth = np.zeros(ens.n_nodes, dtype=np.int64)
+        frontier = np.asarray(ens.tree_start[:-1], dtype=np.int64)
+        d = 0
+        while frontier.size:
+            inner = frontier[left[frontier] >= 0]
+            frontier = np.concatenate([left[inner], right[inner]])
+            d += 1
+            depth[frontier] = d
+        is_leaf = left < 0
+        lc, rc = np.maximum(left, 0), np.maximum(right, 0)
+        twin = ~is_leaf & (left[lc] < 0) & (left[rc] < 0)  # both children leaves: one histogram for the two
+        twin_leaf = np.zeros(ens.n_nodes, dtype=bool)
+        twin_leaf[left[twin]] = True
+        twin_leaf[right[twin]] = True
+        own = (is_leaf & ~twin_leaf) | twin
+        tree_of = np.repeat(np.arange(ens.n_trees), np.diff(ens.tree_start))
+        bins = np.zeros(ens.n_trees, dtype=np.float64)
+        np.add.at(bins, tree_of[own], np.ldexp(1.0, np.minimum(depth[own] + twin[own], 62)))
+        leaves = np.bincount(tree_of[is_leaf], minlength=ens.n_trees)
+        big = float(1 << 62)
+        return int(min(bins.max(), big)), int(min(bins.sum(), big)), int(leaves.max())
+
+    return ens.derived("pdpx.plugins.trees.counts.shape", build)
+
+
 def _patterns(ens, st):
-    """(hist_base, topo, bins per tree, total bins) of the patterns kernel, kept with the ensemble."""
+    """(hist_base, topo, bins per tree, total bins, read_base, read_flip) of the patterns kernel (see
+    :func:`.counts_patterns.pattern_layout`), kept with the ensemble."""
     def build():
         from .counts_patterns import parents_first, pattern_layout
 
         topo = parents_first(ens.tree_start, ens.left, ens.right, int(st.max_tree_nodes))
-        hist_base, _, bins, total = pattern_layout(ens.tree_start, ens.left, ens.right, topo)
-        return hist_base, topo, bins, int(total)
+        hist_base, read_base, read_flip, _, bins, total = pattern_layout(ens.tree_start, ens.left, ens.right, topo)
+        return hist_base, topo, bins, int(total), read_base, read_flip
 
     return ens.derived("pdpx.plugins.trees.counts.patterns", build)
 
@@ -310,12 +346,40 @@ def _patterns(ens, st):
 def _pattern_hist(ens, st, Xc, row_w, n_tg, n_rg) -> np.ndarray:
     from .counts_patterns import gather_patterns
 
-    hist_base, topo, _, total = _patterns(ens, st)
-    out = gather_patterns(Xc, np.ascontiguousarray(row_w), int(n_tg), int(n_rg), ens.tree_start, topo, st.nodes,
-                          st.thr_lt, st.miss_eff, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
-                          bool(ens.comparison == "<="), bool(ens.categories_go_left), hist_base, int(total),
-                          int(st.max_tree_nodes))
-    return out.sum(axis=0) if out.shape[0] > 1 else out[0]
+    hist_base, topo, _, total = _patterns(ens, st)[:4]
+    le = bool(ens.comparison == "<=")
+    cats_left = bool(ens.categories_go_left)
+    w = np.ascontiguousarray(row_w)
+
+    def part(r0, r1, tg, out):
+        gather_patterns(Xc, w, r0, r1, tg, n_tg, ens.tree_start, topo, st.nodes, st.thr_lt, st.miss_eff,
+                        ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words, le, cats_left, hist_base,
+                        int(st.max_tree_nodes), out)
+
+    return run_parts(part, len(Xc), n_tg, n_rg, int(total))
+
+
+def run_parts(fn, n_rows: int, n_tg: int, n_rg: int, size: int) -> np.ndarray:
+    """The counts (``size``,) of ``n_rows`` rows from a serial kernel run on parts, in threads.
+
+    ``fn(r0, r1, tg, out)`` adds to ``out`` the counts of rows ``r0:r1`` on trees ``tg, tg + n_tg, ...``
+    (without holding the GIL). Rows are split into ``n_rg`` spans of whole blocks (:func:`.rows.spans`), each
+    with its own counts, summed in span order at the end; the ``n_tg`` tree groups of a span write disjoint
+    slots of its counts. So the counts are the same whatever the threads for unit weights (sums of integers
+    in float64 are exact), and equal within rounding for weights (only the split of rows changes the order).
+    """
+    row_spans = spans(n_rows, n_rg) if n_rg > 1 else [(0, n_rows)]
+    outs = [np.zeros(size) for _ in row_spans]
+    tasks = [(r0, r1, tg, outs[i]) for i, (r0, r1) in enumerate(row_spans) for tg in range(n_tg)]
+    if len(tasks) == 1:
+        fn(*tasks[0])
+    else:
+        with ThreadPoolExecutor(len(tasks)) as pool:
+            list(pool.map(lambda task: fn(*task), tasks))
+    total = outs[0]
+    for out in outs[1:]:
+        total += out
+    return total
 
 
 def thread_parts(n_trees: int, threads: int, n_rows: int, n_slots: int, budget: int) -> tuple[int, int]:
@@ -355,32 +419,45 @@ def _leafsets(ens, st, layout, Xc, row_w, order, n_tg, n_rg) -> np.ndarray:
      spec_keep_l, spec_keep_r) = ls
     leaf_base, leaf_p, s1 = ens.derived(f"pdpx.plugins.trees.counts.leafset_slots{order}", lambda: leafset_slots(
         slot_node, layout.slot_base, layout.n_pf, lord))
-    out = gather_leafsets(
-        Xc, np.ascontiguousarray(row_w), int(order), int(n_tg), int(n_rg), init, num_ptr, num_feat, num_thr,
-        num_miss, num_keep_l, num_keep_r, num_lf, spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, q,
-        leaf_base, leaf_p, s1, lord, int(layout.n_slots), st.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords,
-        ens.cat_words, bool(ens.comparison == "<="), bool(ens.categories_go_left),
-    )
-    return out.sum(axis=0) if out.shape[0] > 1 else out[0]
+    le = bool(ens.comparison == "<=")
+    cats_left = bool(ens.categories_go_left)
+    w = np.ascontiguousarray(row_w)
+
+    def part(r0, r1, tg, out):
+        gather_leafsets(Xc, w, int(order), r0, r1, tg, n_tg, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l,
+                        num_keep_r, num_lf, spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, q, leaf_base,
+                        leaf_p, s1, lord, st.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words, le,
+                        cats_left, out)
+
+    return run_parts(part, len(Xc), n_tg, n_rg, int(layout.n_slots))
 
 
 def _partition(ens, st, layout, Xc, row_w, unit, order, n_tg, n_rg) -> np.ndarray:
-    from .counts_kernels import gather_partition
+    from .counts_kernels import gather_partition, nan_columns
 
-    out = gather_partition(
-        np.ascontiguousarray(Xc.T), np.ascontiguousarray(row_w), bool(unit), int(order), int(n_tg), int(n_rg),
-        ens.tree_start, int(layout.max_depth), layout.ford, layout.slot_base, layout.n_pf, int(layout.n_slots),
-        st.nodes, st.thr_lt, st.miss_eff, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
-        bool(ens.comparison == "<="), bool(ens.categories_go_left),
-    )
-    return out.sum(axis=0) if out.shape[0] > 1 else out[0]
+    Xt = np.ascontiguousarray(Xc.T)
+    has_nan = nan_columns(Xt)
+    le = bool(ens.comparison == "<=")
+    cats_left = bool(ens.categories_go_left)
+    w = np.ascontiguousarray(row_w)
+
+    def part(r0, r1, tg, out):
+        gather_partition(Xt, has_nan, w, bool(unit), int(order), r0, r1, tg, n_tg, ens.tree_start,
+                         int(layout.max_depth), layout.ford, layout.slot_base, layout.n_pf, st.nodes, st.thr_lt,
+                         st.miss_eff, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words, le, cats_left,
+                         out)
+
+    return run_parts(part, Xt.shape[1], n_tg, n_rg, int(layout.n_slots))
 
 
-def gather_task(model, part, weights, response: str, columns, order: int = 2, memory_budget: int = 256 << 20):
-    """What one partition's task runs (Dask): the counts of the partition's rows on ``model``'s trees.
+def gather_task(model, part, weights, response: str, columns, order: int = 2, memory_budget: int = 256 << 20,
+                n_jobs=1):
+    """What one partition's task runs (Dask, ``DaskData.gather_counts``): the counts of the partition's rows on
+    ``model``'s trees.
 
-    ``columns``: the model's columns in order (``DaskData.columns``). The results of
-    every partition add up (``sum(...)``) to the counts of all rows.
+    ``columns``: the model's columns in order (``DaskData.columns``); ``n_jobs``: threads (1 on a cluster,
+    whose workers are the parallelism). The results of every partition add up (``sum(...)``) to the counts
+    of all rows.
     """
     from ...core.plugins import adapt
 
@@ -390,4 +467,4 @@ def gather_task(model, part, weights, response: str, columns, order: int = 2, me
     tm = adapter.tree_model(response)
     if tm is None:
         raise PdpxError(f"pattern counts need readable trees: {adapter.tree_model_unavailable(response)}")
-    return gather(tm, X, weights, order=order, memory_budget=memory_budget, n_jobs=1)
+    return gather(tm, X, weights, order=order, memory_budget=memory_budget, n_jobs=n_jobs)

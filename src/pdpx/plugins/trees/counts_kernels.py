@@ -36,7 +36,7 @@ slots are its own), so the per-thread copies exist only when rows are split.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block
@@ -215,12 +215,12 @@ def leafset_slots(slot_node, slot_base, n_pf, lord):
     return leaf_base, leaf_p, s1
 
 
-@njit(cache=True, parallel=True)
-def gather_leafsets(X, row_weight, order, n_tree_groups, n_row_groups, init, num_ptr, num_feat, num_thr, num_miss,
+@njit(cache=True, nogil=True)
+def gather_leafsets(X, row_weight, order, r0, r1, tg, n_tree_groups, init, num_ptr, num_feat, num_thr, num_miss,
                     num_keep_l, num_keep_r, num_lf, spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, q,
-                    leaf_base, leaf_p, s1, lord, n_slots, nodes, thr, cat_offset, cat_nwords, cat_words, le,
-                    cats_left):
-    """(n_row_groups, n_slots) counts of the rows of X for trees of at most 64 leaves (see the module docstring).
+                    leaf_base, leaf_p, s1, lord, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left, cnt):
+    """Add to ``cnt`` (n_slots,) the counts of rows ``r0:r1`` of X (``r0`` a multiple of ``BLOCK``) on trees
+    ``tg, tg + n_tree_groups, ...`` of at most 64 leaves (see the module docstring).
 
     Per block of 64 rows and tree: ``P[a, r]``, the leaves whose conditions on
     local feature ``a`` row ``r`` passes; ``pre`` / ``suf`` their running ANDs
@@ -228,76 +228,91 @@ def gather_leafsets(X, row_weight, order, n_tree_groups, n_row_groups, init, num
     ``pre[a] & ~P[a] & suf[a + 1]``. Every step but the final scatter of counts
     is a loop over the block's rows.
     """
-    n = X.shape[0]
     nf = X.shape[1]
     n_trees = init.shape[0]
     q_max = lord.shape[1]
-    counts = np.zeros((n_row_groups, n_slots))
-    n_blocks = (n + BLOCK - 1) // BLOCK
-    per_group = (n_blocks + n_row_groups - 1) // n_row_groups
     one = np.uint64(1)
-    for part in prange(n_tree_groups * n_row_groups):
-        tg = part % n_tree_groups
-        rg = part // n_tree_groups
-        cnt = counts[rg]
-        Xb = np.empty((nf, BLOCK))
-        P = np.empty((q_max, BLOCK), dtype=np.uint64)
-        pre = np.empty((q_max + 1, BLOCK), dtype=np.uint64)
-        suf = np.empty((q_max + 1, BLOCK), dtype=np.uint64)
-        xa = np.empty(BLOCK, dtype=np.uint64)
-        mbits = np.empty(BLOCK, dtype=np.uint64)
-        mrow = np.empty(BLOCK, dtype=np.int64)
-        w = np.empty(BLOCK)
-        for blk in range(rg * per_group, min(n_blocks, (rg + 1) * per_group)):
-            c0 = blk * BLOCK
-            c1 = min(n, c0 + BLOCK)
-            nb = c1 - c0
-            load_block(X, c0, c1, Xb)
-            for r in range(nb):
-                w[r] = row_weight[c0 + r]
-            for t in range(tg, n_trees, n_tree_groups):
-                qt = q[t]
-                start = init[t]
-                for a in range(qt):
-                    for r in range(BLOCK):
-                        P[a, r] = start
-                for k in range(num_ptr[t], num_ptr[t + 1]):
-                    f = num_feat[k]
-                    th = num_thr[k]
-                    ms = num_miss[k]
-                    kl = num_keep_l[k]
-                    kr = num_keep_r[k]
-                    Pa = P[num_lf[k]]
-                    for r in range(BLOCK):
-                        x = Xb[f, r]
-                        go_left = (x < th) | (ms & (not (x >= th)))
-                        Pa[r] &= kl if go_left else kr
-                for k in range(spec_ptr[t], spec_ptr[t + 1]):
-                    node = spec_node[k]
-                    flags = nodes[node, 3]
-                    Pa = P[spec_lf[k]]
-                    for r in range(nb):
-                        if go_left_packed(X[c0 + r, nodes[node, 2]], node, flags, thr[node], cat_offset, cat_nwords,
-                                          cat_words, le, False, cats_left):
-                            Pa[r] &= spec_keep_l[k]
-                        else:
-                            Pa[r] &= spec_keep_r[k]
+    Xb = np.empty((nf, BLOCK))
+    P = np.empty((q_max, BLOCK), dtype=np.uint64)
+    pre = np.empty((q_max + 1, BLOCK), dtype=np.uint64)
+    suf = np.empty((q_max + 1, BLOCK), dtype=np.uint64)
+    xa = np.empty(BLOCK, dtype=np.uint64)
+    mbits = np.empty(BLOCK, dtype=np.uint64)
+    mrow = np.empty(BLOCK, dtype=np.int64)
+    w = np.empty(BLOCK)
+    for c0 in range(r0, r1, BLOCK):
+        c1 = min(r1, c0 + BLOCK)
+        nb = c1 - c0
+        load_block(X, c0, c1, Xb)
+        for r in range(nb):
+            w[r] = row_weight[c0 + r]
+        for t in range(tg, n_trees, n_tree_groups):
+            qt = q[t]
+            start = init[t]
+            for a in range(qt):
                 for r in range(BLOCK):
-                    pre[0, r] = start
-                    suf[qt, r] = start
-                for a in range(qt):
-                    for r in range(BLOCK):
-                        pre[a + 1, r] = pre[a, r] & P[a, r]
-                for a in range(qt - 1, -1, -1):
-                    for r in range(BLOCK):
-                        suf[a, r] = suf[a + 1, r] & P[a, r]
-                base = t * 64
-                for r in range(nb):  # the leaf each row reaches on its own values
-                    cnt[leaf_base[base + trailing_zeros(pre[qt, r])]] += w[r]
-                for a in range(qt):
+                    P[a, r] = start
+            for k in range(num_ptr[t], num_ptr[t + 1]):
+                f = num_feat[k]
+                th = num_thr[k]
+                ms = num_miss[k]
+                kl = num_keep_l[k]
+                kr = num_keep_r[k]
+                Pa = P[num_lf[k]]
+                for r in range(BLOCK):
+                    x = Xb[f, r]
+                    go_left = (x < th) | (ms & (not (x >= th)))
+                    Pa[r] &= kl if go_left else kr
+            for k in range(spec_ptr[t], spec_ptr[t + 1]):
+                node = spec_node[k]
+                flags = nodes[node, 3]
+                Pa = P[spec_lf[k]]
+                for r in range(nb):
+                    if go_left_packed(X[c0 + r, nodes[node, 2]], node, flags, thr[node], cat_offset, cat_nwords,
+                                      cat_words, le, False, cats_left):
+                        Pa[r] &= spec_keep_l[k]
+                    else:
+                        Pa[r] &= spec_keep_r[k]
+            for r in range(BLOCK):
+                pre[0, r] = start
+                suf[qt, r] = start
+            for a in range(qt):
+                for r in range(BLOCK):
+                    pre[a + 1, r] = pre[a, r] & P[a, r]
+            for a in range(qt - 1, -1, -1):
+                for r in range(BLOCK):
+                    suf[a, r] = suf[a + 1, r] & P[a, r]
+            base = t * 64
+            for r in range(nb):  # the leaf each row reaches on its own values
+                cnt[leaf_base[base + trailing_zeros(pre[qt, r])]] += w[r]
+            for a in range(qt):
+                m = 0
+                for r in range(nb):
+                    bits = pre[a, r] & ~P[a, r] & suf[a + 1, r]
+                    mrow[m] = r
+                    mbits[m] = bits
+                    m += bits != 0
+                for k in range(m):
+                    r = mrow[k]
+                    bits = mbits[k]
+                    while bits:
+                        j = trailing_zeros(bits)
+                        bits &= bits - one
+                        cnt[s1[base + j, a]] += w[r]
+            if order < 2:
+                continue
+            for a in range(qt - 1):
+                alive = np.uint64(0)
+                for r in range(BLOCK):
+                    xa[r] = pre[a, r] & ~P[a, r]  # passing every feature before a, failing a
+                    alive |= xa[r]
+                b = a + 1
+                while alive and b < qt:
+                    Pb = P[b]
+                    sb = suf[b + 1]
                     m = 0
-                    for r in range(nb):
-                        bits = pre[a, r] & ~P[a, r] & suf[a + 1, r]
+                    for r in range(nb):  # the rows failing exactly {a, b} somewhere, without a branch
+                        bits = xa[r] & ~Pb[r] & sb[r]
                         mrow[m] = r
                         mbits[m] = bits
                         m += bits != 0
@@ -307,38 +322,13 @@ def gather_leafsets(X, row_weight, order, n_tree_groups, n_row_groups, init, num
                         while bits:
                             j = trailing_zeros(bits)
                             bits &= bits - one
-                            cnt[s1[base + j, a]] += w[r]
-                if order < 2:
-                    continue
-                for a in range(qt - 1):
+                            i = base + j
+                            cnt[leaf_base[i] + pair_slot(leaf_p[i], lord[i, a], lord[i, b])] += w[r]
                     alive = np.uint64(0)
                     for r in range(BLOCK):
-                        xa[r] = pre[a, r] & ~P[a, r]  # passing every feature before a, failing a
+                        xa[r] &= Pb[r]
                         alive |= xa[r]
-                    b = a + 1
-                    while alive and b < qt:
-                        Pb = P[b]
-                        sb = suf[b + 1]
-                        m = 0
-                        for r in range(nb):  # the rows failing exactly {a, b} somewhere, without a branch
-                            bits = xa[r] & ~Pb[r] & sb[r]
-                            mrow[m] = r
-                            mbits[m] = bits
-                            m += bits != 0
-                        for k in range(m):
-                            r = mrow[k]
-                            bits = mbits[k]
-                            while bits:
-                                j = trailing_zeros(bits)
-                                bits &= bits - one
-                                i = base + j
-                                cnt[leaf_base[i] + pair_slot(leaf_p[i], lord[i, a], lord[i, b])] += w[r]
-                        alive = np.uint64(0)
-                        for r in range(BLOCK):
-                            xa[r] &= Pb[r]
-                            alive |= xa[r]
-                        b += 1
-    return counts
+                    b += 1
 
 
 @njit(cache=True, inline="always")
@@ -388,35 +378,20 @@ def _push(sn, sa, sb, so1, so2, sp, node, a, b, o1, o2):
     return sp + 1
 
 
-@njit(cache=True, parallel=True)
-def gather_partition(Xt, row_weight, unit_weight, order, n_tree_groups, n_row_groups, tree_start, max_depth, ford,
-                     slot_base, n_pf, n_slots, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords, cat_words, le,
-                     cats_left):
-    """(n_row_groups, n_slots) counts of the rows (columns of ``Xt``) for trees of any size.
+@njit(cache=True, nogil=True)
+def gather_partition(Xt, has_nan, row_weight, unit_weight, order, r0, r1, tg, n_tree_groups, tree_start, max_depth,
+                     ford, slot_base, n_pf, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords, cat_words, le,
+                     cats_left, cnt):
+    """Add to ``cnt`` (n_slots,) the counts of rows ``r0:r1`` (columns of ``Xt``) on trees ``tg, tg +
+    n_tree_groups, ...`` of any size; ``has_nan[f]``: whether column ``f`` holds a NaN (:func:`nan_columns`).
 
     A stack entry is (node, segment ``idx[a:b]``, failing set as ordinals
     ``o1 < o2``, -1 for none). Segments handed to two entries are permuted only
     within themselves by either, so each still holds its rows when popped.
     """
-    n = Xt.shape[1]
     n_trees = tree_start.shape[0] - 1
-    has_nan = np.zeros(Xt.shape[0], dtype=np.bool_)
-    for f in range(Xt.shape[0]):
-        for r in range(n):
-            if np.isnan(Xt[f, r]):
-                has_nan[f] = True
-                break
-    counts = np.zeros((n_row_groups, n_slots))
-    per_group = (n + n_row_groups - 1) // n_row_groups
     cap = 3 * max_depth + 4
-    for part in prange(n_tree_groups * n_row_groups):
-        tg = part % n_tree_groups
-        rg = part // n_tree_groups
-        r0 = rg * per_group
-        r1 = min(n, r0 + per_group)
-        if r1 <= r0:
-            continue
-        cnt = counts[rg]
+    if r1 > r0:
         idx = np.empty(r1 - r0, dtype=np.int32)
         tmp = np.empty(r1 - r0, dtype=np.int32)
         sn = np.empty(cap, dtype=np.int64)
@@ -471,7 +446,18 @@ def gather_partition(Xt, row_weight, unit_weight, order, n_tree_groups, n_row_gr
                     sp = _push(sn, sa, sb, so1, so2, sp, rc, m, b, o1, o2)
                 if m > a:
                     sp = _push(sn, sa, sb, so1, so2, sp, lc, a, m, o1, o2)
-    return counts
+
+
+@njit(cache=True, nogil=True)
+def nan_columns(Xt):
+    """Per row of ``Xt`` (a column of the data): whether it holds a NaN."""
+    has_nan = np.zeros(Xt.shape[0], dtype=np.bool_)
+    for f in range(Xt.shape[0]):
+        for r in range(Xt.shape[1]):
+            if np.isnan(Xt[f, r]):
+                has_nan[f] = True
+                break
+    return has_nan
 
 
 @njit(cache=True)

@@ -5,7 +5,10 @@ leaf's path: 1 where the row goes the leaf's way. Per block of 64 rows and per
 tree, patterns are built from the root down, one vectorised step per node
 (``child = parent << 1 | passed``), and every leaf adds each row's weight to
 its histogram bin ``hist[leaf, pattern]``: a fixed amount of work per (row,
-leaf), with no branch that depends on the data. After the pass, each leaf's
+leaf), with no branch that depends on the data. Two leaves of one parent share a
+histogram: the parent's pattern and the way each row goes there (``pattern << 1 |
+goes left``) is the left leaf's pattern, and with its last bit flipped the right
+leaf's, so such pairs cost one update per row instead of two. After the pass, each leaf's
 ``2^D`` bins are read once: a bin's zero bits are the nodes the rows failed, their
 features the failing set, and bins whose failing set has at most ``order``
 features go to the count slots of :mod:`.counts_kernels`.
@@ -20,7 +23,7 @@ shallow trees only (:data:`MAX_BINS` per tree).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .counts_kernels import pair_slot
 from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block
@@ -31,13 +34,19 @@ MAX_BINS = 1 << 14
 
 @njit(cache=True)
 def pattern_layout(tree_start, left, right, topo):
-    """Histogram offsets: ``hist_base[leaf]`` (-1 elsewhere), ``depth[node]``, bins per tree, total bins.
+    """Histogram offsets: where the gather writes, where each leaf reads, bins per tree, total bins.
 
-    A tree deeper than 40 gets ``1 << 62`` bins (never taken) and no offsets.
+    Returns ``hist_base`` (per node: the first bin of the histogram a *twin parent* (both children leaves)
+    or a leaf without a twin writes, -1 elsewhere), ``read_base`` / ``read_flip`` (per leaf: the histogram
+    holding its patterns, and 1 for the right child of a twin parent, whose pattern is the parent's bin
+    with the last bit flipped), ``depth``, ``bins`` per tree and the ``total``. A tree deeper than 40 gets
+    ``1 << 62`` bins (never taken) and no offsets.
     """
     n_nodes = left.shape[0]
     depth = np.zeros(n_nodes, dtype=np.int64)
     hist_base = np.full(n_nodes, -1, dtype=np.int64)
+    read_base = np.full(n_nodes, -1, dtype=np.int64)
+    read_flip = np.zeros(n_nodes, dtype=np.int64)
     bins = np.zeros(tree_start.shape[0] - 1, dtype=np.int64)
     total = 0
     for t in range(tree_start.shape[0] - 1):
@@ -48,85 +57,94 @@ def pattern_layout(tree_start, left, right, topo):
                 depth[left[node]] = depth[node] + 1
                 depth[right[node]] = depth[node] + 1
         for node in range(tree_start[t], tree_start[t + 1]):
-            if left[node] < 0:
-                if depth[node] > 40:
-                    b = 1 << 62
-                    break
-                hist_base[node] = total + b
-                b += 1 << depth[node]
+            if depth[node] > 40:
+                b = 1 << 62
+                break
+        if b == 0:
+            for node in range(tree_start[t], tree_start[t + 1]):
+                lc = left[node]
+                if lc >= 0 and left[lc] < 0 and left[right[node]] < 0:  # a twin parent: one histogram for both
+                    hist_base[node] = total + b
+                    read_base[lc] = total + b
+                    read_base[right[node]] = total + b
+                    read_flip[right[node]] = 1
+                    b += 1 << (depth[node] + 1)
+            for node in range(tree_start[t], tree_start[t + 1]):
+                if left[node] < 0 and read_base[node] < 0:
+                    hist_base[node] = total + b
+                    read_base[node] = total + b
+                    b += 1 << depth[node]
         bins[t] = b
         if b < (1 << 62):
             total += b
-    return hist_base, depth, bins, total
+    return hist_base, read_base, read_flip, depth, bins, total
 
 
-@njit(cache=True, parallel=True)
-def gather_patterns(X, row_weight, n_tree_groups, n_row_groups, tree_start, topo, nodes, thr_lt, miss_eff, thr,
-                    cat_offset, cat_nwords, cat_words, le, cats_left, hist_base, n_bins, max_tree_nodes):
-    """(n_row_groups, n_bins) weighted pattern histograms of the rows of X (see the module docstring).
+@njit(cache=True, nogil=True)
+def gather_patterns(X, row_weight, r0, r1, tg, n_tree_groups, tree_start, topo, nodes, thr_lt, miss_eff, thr,
+                    cat_offset, cat_nwords, cat_words, le, cats_left, hist_base, max_tree_nodes, h):
+    """Add to ``h`` (n_bins,) the weighted pattern histograms of rows ``r0:r1`` of X (``r0`` a multiple of
+    ``BLOCK``) on trees ``tg, tg + n_tree_groups, ...`` (see the module docstring).
 
     ``topo``: the nodes of each tree with every parent before its children (node
     ids, tree by tree; the tree's nodes are ``tree_start[t]:tree_start[t + 1]``).
     """
-    n = X.shape[0]
     nf = X.shape[1]
     n_trees = tree_start.shape[0] - 1
-    hist = np.zeros((n_row_groups, n_bins))
-    n_blocks = (n + BLOCK - 1) // BLOCK
-    per_group = (n_blocks + n_row_groups - 1) // n_row_groups
-    for part in prange(n_tree_groups * n_row_groups):
-        tg = part % n_tree_groups
-        rg = part // n_tree_groups
-        h = hist[rg]
-        Xb = np.empty((nf, BLOCK))
-        pat = np.empty((max_tree_nodes, BLOCK), dtype=np.int64)
-        go = np.empty(BLOCK, dtype=np.int64)
-        w = np.empty(BLOCK)
-        for blk in range(rg * per_group, min(n_blocks, (rg + 1) * per_group)):
-            c0 = blk * BLOCK
-            c1 = min(n, c0 + BLOCK)
-            nb = c1 - c0
-            load_block(X, c0, c1, Xb)
-            for r in range(nb):
-                w[r] = row_weight[c0 + r]
-            for t in range(tg, n_trees, n_tree_groups):
-                root = tree_start[t]
-                for r in range(BLOCK):
-                    pat[0, r] = 0
-                for k in range(tree_start[t], tree_start[t + 1]):
-                    node = topo[k]
-                    p = pat[node - root]
-                    lc = nodes[node, 0]
-                    if lc < 0:
-                        base = hist_base[node]
+    Xb = np.empty((nf, BLOCK))
+    pat = np.empty((max_tree_nodes, BLOCK), dtype=np.int32)  # patterns < 2^14 (MAX_BINS): int32 stays in L1
+    go = np.empty(BLOCK, dtype=np.int32)
+    w = np.empty(BLOCK)
+    for c0 in range(r0, r1, BLOCK):
+        c1 = min(r1, c0 + BLOCK)
+        nb = c1 - c0
+        load_block(X, c0, c1, Xb)
+        for r in range(nb):
+            w[r] = row_weight[c0 + r]
+        for t in range(tg, n_trees, n_tree_groups):
+            root = tree_start[t]
+            for r in range(BLOCK):
+                pat[0, r] = 0
+            for k in range(tree_start[t], tree_start[t + 1]):
+                node = topo[k]
+                p = pat[node - root]
+                lc = nodes[node, 0]
+                base = hist_base[node]
+                if lc < 0:
+                    if base >= 0:  # (a leaf of a twin parent has none: the parent counted its rows)
                         for r in range(nb):
                             h[base + p[r]] += w[r]
-                        continue
-                    f = nodes[node, 2]
-                    flags = nodes[node, 3]
-                    if flags & F_SPECIAL:
-                        for r in range(nb):
-                            go[r] = go_left_packed(Xb[f, r], node, flags, thr[node], cat_offset, cat_nwords,
-                                                   cat_words, le, False, cats_left)
-                    else:
-                        th = thr_lt[node]
-                        ms = miss_eff[node]
-                        for r in range(BLOCK):
-                            x = Xb[f, r]
-                            go[r] = (x < th) | (ms & (not (x >= th)))
-                    pl = pat[lc - root]
-                    pr = pat[nodes[node, 1] - root]
+                    continue
+                f = nodes[node, 2]
+                flags = nodes[node, 3]
+                if flags & F_SPECIAL:
+                    for r in range(nb):
+                        go[r] = go_left_packed(Xb[f, r], node, flags, thr[node], cat_offset, cat_nwords,
+                                               cat_words, le, False, cats_left)
+                else:
+                    th = thr_lt[node]
+                    ms = miss_eff[node]
                     for r in range(BLOCK):
-                        s = p[r] << 1
-                        pl[r] = s | go[r]
-                        pr[r] = s | (1 - go[r])
-    return hist
+                        x = Xb[f, r]
+                        go[r] = (x < th) | (ms & (not (x >= th)))
+                if base >= 0:  # a twin parent: its pattern and the way each row goes, for both leaves
+                    for r in range(nb):
+                        h[base + ((p[r] << 1) | go[r])] += w[r]
+                    continue
+                pl = pat[lc - root]
+                pr = pat[nodes[node, 1] - root]
+                for r in range(BLOCK):
+                    s = p[r] << 1
+                    pl[r] = s | go[r]
+                    pr[r] = s | (1 - go[r])
 
 
 @njit(cache=True)
-def patterns_to_counts(hist, tree_start, left, right, ford, hist_base, slot_base, n_pf, order, n_slots,
+def patterns_to_counts(hist, tree_start, left, right, ford, read_base, read_flip, slot_base, n_pf, order, n_slots,
                        max_tree_nodes):
-    """The count slots from pattern histograms: each bin's failing set is the features of its zero bits."""
+    """The count slots from pattern histograms: each bin's failing set is the features of its zero bits.
+
+    A leaf's pattern ``v`` is at ``read_base[leaf] + (v ^ read_flip[leaf])`` (:func:`pattern_layout`)."""
     counts = np.zeros(n_slots)
     stack = np.empty(max_tree_nodes + 1, dtype=np.int64)
     s_depth = np.empty(max_tree_nodes + 1, dtype=np.int64)
@@ -147,11 +165,12 @@ def patterns_to_counts(hist, tree_start, left, right, ford, hist_base, slot_base
                 s_depth[sp + 1] = d + 1
                 sp += 2
                 continue
-            base = hist_base[node]
+            base = read_base[node]
+            flip = read_flip[node]
             s0 = slot_base[node]
             p = n_pf[node]
             for v in range(1 << d):
-                c = hist[base + v]
+                c = hist[base + (v ^ flip)]
                 if c == 0.0:
                     continue
                 o1 = -1

@@ -46,6 +46,14 @@ COLD_SECONDS = {
     "oblivious.oblivious_layout": 1.3, "oblivious.request_layout": 1.0, "oblivious.pattern_tables": 0.6,
     "oblivious.oblivious_walk": 1.4, "products.bytes_walk": 3.2,
 }
+#: The same for the pattern counts' kernels (:mod:`.counts`, :mod:`.counts_pd`), measured the same way.
+COUNTS_COLD_SECONDS = {
+    "counts_kernels.count_layout": 1.2, "counts_kernels.subset_weights": 0.6,
+    "counts_kernels.leafset_locals": 0.8, "counts_kernels.leafset_slots": 0.4, "counts_kernels.gather_leafsets": 2.6,
+    "counts_kernels.nan_columns": 0.3, "counts_kernels.gather_partition": 1.8,
+    "counts_patterns.parents_first": 0.2, "counts_patterns.pattern_layout": 0.4,
+    "counts_patterns.gather_patterns": 1.2, "counts_patterns.patterns_to_counts": 0.8,
+}
 #: What the first compilation of a process costs on top of its kernel (numba's and LLVM's start-up).
 FIRST_COMPILE_SECONDS = 1.0
 #: Most bytes one of brute's stacked predict calls takes (as :mod:`pdpx.plugins.brute` sizes them).
@@ -92,6 +100,83 @@ def needed(tm, req) -> set[str]:
     if rows:
         return regions | finish | {"partition.partition_walk"}
     return {"partition.partition_walk"} | (set() if intervals else regions)
+
+
+def counts_needed(tm, order: int = 2, kernel: str = "auto", memory_budget: int = 256 << 20) -> set[str]:
+    """The kernels a gather of pattern counts at ``order`` on ``tm`` (TreeModel or TreeSum) and the partial
+    dependence from them (:func:`.counts_pd.partial_dependence`) run; read with numpy only, nothing compiled."""
+    from ...core.treesum import TreeSum
+
+    if isinstance(tm, TreeSum):
+        out = set()
+        for term in tm.terms:
+            out |= counts_needed(term.model, order, kernel, memory_budget)
+        return out
+    from .counts import choose_kernel
+
+    ens = tm.ensemble
+    # regions as intervals (sorted numeric grids) or as grid masks (categories, unsorted grids): either
+    names = {"counts_kernels.count_layout", "counts_kernels.subset_weights", "kernels.leaf_boxes_sorted",
+             "kernels.leaf_regions", "kernels.grid_left", "kernels.scatter_boxes"}
+    name = choose_kernel(ens, kernel, memory_budget, order)
+    if name == "patterns":
+        return names | {"counts_patterns.parents_first", "counts_patterns.pattern_layout",
+                        "counts_patterns.gather_patterns", "counts_patterns.patterns_to_counts"}
+    if name == "leafsets":
+        return names | {"leafsets.leafset_layout", "counts_kernels.leafset_locals", "counts_kernels.leafset_slots",
+                        "counts_kernels.gather_leafsets"}
+    return names | {"counts_kernels.nan_columns", "counts_kernels.gather_partition"}
+
+
+def counts_ready(tm, order: int = 2, kernel: str = "auto", memory_budget: int = 256 << 20) -> bool:
+    """Whether every kernel of a pattern-counts gather at ``order`` on ``tm`` and of the PD from the counts is
+    compiled in this process or in numba's on-disk cache (so using counts now costs no compilation).
+
+    Parameters
+    ----------
+    tm : TreeModel or TreeSum
+        What an adapter's ``tree_model(response)`` returns.
+    order : {1, 2}
+        The order the counts would be gathered at.
+    kernel, memory_budget
+        As for :func:`.counts.gather` (they decide which gather kernel runs).
+
+    Returns
+    -------
+    bool
+    """
+    return not pending(counts_needed(tm, order, kernel, memory_budget))
+
+
+def deferred_counts(tm, order: int = 2, alternative_seconds: float | None = None, kernel: str = "auto",
+                    memory_budget: int = 256 << 20) -> str | None:
+    """Why ``auto`` should not use pattern counts now (their kernels would have to be compiled first), or None.
+
+    The caller passes ``alternative_seconds``, its estimate of the time of what it would run instead (``exact``
+    one feature set at a time, or ``brute``); None means "not known: do not wait for a compilation". When
+    the counts' kernels are pending and their cold compile time (:data:`COUNTS_COLD_SECONDS`) exceeds that,
+    a background process compiles them (:func:`compile_in_background`, as for ``exact``'s kernels) and the
+    reason is returned; later calls find them ready. Returns None when the kernels are ready, or when
+    compiling now is cheaper than the alternative.
+    """
+    missing = pending(counts_needed(tm, order, kernel, memory_budget))
+    if not missing:
+        return None
+    compile_s = cold_seconds_of(missing)
+    if alternative_seconds is not None and alternative_seconds >= compile_s:
+        return None
+    if not compile_in_background():  # no background compilation here (embedded, or it failed): compile now
+        return None
+    return (f"the pattern counts' compiled kernels are not ready yet ({len(missing)} to compile, about "
+            f"{compile_s:.0f} s), so each feature set was computed on its own; they are being compiled in the "
+            "background, and later calls will use them")
+
+
+def cold_seconds_of(names) -> float:
+    """:func:`cold_seconds` of exact's and the counts' kernels alike."""
+    if not names:
+        return 0.0
+    return FIRST_COMPILE_SECONDS + sum(COLD_SECONDS.get(n, COUNTS_COLD_SECONDS.get(n, 1.0)) for n in names)
 
 
 def _dispatcher(name: str):

@@ -8,8 +8,8 @@ so a later call only loads machine code.
 
     python -m pdpx.plugins.trees.warmup [--jobs N] [--background]
 
-``--jobs``: compile the three kernel families in up to N processes at once (default:
-the cores, at most 3). ``--background``: on otherwise idle cores only, and only if no
+``--jobs``: compile the kernel families (``exact``'s three and the pattern counts') in up
+to N processes at once (default: the cores, at most 4). ``--background``: on otherwise idle cores only, and only if no
 other background compilation holds the lock (one per user).
 """
 
@@ -29,7 +29,7 @@ from ...core.method import Request
 from . import engine
 
 #: The kernel families, each compiled by one process when several run at once.
-FAMILIES = ("leafsets", "partition", "oblivious")
+FAMILIES = ("leafsets", "partition", "oblivious", "counts")
 
 
 def _model(link: str = "identity", n_margins: int = 1, depth: int = 1) -> TreeModel:
@@ -89,8 +89,29 @@ def _family(name: str) -> None:
         _run(_model("logistic", depth=2), "oblivious", "both", grids[0])  # margins, then exp
         deep = _model(depth=9)  # deeper than a byte of leaf bits: the float walk counts
         _run(deep, "oblivious", "average", grids[0])
+    elif name == "counts":
+        _counts()
     else:
         raise ValueError(f"unknown kernel family {name!r}; one of {FAMILIES}")
+
+
+def _counts() -> None:
+    """Every pattern-counts gather kernel at both orders, unweighted and weighted, and the PD from counts
+    (1-way and 2-way, sorted and unsorted grids): the argument types :func:`.counts.gather` gives them."""
+    from . import counts, counts_pd
+
+    tm = _model(depth=2)
+    X = pd.DataFrame({"a": [0.0, 1.0, np.nan, 2.0], "b": [1.0, 0.0, 0.3, 2.0]})
+    for kernel in ("leafsets", "partition", "patterns"):
+        for order in counts.ORDERS:
+            for w in (None, np.ones(len(X))):
+                got = counts.gather(tm, X, w, order=order, kernel=kernel, n_jobs=1)
+            for grid in ([0.0, 1.0], [1.0, 0.0]):
+                for features in ([0], [0, 1])[:order]:
+                    req = Request(X=X, features=features, grid_values=[np.array(grid)] * len(features),
+                                  categorical=[False] * len(features), response="predict", outputs=[0],
+                                  kind="average", sample_weight=None, memory_budget=2**24, n_jobs=1)
+                    counts_pd.partial_dependence(tm, got, req)
 
 
 def warm_up(jobs: int = 1) -> float:
@@ -146,7 +167,7 @@ def main(argv: list[str]) -> int:
         _family(argv[argv.index("--family") + 1])
         return 0
     background = "--background" in argv
-    jobs = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else min(3, os.cpu_count() or 1)
+    jobs = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else min(len(FAMILIES), os.cpu_count() or 1)
     if background:
         lock = _hold_lock()
         if lock is None:
