@@ -296,12 +296,35 @@ def test_report_computes_its_pairs_from_counts(data, tmp_path):
     assert counts_use.counts_cache.holds(m)
 
 
-# ------------------------------------------------------------------ Dask keeps today's path
-def test_dask_walks_the_rows_and_equals_brute(data):
+# ------------------------------------------------------------------ Dask: counts gathered per partition
+def test_dask_gathers_counts_per_partition_and_equals_brute(data):
+    dd = pytest.importorskip("dask.dataframe", reason="dask is not installed")
+    X = data["X"][["a", "b", "z", "d"]]  # NaN kept: each partition routes it as the model does
+    w = np.random.default_rng(3).uniform(0.5, 2.0, len(X))
+    m = HistGradientBoostingRegressor(max_iter=20, max_depth=3, random_state=0).fit(X.fillna(0.0), data["f"])
+    ddf = dd.from_pandas(X, npartitions=3)
+    sets = every_set(["a", "b", "z"])
+    got = pdpx.partial_dependence_many(m, ddf, sets, grid_resolution=4)
+    assert "gathered partition by partition" in notes_of(got)
+    check(got, m.predict, X, None)
+    weighted = pdpx.partial_dependence_many(m, ddf, sets, grid_resolution=4, sample_weight=w)
+    assert "gathered partition by partition" in notes_of(weighted)
+    check(weighted, m.predict, X, w)
+    rows = pdpx.partial_dependence_many(m, ddf, sets, grid_resolution=4, sample_weight=w,
+                                        method_options={"engine": "rows"})
+    assert "pattern counts" not in notes_of(rows)
+    for a, b in zip(rows, weighted):
+        np.testing.assert_allclose(a.average, b.average, rtol=1e-10, atol=1e-10)
+
+
+def test_dask_single_set_and_ice_walk_the_partitions(data):
     dd = pytest.importorskip("dask.dataframe", reason="dask is not installed")
     X = data["X"][["a", "b", "z", "d"]].fillna(0.0)
     m = RandomForestRegressor(n_estimators=5, max_depth=4, random_state=0).fit(X, data["f"])
-    got = pdpx.partial_dependence_many(m, dd.from_pandas(X, npartitions=3), every_set(["a", "b", "z"]),
-                                       grid_resolution=4)
-    assert "pattern counts" not in notes_of(got)
-    check(got, m.predict, X, None)
+    ddf = dd.from_pandas(X, npartitions=3)
+    one = pdpx.partial_dependence_many(m, ddf, [["a"]], grid_resolution=4)
+    assert "pattern counts" not in notes_of(one)  # one set: a gather costs more than one walk
+    check(one, m.predict, X, None)
+    with pytest.raises(pdpx.PdpxError, match="engine"):
+        pdpx.partial_dependence_many(m, ddf, [["a"]], kind="both", grid_resolution=4,
+                                     method_options={"engine": "counts"})

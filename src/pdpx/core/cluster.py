@@ -86,7 +86,11 @@ class DaskData:
         return sample_weight
 
     def run(self, method, adapter: Adapter, req: Request, *, model: Any, ice_rows=None) -> MethodResult:
-        """The method over every partition, combined exactly (see :func:`run`)."""
+        """The method's result over all rows as a whole (:meth:`~pdpx.core.method.Method.whole`), or the method
+        over every partition, combined exactly (see :func:`run`)."""
+        out = method.whole(adapter, req, self)
+        if out is not None:
+            return out
         return run(model, self, req, method, req.sample_weight, progress=req.progress, columns=self.columns)
 
     def gather_counts(self, model, response: str, order: int, memory_budget: int, *, task, sample_weight=None,
@@ -176,7 +180,7 @@ def partition_task(model, part: pd.DataFrame, weights, request: Request, method_
 
     adapter = adapt(model)
     part = part[columns] if list(part.columns) != list(columns) else part
-    req = replace(request, X=part, sample_weight=weights)
+    req = replace(request, X=part, sample_weight=weights, planned=(), memo={})  # one partition: no plan
     out = get_methods()[method_name].compute(adapter, req)
     W = float(len(part)) if weights is None else float(np.sum(weights))
     return out.average, W, out.individual

@@ -125,5 +125,13 @@ class Method:
         """
         return None
 
+    def whole(self, adapter: "Adapter", request: Request, data) -> MethodResult | None:
+        """The result over rows held elsewhere (a Dask frame: ``data`` is its ``DaskData``) computed as a whole,
+        e.g. from sums each partition gathers, or None: run :meth:`compute` on every partition and combine.
+
+        Only asked for data that is not held in this process.
+        """
+        return None
+
     def compute(self, adapter: "Adapter", request: Request) -> MethodResult:
         raise NotImplementedError

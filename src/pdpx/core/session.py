@@ -282,12 +282,8 @@ class Session:
 
         Every request then carries them (``Request.planned``), so a method can do once
         what every set shares (``exact`` gathers pattern counts for many 1-way and
-        2-way averages). Only rows held here are planned for: Dask partitions each run
-        one feature set at a time.
+        2-way averages; with Dask, partition by partition, only the counts travel).
         """
-        if not isinstance(self.data, LocalData):
-            self._plan = ()
-            return
         self._plan = tuple(tuple(int(j) for j in s) for s in feature_sets)
 
     def request(self, features: list[int]) -> Request:
@@ -298,7 +294,7 @@ class Session:
             kind="both" if self.interval is not None else self.kind,
             memory_budget=self.memory_budget, n_jobs=self.n_jobs, progress=self.progress,
             options=self.method_options, memo=self._memo,
-            planned=(self._plan or (tuple(features),)) if isinstance(self.data, LocalData) else (),
+            planned=self._plan or (tuple(features),),
         )
         self._check_result_size(req, n_ice=self.n_rows if self.interval is not None else None)
         return req

@@ -75,6 +75,18 @@ class Exact(Method):
 
         return defer_reason(adapter, request)
 
+    def whole(self, adapter, req: Request, data) -> MethodResult | None:
+        """Rows in Dask partitions: the averages from pattern counts each partition gathers, when worth it."""
+        tm = adapter.tree_model(req.response)
+        choice = counts_use.choose_partitioned(adapter.model, tm, req, data, req.memory_budget)
+        if choice is None:
+            return None
+        from .trees.counts_pd import partial_dependence
+
+        res = partial_dependence(tm, choice.counts, req)
+        res.notes.append(choice.note)
+        return res
+
     def compute(self, adapter, req: Request) -> MethodResult:
         tm = adapter.tree_model(req.response)
         choice = counts_use.choose(adapter.model, tm, req, req.memory_budget)

@@ -11,8 +11,9 @@ feature sets (``Request.planned``, set by
 * ``"auto"`` (default): counts already kept for this model, rows and weights ->
   use them; otherwise gather when the estimated gather costs less than walking
   the rows once per planned set (:data:`GATHER_SETS`), the counts fit the
-  memory budget and their kernels are compiled (:func:`counts_ready`) or compiling
-  them costs less than the row walks (:func:`worth_compiling`); else the
+  memory budget and their kernels are compiled (:func:`counts_ready`, from
+  :mod:`.jit`) or compiling them costs less than the row walks
+  (:func:`worth_compiling`); else the
   row kernels;
 * ``"counts"``: always from counts (gathered now if not kept); an error says why
   when they cannot answer (ICE, a non-linear link, more than two features);
@@ -49,18 +50,7 @@ ENGINES = ("auto", "counts", "rows")
 #: A gather's cost at each order, in row walks of ``exact`` for one feature set (measured with
 #: XGBoost 200 trees of depth 6 on 100,000 rows: about 2.7 at order 1, 5.4 at order 2; rounded up).
 GATHER_SETS = {1: 3.0, 2: 6.0}
-#: The compiled functions of each gather kernel (``module.function`` in this package).
-KERNEL_FUNCTIONS = {
-    "patterns": {"counts_patterns.pattern_layout", "counts_patterns.gather_patterns",
-                 "counts_patterns.patterns_to_counts", "counts_patterns.parents_first"},
-    "leafsets": {"counts_kernels.leafset_locals", "counts_kernels.leafset_slots", "counts_kernels.gather_leafsets",
-                 "leafsets.leafset_layout"},
-    "partition": {"counts_kernels.gather_partition"},
-}
 _MEMO = "pdpx.plugins.trees.counts_use"
-#: Seconds to compile each gather kernel and the evaluation from scratch (numba's first use; measured with an
-#: empty cache on a shared 2-core machine under load, halved, rounded up: indicative).
-COLD_SECONDS = {"leafsets": 70.0, "patterns": 35.0, "partition": 30.0}
 #: Seconds of one row through one tree in ``exact``'s row walk for one feature set (XGBoost, depth 6: about
 #: 1.3e-8 s measured, rounded up).
 ROW_TREE_SECONDS = 1.5e-8
@@ -77,34 +67,22 @@ def engine_option(options: dict) -> str:
     return engine
 
 
-def counts_kernels(tm, order: int, budget: int) -> set[str]:
-    """The compiled functions gathering ``tm``'s counts at ``order`` and answering from them run."""
-    from ...core.treesum import TreeSum
-    from .counts import choose_kernel
-
-    if isinstance(tm, TreeSum):
-        return set().union(*(counts_kernels(t.model, order, budget) for t in tm.terms))
-    names = {"counts_kernels.count_layout", "counts_kernels.subset_weights", "kernels.scatter_boxes"}
-    return names | KERNEL_FUNCTIONS[choose_kernel(tm.ensemble, "auto", budget, order)]
-
-
 def worth_compiling(tm, req, order: int, budget: int) -> bool:
-    """Whether ``auto`` may gather now: the counts kernels are compiled, or compiling them (first use:
-    :data:`COLD_SECONDS`) costs less than the row walks of the planned sets would (estimated from
+    """Whether ``auto`` may gather now: the counts kernels are compiled, or compiling them (their cold cost in
+    :mod:`.jit`) costs less than the row walks of the planned sets would (estimated from
     :data:`ROW_TREE_SECONDS`). When not, the row kernels run and the kernels compile in the background.
     """
     if counts_ready(tm, order, budget):
         return True
     from ...core.treesum import TreeSum
-    from .counts import choose_kernel
-    from .jit import compile_in_background
+    from .jit import cold_seconds_of, compile_in_background, counts_needed, pending
 
-    models = [t.model for t in tm.terms] if isinstance(tm, TreeSum) else [tm]
     try:
-        kernels = {choose_kernel(m.ensemble, "auto", budget, order) for m in models}
+        needed = counts_needed(tm, order, memory_budget=budget)
+        compile_s = cold_seconds_of(pending(needed) or needed)
     except Exception:  # noqa: BLE001 - cannot tell: do not wait
         return False
-    compile_s = sum(COLD_SECONDS[k] for k in kernels)
+    models = [t.model for t in tm.terms] if isinstance(tm, TreeSum) else [tm]
     ones, twos = _sets(req)
     walk_s = len(req.X) * sum(m.ensemble.n_trees for m in models) * ROW_TREE_SECONDS * (ones + twos)
     if walk_s > compile_s:
@@ -114,25 +92,14 @@ def worth_compiling(tm, req, order: int, budget: int) -> bool:
 
 
 def counts_ready(tm, order: int, budget: int) -> bool:
-    """Whether the counts kernels ``tm`` needs are compiled in this process or in numba's cache.
-
-    A function of the list that no longer exists is not waited for.
-    """
-    from .jit import pending
+    """Whether the counts kernels ``tm`` needs are compiled in this process or in numba's cache
+    (:func:`.jit.counts_ready`); False when that cannot be told."""
+    from . import jit
 
     try:
-        names = counts_kernels(tm, order, budget)
+        return jit.counts_ready(tm, order, memory_budget=budget)
     except Exception:  # noqa: BLE001 - cannot tell which: treat as not compiled (auto walks the rows)
         return False
-    for name in names:
-        try:
-            if pending([name]):
-                return False
-        except AttributeError:  # renamed: nothing to wait for under this name
-            continue
-        except Exception:  # noqa: BLE001 - a numba that cannot tell
-            return False
-    return True
 
 
 class _Token:
@@ -372,4 +339,48 @@ def choose(model, tm, req, budget: int) -> Choice | None:
     choice = Choice(counts, f"exact, from pattern counts gathered in one pass over the {len(req.X):,} rows (order "
                             f"{order}) for the {ones + twos} feature set(s) of this call")
     req.memo[_MEMO + ".session"] = (req.X, req.sample_weight, tm, choice)
+    return choice
+
+
+def choose_partitioned(model, tm, req, data, budget: int) -> Choice | None:
+    """The counts ``exact`` answers ``req`` from when the rows are partitioned elsewhere (``data``: a
+    ``DaskData``), gathered partition by partition (:meth:`~pdpx.core.cluster.DaskData.gather_counts`: only
+    the counts travel), or None: every partition walks its rows for this feature set.
+
+    Gathered when the plan's feature sets would cost more row walks (each one a pass over every partition)
+    than the gather, and the counts fit half the budget; kept for the session (``req.memo``).
+    """
+    from .counts import counts_nbytes, gather_task
+    from .counts_pd import unavailable
+
+    engine = engine_option(req.options)
+    if engine == "rows":
+        return None
+    why = unavailable(tm, req)
+    if why:
+        if engine == "counts":
+            raise PdpxError(f"method_options={{'engine': 'counts'}} cannot compute this: {why}; "
+                            "use engine='auto' or 'rows'")
+        return None
+    d = len(req.features)
+    own = req.memo.get(_MEMO + ".partitioned")
+    if own is not None and own[0] is data and own[1] is req.sample_weight and own[2] is tm:
+        if own[3] is not None and own[3].counts.order >= d:
+            return own[3]
+        if engine == "auto":
+            return None
+    if engine == "counts":
+        order = 2 if _sets(req)[1] else 1
+    else:
+        order, _ = gather_order(req)
+        if order is None or counts_nbytes(tm, order) > budget // 2:
+            req.memo[_MEMO + ".partitioned"] = (data, req.sample_weight, tm, None)
+            return None
+    counts = data.gather_counts(model, req.response, order, budget, task=gather_task,
+                                sample_weight=req.sample_weight, progress=req.progress)
+    ones, twos = _sets(req)
+    choice = Choice(counts, f"exact, from pattern counts gathered partition by partition over the "
+                            f"{data.n_rows:,} rows (order {order}; only the counts travelled) for the "
+                            f"{ones + twos} feature set(s) of this call")
+    req.memo[_MEMO + ".partitioned"] = (data, req.sample_weight, tm, choice)
     return choice
