@@ -198,17 +198,18 @@ def outside_hull(a, b, g1, g2) -> np.ndarray:
     if not ok.any():
         out[applies] = True
         return out
-    pts = np.column_stack([a[ok], b[ok]])
-    low = pts.min(axis=0)
-    span = pts.max(axis=0) - low
+    if not ok.all():
+        a, b = a[ok], b[ok]
+    low = np.array([a.min(), b.min()])
+    span = np.array([a.max(), b.max()]) - low
     span[span == 0] = 1.0
-    pts = (pts - low) / span
+    pts = _hull_candidates(np.column_stack([(a - low[0]) / span[0], (b - low[1]) / span[1]]))
     q = (np.column_stack([gx[applies], gy[applies]]) - low) / span
     tol = 1e-9
     inside = None
     if len(pts) >= 3:
         try:
-            hull = ConvexHull(_hull_candidates(pts))
+            hull = ConvexHull(pts)
             eq = hull.equations
             inside = np.all(q @ eq[:, :2].T + eq[:, 2] <= tol, axis=1)
         except QhullError:  # collinear
@@ -244,9 +245,17 @@ def _hull_candidates(pts: np.ndarray) -> np.ndarray:
     c = poly.mean(axis=0)
     poly = poly[np.argsort(np.arctan2(poly[:, 1] - c[1], poly[:, 0] - c[0]))]  # counter-clockwise
     ex, ey = (np.roll(poly, -1, axis=0) - poly).T
-    cross = ex[None, :] * (y[:, None] - poly[None, :, 1]) - ey[None, :] * (x[:, None] - poly[None, :, 0])
-    inner = (cross > 1e-9).all(axis=1)  # strictly inside every edge, with a margin
-    return pts if inner.all() or not inner.any() else pts[~inner]
+    inner = np.arange(len(pts))  # the points strictly inside every edge so far (with a margin)
+    for k in range(len(poly)):  # edge by edge, on the points still inside: no (rows x edges) array
+        cross = ex[k] * (y[inner] - poly[k, 1]) - ey[k] * (x[inner] - poly[k, 0])
+        inner = inner[cross > 1e-9]
+        if inner.size == 0:
+            return pts
+    if inner.size == len(pts):
+        return pts
+    keep = np.ones(len(pts), dtype=bool)
+    keep[inner] = False
+    return pts[keep]
 
 
 def unsupported_cells(counts, grids, categorical, hull=None) -> np.ndarray:
