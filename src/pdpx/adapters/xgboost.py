@@ -273,11 +273,9 @@ class XGBoostAdapter(BoosterAdapter):
         return Extracted(
             ensemble=ens,
             encoding=(model_categories(learner), missing),
-            notes=[
-                "recursion weights nodes by XGBoost's cover (sum of hessians); these equal training "
-                "row counts only for squared error"
-            ],
-            recursion_weights="hessian sums (XGBoost cover, sum_hessian)",
+            # said by recursion only (exact's answers do not depend on it)
+            recursion_weights="hessian sums (XGBoost's cover, sum_hessian), equal to training row counts only "
+                              "for squared error",
         )
 
     def _reference_nan_margin(self, rounds: int, n_features: int) -> np.ndarray | None:
