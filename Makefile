@@ -10,6 +10,8 @@ APT_PACKAGES := r-base-core r-base-dev r-cran-randomforest r-cran-reticulate r-c
                 r-cran-mda r-cran-party r-cran-ipred r-cran-caret r-cran-rpart chromium chromium-driver
 export PDPX_PYTHON := $(PY)
 export OMP_NUM_THREADS ?= 2
+# R asks systemd for the time zone when TZ is unset (a harmless "System has not been booted with systemd" line)
+export TZ ?= UTC
 
 .PHONY: setup system-packages demo test lint test-python test-r check-r bench gallery docs clean
 
