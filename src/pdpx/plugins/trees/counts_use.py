@@ -139,6 +139,8 @@ class CountsCache:
 
     def holds(self, model) -> bool:
         """Whether anything is kept for ``model`` (then a lookup is worth the rows' digest)."""
+        if not self._entries:  # nothing kept at all: no token asked for
+            return False
         key = id(self.token(model))
         with self._lock:
             return any(k[0] == key for k in self._entries)
@@ -304,6 +306,9 @@ def choose(model, tm, req, budget: int) -> Choice | None:
             raise PdpxError("method_options={'engine': 'counts'}: pattern counts are gathered on rows held in "
                             "this process; with Dask input use engine='auto' or 'rows'")
         return None
+    if engine == "auto" and _MEMO + ".session" not in req.memo and gather_order(req)[0] is None \
+            and not counts_cache.holds(model):
+        return None  # a few sets and nothing kept: the rows, without a look at the trees or a digest
     why = unavailable(tm, req)
     if why:
         if engine == "counts":
