@@ -78,14 +78,17 @@ GRID5 = {"x0": np.linspace(0.05, 0.95, 5), "x1": np.linspace(0.05, 0.95, 5)}
 
 def _call(case: str, model, X):
     if case == "exact":
-        return lambda: pdpx.partial_dependence(model, X, ["x0", "x1"], method="exact", custom_values=GRID50)
+        return lambda: pdpx.partial_dependence(model, X, ["x0", "x1"], method="exact", custom_values=GRID50,
+                                               memory_budget=BUDGET)
     if case == "brute":
-        return lambda: pdpx.partial_dependence(model, X, ["x0", "x1"], method="brute", custom_values=GRID5)
+        return lambda: pdpx.partial_dependence(model, X, ["x0", "x1"], method="brute", custom_values=GRID5,
+                                               memory_budget=BUDGET)
     if case == "cheap":
-        return lambda: pdpx.partial_dependence(cheap_model, X, ["x0", "x1"], method="brute", custom_values=GRID50)
+        return lambda: pdpx.partial_dependence(cheap_model, X, ["x0", "x1"], method="brute", custom_values=GRID50,
+                                               memory_budget=BUDGET)
     if case == "ice":
         return lambda: pdpx.partial_dependence(model, X, ["x0", "x1"], method="exact", kind="both",
-                                               ice_sample=10_000, custom_values=GRID50)
+                                               ice_sample=10_000, custom_values=GRID50, memory_budget=BUDGET)
     raise ValueError(case)
 
 
