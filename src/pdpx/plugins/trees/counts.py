@@ -433,7 +433,8 @@ def _leafsets(ens, st, layout, Xc, row_w, order, n_tg, n_rg) -> np.ndarray:
 
 
 def _partition(ens, st, layout, Xc, row_w, unit, order, n_tg, n_rg) -> np.ndarray:
-    from .counts_kernels import gather_partition, nan_columns
+    from .counts_kernels import gather_partition
+    from .partition import nan_columns
 
     Xt = np.ascontiguousarray(Xc.T)
     has_nan = nan_columns(Xt)

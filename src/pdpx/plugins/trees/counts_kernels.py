@@ -39,7 +39,8 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block
+from .kernels import BLOCK, go_left_packed, load_block
+from .partition import split_rows
 
 
 @njit(cache=True, inline="always")
@@ -332,43 +333,6 @@ def gather_leafsets(X, row_weight, order, r0, r1, tg, n_tree_groups, init, num_p
 
 
 @njit(cache=True, inline="always")
-def _partition(idx, tmp, a, b, col, node, flags, th, ms, has_nan, thr, cat_offset, cat_nwords, cat_words, le,
-               cats_left):
-    """Partition idx[a:b] in place by the split of ``node`` on column ``col``: rows going left first."""
-    nl = a
-    nr = 0
-    if flags & F_SPECIAL:
-        for k in range(a, b):
-            r = idx[k]
-            c = go_left_packed(col[r], node, flags, thr[node], cat_offset, cat_nwords, cat_words, le, False,
-                               cats_left)
-            idx[nl] = r  # nl <= k: never overwrites a row not yet read
-            tmp[nr] = r
-            nl += c
-            nr += 1 - c
-    elif not has_nan:
-        for k in range(a, b):
-            r = idx[k]
-            c = col[r] < th
-            idx[nl] = r
-            tmp[nr] = r
-            nl += c
-            nr += 1 - c
-    else:
-        for k in range(a, b):
-            r = idx[k]
-            x = col[r]
-            c = (x < th) | (ms & (not (x >= th)))  # NaN fails both comparisons: ms decides
-            idx[nl] = r
-            tmp[nr] = r
-            nl += c
-            nr += 1 - c
-    for k in range(nr):
-        idx[nl + k] = tmp[k]
-    return nl
-
-
-@njit(cache=True, inline="always")
 def _push(sn, sa, sb, so1, so2, sp, node, a, b, o1, o2):
     sn[sp] = node
     sa[sp] = a
@@ -383,7 +347,7 @@ def gather_partition(Xt, has_nan, row_weight, unit_weight, order, r0, r1, tg, n_
                      ford, slot_base, n_pf, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords, cat_words, le,
                      cats_left, cnt):
     """Add to ``cnt`` (n_slots,) the counts of rows ``r0:r1`` (columns of ``Xt``) on trees ``tg, tg +
-    n_tree_groups, ...`` of any size; ``has_nan[f]``: whether column ``f`` holds a NaN (:func:`nan_columns`).
+    n_tree_groups, ...`` of any size; ``has_nan[f]``: whether column ``f`` holds a NaN (:func:`.partition.nan_columns`).
 
     A stack entry is (node, segment ``idx[a:b]``, failing set as ordinals
     ``o1 < o2``, -1 for none). Segments handed to two entries are permuted only
@@ -431,9 +395,8 @@ def gather_partition(Xt, has_nan, row_weight, unit_weight, order, r0, r1, tg, n_
                     sp = _push(sn, sa, sb, so1, so2, sp, rc, a, b, o1, o2)
                     sp = _push(sn, sa, sb, so1, so2, sp, lc, a, b, o1, o2)
                     continue
-                f = nodes[node, 2]
-                m = _partition(idx, tmp, a, b, Xt[f], node, nodes[node, 3], thr_lt[node], miss_eff[node], has_nan[f],
-                               thr, cat_offset, cat_nwords, cat_words, le, cats_left)
+                m = split_rows(idx, tmp, a, b, Xt, has_nan, node, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords,
+                               cat_words, le, cats_left)
                 size = 0 if o1 < 0 else (1 if o2 < 0 else 2)
                 if size < order:
                     n1 = o if o1 < 0 else min(o, o1)
@@ -446,18 +409,6 @@ def gather_partition(Xt, has_nan, row_weight, unit_weight, order, r0, r1, tg, n_
                     sp = _push(sn, sa, sb, so1, so2, sp, rc, m, b, o1, o2)
                 if m > a:
                     sp = _push(sn, sa, sb, so1, so2, sp, lc, a, m, o1, o2)
-
-
-@njit(cache=True, nogil=True)
-def nan_columns(Xt):
-    """Per row of ``Xt`` (a column of the data): whether it holds a NaN."""
-    has_nan = np.zeros(Xt.shape[0], dtype=np.bool_)
-    for f in range(Xt.shape[0]):
-        for r in range(Xt.shape[1]):
-            if np.isnan(Xt[f, r]):
-                has_nan[f] = True
-                break
-    return has_nan
 
 
 @njit(cache=True)

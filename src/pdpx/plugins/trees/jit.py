@@ -50,7 +50,7 @@ COLD_SECONDS = {
 COUNTS_COLD_SECONDS = {
     "counts_kernels.count_layout": 1.2, "counts_kernels.subset_weights": 0.6,
     "counts_kernels.leafset_locals": 0.8, "counts_kernels.leafset_slots": 0.4, "counts_kernels.gather_leafsets": 2.6,
-    "counts_kernels.nan_columns": 0.3, "counts_kernels.gather_partition": 1.8,
+    "partition.nan_columns": 0.3, "counts_kernels.gather_partition": 1.8,
     "counts_patterns.parents_first": 0.2, "counts_patterns.pattern_layout": 0.4,
     "counts_patterns.gather_patterns": 1.2, "counts_patterns.patterns_to_counts": 0.8,
 }
@@ -125,7 +125,7 @@ def counts_needed(tm, order: int = 2, kernel: str = "auto", memory_budget: int =
     if name == "leafsets":
         return names | {"leafsets.leafset_layout", "counts_kernels.leafset_locals", "counts_kernels.leafset_slots",
                         "counts_kernels.gather_leafsets"}
-    return names | {"counts_kernels.nan_columns", "counts_kernels.gather_partition"}
+    return names | {"partition.nan_columns", "counts_kernels.gather_partition"}
 
 
 def counts_ready(tm, order: int = 2, kernel: str = "auto", memory_budget: int = 256 << 20) -> bool:

@@ -36,7 +36,7 @@ from .rows import run
 
 
 @njit(cache=True, inline="always")
-def _split(idx, tmp, a, b, Xt, col_nan, node, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords, cat_words, le,
+def split_rows(idx, tmp, a, b, Xt, col_nan, node, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords, cat_words, le,
            cats_left):
     """Partition idx[a:b] in place: rows going left first. Returns the boundary.
 
@@ -84,7 +84,8 @@ def _split(idx, tmp, a, b, Xt, col_nan, node, nodes, thr_lt, miss_eff, thr, cat_
 
 
 @njit(cache=True)
-def _nan_columns(Xt):
+def nan_columns(Xt):
+    """Per row of ``Xt`` (a column of the data): whether it holds a NaN."""
     out = np.zeros(Xt.shape[0], dtype=np.bool_)
     for f in range(Xt.shape[0]):
         for r in range(Xt.shape[1]):
@@ -111,7 +112,7 @@ def partition_walk(Xt, row_weight, unit, tree_start, max_tree_nodes, tgt, interv
     into the row's column, ``out[pos, row]``.
     """
     n = Xt.shape[1]
-    col_nan = _nan_columns(Xt)
+    col_nan = nan_columns(Xt)
     d = grid_shape.shape[0]
     strides, n_cells = grid_strides(grid_shape)
     D = out[0]
@@ -193,7 +194,7 @@ def partition_walk(Xt, row_weight, unit, tree_start, max_tree_nodes, tgt, interv
                 if go_r and intervals:
                     s_lo[top, k] = r_lo
                 continue
-            m = _split(idx, tmp, a, b, Xt, col_nan, node, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords,
+            m = split_rows(idx, tmp, a, b, Xt, col_nan, node, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords,
                        cat_words, le, cats_left)
             if m < b:
                 sp = _push(sn, sa, sb, sp, rc, m, b, False, s_lo, s_hi, top)
