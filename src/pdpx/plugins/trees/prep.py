@@ -28,11 +28,6 @@ def tree_unavailable(adapter, request: Request) -> str | None:
     missing = numba_missing()
     if missing:
         return missing
-    from .threads import fork_problem
-
-    problem = fork_problem()
-    if problem:
-        return problem
     if adapter.tree_model(request.response) is None:
         return adapter.tree_model_unavailable(request.response)
     return None
