@@ -119,21 +119,32 @@ def quantiles(x: np.ndarray, q: np.ndarray) -> np.ndarray:
     check runs on every call): position ``(n - 1) q`` between two order statistics ``a``
     and ``b``, ``a + (b - a) t``, or ``b - (b - a)(1 - t)`` when ``t >= 0.5``.
     """
-    n = x.shape[0]
-    v = (n - 1) * q
-    below = np.floor(v)
-    lo = below.astype(np.intp)
-    hi = lo + 1
-    top = v >= n - 1
-    lo[top] = hi[top] = n - 1
-    t = v - below
-    tt = t.reshape((-1,) + (1,) * (x.ndim - 1))
+    lo, hi, t, up = _positions(x.shape[0], q)
+    shape = (-1,) + (1,) * (x.ndim - 1)
     a, b = x[lo], x[hi]
     diff = b - a
-    out = a + diff * tt
-    up = t >= 0.5
-    out[up] = b[up] - diff[up] * (1 - tt[up])
-    return out
+    return np.where(up.reshape(shape), b - diff * (1 - t).reshape(shape), a + diff * t.reshape(shape))
+
+
+_POSITIONS: dict = {}
+
+
+def _positions(n: int, q: np.ndarray) -> tuple:
+    """(lower and upper order statistics, fraction between them, whether it is >= 0.5) of levels ``q`` among
+    ``n`` sorted values (kept per ``n`` and ``q``: a call's checks share them)."""
+    key = (n, q.tobytes())
+    if key not in _POSITIONS:
+        if len(_POSITIONS) > 64:
+            _POSITIONS.clear()
+        v = (n - 1) * q
+        below = np.floor(v)
+        lo = below.astype(np.intp)
+        hi = lo + 1
+        top = v >= n - 1
+        lo[top] = hi[top] = n - 1
+        t = v - below
+        _POSITIONS[key] = (lo, hi, t, t >= 0.5)
+    return _POSITIONS[key]
 
 
 #: Rows whose quantiles place the coarse bin edges (evenly spaced rows of the sample).
@@ -175,16 +186,25 @@ def _code_rows(M: np.ndarray, n_bins: int, *, with_edges: bool = False):
         F = M if cols.size == M.shape[1] else M[:, cols]
         E = quantiles(np.sort(_for_edges(F), axis=0), _probs(n_bins))  # (n_bins - 1, columns)
         E[1:][E[1:] == E[:-1]] = np.inf  # a repeated edge counts once, as np.unique's would
-        codes = np.zeros(F.shape, dtype=np.int64)
+        codes = np.zeros(F.shape, dtype=np.uint8)  # at most 9 inner edges: a byte counts them (4x less to write)
         for edge in E:  # the edges at or below each value, one level at a time
             codes += F >= edge
         out[cols] = codes.T
-        if with_edges:
-            for i, c in enumerate(cols):  # the finite edges (inf marks a repeat) are np.unique's, in order
-                edges[c] = E[:, i][np.isfinite(E[:, i])]
+        if with_edges:  # a column's edges are read when it is a call's feature: taken out then
+            for i, c in enumerate(cols):
+                edges[c] = (E, i)
     for c in np.flatnonzero(~finite):
         out[c], (_, edges[c]) = _bins(M[:, c], False, n_bins)
     return (out, edges) if with_edges else out
+
+
+def _inner_edges(edge) -> np.ndarray:
+    """A column's distinct inner edges from :func:`_code_rows`' ``edges`` entry: the finite ones of its column of
+    the edge matrix (inf marks a repeat; what is left is np.unique's, in order), or the array itself."""
+    if isinstance(edge, tuple):
+        E, i = edge
+        return E[:, i][np.isfinite(E[:, i])]
+    return edge
 
 
 def _grid_bins(grid, mapping) -> np.ndarray:
@@ -241,9 +261,10 @@ class _Rows:
         """Column ``j`` of the rows."""
         return self.frame.iloc[:, j] if self.pick is None else self.frame.iloc[self.pick, j]
 
-    def floats(self) -> np.ndarray:
-        """The rows' columns as floats, (n, p) (NaN where a column holds no numbers)."""
-        dtypes = self.frame.dtypes.tolist()
+    def floats(self, dtypes: list | None = None) -> np.ndarray:
+        """The rows' columns as floats, (n, p) (NaN where a column holds no numbers); ``dtypes``: the frame's, when
+        the caller has them (pandas builds a Series to list them)."""
+        dtypes = self.frame.dtypes.tolist() if dtypes is None else dtypes
         numbers = [isinstance(t, np.dtype) and t.kind in "fiub" for t in dtypes]
         if all(numbers):  # every column in one array: a view when the frame is one block of numbers
             A = self.frame.to_numpy()
@@ -264,14 +285,15 @@ def n_bins(n: int) -> int:
 
 def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Sequence, categorical: Sequence[bool],
                         weights=None, *, numeric: Sequence[bool] | None = None,
-                        hull: np.ndarray | None = None, cache: dict | None = None) -> Extrapolation | None:
+                        hull: np.ndarray | None = None, cache: dict | None = None,
+                        dtypes: list | None = None) -> Extrapolation | None:
     """The share of the PD's mass on absent combinations (rule in the module docstring); None when not judged.
 
     ``frame`` holds the rows (model-ordered columns), ``features`` the target columns'
     positions, ``numeric`` which columns may be 1-way partners (default: numeric dtypes
     not marked categorical), ``hull`` the 2-way ``outside_hull`` array if computed. ``cache``: a dict
     kept across the feature sets of one call (same ``frame`` and weights): the sample and the partners'
-    coarse bins.
+    coarse bins. ``dtypes``: the frame's column dtypes, when the caller has them listed.
     """
     cache = {} if cache is None else cache
     if "rows" not in cache:
@@ -285,10 +307,11 @@ def extrapolation_check(frame: pd.DataFrame, features: Sequence[int], grids: Seq
     wb = None if cache["unit"] else w  # the weights _absent counts with (None: every row weighs 1)
     B = n_bins(n)
     if "floats" not in cache:  # converted once per call
-        cache["floats"] = sample.floats()
+        cache["floats"] = sample.floats(dtypes)
     F = cache["floats"]
     if numeric is None:
-        numeric = [pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d) for d in frame.dtypes]
+        numeric = [pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d)
+                   for d in (frame.dtypes if dtypes is None else dtypes)]
     if len(features) == 1 and not categorical[0] and numeric[features[0]] and 1 < sum(numeric) <= MAX_PARTNERS + 1:
         return _one_way(F, features[0], grids[0], numeric, B, cache, wb, sample.columns)  # the usual case
     binned = {j: _bins(sample.column(j) if categorical[i] else F[:, j], categorical[i], B)
@@ -353,7 +376,7 @@ def _one_way(F: np.ndarray, ja: int, grid, numeric, B: int, cache: dict, wb, col
     the feature's own bins and edges, and every partner's cells in one bincount."""
     cols, codes, edges, nb, pad, offsets = _stack(F, numeric, B, cache)
     own = cols.index(ja)
-    inner = edges[own]
+    inner = _inner_edges(edges[own])
     g = np.asarray(grid, dtype=np.float64)
     ia = np.searchsorted(inner, g, side="right")  # the grid points' bins, as _grid_bins maps them
     ia[np.isnan(g)] = inner.size + 1

@@ -431,7 +431,8 @@ class Session:
             if self._partners is None:  # the columns a 1-way check may pair with: numeric, not marked categorical
                 self._partners = [not c and not is_categorical_type(d) for c, d in zip(self.categorical, self.dtypes)]
             check = extrapolation.extrapolation_check(self.X, features, grids, cats, self.sample_weight,
-                                                numeric=self._partners, hull=hull, cache=self._support_cache)
+                                                      numeric=self._partners, hull=hull, cache=self._support_cache,
+                                                      dtypes=self.dtypes)
         except Exception as exc:  # noqa: BLE001 - a diagnostic never refuses the call
             notes.append(f"support not computed: {type(exc).__name__}: {exc}")
         if not self.data.supports_ice_sample and check is not None:
