@@ -276,3 +276,18 @@ def test_float_keys_order_like_floats():
     assert np.all(np.diff(k) > 0)
     np.testing.assert_array_equal(key_float(k), x)
     np.testing.assert_array_equal(key_float(k[3:4] + 1), [5e-324])
+
+
+def test_a_repeated_call_after_a_refit_or_a_new_step_reads_the_new_pipeline():
+    """The second call of a pipeline reuses its last lookup; a refit on other data (new categories, new
+    thresholds) or a replaced step must still give brute's numbers of the pipeline as it is now."""
+    model = pipe(OneHotEncoder(handle_unknown="ignore"), StandardScaler(), hgb()).fit(X, Y)
+    check(model, features=("city",))
+    check(model, features=("city",))  # the repeated call (the last lookup's trees)
+    keep = X.city.isin(["oslo", "rome", "lima"])
+    model.fit(X[keep], Y[keep] * -2.0)  # in place: fewer categories, other trees
+    res = check(model, features=("city",))
+    assert np.ptp(res.average) > 0
+    model.set_params(columntransformer__standardscaler=MinMaxScaler()).fit(X, Y)  # a new step object
+    check(model, features=("x1",))
+    check(model, features=("city",))

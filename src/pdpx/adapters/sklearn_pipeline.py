@@ -14,6 +14,8 @@ step, and ``auto`` runs ``brute`` with that reason in the result's notes.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import pandas as pd
 
@@ -269,17 +271,53 @@ def unavailable_reason(adapter, response: str) -> str:
     return f"{type(adapter.model).__name__}: {out}" if isinstance(out, str) else ""
 
 
+#: pipeline -> (the columns and dtypes of X, response, its steps, final model and the final model's adapter) of
+#: its last lookup: a repeated call finds its trees without evaluating the steps on the reference row
+_LOOKUPS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _fitted_state(steps: list, inner, response: str) -> tuple:
+    """What identifies a pipeline's fitted state: the final model's trees and each step's fitted arrays (a refit
+    makes new ones), the steps themselves and the version of the column rules."""
+    return (inner.tree_model(response),) + tuple(
+        v for _, s in steps for k, v in sorted(vars(s).items()) if k.endswith("_") and not k.startswith("_")
+        and isinstance(v, (np.ndarray, list, dict))) + tuple(s for _, s in steps) + (rules_version(),)
+
+
+def _known(model, signature: tuple, response: str):
+    """The cached trees of ``model`` when its last lookup had the same columns, dtypes, steps and final model and
+    nothing was refitted since; else None."""
+    try:
+        last = _LOOKUPS.get(model)
+    except TypeError:  # not weak-referenceable or not hashable: always looked up in full
+        return None
+    if last is None or last[0] != signature:
+        return None
+    steps, final = split(model)
+    if final is not last[2] or len(steps) != len(last[1]) or any(a[1] is not b[1] for a, b in zip(steps, last[1])):
+        return None
+    try:
+        return model_cache.peek(model, response, _fitted_state(last[1], last[3], response))
+    except Exception:  # noqa: BLE001 - a refit the old adapter cannot read: the full lookup says what happens
+        return None
+
+
 def _built(adapter, response: str):
     ref = getattr(adapter, "reference_rows", None)
     if ref is None:
         return "the pipeline's columns are not known yet"
     model = adapter.model
+    signature = (tuple(ref.columns), tuple(ref.dtypes), response)
+    known = _known(model, signature, response)
+    if known is not None:
+        return known
     try:
         pt = PipelineTrees(model, ref, response)
     except Exception as exc:  # noqa: BLE001 - the pipeline refuses its own reference row: brute will say why
         return f"its steps could not be evaluated on one row of X ({type(exc).__name__}: {exc})"
-    # the fitted state: the final model's trees and each step's fitted arrays (a refit makes new ones)
-    key_objects = (pt.inner.tree_model(response),) + tuple(
-        v for _, s in pt.steps for k, v in sorted(vars(s).items()) if k.endswith("_") and not k.startswith("_")
-        and isinstance(v, (np.ndarray, list, dict))) + tuple(s for _, s in pt.steps) + (rules_version(),)
-    return model_cache.get(model, response, key_objects, pt.build)
+    out = model_cache.get(model, response, _fitted_state(pt.steps, pt.inner, response), pt.build)
+    try:
+        _LOOKUPS[model] = (signature, pt.steps, pt.final, pt.inner)
+    except TypeError:
+        pass
+    return out

@@ -491,6 +491,11 @@ class ModelCache:
         entries[key] = (key_objects, value)
         return value
 
+    def peek(self, model, response: str, key_objects: tuple, *, state: str = ""):
+        """The cached value of ``model``'s ``response`` for this fitted state, or None (nothing is built)."""
+        hit = self._entries(model).get((response, tuple(id(o) for o in key_objects), state))
+        return None if hit is None else hit[1]
+
     def clear(self) -> None:
         """Forget every entry (the next lookup of each model reads its trees again)."""
         self._store.clear()
