@@ -57,14 +57,28 @@ class Column:
 
     def codes(self, values) -> np.ndarray:
         """Positions in ``table`` of ``values`` (float64; unseen values get ``unseen_code``)."""
-        vals = pd.Series(np.asarray(values, dtype=object))
-        missing = vals.isna().to_numpy()
-        known = [v for v in self.table if not _isnan(v)]
-        idx = pd.Index(known, dtype=object).get_indexer(vals.where(~missing, None).to_numpy(dtype=object))
-        positions = np.array([i for i, v in enumerate(self.table) if not _isnan(v)], dtype=np.int64)
+        known, positions = self._known()
+        if isinstance(values, pd.Series):  # a column of X: looked up as it is (no object copy of every value)
+            missing = values.isna().to_numpy()
+            idx = known.get_indexer(values)
+        else:
+            vals = pd.Series(np.asarray(values, dtype=object))
+            missing = vals.isna().to_numpy()
+            idx = known.get_indexer(vals.where(~missing, None).to_numpy(dtype=object))
+        idx[missing] = -1  # a missing value is never a known one (its code is nan_code)
         out = np.where(idx >= 0, positions[np.maximum(idx, 0)] if len(positions) else 0, self.unseen_code)
         out = np.where(missing, self.nan_code, out).astype(np.float64)
         return out
+
+    def _known(self) -> tuple:
+        """(the table's values that are not missing, as an object Index; their positions in ``table``), built once."""
+        cached = vars(self).get("_known_index")
+        if cached is None or cached[0] is not self.table or cached[1] != len(self.table):
+            keep = [i for i, v in enumerate(self.table) if not _isnan(v)]
+            cached = (self.table, len(self.table), pd.Index([self.table[i] for i in keep], dtype=object),
+                      np.array(keep, dtype=np.int64))
+            self._known_index = cached
+        return cached[2], cached[3]
 
 
 def _isnan(v) -> bool:

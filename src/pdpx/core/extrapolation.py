@@ -80,11 +80,10 @@ def _bins(column, categorical: bool, n_bins: int) -> tuple[np.ndarray, object]:
     """Coarse bin of each value (missing values: a bin of their own) and what maps grid values to bins."""
     if categorical:
         s = pd.Series(np.asarray(column, dtype=object)) if not isinstance(column, pd.Series) else column
-        s = s.reset_index(drop=True).astype(object)
-        levels = pd.Index(pd.unique(s[s.notna()]))
-        codes = levels.get_indexer(s.where(s.notna(), None))
-        codes[s.isna().to_numpy()] = len(levels)
-        return codes.astype(np.int64), ("levels", levels)
+        codes, uniques = pd.factorize(s, use_na_sentinel=True)  # levels in order of appearance, missing: -1
+        codes = codes.astype(np.int64)
+        codes[codes < 0] = len(uniques)
+        return codes, ("levels", pd.Index(np.asarray(uniques, dtype=object)))
     x = as_floats(column)
     ok = np.isfinite(x)
     every = int(np.count_nonzero(ok)) == ok.size
