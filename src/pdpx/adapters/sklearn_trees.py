@@ -98,48 +98,48 @@ def tree_model(adapter, response: str) -> TreeModel | None:
 
 
 # ------------------------------------------------------------------ trees
-def _concat_trees(parts):
-    """Concatenate per-tree node dicts (local child indices) into global arrays."""
-    starts = np.cumsum([0] + [len(p["left"]) for p in parts])
-    out = {}
-    for key in parts[0]:
-        if key in ("left", "right"):
-            out[key] = np.concatenate(
-                [np.where(p[key] >= 0, p[key] + s, -1) for p, s in zip(parts, starts[:-1])]
-            )
-        else:
-            out[key] = np.concatenate([p[key] for p in parts])
-    out["tree_start"] = starts
-    return out
+def _sk_trees_arrays(trees: list, classifier: bool, scale: float = 1.0) -> dict:
+    """The IR's node arrays of scikit-learn ``Tree`` objects (``estimator.tree_``), one tree after another.
 
+    Each tree's arrays are read once and joined; the conversions run once over every node
+    (children become global positions, -1 stays a leaf's mark).
+    """
+    sizes = np.array([t.node_count for t in trees], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    offset = np.repeat(starts[:-1], sizes)
 
-def _sk_tree_nodes(tree_, classifier: bool, scale: float = 1.0):
-    value = tree_.value  # (nodes, n_outputs, n_classes)
+    def joined(name):
+        return np.concatenate([getattr(t, name) for t in trees])
+
+    value = joined("value")  # (nodes, n_outputs, n_classes)
     if classifier:
         v = value[:, 0, :].astype(np.float64)
-        s = v.sum(axis=1, keepdims=True)
-        v = np.divide(v, s, out=np.zeros_like(v), where=s > 0)  # counts (old) or fractions (new)
+        total = v.sum(axis=1, keepdims=True)
+        v = np.divide(v, total, out=np.zeros_like(v), where=total > 0)  # counts (old) or fractions (new)
     else:
         v = value[:, :, 0].astype(np.float64) * scale
-    left = tree_.children_left.astype(np.int64)
-    missing = getattr(tree_, "missing_go_to_left", None)
-    if missing is None:
+    left = joined("children_left").astype(np.int64)
+    right = joined("children_right").astype(np.int64)
+    internal = left >= 0
+    if all(getattr(t, "missing_go_to_left", None) is not None for t in trees):
+        missing = joined("missing_go_to_left").astype(bool)
+    else:  # scikit-learn before 1.3: no missing-value routing
         missing = np.zeros(len(left), dtype=bool)
     return {
-        "left": left,
-        "right": tree_.children_right.astype(np.int64),
-        "feature": np.where(left >= 0, tree_.feature, -1).astype(np.int64),
-        "threshold": np.where(left >= 0, tree_.threshold, 0.0),
-        "missing_left": np.asarray(missing, dtype=bool),
+        "left": np.where(internal, left + offset, -1),
+        "right": np.where(right >= 0, right + offset, -1),
+        "feature": np.where(internal, joined("feature"), -1).astype(np.int64),
+        "threshold": np.where(internal, joined("threshold"), 0.0),
+        "missing_left": missing,
         "value": v,
-        "node_weight": tree_.weighted_n_node_samples.astype(np.float64),
+        "node_weight": joined("weighted_n_node_samples").astype(np.float64),
+        "tree_start": starts,
     }
 
 
 def _forest_model(model, trees, kind, adapter) -> TreeModel:
     classifier = adapter.is_classifier()
-    parts = [_sk_tree_nodes(t.tree_, classifier) for t in trees]
-    arrays = _concat_trees(parts)
+    arrays = _sk_trees_arrays([t.tree_ for t in trees], classifier)
     n_values = arrays["value"].shape[1]
     vector = classifier or n_values > 1
     ens = TreeEnsemble(
@@ -168,12 +168,8 @@ def _gb_model(model, response, adapter) -> TreeModel | None:
     stages = model.estimators_  # (n_stages, K)
     n_stages, K = stages.shape
     lr = float(model.learning_rate)
-    parts, groups = [], []
-    for i in range(n_stages):
-        for k in range(K):
-            parts.append(_sk_tree_nodes(stages[i, k].tree_, classifier=False, scale=lr))
-            groups.append(k)
-    arrays = _concat_trees(parts)
+    arrays = _sk_trees_arrays([stages[i, k].tree_ for i in range(n_stages) for k in range(K)], False, lr)
+    groups = [k for _ in range(n_stages) for k in range(K)]
     loss = type(getattr(model, "_loss", None)).__name__
     link = "identity"
     scale = 1.0
