@@ -34,6 +34,8 @@ from .rows import run
 #: rows per block (the fastest of 64, 128 and 256 on benchmarks/bench_catboost.py: 2-way 30 x 30 grid)
 BLOCK = 128
 
+#: copies of the counts :func:`bytes_walk` adds rows into when it counts (4: a quarter of the adds each)
+COUNT_COPIES = 4
 #: most thresholds per feature that a byte holds (and one more value for NaN going right)
 MAX_BINS = 254
 #: deepest tree whose leaf bits fit a byte
@@ -193,10 +195,12 @@ def _byte_bits(t, Qb, bits, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit
 def bytes_walk(X, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, row_weight, slot_ptr, num_ptr, lq, lcut, lw,
                spec_ptr, spec_node, spec_bit, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left, products,
                mpos_ptr, mpos, mval_ptr, eval_, grid_shape, e_base, logistic, pair, out):
-    """Each row's own leaf bits per tree from its bytes, added into ``out[0]``, block by block.
+    """Each row's own leaf bits per tree from its bytes, added into ``out``, block by block.
 
-    ``products`` False: ``out[0, slot_ptr[t] + bits]`` += the row's weight, as
-    :func:`.oblivious.oblivious_walk` counts. True: ``out[0, cell]`` += the weighted sum over
+    ``products`` False: ``out[r % L, slot_ptr[t] + bits]`` += the row's weight, as
+    :func:`.oblivious.oblivious_walk` counts, over ``L = out.shape[0]`` copies of the counts
+    (consecutive rows add to different copies: no add waits for the previous one; the caller sums
+    the copies; at least :data:`COUNT_COPIES`). True: ``out[0, cell]`` += the weighted sum over
     the rows of ``E`` (``logistic``: ``1 / (1 + E)``) on the grid, ``E`` the product of the
     trees' ``exp`` factors (``eval_``, by merged corner) from ``e_base`` at the first cell.
     """
@@ -225,8 +229,14 @@ def bytes_walk(X, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, row_wei
                        cat_offset, cat_nwords, cat_words, le, cats_left)
             if not products:
                 base = slot_ptr[t]
-                for r in range(nb):
-                    out[0, base + bits[r]] += wb[r]
+                out0, out1, out2, out3 = out[0], out[1], out[2], out[3]
+                for r in range(0, nb - 3, 4):
+                    out0[base + bits[r]] += wb[r]
+                    out1[base + bits[r + 1]] += wb[r + 1]
+                    out2[base + bits[r + 2]] += wb[r + 2]
+                    out3[base + bits[r + 3]] += wb[r + 3]
+                for r in range(nb - nb % 4, nb):
+                    out0[base + bits[r]] += wb[r]
                 continue
             n_leaves = (mval_ptr[t + 1] - mval_ptr[t]) // max(1, mpos_ptr[t + 1] - mpos_ptr[t])
             for j in range(mpos_ptr[t + 1] - mpos_ptr[t]):
@@ -298,7 +308,7 @@ def products_sums(kern, X, row_weight, threads, grid_shape, factor: float, start
 
 
 def _walk(kern, X, row_weight, threads, levels, products: tuple, width: int) -> np.ndarray:
-    """:func:`bytes_walk` over the rows of X shared among threads: the sum of the parts' ``out[0]`` (``width``)."""
+    """:func:`bytes_walk` over the rows of X shared among threads: the sum of the parts' ``out`` (``width``)."""
     qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw = levels
     ens = kern.prep.ens
     args = (qfeat, cuts, cut_ptr, nan_byte, *byte_tables(cuts, cut_ptr))
@@ -306,10 +316,12 @@ def _walk(kern, X, row_weight, threads, levels, products: tuple, width: int) -> 
             kern.prep.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
             bool(ens.comparison == "<="), bool(ens.categories_go_left), *products)
 
+    copies = 1 if products[0] else COUNT_COPIES
+
     def part(r0, r1):
-        out = np.zeros((1, width))
+        out = np.zeros((copies, width))
         bytes_walk(X[r0:r1], *args, row_weight[r0:r1], *rest, out)
-        return out[0]
+        return out.sum(axis=0)
 
     return sum(run(part, len(X), threads))
 
