@@ -413,3 +413,19 @@ def test_counts_are_not_deferred_once_compiled():
     _gather_and_pd(tm, X, 2, "auto")
     assert jit.counts_ready(tm, 2)
     assert jit.deferred_counts(tm, 2, alternative_seconds=0.0) is None
+
+
+def test_a_missing_kernel_is_looked_up_in_the_cache_at_most_once_per_recheck_interval(monkeypatch):
+    """Reading numba's cache index is a file read: a kernel still missing is not looked up on every call."""
+    jit.reset()
+    looked = []
+    monkeypatch.setattr(jit, "_compiled_or_cached", lambda d: looked.append(d) or False)
+    name = "kernels.exp_columns"
+    assert jit.pending([name]) == [name] and jit.pending([name]) == [name]
+    assert len(looked) == 1
+    jit._missing_at[name] -= jit.RECHECK_SECONDS  # the interval has passed: looked up again
+    assert jit.pending([name]) == [name] and len(looked) == 2
+    monkeypatch.setattr(jit, "_compiled_or_cached", lambda d: True)  # compiled meanwhile (background)
+    jit._missing_at[name] -= jit.RECHECK_SECONDS
+    assert jit.pending([name]) == [] and jit.pending([name]) == []
+    jit.reset()
