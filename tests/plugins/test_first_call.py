@@ -20,6 +20,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -419,13 +420,15 @@ def test_a_missing_kernel_is_looked_up_in_the_cache_at_most_once_per_recheck_int
     """Reading numba's cache index is a file read: a kernel still missing is not looked up on every call."""
     jit.reset()
     looked = []
+    monkeypatch.setattr(jit, "_dispatcher", lambda name: SimpleNamespace(overloads={}))  # not compiled here
     monkeypatch.setattr(jit, "_compiled_or_cached", lambda d: looked.append(d) or False)
     name = "kernels.exp_columns"
     assert jit.pending([name]) == [name] and jit.pending([name]) == [name]
     assert len(looked) == 1
     jit._missing_at[name] -= jit.RECHECK_SECONDS  # the interval has passed: looked up again
     assert jit.pending([name]) == [name] and len(looked) == 2
-    monkeypatch.setattr(jit, "_compiled_or_cached", lambda d: True)  # compiled meanwhile (background)
-    jit._missing_at[name] -= jit.RECHECK_SECONDS
+    compiled_here = SimpleNamespace(overloads={"sig": object()})  # compiled in this process meanwhile: seen at once
+    monkeypatch.setattr(jit, "_dispatcher", lambda name: compiled_here)
+    monkeypatch.setattr(jit, "_compiled_or_cached", lambda d: bool(d.overloads))
     assert jit.pending([name]) == [] and jit.pending([name]) == []
     jit.reset()
