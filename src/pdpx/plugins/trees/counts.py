@@ -124,9 +124,11 @@ class PatternCounts:
     def __add__(self, other: "PatternCounts") -> "PatternCounts":
         if not isinstance(other, PatternCounts):
             return NotImplemented
-        if other.key != self.key or other.pairs != self.pairs:
-            raise PdpxError("these pattern counts were gathered on different models (or at different orders, or "
-                            "for other pairs); add only counts of the same model, order and pairs")
+        if other.key != self.key:
+            raise PdpxError("these pattern counts were gathered on different models (or at different orders); "
+                            "add only counts of the same model and order")
+        if other.pairs != self.pairs:
+            raise PdpxError("these pattern counts were gathered for other pairs; add only counts of the same pairs")
         return PatternCounts(self.order, self.counts + other.counts, self.total_weight + other.total_weight,
                              self.n_rows + other.n_rows, self.key, self.pairs)
 
