@@ -10,7 +10,9 @@ feature sets (``Request.planned``, set by
 
 * ``"auto"`` (default): counts already kept for this model, rows and weights ->
   use them; otherwise gather when the estimated gather costs less than walking
-  the rows once per planned set (:data:`GATHER_SETS`), the counts fit the
+  the rows once per planned set (:data:`GATHER_SETS`; when every tree takes the
+  ``leafsets`` kernel, an order-2 gather counts only the planned pairs and costs
+  :data:`PAIR_SETS` per pair over order 1), the counts fit the
   memory budget and their kernels are compiled (:func:`counts_ready`, from
   :mod:`.jit`) or compiling them costs less than the row walks
   (:func:`worth_compiling`); else the
@@ -28,7 +30,7 @@ depend on: the trees' routing (:func:`structure_digest`: splits, thresholds,
 missing-value and category rules; a refit model splits elsewhere), how the model
 encodes the rows (:func:`encoding_digest`), the rows' values, column names and
 order, and the weights (:func:`digest`). Counts gathered at order 2 answer 1-way
-requests too. All counts kept take at most the memory budget; the least recently
+requests too, and the pairs they counted (every pair, or the planned ones). All counts kept take at most the memory budget; the least recently
 used go first. Within one session the plan is weighed once, at its first request.
 """
 
@@ -310,7 +312,7 @@ def gather_order(req, pairs_only: bool = False) -> tuple[int | None, str]:
     rows = ones + twos
     # order 1 answers the 1-way sets (pairs walk the rows); order 2 answers them all
     order2 = GATHER_SETS[2]
-    if pairs_only:
+    if pairs_only and twos:  # no pairs: order 1
         order2 = min(order2, GATHER_SETS[1] + PAIR_SETS * twos)
     cost = {1: GATHER_SETS[1] + twos, 2: order2}
     if len(req.features) == 2:
