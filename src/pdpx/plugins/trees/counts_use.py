@@ -30,8 +30,9 @@ depend on: the trees' routing (:func:`structure_digest`: splits, thresholds,
 missing-value and category rules; a refit model splits elsewhere), how the model
 encodes the rows (:func:`encoding_digest`), the rows' values, column names and
 order, and the weights (:func:`digest`). Counts gathered at order 2 answer 1-way
-requests too, and the pairs they counted (every pair, or the planned ones). All counts kept take at most the memory budget; the least recently
-used go first. Within one session the plan is weighed once, at its first request.
+requests too, and the pairs they counted (every pair, or the planned ones). All
+counts kept take at most the memory budget; the least recently used go first.
+Within one session the plan is weighed once, at its first request.
 """
 
 from __future__ import annotations
