@@ -17,7 +17,9 @@ import pytest
 from treetools import booster_data
 
 import pdpx
+from pdpx.core.plugins import adapt
 from pdpx.plugins.trees import counts_use
+from pdpx.plugins.trees.counts import choose_kernel
 
 pytest.importorskip("numba", reason="the counts kernels need numba")
 pytest.importorskip("sklearn", reason="scikit-learn is not installed")
@@ -240,6 +242,31 @@ def test_kept_counts_are_reused_and_never_stale(data):
     refit = pdpx.partial_dependence(m, X, ["b"], grid_resolution=7, sample_weight=data["w"])
     assert "pattern counts" not in " ".join(refit.notes)
     check([refit], m.predict, X, data["w"])
+
+
+def test_a_few_pairs_are_gathered_alone_and_kept_for_those_pairs(data):
+    """Four 1-way sets and two pairs (the display's benchmark): one order-2 gather counting only those two pairs
+    (trees of at most 64 leaves), every set from it; the next call takes them all from the kept counts; another
+    pair is not answered by them."""
+    X = data["X"][["a", "b", "z", "d"]].fillna(0.0)
+    # trees of at most 64 leaves too deep for the patterns kernel's histograms: the leafsets kernel gathers
+    m = HistGradientBoostingRegressor(max_iter=15, max_leaf_nodes=60, min_samples_leaf=1, random_state=0).fit(
+        X, data["f"])
+    assert choose_kernel(adapt(m).tree_model("predict").ensemble, "auto", 1 << 28, 2) == "leafsets"
+    sets = [["a"], ["b"], ["z"], ["d"], ["a", "b"], ["z", "d"]]
+    got = pdpx.partial_dependence_many(m, X, sets, grid_resolution=5, sample_weight=data["w"])
+    assert all(GATHERED in r.notes[-1] and "counting only its 2 pair(s)" in r.notes[-1] for r in got)
+    check(got, m.predict, X, data["w"])
+    again = pdpx.partial_dependence_many(m, X, sets, grid_resolution=6, sample_weight=data["w"])
+    assert all(KEPT in r.notes[-1] for r in again)
+    check(again, m.predict, X, data["w"])
+    other = pdpx.partial_dependence(m, X, ["b", "z"], grid_resolution=5, sample_weight=data["w"])
+    assert "pattern counts" not in " ".join(other.notes)  # not counted: one pair walks the rows
+    check([other], m.predict, X, data["w"])
+    forced = pdpx.partial_dependence(m, X, ["b", "z"], grid_resolution=5, sample_weight=data["w"],
+                                     method_options={"engine": "counts"})
+    assert GATHERED in forced.notes[-1]  # gathered again, for this pair
+    check([forced], m.predict, X, data["w"])
 
 
 # ------------------------------------------------------------------ the measures and the drop-ins

@@ -206,6 +206,54 @@ def test_counts_are_their_definition(kernel, order, case):
     assert counts.total_weight == pytest.approx(len(X) if w is None else w.sum())
 
 
+# ----------------------------------------------------------------- order 2 for some pairs only
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(case=cases(), wanted=st.sets(st.sampled_from([(a, b) for a in range(N_FEATURES)
+                                                     for b in range(a + 1, N_FEATURES)]), max_size=3))
+def test_pairs_counted_are_their_definition_and_the_others_are_refused(case, wanted):
+    """``pairs=`` (leafsets): the 1-way slots and the asked pairs' slots as defined, the other pairs' slots 0;
+    every 1-way average and each asked pair's equals brute, the other pairs are refused."""
+    ens, X, w, grids = case
+    tm = tm_of(ens)
+    counts = C.gather(tm, X, w, order=2, kernel="leafsets", pairs=[(b, a) for a, b in wanted])  # either order
+    assert counts.pairs == frozenset(wanted)
+    layout = C.count_layout(ens, 2)
+    expected = np.zeros(layout.n_slots)
+    for (leaf, F), v in counts_by_definition(ens, X, w, 2).items():
+        if len(F) < 2 or tuple(sorted(F)) in wanted:
+            expected[slot_of(layout, leaf, F)] += v
+    np.testing.assert_allclose(counts.counts, expected, rtol=1e-12, atol=1e-12)
+    outputs = list(range(ens.n_outputs))
+    for feats in feature_sets(2):
+        req = request(X, feats, grids, outputs)
+        if len(feats) == 1 or tuple(sorted(feats)) in wanted:
+            assert counts.answers(feats)
+            got = CP.partial_dependence(tm, counts, req).average
+            np.testing.assert_allclose(got, brute(ens, X, feats, grids, w), rtol=1e-9, atol=1e-9, err_msg=str(feats))
+        else:
+            assert not counts.answers(feats)
+            with pytest.raises(PdpxError, match="gathered for other pairs"):
+                CP.partial_dependence(tm, counts, req)
+
+
+def test_pairs_restrict_only_the_leafsets_kernel_and_must_match_to_add():
+    ens = full_tree_ensemble(4, n_trees=3)
+    X = many_rows(300)
+    every = C.gather(tm_of(ens), X, order=2, kernel="partition", pairs=[(0, 1)])
+    assert every.pairs is None and every.answers([2, 3])  # the other kernels count every pair
+    assert C.gather(tm_of(ens), X, order=2, kernel="patterns", pairs=[(0, 1)]).pairs is None
+    some = C.gather(tm_of(ens), X, order=2, kernel="leafsets", pairs=[(0, 1)])
+    assert some.answers([1, 0]) and some.answers([3]) and not some.answers([2, 3])
+    with pytest.raises(PdpxError, match="gathered for other pairs"):
+        some + C.gather(tm_of(ens), X, order=2, kernel="leafsets", pairs=[(2, 3)])
+    both = some + C.gather(tm_of(ens), X, order=2, kernel="leafsets", pairs=[(1, 0)])
+    np.testing.assert_array_equal(both.counts, 2 * some.counts)
+    for pairs, message in [([(0, 1)], "at order 1 no pair is counted"), ([(0, 0)], "two distinct"),
+                           ([(0, 1, 2)], "two distinct"), ([(-1, 2)], "non-negative"), ([3], "pairs of two")]:
+        with pytest.raises(PdpxError, match=message):
+            C.gather(tm_of(ens), X, order=1 if "order 1" in message else 2, pairs=pairs)
+
+
 # ----------------------------------------------------------------- deeper trees, many rows
 def full_tree_ensemble(depth, n_trees=3, n_features=N_FEATURES, seed=0, **over):
     """Complete binary trees of ``depth``, random splits (some categorical, some zero-as-missing) and values."""

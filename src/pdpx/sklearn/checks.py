@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.data import from_polars, is_polars
-from ..core.grid import mquantiles
+from ..core.grid import mquantiles, sorted_mquantiles
 
 _COLUMNS_SPEC = ("No valid specification of the columns. Only a scalar, list or slice of all integers or all "
                  "strings, or boolean mask is allowed")
@@ -187,26 +187,57 @@ def categorical_flags(categorical_features, indices, n, names) -> list[bool]:
     return [i in positions for i in indices]
 
 
-def _axis(column: np.ndarray, j: int, categorical: bool, percentiles, grid_resolution: int) -> np.ndarray:
-    try:
-        uniques = np.unique(column)
-    except TypeError as exc:
-        raise ValueError(
-            f"The column #{j} contains mixed data types. Finding unique categories fail due to sorting. It usually "
-            "means that the column contains `np.nan` values together with `str` categories. Such use case is not "
-            "yet supported in scikit-learn."
-        ) from exc
+def _axis(column: np.ndarray, j: int, categorical: bool, percentiles, grid_resolution: int,
+          sorted_column=None) -> np.ndarray:
+    """One feature's grid, as scikit-learn builds it; ``sorted_column``: the float column sorted, when known."""
+    if sorted_column is not None:  # a float column: its unique values and quantiles from the one sort
+        uniques = sorted_unique(sorted_column)
+    else:
+        try:
+            uniques = np.unique(column)
+        except TypeError as exc:
+            raise ValueError(
+                f"The column #{j} contains mixed data types. Finding unique categories fail due to sorting. It "
+                "usually means that the column contains `np.nan` values together with `str` categories. Such use "
+                "case is not yet supported in scikit-learn."
+            ) from exc
     if categorical or uniques.shape[0] < grid_resolution:
         return uniques
-    lo, hi = mquantiles(np.asarray(column, dtype=float), percentiles)
+    if sorted_column is not None:
+        lo, hi = sorted_mquantiles(sorted_column, percentiles)
+    else:
+        lo, hi = mquantiles(np.asarray(column, dtype=float), percentiles)
     if np.allclose(lo, hi):
         raise ValueError("percentiles are too close to each other, unable to build the grid. Please choose "
                          "percentiles that are further apart.")
     return np.linspace(lo, hi, num=grid_resolution, endpoint=True)
 
 
-def grids(columns: list[np.ndarray], categorical, percentiles, grid_resolution, custom: dict) -> list[np.ndarray]:
-    """Each target column's grid, as scikit-learn builds it (``custom``: position in the set -> values)."""
+def sorted_unique(s: np.ndarray) -> np.ndarray:
+    """``np.unique`` of a sorted float array ``s`` (NaNs, sorted last, collapse into one as there)."""
+    keep = np.empty(s.shape[0], dtype=bool)
+    keep[:1] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    out = s[keep]
+    if out.size and np.isnan(out[-1]):
+        out = out[:int(np.searchsorted(out, np.nan, side="left")) + 1]
+    return out
+
+
+def sorted_float(column):
+    """A float64 column (pandas or numpy) sorted, or None for any other column."""
+    if getattr(column, "dtype", None) != np.float64:  # others keep np.unique's dtype and errors
+        return None
+    return np.sort(np.asarray(column, dtype=np.float64))
+
+
+def grids(columns: list[np.ndarray], categorical, percentiles, grid_resolution, custom: dict,
+          keys=None, memo: dict | None = None) -> list[np.ndarray]:
+    """Each target column's grid, as scikit-learn builds it (``custom``: position in the set -> values).
+
+    ``memo`` (with ``keys``, the columns' positions in X): the grids and sorted float columns of earlier calls
+    on the same X and arguments, shared (a display's feature sets repeat features); filled here.
+    """
     if not isinstance(percentiles, Iterable) or len(percentiles) != 2:
         raise ValueError("'percentiles' must be a sequence of 2 elements.")
     if not all(0 <= p <= 1 for p in percentiles):
@@ -220,8 +251,20 @@ def grids(columns: list[np.ndarray], categorical, percentiles, grid_resolution, 
     if bad:
         raise ValueError("The custom grid for some features is not a one-dimensional array. "
                          + ", ".join(f"Feature {k}: {d} dimensions" for k, d in bad.items()))
-    return [custom[j] if j in custom else _axis(col, j, cat, percentiles, grid_resolution)
-            for j, (col, cat) in enumerate(zip(columns, categorical))]
+    memo = {} if memo is None else memo
+    keys = list(range(len(columns))) if keys is None else keys
+    out = []
+    for j, (col, cat, key) in enumerate(zip(columns, categorical, keys)):
+        if j in custom:
+            out.append(custom[j])
+            continue
+        grid_key = ("grid", key, bool(cat), tuple(percentiles), grid_resolution)
+        if grid_key not in memo:
+            if ("sorted", key) not in memo:
+                memo[("sorted", key)] = sorted_float(col)
+            memo[grid_key] = _axis(col, j, cat, percentiles, grid_resolution, memo[("sorted", key)])
+        out.append(memo[grid_key].copy())  # each result its own array
+    return out
 
 
 def weights(sample_weight, n_rows: int):

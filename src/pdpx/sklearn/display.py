@@ -24,12 +24,14 @@ import pandas as pd
 from sklearn.inspection import PartialDependenceDisplay as _SklearnDisplay
 
 from ..core.data import from_polars, is_polars
+from ..core.grid import sorted_mquantiles
 from ..core.plugins import adapt
 from .checks import feature_names_of, is_sparse
 from .function import plan, read_by_adapter, run
 
 __all__ = ["PartialDependenceDisplay"]
 
+DECILES = np.arange(0.1, 1.0, 0.1)
 _ENTRY = "Each entry in features must be either an int, a string, or an iterable of size at most 2."
 
 
@@ -275,9 +277,11 @@ class PartialDependenceDisplay(_SklearnDisplay):
         if is_sparse(X):
             X = X.toarray()
 
+        memo: dict = {}  # each column's grid and sort, shared by the sets and the deciles
         plans = [plan(estimator, X, fxs, sample_weight=sample_weight, categorical_features=categorical_features,
                       feature_names=names, response_method=response_method, percentiles=percentiles,
-                      grid_resolution=grid_resolution, custom_values=custom_values, method=method, kind=k)
+                      grid_resolution=grid_resolution, custom_values=custom_values, method=method, kind=k,
+                      memo=memo)
                  for k, fxs in zip(kinds, sets)]
         pd_results = run(plans, n_jobs=n_jobs, progress=bool(verbose))
 
@@ -296,7 +300,9 @@ class PartialDependenceDisplay(_SklearnDisplay):
         for fxs, flags in zip(sets, is_categorical):
             for fx, cat in zip(fxs, flags):
                 if not cat and fx not in deciles:
-                    deciles[fx] = mquantiles(_column(X, fx), prob=np.arange(0.1, 1.0, 0.1))
+                    known = memo.get(("sorted", fx))  # the float column sorted for its grid
+                    deciles[fx] = (mquantiles(_column(X, fx), prob=DECILES) if known is None
+                                   else sorted_mquantiles(known, DECILES))
 
         display = cls(pd_results=pd_results, features=sets, feature_names=names, target_idx=target_idx,
                       deciles=deciles, kind=kind, subsample=subsample, random_state=random_state,

@@ -190,8 +190,12 @@ class Plan:
 
 def plan(estimator, X, features, *, sample_weight=None, categorical_features=None, feature_names=None,
          response_method="auto", percentiles=(0.05, 0.95), grid_resolution=100, custom_values=None,
-         method="auto", kind="average") -> Plan:
-    """Check one call of :func:`partial_dependence` (scikit-learn's errors, in its order) and plan it."""
+         method="auto", kind="average", memo: dict | None = None) -> Plan:
+    """Check one call of :func:`partial_dependence` (scikit-learn's errors, in its order) and plan it.
+
+    ``memo``: shared by the plans of one X and one set of arguments (a display's feature sets), which then
+    share each column's grid and sort (:func:`.checks.grids`).
+    """
     foreign = not is_sklearn_estimator(estimator) and read_by_adapter(estimator)
     check_params(dict(estimator=estimator, X=X, features=features, sample_weight=sample_weight,
                       categorical_features=categorical_features, feature_names=feature_names,
@@ -235,7 +239,7 @@ def plan(estimator, X, features, *, sample_weight=None, categorical_features=Non
                 "pandas versions. Please convert numerical features to floating point dtypes ahead of time to "
                 "avoid problems.")
     custom = {i: custom_values[f] for i, f in enumerate(given) if custom_values and hashable(f) and f in custom_values}
-    values = grids([take(j) for j in indices], categorical, percentiles, grid_resolution, custom)
+    values = grids([take(j) for j in indices], categorical, percentiles, grid_resolution, custom, indices, memo)
     response = "predict"
     if method == "recursion":
         response = "decision_function" if classifier else "predict"

@@ -105,6 +105,9 @@ class PatternCounts:
     n_rows : int
     key : str
         The layout's key (the ensemble's structure and the order).
+    pairs : frozenset of (int, int) or None
+        At order 2, the feature pairs (columns, smaller first) whose failing sets were counted; None: every
+        pair. The slots of the other pairs hold 0, so those pairs are not answered (:meth:`answers`).
     """
 
     order: int
@@ -112,6 +115,11 @@ class PatternCounts:
     total_weight: float
     n_rows: int
     key: str
+    pairs: frozenset | None = None
+
+    def answers(self, features) -> bool:
+        """Whether these counts give the average of ``features`` (one or two columns)."""
+        return answers(self.order, self.pairs, features)
 
     def __add__(self, other: "PatternCounts") -> "PatternCounts":
         if not isinstance(other, PatternCounts):
@@ -119,8 +127,10 @@ class PatternCounts:
         if other.key != self.key:
             raise PdpxError("these pattern counts were gathered on different models (or at different orders); "
                             "add only counts of the same model and order")
+        if other.pairs != self.pairs:
+            raise PdpxError("these pattern counts were gathered for other pairs; add only counts of the same pairs")
         return PatternCounts(self.order, self.counts + other.counts, self.total_weight + other.total_weight,
-                             self.n_rows + other.n_rows, self.key)
+                             self.n_rows + other.n_rows, self.key, self.pairs)
 
     def __radd__(self, other):
         if isinstance(other, int) and other == 0:  # sum() starts from 0
@@ -139,10 +149,15 @@ class SumCounts:
     terms: list
     total_weight: float
     n_rows: int
+    pairs: frozenset | None = None  # as PatternCounts.pairs, in the sum's columns
 
     @property
     def order(self) -> int:
         return min(t.order for t in self.terms)
+
+    def answers(self, features) -> bool:
+        """Whether these counts give the average of ``features`` (one or two columns)."""
+        return answers(self.order, self.pairs, features)
 
     @property
     def nbytes(self) -> int:
@@ -153,13 +168,49 @@ class SumCounts:
             return NotImplemented
         if len(other.terms) != len(self.terms):
             raise PdpxError("these pattern counts were gathered on different models; add only counts of one model")
+        if other.pairs != self.pairs:
+            raise PdpxError("these pattern counts were gathered for other pairs; add only counts of the same pairs")
         return SumCounts([a + b for a, b in zip(self.terms, other.terms)], self.total_weight + other.total_weight,
-                         self.n_rows + other.n_rows)
+                         self.n_rows + other.n_rows, self.pairs)
 
     def __radd__(self, other):
         if isinstance(other, int) and other == 0:
             return self
         return NotImplemented
+
+
+def answers(order: int, pairs, features) -> bool:
+    """Whether counts of ``order`` counting ``pairs`` (None: every pair) answer ``features``."""
+    d = len(features)
+    if d == 1:
+        return True
+    if d != 2 or order < 2:
+        return False
+    return pairs is None or pair_key(features) in pairs
+
+
+def pair_key(features) -> tuple[int, int]:
+    """Two columns as a pair of :attr:`PatternCounts.pairs`."""
+    a, b = int(features[0]), int(features[1])
+    return (a, b) if a < b else (b, a)
+
+
+def check_pairs(pairs, order: int):
+    """``pairs`` of :func:`gather` as a frozenset of column pairs (None: every pair); only at order 2."""
+    if pairs is None:
+        return None
+    if order < 2:
+        raise PdpxError("pairs= chooses the pairs counted at order 2; at order 1 no pair is counted, leave it out")
+    out = set()
+    for p in pairs:
+        try:
+            a, b = (int(v) for v in p)
+        except (TypeError, ValueError):
+            a = b = -1
+        if a == b or min(a, b) < 0:
+            raise PdpxError(f"pairs={pairs!r}: expected pairs of two distinct non-negative column positions")
+        out.add(pair_key((a, b)))
+    return frozenset(out)
 
 
 def counts_nbytes(tm, order: int = 2) -> int:
@@ -171,7 +222,7 @@ def counts_nbytes(tm, order: int = 2) -> int:
 
 
 def gather(tm, X, sample_weight=None, *, order: int = 2, memory_budget: int = 256 << 20, n_jobs=None,
-           kernel: str = "auto"):
+           kernel: str = "auto", pairs=None):
     """The pattern counts of the rows of ``X`` on ``tm``, in one pass.
 
     Parameters
@@ -190,12 +241,17 @@ def gather(tm, X, sample_weight=None, *, order: int = 2, memory_budget: int = 25
     kernel : {"auto", "patterns", "leafsets", "partition"}
         ``patterns`` needs shallow trees (at most ``counts_patterns.MAX_BINS`` histogram bins each),
         ``leafsets`` trees of at most 64 leaves; ``auto`` takes the first that fits.
+    pairs : iterable of (int, int), optional
+        At order 2, the pairs of columns whose averages are wanted: the ``leafsets`` kernel then counts only
+        their failing sets (much less work than every pair); None counts every pair. The counts say which
+        pairs they answer (``counts.answers``); the other kernels count every pair.
 
     Returns
     -------
     PatternCounts or SumCounts
     """
     order = check_order(order)
+    pairs = check_pairs(pairs, order)
     if kernel not in KERNELS:
         raise PdpxError(f"kernel={kernel!r}: expected one of {list(KERNELS)}")
     n = len(X)
@@ -211,27 +267,35 @@ def gather(tm, X, sample_weight=None, *, order: int = 2, memory_budget: int = 25
             f"budget of {format_bytes(memory_budget)}; raise memory_budget, gather order=1 for 1-way only, or "
             "compute one feature set at a time (method='exact')"
         )
-    return _gather(tm, X, w, order, memory_budget, n_jobs, kernel)
+    return _gather(tm, X, w, order, memory_budget, n_jobs, kernel, pairs)
 
 
-def _gather(tm, X, w, order, budget, n_jobs, kernel):
+def _gather(tm, X, w, order, budget, n_jobs, kernel, pairs=None):
     if isinstance(tm, TreeSum):
         terms = []
         for term in tm.terms:
             Xm = X if term.columns is None else X.iloc[:, term.columns]
-            terms.append(_gather(term.model, Xm, w, order, budget, n_jobs, kernel))
+            own = pairs
+            if pairs is not None and term.columns is not None:  # the pairs in the member's columns
+                cols = list(term.columns)
+                own = frozenset(pair_key((cols.index(a), cols.index(b))) for a, b in pairs
+                                if a in cols and b in cols)
+            terms.append(_gather(term.model, Xm, w, order, budget, n_jobs, kernel, own))
         total = float(len(X)) if w is None else float(w.sum())
-        return SumCounts(terms, total, len(X))
+        # a member counting every pair answers them all; the sum answers the pairs every member answers
+        return SumCounts(terms, total, len(X), pairs if any(t.pairs is not None for t in terms) else None)
     if not isinstance(tm, TreeModel):
         raise PdpxError(f"pattern counts need a TreeModel or TreeSum, got {type(tm).__name__}")
-    return _gather_one(tm, X, w, order, budget, n_jobs, kernel)
+    return _gather_one(tm, X, w, order, budget, n_jobs, kernel, pairs)
 
 
-def _gather_one(tm: TreeModel, X, w, order, budget, n_jobs, kernel) -> PatternCounts:
+def _gather_one(tm: TreeModel, X, w, order, budget, n_jobs, kernel, pairs=None) -> PatternCounts:
     ens = tm.ensemble
     layout = count_layout(ens, order)
     st = static_layout(ens)
     name = choose_kernel(ens, kernel, budget - 8 * layout.n_slots, order)
+    if name != "leafsets":
+        pairs = None  # the other kernels count every pair
     n = len(X)
     unit = w is None
     row_w = np.ones(n) if unit else w
@@ -252,7 +316,7 @@ def _gather_one(tm: TreeModel, X, w, order, budget, n_jobs, kernel) -> PatternCo
         else:
             n_tg, n_rg = thread_parts(ens.n_trees, threads, r1 - r0, layout.n_slots, left)
             if name == "leafsets":
-                part = _leafsets(ens, st, layout, Xc, row_w[r0:r1], order, n_tg, n_rg)
+                part = _leafsets(ens, st, layout, Xc, row_w[r0:r1], order, n_tg, n_rg, pairs)
             else:
                 part = _partition(ens, st, layout, Xc, row_w[r0:r1], unit, order, n_tg, n_rg)
         acc = part if acc is None else acc + part
@@ -266,7 +330,7 @@ def _gather_one(tm: TreeModel, X, w, order, budget, n_jobs, kernel) -> PatternCo
     else:
         total = acc
     tw = float(n) if unit else float(w.sum())
-    return PatternCounts(order, total, tw, n, layout.key)
+    return PatternCounts(order, total, tw, n, layout.key, pairs if order >= 2 else None)
 
 
 def choose_kernel(ens, kernel: str, budget: int, order: int = 2) -> str:
@@ -411,10 +475,29 @@ def _leafset_layout(ens, st):
     return ens.derived("pdpx.plugins.trees.counts.leafsets", build)
 
 
-def _leafsets(ens, st, layout, Xc, row_w, order, n_tg, n_rg) -> np.ndarray:
+def _leafset_pairs(ens, st, pairs):
+    """The pair arguments of :func:`.counts_kernels.gather_leafsets` for ``pairs`` (None: every pair)."""
+    from .counts_kernels import leafset_pairs
+
+    def features():  # the column of each tree-local feature, kept with the ensemble
+        ls, (num_lf, spec_lf, q, lord) = _leafset_layout(ens, st)
+        num_ptr, num_feat, spec_ptr, spec_node = ls[3], ls[4], ls[9], ls[10]
+        lfeat = np.full((ens.n_trees, lord.shape[1]), -1, dtype=np.int64)
+        lfeat[np.repeat(np.arange(ens.n_trees), np.diff(num_ptr)), num_lf] = num_feat
+        lfeat[np.repeat(np.arange(ens.n_trees), np.diff(spec_ptr)), spec_lf] = ens.feature[spec_node]
+        return q, lfeat
+
+    q, lfeat = ens.derived("pdpx.plugins.trees.counts.leafset_features", features)
+    if pairs is None:
+        return ens.derived("pdpx.plugins.trees.counts.leafset_pairs", lambda: leafset_pairs(q, lfeat, None))
+    return leafset_pairs(q, lfeat, sorted(pairs))
+
+
+def _leafsets(ens, st, layout, Xc, row_w, order, n_tg, n_rg, pairs=None) -> np.ndarray:
     from .counts_kernels import gather_leafsets, leafset_slots
 
     ls, (num_lf, spec_lf, q, lord) = _leafset_layout(ens, st)
+    pair_last, pair_ok = _leafset_pairs(ens, st, pairs)
     (_, init, slot_node, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, spec_ptr, spec_node,
      spec_keep_l, spec_keep_r) = ls
     leaf_base, leaf_p, s1 = ens.derived(f"pdpx.plugins.trees.counts.leafset_slots{order}", lambda: leafset_slots(
@@ -427,7 +510,7 @@ def _leafsets(ens, st, layout, Xc, row_w, order, n_tg, n_rg) -> np.ndarray:
         gather_leafsets(Xc, w, int(order), r0, r1, tg, n_tg, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l,
                         num_keep_r, num_lf, spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, q, leaf_base,
                         leaf_p, s1, lord, st.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words, le,
-                        cats_left, out)
+                        cats_left, pair_last, pair_ok, out)
 
     return run_parts(part, len(Xc), n_tg, n_rg, int(layout.n_slots))
 

@@ -216,12 +216,38 @@ def leafset_slots(slot_node, slot_base, n_pf, lord):
     return leaf_base, leaf_p, s1
 
 
+def leafset_pairs(q, lfeat, pairs):
+    """(``pair_last``, ``pair_ok``) of :func:`gather_leafsets`: which tree-local feature pairs ``a < b`` of each
+    tree to count at order 2. ``lfeat[t, a]``: the feature (column) of tree ``t``'s local feature ``a``;
+    ``pairs``: None (every pair) or the (column, column) pairs to count."""
+    n_trees, q_max = lfeat.shape
+    if pairs is None:
+        ok = np.ones((n_trees, q_max, q_max), dtype=np.bool_)
+    else:
+        n_features = int(max([lfeat.max(initial=-1)] + [max(p) for p in pairs])) + 1
+        wanted = np.zeros((n_features + 1, n_features + 1), dtype=np.bool_)  # the last row / column: no feature
+        for fa, fb in pairs:
+            wanted[fa, fb] = wanted[fb, fa] = True
+        f = np.where(lfeat >= 0, lfeat, n_features)
+        ok = wanted[f[:, :, None], f[:, None, :]]
+    a_idx = np.arange(q_max)
+    ok &= (a_idx[:, None] < a_idx[None, :])[None]  # a < b
+    ok &= (a_idx[None, :] < np.asarray(q)[:, None])[:, None, :]  # b a local feature of the tree
+    last = np.where(ok.any(axis=2), q_max - 1 - np.argmax(ok[:, :, ::-1], axis=2), -1).astype(np.int64)
+    return last, np.ascontiguousarray(ok)
+
+
 @njit(cache=True, nogil=True)
 def gather_leafsets(X, row_weight, order, r0, r1, tg, n_tree_groups, init, num_ptr, num_feat, num_thr, num_miss,
                     num_keep_l, num_keep_r, num_lf, spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, q,
-                    leaf_base, leaf_p, s1, lord, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left, cnt):
+                    leaf_base, leaf_p, s1, lord, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left,
+                    pair_last, pair_ok, cnt):
     """Add to ``cnt`` (n_slots,) the counts of rows ``r0:r1`` of X (``r0`` a multiple of ``BLOCK``) on trees
     ``tg, tg + n_tree_groups, ...`` of at most 64 leaves (see the module docstring).
+
+    At order 2, only the failing sets ``{a, b}`` (tree-local features ``a < b`` of tree ``t``) with
+    ``pair_ok[t, a, b]`` are counted, and none with ``b > pair_last[t, a]`` (:func:`leafset_pairs`: every
+    pair, or only the feature pairs asked for; the other pair slots stay 0).
 
     Per block of 64 rows and tree: ``P[a, r]``, the leaves whose conditions on
     local feature ``a`` row ``r`` passes; ``pre`` / ``suf`` their running ANDs
@@ -303,13 +329,23 @@ def gather_leafsets(X, row_weight, order, r0, r1, tg, n_tree_groups, init, num_p
             if order < 2:
                 continue
             for a in range(qt - 1):
+                last = pair_last[t, a]
+                if last <= a:
+                    continue
                 alive = np.uint64(0)
                 for r in range(BLOCK):
                     xa[r] = pre[a, r] & ~P[a, r]  # passing every feature before a, failing a
                     alive |= xa[r]
                 b = a + 1
-                while alive and b < qt:
+                while alive and b <= last:
                     Pb = P[b]
+                    if not pair_ok[t, a, b]:  # a pair not asked for: rows still have to pass b for later ones
+                        alive = np.uint64(0)
+                        for r in range(BLOCK):
+                            xa[r] &= Pb[r]
+                            alive |= xa[r]
+                        b += 1
+                        continue
                     sb = suf[b + 1]
                     m = 0
                     for r in range(nb):  # the rows failing exactly {a, b} somewhere, without a branch

@@ -48,6 +48,9 @@ def unavailable(tm, req: Request, counts=None) -> str | None:
         return f"pattern counts answer feature sets of one or two features, not {d}"
     if counts is not None and counts.order < d:
         return f"these pattern counts were gathered at order {counts.order}; a {d}-way request needs order {d}"
+    if counts is not None and not counts.answers(req.features):
+        return ("these pattern counts were gathered for other pairs of features; gather them with this pair in "
+                "pairs=, or pairs=None for every pair")
     return _model_unavailable(tm)
 
 

@@ -10,7 +10,9 @@ feature sets (``Request.planned``, set by
 
 * ``"auto"`` (default): counts already kept for this model, rows and weights ->
   use them; otherwise gather when the estimated gather costs less than walking
-  the rows once per planned set (:data:`GATHER_SETS`), the counts fit the
+  the rows once per planned set (:data:`GATHER_SETS`; when every tree takes the
+  ``leafsets`` kernel, an order-2 gather counts only the planned pairs and costs
+  :data:`PAIR_SETS` per pair over order 1), the counts fit the
   memory budget and their kernels are compiled (:func:`counts_ready`, from
   :mod:`.jit`) or compiling them costs less than the row walks
   (:func:`worth_compiling`); else the
@@ -28,8 +30,9 @@ depend on: the trees' routing (:func:`structure_digest`: splits, thresholds,
 missing-value and category rules; a refit model splits elsewhere), how the model
 encodes the rows (:func:`encoding_digest`), the rows' values, column names and
 order, and the weights (:func:`digest`). Counts gathered at order 2 answer 1-way
-requests too. All counts kept take at most the memory budget; the least recently
-used go first. Within one session the plan is weighed once, at its first request.
+requests too, and the pairs they counted (every pair, or the planned ones). All
+counts kept take at most the memory budget; the least recently used go first.
+Within one session the plan is weighed once, at its first request.
 """
 
 from __future__ import annotations
@@ -50,6 +53,10 @@ ENGINES = ("auto", "counts", "rows")
 #: A gather's cost at each order, in row walks of ``exact`` for one feature set (measured with
 #: XGBoost 200 trees of depth 6 on 100,000 rows: about 2.7 at order 1, 5.4 at order 2; rounded up).
 GATHER_SETS = {1: 3.0, 2: 6.0}
+#: What each pair adds to an order-1 gather when the ``leafsets`` kernel counts only the planned pairs
+#: (``gather(..., pairs=...)``), in the same row walks (measured with HistGradientBoosting, 100 trees of at
+#: most 31 leaves, on 100,000 rows: the two pairs of the display benchmark added about one walk each).
+PAIR_SETS = 1.0
 _MEMO = "pdpx.plugins.trees.counts_use"
 #: Seconds of one row through one tree in ``exact``'s row walk for one feature set (XGBoost, depth 6: about
 #: 1.3e-8 s measured, rounded up).
@@ -145,12 +152,13 @@ class CountsCache:
         with self._lock:
             return any(k[0] == key for k in self._entries)
 
-    def get(self, model, trees: str, rows: str, order: int):
-        """The counts kept for ``model``'s trees ``trees`` and rows ``rows``, answering ``order`` features, or None."""
+    def get(self, model, trees: str, rows: str, order: int, features=None):
+        """The counts kept for ``model``'s trees ``trees`` and rows ``rows``, answering ``order`` features (and
+        ``features``, when given: counts gathered for some pairs answer only those), or None."""
         key = (id(self.token(model)), trees, rows)
         with self._lock:
             hit = self._entries.get(key)
-            if hit is None or hit.order < order:
+            if hit is None or hit.order < order or (features is not None and not hit.answers(features)):
                 return None
             self._entries.move_to_end(key)
             return hit
@@ -274,12 +282,40 @@ def _sets(req) -> tuple[int, int]:
     return sum(len(s) == 1 for s in sets), sum(len(s) == 2 for s in sets)
 
 
-def gather_order(req) -> tuple[int | None, str]:
-    """The order to gather at for ``req``'s plan, or None when walking the rows is cheaper; and why."""
+def planned_pairs(req) -> frozenset:
+    """The pairs of columns among the planned sets (the request's own set included), as ``gather``'s ``pairs``."""
+    from .counts import pair_key
+
+    sets = {tuple(int(f) for f in s) for s in req.planned} | {tuple(int(f) for f in req.features)}
+    return frozenset(pair_key(s) for s in sets if len(s) == 2)
+
+
+def pairs_only(tm, budget: int) -> bool:
+    """Whether an order-2 gather on ``tm`` counts only the pairs asked for (every tree takes the ``leafsets``
+    kernel, which can), so that it costs :data:`PAIR_SETS` per pair over an order-1 gather."""
+    from ...core.treesum import TreeSum
+    from .counts import choose_kernel, counts_nbytes
+
+    models = [t.model for t in tm.terms] if isinstance(tm, TreeSum) else [tm]
+    try:
+        left = budget - counts_nbytes(tm, 2)
+        return all(choose_kernel(m.ensemble, "auto", left, 2) == "leafsets" for m in models)
+    except Exception:  # noqa: BLE001 - cannot tell: the cost of a full order-2 gather
+        return False
+
+
+def gather_order(req, pairs_only: bool = False) -> tuple[int | None, str]:
+    """The order to gather at for ``req``'s plan, or None when walking the rows is cheaper; and why.
+
+    ``pairs_only``: an order-2 gather would count only the planned pairs (:func:`pairs_only`).
+    """
     ones, twos = _sets(req)
     rows = ones + twos
     # order 1 answers the 1-way sets (pairs walk the rows); order 2 answers them all
-    cost = {1: GATHER_SETS[1] + twos, 2: GATHER_SETS[2]}
+    order2 = GATHER_SETS[2]
+    if pairs_only and twos:  # no pairs: order 1
+        order2 = min(order2, GATHER_SETS[1] + PAIR_SETS * twos)
+    cost = {1: GATHER_SETS[1] + twos, 2: order2}
     if len(req.features) == 2:
         cost.pop(1)
     order = 2 if cost[2] <= cost.get(1, np.inf) else 1  # on a tie, order 2: it answers later pairs too
@@ -306,7 +342,7 @@ def choose(model, tm, req, budget: int) -> Choice | None:
             raise PdpxError("method_options={'engine': 'counts'}: pattern counts are gathered on rows held in "
                             "this process; with Dask input use engine='auto' or 'rows'")
         return None
-    if engine == "auto" and _MEMO + ".session" not in req.memo and gather_order(req)[0] is None \
+    if engine == "auto" and _MEMO + ".session" not in req.memo and gather_order(req, True)[0] is None \
             and not counts_cache.holds(model):
         return None  # a few sets and nothing kept: the rows, without a look at the trees or a digest
     why = unavailable(tm, req)
@@ -318,13 +354,13 @@ def choose(model, tm, req, budget: int) -> Choice | None:
     d = len(req.features)
     own = req.memo.get(_MEMO + ".session")  # what this session chose: (X, weights, tm, Choice or None)
     if own is not None and own[0] is req.X and own[1] is req.sample_weight and own[2] is tm:
-        if own[3] is not None and own[3].counts.order >= d:
+        if own[3] is not None and own[3].counts.answers(req.features):
             return own[3]
         if engine == "auto":  # the plan was weighed once: the sets the counts do not answer walk the rows
             return None
     trees = _trees_digest(tm, req)
     if engine == "counts" or counts_cache.holds(model):
-        hit = counts_cache.get(model, trees, _session_digest(req), d)
+        hit = counts_cache.get(model, trees, _session_digest(req), d, req.features)
         if hit is not None:
             choice = Choice(hit, f"exact, from pattern counts of these rows kept with the model (order "
                                  f"{hit.order}): the rows were not read again")
@@ -334,15 +370,18 @@ def choose(model, tm, req, budget: int) -> Choice | None:
         ones, twos = _sets(req)
         order = 2 if twos else 1
     else:
-        order, _ = gather_order(req)
+        order, _ = gather_order(req, pairs_only(tm, budget))
         if order is None or counts_nbytes(tm, order) > budget // 2 or not worth_compiling(tm, req, order, budget):
             req.memo[_MEMO + ".session"] = (req.X, req.sample_weight, tm, None)
             return None
-    counts = gather(tm, req.X, req.sample_weight, order=order, memory_budget=budget, n_jobs=req.n_jobs)
+    pairs = planned_pairs(req) if order == 2 else None  # the leafsets kernel counts only these
+    counts = gather(tm, req.X, req.sample_weight, order=order, memory_budget=budget, n_jobs=req.n_jobs,
+                    pairs=pairs)
     counts_cache.put(model, trees, _session_digest(req), counts, budget)
     ones, twos = _sets(req)
+    only = "" if getattr(counts, "pairs", None) is None else f", counting only its {len(counts.pairs)} pair(s)"
     choice = Choice(counts, f"exact, from pattern counts gathered in one pass over the {len(req.X):,} rows (order "
-                            f"{order}) for the {ones + twos} feature set(s) of this call")
+                            f"{order}{only}) for the {ones + twos} feature set(s) of this call")
     req.memo[_MEMO + ".session"] = (req.X, req.sample_weight, tm, choice)
     return choice
 
