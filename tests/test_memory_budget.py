@@ -2,10 +2,11 @@
 
 ``memory_budget`` bounds the result and everything the call holds next to it: the
 tree engine's row slices share what the result leaves of the budget, and the convex
-hull of the extrapolation check reads the rows a bounded slice at a time. Peaks are
+hull of the extrapolation check and the scikit-learn adapter's look for infinite values
+read the rows a bounded slice at a time. Peaks are
 measured with tracemalloc (numpy reports its arrays to it), so they do not depend on
-the machine's allocator; the answers are checked against brute force and scipy's hull
-of every row.
+the machine's allocator; the answers are checked against brute force, scipy's hull
+of every row and the columns' own values.
 """
 
 from __future__ import annotations
@@ -122,3 +123,29 @@ def test_the_hull_of_a_million_pairs_holds_a_few_slices_at_most():
     S.outside_hull(a[:100], b[:100], g, g)  # import scipy's hull first
     _, peak = traced_peak(lambda: S.outside_hull(a, b, g, g))
     assert peak < 8 * MiB, f"{peak / MiB:.1f} MiB"
+
+
+def test_the_domain_check_read_in_slices_finds_every_column(monkeypatch):
+    """Slices of 7 rows: the columns holding infinity or values beyond float32 anywhere, with all their values."""
+    from pdpx.adapters import sklearn as A
+
+    monkeypatch.setattr(A, "CHECK_ROWS", 7)
+    X = pd.DataFrame(np.random.default_rng(2).normal(size=(50, 4)), columns=list("abcd"))
+    X.iloc[45, 1] = -np.inf
+    X.iloc[20, 3] = 1e39
+    X.iloc[3, 0] = np.nan
+    got = A.candidates(X)
+    assert [c for c, _ in got] == ["b", "d"]
+    for col, values in got:
+        np.testing.assert_array_equal(values, X[col].to_numpy())
+
+
+def test_the_domain_check_of_many_rows_holds_a_few_slices_at_most():
+    """The scikit-learn adapter's look for infinite values: under 16 MiB for 500,000 x 10 (40 MB of input)."""
+    from pdpx.adapters import sklearn as A
+
+    X = pd.DataFrame(np.random.default_rng(4).uniform(size=(500_000, 10)), columns=[f"x{i}" for i in range(10)])
+    A.candidates(X.head(10))
+    got, peak = traced_peak(lambda: A.candidates(X))
+    assert got == []
+    assert peak < 16 * MiB, f"{peak / MiB:.1f} MiB"
