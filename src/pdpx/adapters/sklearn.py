@@ -52,14 +52,20 @@ def out_of_domain(values: np.ndarray) -> np.ndarray:
         return np.isinf(values) | (np.abs(values) > FLOAT32_MAX)
 
 
+#: rows :func:`candidates` reads at a time when every column holds numbers (its arrays do not grow with X)
+CHECK_ROWS = 2**16
+
+
 def candidates(X: pd.DataFrame):
     """``(column, its values as float64)`` of each numeric column holding a value :func:`out_of_domain` marks.
 
-    The columns are read in one pass (one array) when they all hold numbers.
+    The columns are read in one pass (:data:`CHECK_ROWS` rows at a time) when they all hold numbers.
     """
-    try:  # every column holds numbers (the usual case): one array, no look at the dtypes
-        values = X.to_numpy(dtype=np.float64, na_value=np.nan)
-        numeric = list(range(X.shape[1]))
+    try:  # every column holds numbers (the usual case): one pass over the rows, no look at the dtypes
+        hit = np.zeros(X.shape[1], dtype=bool)
+        for r0 in range(0, len(X), CHECK_ROWS):
+            hit |= out_of_domain(X.iloc[r0:r0 + CHECK_ROWS].to_numpy(dtype=np.float64, na_value=np.nan)).any(axis=0)
+        return [(X.columns[h], X.iloc[:, h].to_numpy(dtype=np.float64, na_value=np.nan)) for h in np.flatnonzero(hit)]
     except (TypeError, ValueError):
         numeric = [j for j, t in enumerate(X.dtypes.tolist()) if _numeric_not_bool(t)]
         if not numeric:

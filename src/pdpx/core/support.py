@@ -198,12 +198,10 @@ def outside_hull(a, b, g1, g2) -> np.ndarray:
     if not ok.any():
         out[applies] = True
         return out
-    if not ok.all():
-        a, b = a[ok], b[ok]
-    low = np.array([a.min(), b.min()])
-    span = np.array([a.max(), b.max()]) - low
+    low = np.array([np.min(a, where=ok, initial=np.inf), np.min(b, where=ok, initial=np.inf)])
+    span = np.array([np.max(a, where=ok, initial=-np.inf), np.max(b, where=ok, initial=-np.inf)]) - low
     span[span == 0] = 1.0
-    pts = _hull_candidates(np.column_stack([(a - low[0]) / span[0], (b - low[1]) / span[1]]))
+    pts = _hull_candidates(a, b, None if ok.all() else ok, low, span)
     q = (np.column_stack([gx[applies], gy[applies]]) - low) / span
     tol = 1e-9
     inside = None
@@ -232,30 +230,58 @@ def outside_hull(a, b, g1, g2) -> np.ndarray:
     return out
 
 
-def _hull_candidates(pts: np.ndarray) -> np.ndarray:
-    """The points that may be vertices of their convex hull: those not strictly inside the polygon of the
-    extreme points in eight directions (the hull is the same, and qhull reads far fewer points)."""
-    if len(pts) < 64:
-        return pts
-    x, y = pts[:, 0], pts[:, 1]
-    ends = [f(v) for v in (x, y, x + y, x - y) for f in (np.argmin, np.argmax)]
-    poly = np.unique(pts[ends], axis=0)
+#: rows the hull's candidate search scales and filters at a time (its memory does not grow with the rows)
+HULL_ROWS = 2**16
+
+
+def _hull_candidates(a: np.ndarray, b: np.ndarray, ok: np.ndarray | None, low: np.ndarray,
+                     span: np.ndarray) -> np.ndarray:
+    """The scaled pairs ``((a - low) / span, (b - low) / span)`` (those marked ``ok``; None: all) that may be
+    vertices of their convex hull: those not strictly inside the polygon of the extreme points in eight
+    directions (the hull is the same, and qhull reads far fewer points). :data:`HULL_ROWS` rows at a time."""
+    n = len(a)
+
+    def scaled(r0):
+        x, y = a[r0:r0 + HULL_ROWS], b[r0:r0 + HULL_ROWS]
+        if ok is not None:
+            x, y = x[ok[r0:r0 + HULL_ROWS]], y[ok[r0:r0 + HULL_ROWS]]
+        return (x - low[0]) / span[0], (y - low[1]) / span[1]
+
+    def every():
+        return np.concatenate([np.column_stack(scaled(r0)) for r0 in range(0, n, HULL_ROWS)])
+
+    if (n if ok is None else np.count_nonzero(ok)) < 64:
+        return every()
+    ends = [None] * 8  # (value, x, y) of the first extreme point in each direction
+    for r0 in range(0, n, HULL_ROWS):
+        x, y = scaled(r0)
+        if x.size == 0:
+            continue
+        for d, v in enumerate((x, y, x + y, x - y)):
+            for e, (f, better) in enumerate(((np.argmin, np.less), (np.argmax, np.greater))):
+                i = int(f(v))
+                if ends[2 * d + e] is None or better(v[i], ends[2 * d + e][0]):
+                    ends[2 * d + e] = (v[i], x[i], y[i])
+    poly = np.unique(np.array([end[1:] for end in ends]), axis=0)
     if len(poly) < 3:
-        return pts
+        return every()
     c = poly.mean(axis=0)
     poly = poly[np.argsort(np.arctan2(poly[:, 1] - c[1], poly[:, 0] - c[0]))]  # counter-clockwise
     ex, ey = (np.roll(poly, -1, axis=0) - poly).T
-    inner = np.arange(len(pts))  # the points strictly inside every edge so far (with a margin)
-    for k in range(len(poly)):  # edge by edge, on the points still inside: no (rows x edges) array
-        cross = ex[k] * (y[inner] - poly[k, 1]) - ey[k] * (x[inner] - poly[k, 0])
-        inner = inner[cross > 1e-9]
-        if inner.size == 0:
-            return pts
-    if inner.size == len(pts):
-        return pts
-    keep = np.ones(len(pts), dtype=bool)
-    keep[inner] = False
-    return pts[keep]
+    kept, dropped = [], 0
+    for r0 in range(0, n, HULL_ROWS):
+        x, y = scaled(r0)
+        inner = np.arange(len(x))  # the points strictly inside every edge so far (with a margin)
+        for k in range(len(poly)):  # edge by edge, on the points still inside: no (rows x edges) array
+            cross = ex[k] * (y[inner] - poly[k, 1]) - ey[k] * (x[inner] - poly[k, 0])
+            inner = inner[cross > 1e-9]
+        keep = np.ones(len(x), dtype=bool)
+        keep[inner] = False
+        dropped += inner.size
+        kept.append(np.column_stack([x[keep], y[keep]]))
+    if dropped == 0 or all(len(k) == 0 for k in kept):
+        return every()
+    return np.concatenate(kept)
 
 
 def unsupported_cells(counts, grids, categorical, hull=None) -> np.ndarray:

@@ -94,15 +94,17 @@ def exact(tm: TreeModel, req: Request) -> MethodResult:
     base = ens.base_score.reshape((M,) + (1,) * len(prep.grid_shape))
     threads = thread_count(req.n_jobs)
 
-    # rows are encoded (and transposed by the partition kernel) in chunks within the budget
-    budget = min(req.memory_budget, MAX_CHUNK_BYTES)
+    # the budget left once the result is counted (Request.memory_budget) is shared: rows are encoded (and
+    # transposed by the partition kernel) in chunks within one half, the finish's slices take the other
+    budget = min(req.memory_budget // 2, MAX_CHUNK_BYTES)
     chunk = int(max(1, min(n, budget // (8 * req.X.shape[1] * 3))))
     starts = list(range(0, n, chunk))
     D = np.zeros(M * G)
     sums = np.zeros((K, G))
     factor = link_factor(ens.link, float(ens.link_scale))
     fin = Finish(factor=factor, start=factor * ens.base_score, grid_shape=prep.grid_shape, link=ens.link,
-                 outputs=outputs, ice=np.empty((K, n, G)) if req.needs_individual else None)
+                 outputs=outputs, ice=np.empty((K, n, G)) if req.needs_individual else None,
+                 budget=req.memory_budget // 2)
     with progress_bar(len(starts), progress=req.progress, desc="pdpx exact") as bar:
         for r0 in starts:
             r1 = min(n, r0 + chunk)

@@ -79,15 +79,24 @@ def link_factor(link: str, scale: float) -> float:
     return {"identity": 1.0, "logistic": -scale, "binary_logistic": -scale}.get(link, scale)
 
 
-def slice_rows(size: int) -> int:
-    """Rows per slice of a ``size``-cell margins array (whole blocks, at least four)."""
-    return max(4 * BLOCK, (SLICE_ELEMENTS // max(1, size)) // BLOCK * BLOCK)
+def slice_rows(size: int, row_bytes: int | None = None, budget: int | None = None, threads: int = 1) -> int:
+    """Rows per slice of a ``size``-cell margins array: about :data:`SLICE_ELEMENTS` (whole blocks, at least
+    one), and with ``budget``, few enough that ``threads`` slices of ``row_bytes`` a row fit in it (at least
+    one row)."""
+    rows = max(BLOCK, (SLICE_ELEMENTS // max(1, size)) // BLOCK * BLOCK)
+    if budget is not None:
+        rows = min(rows, budget // max(1, threads * (row_bytes or 8 * size)))
+    return max(1, rows)
 
 
 def finish(margins, n: int, row_weight: np.ndarray, threads: int, start: np.ndarray, grid_shape: tuple, link: str,
-           outputs: np.ndarray, ice: np.ndarray | None, ice_row0: int) -> np.ndarray:
+           outputs: np.ndarray, ice: np.ndarray | None, ice_row0: int, budget: int | None = None) -> np.ndarray:
     """(K, n_cells): the ``row_weight``-weighted sums of the rows' outputs; ICE of row i into
     ``ice[:, ice_row0 + i]`` when ``ice`` is given.
+
+    Each thread holds one slice at a time: its margins and outputs (the outputs are the
+    margins themselves when they are all requested in order); with ``budget`` (bytes), the
+    slices of all threads together fit in it (:func:`slice_rows`).
 
     ``margins(s0, s1)`` returns the difference arrays (n_margins * n_cells, s1 - s0) of
     the margins of rows s0..s1 times the link factor (:func:`link_factor`); ``start``
@@ -97,7 +106,7 @@ def finish(margins, n: int, row_weight: np.ndarray, threads: int, start: np.ndar
     """
     n_margins = len(start)
     n_cells = int(np.prod(grid_shape))
-    step = slice_rows(n_margins * n_cells)
+    step = slice_rows(n_margins * n_cells, 8 * (n_margins + len(outputs)) * n_cells, budget, len(spans(n, threads)))
     shape = np.asarray(grid_shape, dtype=np.int64)
 
     def part(r0, r1):
@@ -111,6 +120,7 @@ def finish(margins, n: int, row_weight: np.ndarray, threads: int, start: np.ndar
             sums += resp @ row_weight[s0:s1]
             if ice is not None:
                 ice[:, ice_row0 + s0: ice_row0 + s1, :] = resp.transpose(0, 2, 1)
+            del z, resp  # before the next slice's arrays: one slice per thread at a time
         return sums
 
     return sum(run(part, n, threads))
@@ -127,25 +137,34 @@ class Finish:
     link: str
     outputs: np.ndarray
     ice: np.ndarray | None
+    #: bytes the slices of the finish may take at once (None: no bound beyond the cache-sized slices)
+    budget: int | None = None
 
     def sums(self, margins, n: int, row_weight: np.ndarray, threads: int, ice_row0: int) -> np.ndarray:
         """:func:`finish` of this request."""
         return finish(margins, n, row_weight, threads, self.start, self.grid_shape, self.link, self.outputs,
-                      self.ice, ice_row0)
+                      self.ice, ice_row0, self.budget)
 
 
 def respond(link: str, z: np.ndarray, outputs: np.ndarray) -> np.ndarray:
     """The requested outputs (K, cells, rows) from ``z`` (n_margins, cells, rows), the margins with the link's
     affine part applied (:func:`link_factor`): ``core.ir.apply_link``, in place."""
     if link == "identity":
-        return z[outputs]
+        return pick(z, outputs)
     if link == "softmax":  # z is scale * margin already
-        return apply_link(link, z, 1.0, axis=0)[outputs]
+        return pick(apply_link(link, z, 1.0, axis=0), outputs)
     # exp(z), or the logistic function 1 / (1 + exp(z)) of z = -scale * margin (exp(z) = inf: probability 0)
     exp_columns(z.reshape(z.shape[0] * z.shape[1], z.shape[2]), link != "exp")
     if link in ("exp", "logistic"):
-        return z[outputs]
+        return pick(z, outputs)
     # binary_logistic: outputs 0 and 1 are 1 - p and p of the one margin
     if list(outputs) == [1]:
         return z
     return np.stack([1.0 - z[0] if k == 0 else z[0] for k in outputs])
+
+
+def pick(z: np.ndarray, outputs: np.ndarray) -> np.ndarray:
+    """``z[outputs]``: ``z`` itself (no copy) when the outputs are all its margins in order."""
+    if len(outputs) == len(z) and np.array_equal(outputs, np.arange(len(z))):
+        return z
+    return z[outputs]
