@@ -64,7 +64,8 @@ def candidates(X: pd.DataFrame):
     try:  # every column holds numbers (the usual case): one pass over the rows, no look at the dtypes
         hit = np.zeros(X.shape[1], dtype=bool)
         for r0 in range(0, len(X), CHECK_ROWS):
-            hit |= out_of_domain(X.iloc[r0:r0 + CHECK_ROWS].to_numpy(dtype=np.float64, na_value=np.nan)).any(axis=0)
+            rows = X if len(X) <= CHECK_ROWS else X.iloc[r0:r0 + CHECK_ROWS]  # (a small X: no slice of it)
+            hit |= out_of_domain(rows.to_numpy(dtype=np.float64, na_value=np.nan)).any(axis=0)
         return [(X.columns[h], X.iloc[:, h].to_numpy(dtype=np.float64, na_value=np.nan)) for h in np.flatnonzero(hit)]
     except (TypeError, ValueError):
         numeric = [j for j, t in enumerate(X.dtypes.tolist()) if _numeric_not_bool(t)]
