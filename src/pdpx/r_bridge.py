@@ -273,6 +273,8 @@ def _result_for_r(res, df: pd.DataFrame, warned: list[str]) -> dict:
         "stacked_by": getattr(res, "column", None),
         "interval": base.interval,
         "warnings": warned,
+        # grid="thresholds": feature -> the trees' comparison ("<=" or "<"), which says how its steps are drawn
+        "steps": dict(getattr(base, "steps", None) or {}),
     }
     return {"frame": frame_for_r(df, one_based=one_based), "meta": meta}
 

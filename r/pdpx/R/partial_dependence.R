@@ -37,6 +37,11 @@
 #'   the feature has fewer distinct values).
 #' @param percentiles The grid of a numeric feature spans these quantiles of its
 #'   values.
+#' @param grid `"uniform"` (the grid of `grid_resolution` and `percentiles`) or
+#'   `"thresholds"`: for a tree model, one point per step of its partial
+#'   dependence, read from the feature's split thresholds in the model, so the
+#'   result is the exact curve (drawn as steps by [autoplot()]). `custom_values`
+#'   still wins; categorical features keep their categories.
 #' @param custom_values Named list `list(feature = values)`: the grid to use for
 #'   that feature.
 #' @param target Which outputs to report: class labels of a classifier. Default:
@@ -103,7 +108,8 @@
 #' @export
 partial_dependence <- function(object, data, features, kind = c("average", "individual", "both"),
                                ice = FALSE, center = FALSE, method = "auto", grid_resolution = 100L,
-                               percentiles = c(0.05, 0.95), custom_values = NULL, target = NULL,
+                               percentiles = c(0.05, 0.95), grid = c("uniform", "thresholds"),
+                               custom_values = NULL, target = NULL,
                                pred_fun = NULL, training_data = NULL, sample_weight = NULL,
                                categorical_features = NULL, response = "auto", n_jobs = NULL,
                                memory_budget = NULL, include_missing = "auto", by = NULL, by_bins = 4L,
@@ -129,6 +135,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   .check_string(response, "response")
   .check_count(grid_resolution, "grid_resolution", min = 2)
   .check_percentiles(percentiles)
+  grid <- .check_choice(grid, "grid", c("uniform", "thresholds"), several = missing(grid))
   if (!is.null(n_jobs)) .check_count(n_jobs, "n_jobs", min = -Inf, nonzero = TRUE)
   if (!is.null(memory_budget) && !((is.character(memory_budget) || is.numeric(memory_budget)) &&
                                    length(memory_budget) == 1 && !is.na(memory_budget))) {
@@ -179,7 +186,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
     kind = kind, method = method, response = response,
     target = if (is.null(target)) NULL else as.list(as.character(target)),
     grid_resolution = as.integer(grid_resolution),
-    percentiles = as.list(as.double(percentiles)),
+    percentiles = as.list(as.double(percentiles)), grid = grid,
     custom_values = if (is.null(custom_values)) NULL else lapply(custom_values, as.list),
     categorical_features = if (is.null(categorical_features)) NULL else as.list(categorical_features),
     sample_weight = if (is.null(sample_weight)) NULL else .raw64(sample_weight),

@@ -7,7 +7,8 @@
 #' panel each. Results of several models or `by` groups draw one coloured curve
 #' per model or group (2-way: one panel each); a bootstrap `interval` draws a
 #' ribbon; the missing-value grid point (`include_missing`) is a separate point
-#' labelled "missing" at the right of the numeric axis.
+#' labelled "missing" at the right of the numeric axis. A `grid = "thresholds"`
+#' curve is drawn as steps (the exact curve of a tree model).
 #'
 #' @param object,x A `pdpx_pd` data.frame from [partial_dependence()].
 #' @param rug Draw the feature's values along the x axis (numeric features).
@@ -78,18 +79,23 @@ autoplot.pdpx_pd <- function(object, rug = TRUE, ice_alpha = 0.2, ...) {
              else ggplot2::geom_ribbon(data = avg, band, fill = "#1f4e79", alpha = 0.2)
     p <- p + ggplot2::labs(caption = paste0("band: ", level, "bootstrap interval over the rows"))
   }
+  # grid = "thresholds": the curve is a step function; a point stands for the step (g[i-1], g[i]] of a model
+  # comparing x <= t (drawn "vh") or [g[i], g[i+1]) of one comparing x < t ("hv")
+  comparison <- if (!categorical && length(meta$steps)) meta$steps[[feature]] else NULL
+  curve <- if (is.null(comparison)) ggplot2::geom_line
+           else function(...) ggplot2::geom_step(..., direction = if (identical(comparison, "<")) "hv" else "vh")
   if (nrow(ice)) {
     ice$curve <- interaction(ice$output, ice$row, ice$.group, drop = TRUE)
-    p <- p + ggplot2::geom_line(data = ice, ggplot2::aes(group = .data$curve), colour = "grey40",
-                                alpha = ice_alpha, linewidth = 0.3)
+    p <- p + curve(data = ice, ggplot2::aes(group = .data$curve), colour = "grey40",
+                   alpha = ice_alpha, linewidth = 0.3)
   }
   if (nrow(avg)) {
     if (categorical) {
       p <- p + if (coloured) ggplot2::geom_point(data = avg, ggplot2::aes(colour = .data$.group), size = 2.5)
                else ggplot2::geom_point(data = avg, colour = "#1f4e79", size = 2.5)
     } else {
-      p <- p + if (coloured) ggplot2::geom_line(data = avg, line_aes, linewidth = 1)
-               else ggplot2::geom_line(data = avg, line_aes, colour = "#1f4e79", linewidth = 1)
+      p <- p + if (coloured) curve(data = avg, line_aes, linewidth = 1)
+               else curve(data = avg, line_aes, colour = "#1f4e79", linewidth = 1)
     }
   }
   if (!is.null(missing_point) && nrow(missing_point)) {

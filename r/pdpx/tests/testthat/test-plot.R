@@ -38,3 +38,29 @@ test_that("several classes get one panel each", {
   p <- autoplot(partial_dependence(rf, iris, "Petal.Length", grid_resolution = 5))
   expect_s3_class(p$facet, "FacetWrap")
 })
+
+test_that("grid = 'thresholds' gives the exact step curve, equal to brute force on its grid, drawn as steps", {
+  skip_if_no_pdpx()
+  set.seed(2)
+  rf <- randomForest::randomForest(mpg ~ ., data = mtcars, ntree = 15)
+  pd <- partial_dependence(rf, mtcars, "wt", grid = "thresholds")
+  g <- attr(pd, "pdpx")$grid_values[[1]]
+  # one point per step: every split threshold of wt in the forest bounds a step
+  cuts <- sort(unique(unlist(lapply(seq_len(rf$ntree), function(k) {
+    t <- randomForest::getTree(rf, k, labelVar = TRUE)
+    t[!is.na(t$`split var`) & t$`split var` == "wt", "split point"]
+  }))))
+  expect_equal(length(g), length(cuts) + 1)
+  expect_true(all(diff(g) > 0))
+  brute <- partial_dependence(rf, mtcars, "wt", method = "brute", custom_values = list(wt = g))
+  expect_equal(pd$yhat, brute$yhat, tolerance = 1e-12)
+  expect_equal(attr(pd, "pdpx")$steps$wt, "<=")
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  p <- autoplot(partial_dependence(rf, mtcars, "wt", grid = "thresholds", kind = "both"))
+  geoms <- vapply(p$layers, function(l) class(l$geom)[1], "")
+  expect_equal(sum(geoms == "GeomStep"), 2)
+  expect_false("GeomLine" %in% geoms)
+  ggplot2::ggplot_build(p)
+  expect_error(partial_dependence(rf, mtcars, "wt", grid = "steps"), "grid")
+})
