@@ -93,30 +93,12 @@ def byte_tables(cuts, cut_ptr):
     return tab_ptr, table, scale
 
 
-@njit(cache=True, inline="always")
-def _byte(x, m, first, last, c0, t0, sc, nanb, cuts, table):
-    """The byte of value ``x`` in a byte row of ``m`` thresholds ``cuts[c0:c0 + m]`` (``first``, ``last``),
-    bucket table at ``t0`` with ``sc`` buckets per unit: the bucket's count, corrected by a walk over the
-    thresholds (exact whatever the rounding of the bucket)."""
-    if np.isnan(x):
-        return nanb
-    if m == 0 or x < first:
-        return np.uint8(0)
-    if x >= last:
-        return np.uint8(m)
-    k = table[t0 + min(4 * m, int((x - first) * sc))]
-    while k > 0 and cuts[c0 + k - 1] > x:
-        k -= 1
-    while k < m and cuts[c0 + k] <= x:
-        k += 1
-    return np.uint8(k)
-
-
 def quantize(X, qfeat, cuts, cut_ptr, nan_byte, width):
     """(byte rows, width) bytes: the number of the row's feature thresholds at or below each row's value
     (NaN: ``nan_byte``); columns past the rows are 0. (The kernel computes them block by block.)"""
     Q = np.zeros((len(qfeat), width), dtype=np.uint8)
-    _load_bytes(X, 0, X.shape[0], Q, qfeat, cuts, cut_ptr, nan_byte, *byte_tables(cuts, cut_ptr))
+    _load_bytes(X, 0, X.shape[0], Q, qfeat, cuts, cut_ptr, nan_byte, *byte_tables(cuts, cut_ptr),
+                np.empty((X.shape[1], width)))
     return Q
 
 
@@ -147,24 +129,51 @@ def merged_corners(slot_ptr, pat_ptr, cor_ptr, cor_pos, val_ptr, val):
 
 
 @njit(cache=True, inline="always")
-def _load_bytes(X, c0, nb, Qb, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale):
+def _load_bytes(X, c0, nb, Qb, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, Xb):
     """Qb[q, r] = the byte of row c0 + r in byte row q (0 past the rows).
 
-    A byte row's constants are read once, before its loop over the rows (a store into
-    the bytes could otherwise be any array's, for all the compiler knows).
+    The rows are first copied column by column into ``Xb`` (n_features, width), so each
+    byte row reads its feature's values one after another (a third of the time of reading
+    them from the rows of X, 20 features apart). A byte row's constants are read once,
+    before its loop over the rows (a store into the bytes could otherwise be any array's,
+    for all the compiler knows).
     """
+    for r in range(nb):
+        for f in range(X.shape[1]):
+            Xb[f, r] = X[c0 + r, f]
     for q in range(qfeat.shape[0]):
-        f = qfeat[q]
         k0 = cut_ptr[q]
         m = cut_ptr[q + 1] - k0
-        first = cuts[k0] if m > 0 else 0.0
-        last = cuts[k0 + m - 1] if m > 0 else 0.0
+        row = Qb[q]
+        if m == 0:
+            for r in range(row.shape[0]):
+                row[r] = 0
+            continue
+        first = cuts[k0]
+        last = cuts[k0 + m - 1]
         t0 = tab_ptr[q]
         sc = scale[q]
         nanb = nan_byte[q]
-        row = Qb[q]
+        xs = Xb[qfeat[q]]
+        # a value's byte: its bucket's count of thresholds at or below the bucket's start, corrected by a walk
+        # over the thresholds (exact whatever the rounding of the bucket); NaN: the byte row's NaN byte
         for r in range(nb):
-            row[r] = _byte(X[c0 + r, f], m, first, last, k0, t0, sc, nanb, cuts, table)
+            x = xs[r]
+            if np.isnan(x):
+                row[r] = nanb
+                continue
+            if x < first:
+                row[r] = 0
+                continue
+            if x >= last:
+                row[r] = m
+                continue
+            k = table[t0 + min(4 * m, int((x - first) * sc))]
+            while k > 0 and cuts[k0 + k - 1] > x:
+                k -= 1
+            while k < m and cuts[k0 + k] <= x:
+                k += 1
+            row[r] = k
         for r in range(nb, row.shape[0]):
             row[r] = 0
 
@@ -212,6 +221,7 @@ def bytes_walk(X, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, row_wei
         n_cells *= grid_shape[k]
     half = BLOCK // 2
     Qb = np.zeros((qfeat.shape[0], BLOCK), dtype=np.uint8)
+    Xb = np.empty((X.shape[1], BLOCK))  # a block of rows, column by column
     bits = np.empty(BLOCK, dtype=np.uint8)
     DT = np.ones((n_cells if products else 0, BLOCK))  # set back to 1 as the response reads it; cell 0
     if products:  # starts at e_base, which the prefix products carry to every cell
@@ -223,7 +233,7 @@ def bytes_walk(X, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, row_wei
         nb = min(BLOCK, n - c0)
         for r in range(BLOCK):
             wb[r] = row_weight[c0 + r] if r < nb else 0.0
-        _load_bytes(X, c0, nb, Qb, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale)
+        _load_bytes(X, c0, nb, Qb, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, Xb)
         for t in range(n_trees):
             _byte_bits(t, Qb, bits, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit, X, c0, nb, nodes, thr,
                        cat_offset, cat_nwords, cat_words, le, cats_left)
