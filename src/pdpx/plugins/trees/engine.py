@@ -32,11 +32,10 @@ def kernel_option(options: dict) -> str:
 
 def encoded_chunk(tm: TreeModel, X) -> np.ndarray:
     """Encoded rows as float64 (float32-rounded once here when the model compares in float32)."""
-    Xc = np.ascontiguousarray(tm.encode(X), dtype=np.float64)
-    if tm.ensemble.float32_input:  # round once here instead of at every node
+    if tm.ensemble.float32_input:  # round once here instead of at every node, in row order in the same pass
         with np.errstate(over="ignore"):  # beyond float32's range is inf, as for the model itself
-            Xc = Xc.astype(np.float32).astype(np.float64)
-    return Xc
+            return np.asarray(tm.encode(X), dtype=np.float32, order="C").astype(np.float64)
+    return np.ascontiguousarray(tm.encode(X), dtype=np.float64)
 
 
 def choose_kernel(prep, kernel: str = "auto"):

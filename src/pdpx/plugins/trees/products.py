@@ -319,9 +319,9 @@ def products_sums(kern, X, row_weight, threads, grid_shape, factor: float, start
 
 def _walk(kern, X, row_weight, threads, levels, products: tuple, width: int) -> np.ndarray:
     """:func:`bytes_walk` over the rows of X shared among threads: the sum of the parts' ``out`` (``width``)."""
-    qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw = levels
+    (qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw), tables = levels
     ens = kern.prep.ens
-    args = (qfeat, cuts, cut_ptr, nan_byte, *byte_tables(cuts, cut_ptr))
+    args = (qfeat, cuts, cut_ptr, nan_byte, *tables)
     rest = (kern.slot_ptr, kern.num_ptr, lq, lcut, lw, kern.spec_ptr, kern.spec_node, kern.spec_bit,
             kern.prep.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
             bool(ens.comparison == "<="), bool(ens.categories_go_left), *products)
@@ -336,10 +336,25 @@ def _walk(kern, X, row_weight, threads, levels, products: tuple, width: int) -> 
     return sum(run(part, len(X), threads))
 
 
+#: Target sets whose byte tests an ensemble keeps (the oldest is dropped past this many)
+KEEP_LEVELS = 64
+
+
 def _levels(kern):
-    """The request's byte tests (:func:`quantize_levels`), kept with the kernel; None when they do not fit."""
+    """The request's byte tests (:func:`quantize_levels`) and their bucket tables (:func:`byte_tables`), or None
+    when they do not fit. They depend only on the ensemble and which nodes split on a target feature, so the
+    ensemble keeps them per target set (a call on the same feature set builds none)."""
     if kern.quantized is None:
-        kern.quantized = quantize_levels(kern.num_feat, kern.num_thr, kern.num_miss, kern.num_bit, kern.depth) or ()
+        kept = kern.prep.ens.derived("pdpx.plugins.trees.products.levels", dict)
+        key = np.flatnonzero(kern.prep.tgt >= 0).tobytes()
+        hit = kept.get(key)
+        if hit is None:
+            levels = quantize_levels(kern.num_feat, kern.num_thr, kern.num_miss, kern.num_bit, kern.depth)
+            hit = (levels, byte_tables(levels[1], levels[2])) if levels else ()
+            if len(kept) >= KEEP_LEVELS:
+                kept.pop(next(iter(kept)))
+            kept[key] = hit
+        kern.quantized = hit
     return kern.quantized or None
 
 
