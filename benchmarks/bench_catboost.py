@@ -68,8 +68,8 @@ def run() -> list[dict]:
         t_extract = best_time(extract, repeat=2)
         pd1 = lambda: pdpx.partial_dependence(model, X, "x0", method="exact", grid_resolution=100)
         assert pd1().method == "exact"
-        t_exact1 = best_time(pd1, repeat=3)
-        t_native = best_time(native, repeat=3)
+        t_exact1 = best_time(pd1, repeat=10)
+        t_native = best_time(native, repeat=10)
         t_brute1 = best_time(lambda: pdpx.partial_dependence(model, X, "x0", method="brute", grid_resolution=100),
                              repeat=1)
 
@@ -77,7 +77,7 @@ def run() -> list[dict]:
         g0, g1 = grid30("x0"), grid30("x1")
         pd2 = lambda: pdpx.partial_dependence(model, X, ["x0", "x1"], method="exact",
                                               custom_values={"x0": g0, "x1": g1})
-        t_exact2 = best_time(pd2, repeat=2)
+        t_exact2 = best_time(pd2, repeat=10)
         t_brute2_part = best_time(lambda: pdpx.partial_dependence(
             model, X, ["x0", "x1"], method="brute", custom_values={"x0": g0, "x1": g1[::10]}), repeat=1)
         t_brute2 = t_brute2_part * (30 * 30) / (30 * len(g1[::10]))
