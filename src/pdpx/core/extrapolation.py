@@ -174,7 +174,7 @@ def _partner_bins(sample, partners: Sequence[int], n_bins: int) -> list[np.ndarr
 
 def _code_rows(M: np.ndarray, n_bins: int, *, with_edges: bool = False):
     """:func:`_bins` codes of each column of ``M`` as the rows of one (columns, n) array (``with_edges``: and
-    each column's distinct inner edges, as :func:`_bins` maps values to bins)."""
+    each column's edges, as :func:`_bins` maps values to bins, read by :func:`_inner_edges` when needed)."""
     with np.errstate(invalid="ignore", over="ignore"):  # inf - inf, or huge values: the per-column path
         finite = np.isfinite(M.sum(axis=0))  # a column sums to a finite number when every value is (or takes
         # the per-column path below, which codes finite columns alike)
@@ -193,17 +193,16 @@ def _code_rows(M: np.ndarray, n_bins: int, *, with_edges: bool = False):
             for i, c in enumerate(cols):
                 edges[c] = (E, i)
     for c in np.flatnonzero(~finite):
-        out[c], (_, edges[c]) = _bins(M[:, c], False, n_bins)
+        out[c], (_, inner) = _bins(M[:, c], False, n_bins)
+        edges[c] = (inner[:, None], 0)
     return (out, edges) if with_edges else out
 
 
-def _inner_edges(edge) -> np.ndarray:
-    """A column's distinct inner edges from :func:`_code_rows`' ``edges`` entry: the finite ones of its column of
-    the edge matrix (inf marks a repeat; what is left is np.unique's, in order), or the array itself."""
-    if isinstance(edge, tuple):
-        E, i = edge
-        return E[:, i][np.isfinite(E[:, i])]
-    return edge
+def _inner_edges(edge: tuple) -> np.ndarray:
+    """A column's distinct inner edges from :func:`_code_rows`' ``edges`` entry (an edge matrix and the column's
+    position in it): the finite ones of that column (inf marks a repeat; what is left is np.unique's, in order)."""
+    E, i = edge
+    return E[:, i][np.isfinite(E[:, i])]
 
 
 def _grid_bins(grid, mapping) -> np.ndarray:

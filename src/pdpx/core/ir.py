@@ -479,7 +479,7 @@ class ModelCache:
 
     def get(self, model, response: str, key_objects: tuple, build: Callable, *, state: str = ""):
         """The cached value of ``model``'s ``response`` for this fitted state, built by ``build()`` if absent."""
-        key = (response, tuple(id(o) for o in key_objects), state)
+        key = self._key(response, key_objects, state)
         entries = self._entries(model)
         hit = entries.get(key)
         if hit is not None:
@@ -493,8 +493,13 @@ class ModelCache:
 
     def peek(self, model, response: str, key_objects: tuple, *, state: str = ""):
         """The cached value of ``model``'s ``response`` for this fitted state, or None (nothing is built)."""
-        hit = self._entries(model).get((response, tuple(id(o) for o in key_objects), state))
+        hit = self._entries(model).get(self._key(response, key_objects, state))
         return None if hit is None else hit[1]
+
+    @staticmethod
+    def _key(response: str, key_objects: tuple, state: str) -> tuple:
+        """An entry's key: the response, the ids of the objects that identify the fitted state, and ``state``."""
+        return (response, tuple(id(o) for o in key_objects), state)
 
     def clear(self) -> None:
         """Forget every entry (the next lookup of each model reads its trees again)."""

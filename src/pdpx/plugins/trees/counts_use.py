@@ -379,7 +379,7 @@ def choose(model, tm, req, budget: int) -> Choice | None:
                     pairs=pairs)
     counts_cache.put(model, trees, _session_digest(req), counts, budget)
     ones, twos = _sets(req)
-    only = "" if getattr(counts, "pairs", None) is None else f", counting only its {len(counts.pairs)} pair(s)"
+    only = "" if counts.pairs is None else f", counting only its {len(counts.pairs)} pair(s)"
     choice = Choice(counts, f"exact, from pattern counts gathered in one pass over the {len(req.X):,} rows (order "
                             f"{order}{only}) for the {ones + twos} feature set(s) of this call")
     req.memo[_MEMO + ".session"] = (req.X, req.sample_weight, tm, choice)

@@ -206,12 +206,13 @@ def bytes_walk(X, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, row_wei
                mpos_ptr, mpos, mval_ptr, eval_, grid_shape, e_base, logistic, pair, out):
     """Each row's own leaf bits per tree from its bytes, added into ``out``, block by block.
 
-    ``products`` False: ``out[r % L, slot_ptr[t] + bits]`` += the row's weight, as
-    :func:`.oblivious.oblivious_walk` counts, over ``L = out.shape[0]`` copies of the counts
-    (consecutive rows add to different copies: no add waits for the previous one; the caller sums
-    the copies; at least :data:`COUNT_COPIES`). True: ``out[0, cell]`` += the weighted sum over
-    the rows of ``E`` (``logistic``: ``1 / (1 + E)``) on the grid, ``E`` the product of the
-    trees' ``exp`` factors (``eval_``, by merged corner) from ``e_base`` at the first cell.
+    ``products`` False: ``out[c, slot_ptr[t] + bits]`` += the row's weight, as
+    :func:`.oblivious.oblivious_walk` counts, ``out`` holding :data:`COUNT_COPIES` (4) copies of the
+    counts: four consecutive rows add to the four copies, so no add waits for the one before (the
+    block's last ``nb % 4`` rows add to copy 0; the caller sums the copies). True: ``out[0, cell]``
+    += the weighted sum over the rows of ``E`` (``logistic``: ``1 / (1 + E)``) on the grid, ``E``
+    the product of the trees' ``exp`` factors (``eval_``, by merged corner) from ``e_base`` at the
+    first cell.
     """
     n = X.shape[0]
     n_trees = num_ptr.shape[0] - 1
