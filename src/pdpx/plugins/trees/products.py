@@ -33,6 +33,8 @@ from .rows import run
 
 #: rows per block (the fastest of 64, 128 and 256 on benchmarks/bench_catboost.py: 2-way 30 x 30 grid)
 BLOCK = 128
+#: partial sums per grid cell of the responses (a vector's worth of doubles: the adds run side by side)
+LANES = 8
 
 #: copies of the counts :func:`bytes_walk` adds rows into when it counts (4: a quarter of the adds each)
 COUNT_COPIES = 4
@@ -102,30 +104,39 @@ def quantize(X, qfeat, cuts, cut_ptr, nan_byte, width):
     return Q
 
 
+@njit(cache=True)
 def merged_corners(slot_ptr, pat_ptr, cor_ptr, cor_pos, val_ptr, val):
     """Per tree, its corner positions once each (the corners of its patterns meet where their boxes do)
     and, per own-bits pattern of a row, the sum of the corner values at each: ``mpos_ptr``, ``mpos``,
     ``mval_ptr``, ``mval`` (tree ``t`` of ``n_leaves``, own bits ``L``, position ``j``:
-    ``mval[mval_ptr[t] + j * n_leaves + L]``)."""
-    n_trees = len(slot_ptr) - 1
-    n_leaves = np.diff(slot_ptr)
-    nc = np.diff(cor_ptr)  # corners of each (tree, pattern)
-    q_tree = np.repeat(np.arange(n_trees), np.diff(pat_ptr))
-    c_tree = np.repeat(q_tree, nc)
-    span = int(cor_pos.max()) + 1 if len(cor_pos) else 1
-    keys, where = np.unique(c_tree * span + cor_pos, return_inverse=True)  # (tree, position), sorted
-    per_tree = np.bincount(keys // span, minlength=n_trees)
-    mpos_ptr = np.concatenate([[0], np.cumsum(per_tree)]).astype(np.int64)
-    mval_ptr = np.concatenate([[0], np.cumsum(per_tree * n_leaves)]).astype(np.int64)
-    # value v of pattern q is (own bits L, corner j) at val_ptr[q] + L * nc[q] + j
-    v_q = np.repeat(np.arange(len(nc)), n_leaves[q_tree] * nc)
-    offset = np.arange(len(val)) - val_ptr[v_q]
-    own, j = np.divmod(offset, np.maximum(nc[v_q], 1))
-    t = q_tree[v_q]
-    local = where.reshape(-1)[cor_ptr[v_q] + j] - mpos_ptr[t]
-    dest = mval_ptr[t] + local * n_leaves[t] + own
-    mval = np.bincount(dest, weights=val, minlength=int(mval_ptr[-1]))
-    return mpos_ptr, (keys % span).astype(np.int64), mval_ptr, mval
+    ``mval[mval_ptr[t] + j * n_leaves + L]``). Pattern ``q``'s value at (own bits ``L``, its corner ``j``)
+    is ``val[val_ptr[q] + L * nc + j]``, ``nc`` its number of corners."""
+    n_trees = slot_ptr.shape[0] - 1
+    mpos_ptr = np.zeros(n_trees + 1, dtype=np.int64)
+    mval_ptr = np.zeros(n_trees + 1, dtype=np.int64)
+    uniq = []
+    for t in range(n_trees):  # each tree's positions, sorted, once each
+        c0 = cor_ptr[pat_ptr[t]]
+        c1 = cor_ptr[pat_ptr[t + 1]]
+        u = np.unique(cor_pos[c0:c1]) if c1 > c0 else np.zeros(0, dtype=np.int64)
+        uniq.append(u)
+        mpos_ptr[t + 1] = mpos_ptr[t] + u.shape[0]
+        mval_ptr[t + 1] = mval_ptr[t] + u.shape[0] * (slot_ptr[t + 1] - slot_ptr[t])
+    mpos = np.empty(mpos_ptr[n_trees], dtype=np.int64)
+    mval = np.zeros(mval_ptr[n_trees])
+    for t in range(n_trees):
+        u = uniq[t]
+        n_leaves = slot_ptr[t + 1] - slot_ptr[t]
+        mpos[mpos_ptr[t]:mpos_ptr[t + 1]] = u
+        for q in range(pat_ptr[t], pat_ptr[t + 1]):
+            nc = cor_ptr[q + 1] - cor_ptr[q]
+            for j in range(nc):
+                local = np.searchsorted(u, cor_pos[cor_ptr[q] + j])
+                dest = mval_ptr[t] + local * n_leaves
+                src = val_ptr[q] + j
+                for leaf in range(n_leaves):
+                    mval[dest + leaf] += val[src + leaf * nc]
+    return mpos_ptr, mpos, mval_ptr, mval
 
 
 @njit(cache=True, inline="always")
@@ -200,6 +211,28 @@ def _byte_bits(t, Qb, bits, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit
                 bits[r] |= w
 
 
+@njit(cache=True, inline="always")
+def _respond(row, wb, a, logistic, pair):
+    """Add one cell's weighted responses of a block of rows (``row``: their ``E``) into ``a`` (LANES,):
+    ``E``, ``1 / (1 + E)``, or (``pair``) two rows' ``1 / (1 + E)`` over one division."""
+    if logistic and pair:
+        half = BLOCK // 2
+        for r0 in range(0, half, LANES):
+            for lane in range(LANES):
+                r = r0 + lane
+                x = 1.0 + row[r]
+                y = 1.0 + row[r + half]
+                a[lane] += (wb[r] * y + wb[r + half] * x) / (x * y)
+    elif logistic:
+        for r0 in range(0, BLOCK, LANES):
+            for lane in range(LANES):
+                a[lane] += wb[r0 + lane] / (1.0 + row[r0 + lane])
+    else:
+        for r0 in range(0, BLOCK, LANES):
+            for lane in range(LANES):
+                a[lane] += wb[r0 + lane] * row[r0 + lane]
+
+
 @njit(cache=True, nogil=True)
 def bytes_walk(X, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, row_weight, slot_ptr, num_ptr, lq, lcut, lw,
                spec_ptr, spec_node, spec_bit, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left, products,
@@ -220,7 +253,6 @@ def bytes_walk(X, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, row_wei
     n_cells = 1
     for k in range(d):
         n_cells *= grid_shape[k]
-    half = BLOCK // 2
     Qb = np.zeros((qfeat.shape[0], BLOCK), dtype=np.uint8)
     Xb = np.empty((X.shape[1], BLOCK))  # a block of rows, column by column
     bits = np.empty(BLOCK, dtype=np.uint8)
@@ -228,8 +260,22 @@ def bytes_walk(X, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, row_wei
     if products:  # starts at e_base, which the prefix products carry to every cell
         for r in range(BLOCK):
             DT[0, r] = e_base
-    acc = np.zeros((n_cells if products else 0, BLOCK))
+    acc = np.zeros((n_cells if products else 0, LANES))  # per cell, LANES partial sums
     wb = np.empty(BLOCK)
+    # up to two grid axes, as (n0, n1): a cell's E is P(i, j) = P(i - 1, j) * R(i, j), R the running product
+    # of row i's factors up to j, so one pass over the cells in order computes every E and its response with
+    # the running products (one grid row, ``col``) in cache; only the cells some tree multiplies (``active``)
+    # are read from DT
+    flat = products and d <= 2
+    n1 = grid_shape[d - 1] if flat else 1
+    n0 = n_cells // n1 if flat else 0
+    active = np.zeros(n_cells if flat else 0, dtype=np.bool_)
+    if flat:
+        active[0] = True
+        for k in range(mpos.shape[0]):
+            active[mpos[k]] = True
+    col = np.empty((n1 if flat else 0, BLOCK))
+    run_ = np.empty(BLOCK)
     for c0 in range(0, n, BLOCK):
         nb = min(BLOCK, n - c0)
         for r in range(BLOCK):
@@ -257,10 +303,30 @@ def bytes_walk(X, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, row_wei
                     row[r] *= vals[bits[r]]
         if not products:
             continue
-        # prefix products along each axis of the grid
+        if flat:
+            for j in range(n1):
+                for r in range(BLOCK):
+                    col[j, r] = 1.0
+            for i in range(n0):
+                for r in range(BLOCK):
+                    run_[r] = 1.0
+                for j in range(n1):
+                    c = i * n1 + j
+                    if active[c]:
+                        row = DT[c]
+                        reset = e_base if c == 0 else 1.0
+                        for r in range(BLOCK):
+                            run_[r] *= row[r]
+                            row[r] = reset
+                    cj = col[j]
+                    for r in range(BLOCK):
+                        cj[r] *= run_[r]
+                    _respond(cj, wb, acc[c], logistic, pair)
+            continue
+        # more axes: prefix products along every axis of the grid but the last
         inner = n_cells
         outer = 1
-        for k in range(d):
+        for k in range(d - 1):
             size = grid_shape[k]
             inner //= size
             for o in range(outer):
@@ -272,27 +338,30 @@ def bytes_walk(X, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, row_wei
                         for r in range(BLOCK):
                             dst[r] *= src[r]
             outer *= size
-        for i in range(n_cells):
-            row = DT[i]
-            a = acc[i]
-            if logistic and pair:
-                for r in range(half):
-                    x = 1.0 + row[r]
-                    y = 1.0 + row[r + half]
-                    a[r] += (wb[r] * y + wb[r + half] * x) / (x * y)
-            elif logistic:
-                for r in range(BLOCK):
-                    a[r] += wb[r] / (1.0 + row[r])
-            else:
-                for r in range(BLOCK):
-                    a[r] += wb[r] * row[r]
-            reset = e_base if i == 0 else 1.0
+        # the last axis's prefix products, each cell's response as soon as it is complete, and the cell
+        # before it set back (to 1, or e_base for cell 0) once the product has read it
+        size = grid_shape[d - 1]
+        for o in range(n_cells // size):
+            first = o * size
+            for i in range(size):
+                c = first + i
+                row = DT[c]
+                a = acc[c]
+                if i > 0:
+                    prev = DT[c - 1]
+                    reset = e_base if c == 1 else 1.0
+                    for r in range(BLOCK):
+                        row[r] *= prev[r]
+                        prev[r] = reset
+                _respond(row, wb, a, logistic, pair)
+            last = DT[first + size - 1]
+            reset = e_base if first + size - 1 == 0 else 1.0
             for r in range(BLOCK):
-                row[r] = reset
+                last[r] = reset
     for i in range(acc.shape[0]):
         s = 0.0
-        for r in range(BLOCK):
-            s += acc[i, r]
+        for lane in range(LANES):
+            s += acc[i, lane]
         out[0, i] += s
 
 
