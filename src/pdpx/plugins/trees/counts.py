@@ -26,7 +26,6 @@ once) and routed by the same rule (:mod:`.kernels`).
 from __future__ import annotations
 
 import hashlib
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,7 +35,7 @@ from ...core.ir import TreeModel
 from ...core.treesum import TreeSum
 from .engine import encoded_chunk
 from .prep import static_layout
-from .rows import spans, thread_count
+from .rows import in_threads, spans, thread_count
 
 #: Values of the ``kernel`` argument of :func:`gather`.
 KERNELS = ("auto", "patterns", "leafsets", "partition")
@@ -435,11 +434,7 @@ def run_parts(fn, n_rows: int, n_tg: int, n_rg: int, size: int) -> np.ndarray:
     row_spans = spans(n_rows, n_rg) if n_rg > 1 else [(0, n_rows)]
     outs = [np.zeros(size) for _ in row_spans]
     tasks = [(r0, r1, tg, outs[i]) for i, (r0, r1) in enumerate(row_spans) for tg in range(n_tg)]
-    if len(tasks) == 1:
-        fn(*tasks[0])
-    else:
-        with ThreadPoolExecutor(len(tasks)) as pool:
-            list(pool.map(lambda task: fn(*task), tasks))
+    in_threads(lambda task: fn(*task), tasks)
     total = outs[0]
     for out in outs[1:]:
         total += out
