@@ -44,7 +44,7 @@ COLD_SECONDS = {
     "leafsets.leafset_layout": 1.5, "leafsets.leafset_walk": 1.5,
     "partition.partition_walk": 3.4,
     "oblivious.oblivious_layout": 1.3, "oblivious.request_layout": 1.0, "oblivious.pattern_tables": 0.6,
-    "oblivious.oblivious_walk": 1.4, "products.bytes_walk": 3.2,
+    "oblivious.oblivious_walk": 1.4, "products.bytes_walk": 3.2, "products.merged_corners": 2.1,
 }
 #: The same for the pattern counts' kernels (:mod:`.counts`, :mod:`.counts_pd`), measured the same way.
 COUNTS_COLD_SECONDS = {
@@ -92,7 +92,8 @@ def needed(tm, req) -> set[str]:
     if kernel in ("auto", "oblivious") and maybe_oblivious(ens):
         names = regions | {"oblivious.oblivious_layout", "oblivious.request_layout", "products.bytes_walk"}
         if rows:
-            return names | finish | {"oblivious.pattern_tables", "oblivious.oblivious_walk"}
+            products = {"products.merged_corners"} if ens.link in ("logistic", "binary_logistic", "exp") else set()
+            return names | finish | products | {"oblivious.pattern_tables", "oblivious.oblivious_walk"}
         return names | {"kernels.scatter_boxes", "oblivious.oblivious_walk"}
     if kernel == "leafsets" or (kernel == "auto" and static_layout(ens).leaves_per_tree.max() <= 64):
         return regions | {"leafsets.leafset_layout", "leafsets.leafset_walk"} | (finish if rows else

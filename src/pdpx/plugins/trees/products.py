@@ -114,20 +114,25 @@ def merged_corners(slot_ptr, pat_ptr, cor_ptr, cor_pos, val_ptr, val):
     n_trees = slot_ptr.shape[0] - 1
     mpos_ptr = np.zeros(n_trees + 1, dtype=np.int64)
     mval_ptr = np.zeros(n_trees + 1, dtype=np.int64)
-    uniq = []
-    for t in range(n_trees):  # each tree's positions, sorted, once each
+    mpos = np.empty(cor_pos.shape[0], dtype=np.int64)  # each tree's positions, sorted, once each
+    for t in range(n_trees):
         c0 = cor_ptr[pat_ptr[t]]
         c1 = cor_ptr[pat_ptr[t + 1]]
-        u = np.unique(cor_pos[c0:c1]) if c1 > c0 else np.zeros(0, dtype=np.int64)
-        uniq.append(u)
-        mpos_ptr[t + 1] = mpos_ptr[t] + u.shape[0]
-        mval_ptr[t + 1] = mval_ptr[t] + u.shape[0] * (slot_ptr[t + 1] - slot_ptr[t])
-    mpos = np.empty(mpos_ptr[n_trees], dtype=np.int64)
+        u = mpos_ptr[t]
+        if c1 > c0:
+            srt = np.sort(cor_pos[c0:c1])
+            mpos[u] = srt[0]
+            u += 1
+            for k in range(1, c1 - c0):
+                if srt[k] != srt[k - 1]:
+                    mpos[u] = srt[k]
+                    u += 1
+        mpos_ptr[t + 1] = u
+        mval_ptr[t + 1] = mval_ptr[t] + (u - mpos_ptr[t]) * (slot_ptr[t + 1] - slot_ptr[t])
     mval = np.zeros(mval_ptr[n_trees])
     for t in range(n_trees):
-        u = uniq[t]
+        u = mpos[mpos_ptr[t]:mpos_ptr[t + 1]]
         n_leaves = slot_ptr[t + 1] - slot_ptr[t]
-        mpos[mpos_ptr[t]:mpos_ptr[t + 1]] = u
         for q in range(pat_ptr[t], pat_ptr[t + 1]):
             nc = cor_ptr[q + 1] - cor_ptr[q]
             for j in range(nc):
@@ -136,6 +141,7 @@ def merged_corners(slot_ptr, pat_ptr, cor_ptr, cor_pos, val_ptr, val):
                 src = val_ptr[q] + j
                 for leaf in range(n_leaves):
                     mval[dest + leaf] += val[src + leaf * nc]
+    mpos = mpos[:mpos_ptr[n_trees]].copy()
     return mpos_ptr, mpos, mval_ptr, mval
 
 
