@@ -28,7 +28,12 @@ from .method import Request
 from .options import PDOptions
 from .plugins import adapt, get_methods, plugin_manager
 from .result import PartialDependenceResult
+from .threads import in_background, thread_count
 from .validation import shown
+
+#: Rows from which a call's extrapolation check runs on another thread while the method runs (below, the
+#: method is over too soon for a second thread to pay for handing the check over)
+BACKGROUND_ROWS = 4096
 
 
 def data_source(X, adapter: Adapter):
@@ -353,17 +358,16 @@ class Session:
     def compute(self, features: list[int]) -> PartialDependenceResult:
         """The result of one feature set (positions in the model-ordered columns)."""
         req = self.request(features)
-        with trees_read_once(self.adapter):  # asked by choose_method, then by the method
-            method, skipped = self.choose_method(req)
-            ice_rows = self.ice_rows
-            if self.interval is not None:  # the bootstrap resamples every row's ICE curve
-                if not self.data.supports_ice_sample:
-                    raise PdpxError("interval is not supported for Dask input (it resamples every row's ICE "
-                                    "curve); pass a pandas X, or a sample of it")
-                ice_rows = None
-            t0 = time.perf_counter()
-            out = self.data.run(method, self.adapter, req, model=self.model, ice_rows=ice_rows)
-            elapsed = time.perf_counter() - t0
+        columns = [self.data.column(j) for j in features]
+        # the extrapolation check needs only the rows and the grids: it runs on another core meanwhile
+        side = self.data.supports_ice_sample and self.n_rows >= BACKGROUND_ROWS
+        checking = in_background(self._support_values, features, req.grid_values, columns,
+                                 threads=thread_count(req.n_jobs) if side else 1)
+        try:
+            out, method, skipped, elapsed = self._run(req)
+        except BaseException:
+            checking.exception()  # the check is done before the error leaves (it reads this session)
+            raise
         average, individual = out.average, out.individual
         lower = upper = None
         if self.interval is not None:
@@ -385,8 +389,7 @@ class Session:
             if individual is not None:
                 individual = center_curves(individual, lead=2)
         notes = list(out.notes) + skipped + [n for j in features for n in self._grid_notes.get(j, [])]
-        columns = [self.data.column(j) for j in features]
-        check, hull = self.extrapolation(features, req.grid_values, columns, notes)
+        check, hull = self.extrapolation(features, checking.result(), notes)
         return PartialDependenceResult(
             features=[self.names[j] for j in features],
             grid_values=req.grid_values,
@@ -414,15 +417,25 @@ class Session:
                                               steps=[self._steps.get(j) for j in features]),
         )
 
-    def extrapolation(self, features: list[int], grids: list, columns: list, notes: list[str]):
-        """(extrapolation check or None, outside-hull mask or None) of one feature set.
+    def _run(self, req: Request):
+        """(the method's result, the method, the notes of the methods passed over, seconds it ran)."""
+        with trees_read_once(self.adapter):  # asked by choose_method, then by the method
+            method, skipped = self.choose_method(req)
+            ice_rows = self.ice_rows
+            if self.interval is not None:  # the bootstrap resamples every row's ICE curve
+                if not self.data.supports_ice_sample:
+                    raise PdpxError("interval is not supported for Dask input (it resamples every row's ICE "
+                                    "curve); pass a pandas X, or a sample of it")
+                ice_rows = None
+            t0 = time.perf_counter()
+            out = self.data.run(method, self.adapter, req, model=self.model, ice_rows=ice_rows)
+            elapsed = time.perf_counter() - t0
+        return out, method, skipped, elapsed
 
-        The check runs on every call (its warning fires on the call); the support counts wait
-        until a result's ``support`` is read (:class:`~pdpx.core.support.SupportInputs`). Two
-        numeric features: the check needs the convex hull, which the result keeps.
-        Warns (:class:`~pdpx.core.errors.ExtrapolationWarning`) at most once per session.
-        Never raises: what cannot be computed is None, with a note saying why.
-        """
+    def _support_values(self, features: list[int], grids: list, columns: list):
+        """(extrapolation check or None, outside-hull mask or None, a note or None) of one feature set: the
+        computation of :meth:`extrapolation`, which may run on another thread while the method runs (it reads
+        the rows, the grids and this session's support cache, nothing the method writes). Never raises."""
         cats = [self.categorical[j] for j in features]
         hull = check = None
         try:
@@ -434,7 +447,22 @@ class Session:
                                                       numeric=self._partners, hull=hull, cache=self._support_cache,
                                                       dtypes=self.dtypes)
         except Exception as exc:  # noqa: BLE001 - a diagnostic never refuses the call
-            notes.append(f"support not computed: {type(exc).__name__}: {exc}")
+            return check, hull, f"support not computed: {type(exc).__name__}: {exc}"
+        return check, hull, None
+
+    def extrapolation(self, features: list[int], values: tuple, notes: list[str]):
+        """(extrapolation check or None, outside-hull mask or None) of one feature set, from
+        :meth:`_support_values`.
+
+        The check runs on every call (its warning fires on the call); the support counts wait
+        until a result's ``support`` is read (:class:`~pdpx.core.support.SupportInputs`). Two
+        numeric features: the check needs the convex hull, which the result keeps.
+        Warns (:class:`~pdpx.core.errors.ExtrapolationWarning`) at most once per session.
+        Never raises: what cannot be computed is None, with a note saying why.
+        """
+        check, hull, note = values
+        if note is not None:
+            notes.append(note)
         if not self.data.supports_ice_sample and check is not None:
             notes.append(f"the extrapolation check looked at the first {check.rows:,} rows of the Dask input")
         if check is not None and check.warns and not self._extrapolation_warned:

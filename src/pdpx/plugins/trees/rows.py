@@ -5,9 +5,9 @@ Every row kernel (:mod:`.oblivious`, :mod:`.leafsets`, :mod:`.partition`,
 it is given, without holding the GIL. Here:
 
 * :func:`run` splits the rows into one span per thread and runs a kernel on each
-  span, the calling thread taking the first and a thread pool kept by the process
-  the others (:func:`in_threads`; numba's own threading layer is never started, so
-  forked processes and concurrent callers are safe whatever the platform);
+  span, the calling thread taking the first and the process's pool of threads the
+  others (:func:`pdpx.core.threads.in_threads`; numba's own threading layer is never
+  started, so forked processes and concurrent callers are safe whatever the platform);
 * :func:`finish` turns the difference arrays of a slice of rows' margins (as the
   kernels leave them when they add margins) into the requested outputs, their
   weighted sums and ICE, a cache-sized slice of rows at a time: the integral along
@@ -22,38 +22,18 @@ Weights reach the kernels divided by their total, so every sum is a weighted
 
 from __future__ import annotations
 
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from ...core.ir import apply_link
+from ...core.threads import in_threads, thread_count  # noqa: F401 - thread_count: the kernels import it from here
 from .kernels import BLOCK, exp_columns, integrate_columns
 
 #: a thread gets at least this many rows (fewer are not worth a thread)
 MIN_ROWS_PER_THREAD = 4 * BLOCK
 #: elements of a slice's margins array: about 1 MB, so that the finish stays in cache
 SLICE_ELEMENTS = 2**17
-
-
-def cores() -> int:
-    """Cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
-def thread_count(n_jobs: int | None) -> int:
-    """Threads for ``n_jobs`` (None: every core; negative: counted back from the cores), at most the cores."""
-    n = cores()
-    if n_jobs is None:
-        return n
-    if n_jobs < 0:
-        return max(1, n + 1 + n_jobs)
-    return max(1, min(int(n_jobs), n))
 
 
 def spans(n: int, threads: int) -> list[tuple[int, int]]:
@@ -67,44 +47,6 @@ def spans(n: int, threads: int) -> list[tuple[int, int]]:
 def run(fn, n: int, threads: int) -> list:
     """``fn(r0, r1)`` for each span of ``0..n`` (:func:`spans`), in threads when there are several."""
     return in_threads(lambda span: fn(*span), spans(n, threads))
-
-
-_POOL: list = [None, None]  # (process id, executor): a forked child makes its own
-_POOL_LOCK = threading.Lock()
-_WORKER = threading.local()
-
-
-def _pool() -> ThreadPoolExecutor:
-    with _POOL_LOCK:
-        if _POOL[0] != os.getpid():
-            _POOL[:] = [os.getpid(), ThreadPoolExecutor(max(1, cores()), thread_name_prefix="pdpx")]
-        return _POOL[1]
-
-
-def _as_worker(fn, item):
-    _WORKER.active = True
-    return fn(item)
-
-
-def in_threads(fn, items: list) -> list:
-    """``[fn(item) for item in items]``, the calling thread running the first and the process's pool of
-    threads (started on first use, one per core, kept) the others at the same time.
-
-    Starting threads for every call cost about 0.2 ms; the pool's threads wait for work instead. A call made
-    from one of the pool's own threads runs its items one after another (it cannot wait for the pool it
-    occupies), and concurrent callers share the pool (their items queue).
-    """
-    if len(items) <= 1 or getattr(_WORKER, "active", False):
-        return [fn(item) for item in items]
-    futures = [_pool().submit(_as_worker, fn, item) for item in items[1:]]
-    try:
-        first = fn(items[0])
-    finally:  # the pool's items finish before any exception of the first is raised
-        rest = [f.exception() for f in futures]
-    for e in rest:
-        if e is not None:
-            raise e
-    return [first] + [f.result() for f in futures]
 
 
 def link_factor(link: str, scale: float) -> float:

@@ -1,0 +1,162 @@
+"""The process's thread pool (:mod:`pdpx.core.threads`): order, errors, nesting, fork; the kernels' row spans
+(:func:`pdpx.plugins.trees.rows.run`) and a call's extrapolation check run on it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pdpx
+from pdpx.core import session as S
+from pdpx.core import threads
+from pdpx.plugins.trees import rows
+
+
+def test_results_in_order_and_the_first_item_on_the_calling_thread():
+    seen = {}
+
+    def fn(i):
+        seen[i] = threading.current_thread().name
+        return i * i
+
+    assert threads.in_threads(fn, list(range(7))) == [i * i for i in range(7)]
+    assert seen[0] == threading.current_thread().name
+    if threads.cores() > 1:
+        assert all(seen[i].startswith("pdpx") for i in range(1, 7))
+
+
+def test_an_error_of_any_item_is_raised_after_every_item_ran():
+    done = []
+
+    def fn(i):
+        if i == 2:
+            raise ValueError("item 2")
+        done.append(i)
+        return i
+
+    with pytest.raises(ValueError, match="item 2"):
+        threads.in_threads(fn, [0, 1, 2, 3])
+    assert sorted(done) == [0, 1, 3]
+    # the pool still works afterwards
+    assert threads.in_threads(lambda i: i + 1, [1, 2, 3]) == [2, 3, 4]
+
+
+def test_a_call_from_a_pool_thread_runs_serially_instead_of_waiting_for_itself():
+    def inner(i):
+        return threads.in_threads(lambda k: (threading.current_thread().name, k), [0, 1, 2])
+
+    out = threads.in_threads(inner, [0, 1, 2, 3])
+    for i, part in enumerate(out):
+        assert [k for _, k in part] == [0, 1, 2]
+        if i > 0 and threads.cores() > 1:  # run on a pool thread: its items stayed there
+            assert len({name for name, _ in part}) == 1
+
+
+def test_run_covers_every_row_once():
+    n = 10_000
+
+    def fn(r0, r1):
+        return np.arange(r0, r1)
+
+    parts = rows.run(fn, n, 4)
+    assert np.array_equal(np.concatenate(parts), np.arange(n))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_a_forked_child_gets_its_own_pool():
+    threads.in_threads(lambda i: i, [0, 1, 2])  # the parent's pool exists
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        signal.alarm(30)  # a child waiting on the parent's (absent) pool threads dies instead of hanging
+        try:
+            ok = threads.in_threads(lambda i: i * 2, [1, 2, 3]) == [2, 4, 6]
+            os.write(w, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    os.close(w)
+    _, status = os.waitpid(pid, 0)
+    got = os.read(r, 1)
+    os.close(r)
+    assert status == 0 and got == b"1", (status, got)
+
+
+def test_in_background_runs_beside_the_caller_or_here_when_one_thread_is_asked():
+    names = []
+    job = threads.in_background(lambda: names.append(threading.current_thread().name) or 7, threads=2)
+    assert job.result() == 7
+    if threads.cores() > 1:
+        assert names[-1].startswith("pdpx")
+    job = threads.in_background(lambda: names.append(threading.current_thread().name) or 8, threads=1)
+    assert job.done() and job.result() == 8 and names[-1] == threading.current_thread().name
+    failing = threads.in_background(lambda: 1 / 0, threads=1)
+    with pytest.raises(ZeroDivisionError):
+        failing.result()
+
+
+def _correlated(n):
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=n)
+    return pd.DataFrame({"a": a, "b": a + rng.normal(scale=0.05, size=n), "c": rng.normal(size=n)})
+
+
+@pytest.mark.parametrize("n_jobs", [None, 1], ids=["check beside the method", "check after it"])
+def test_the_check_beside_the_method_warns_on_the_call_and_equals_the_check_after_it(monkeypatch, n_jobs):
+    X = _correlated(S.BACKGROUND_ROWS + 500)
+    where = []
+    real = S.Session._support_values
+
+    def spy(self, *a):
+        where.append(threading.current_thread().name)
+        return real(self, *a)
+
+    monkeypatch.setattr(S.Session, "_support_values", spy)
+    with pytest.warns(pdpx.ExtrapolationWarning, match="a"):
+        res = pdpx.partial_dependence(lambda d: d["a"] + d["b"], X, "a", method="brute", grid_resolution=8,
+                                      n_jobs=n_jobs)
+    side = n_jobs is None and threads.cores() > 1
+    assert where == [where[0]] and where[0].startswith("pdpx") == side
+    monkeypatch.undo()
+    with pytest.warns(pdpx.ExtrapolationWarning):
+        ref = pdpx.partial_dependence(lambda d: d["a"] + d["b"], X, "a", method="brute", grid_resolution=8, n_jobs=1)
+    assert res.extrapolation == ref.extrapolation and res.extrapolation.warns
+
+
+def test_small_calls_check_after_the_method(monkeypatch):
+    X = _correlated(300)
+    where = []
+    real = S.Session._support_values
+    monkeypatch.setattr(S.Session, "_support_values",
+                        lambda self, *a: where.append(threading.current_thread().name) or real(self, *a))
+    pdpx.partial_dependence(lambda d: d["a"] + d["c"], X, "a", method="brute", grid_resolution=5)
+    assert where == [threading.current_thread().name]
+
+
+def test_a_failing_method_leaves_no_check_running(monkeypatch):
+    X = _correlated(S.BACKGROUND_ROWS + 100)
+    state = {"running": False, "finished": False}
+    real = S.Session._support_values
+
+    def slow(self, *a):
+        state["running"] = True
+        time.sleep(0.2)
+        out = real(self, *a)
+        state["finished"] = True
+        return out
+
+    monkeypatch.setattr(S.Session, "_support_values", slow)
+
+    def broken(d):  # answers the adapter's probe of a few rows, fails on the method's batches
+        if len(d) > 50:
+            raise RuntimeError("the model failed")
+        return d["a"].to_numpy()
+
+    with pytest.raises(Exception, match="the model failed"):
+        pdpx.partial_dependence(broken, X, "a", method="brute", grid_resolution=5)
+    assert state["running"] and state["finished"]  # the check had finished when the error arrived
