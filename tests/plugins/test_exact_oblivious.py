@@ -220,22 +220,27 @@ def _tree_bound(ens):
 
 
 @pytest.mark.parametrize("features", ["f0", ["f0", "f1"], ["f0", "f1", "f3"]])
-@pytest.mark.parametrize("path", ["pairs", "single divisions", "margins"])
+@pytest.mark.parametrize("path", ["quads", "pairs", "single divisions", "margins"])
 def test_products_paths_equal_brute(monkeypatch, features, path):
-    """The average of a logistic response by products of exp(leaf), with paired or single divisions, and the
-    margins + exp path it falls back to when a partial product could overflow: all equal brute (weighted)."""
+    """The average of a logistic response by products of exp(leaf), with four rows, two rows or one row per
+    division, and the margins + exp path it falls back to when a partial product could overflow: all equal
+    brute (weighted)."""
     ens = oblivious_ensemble(DEPTHS, seed=12, link="logistic", base_score=np.array([0.3]))
     bound = _tree_bound(ens)
-    if path == "single divisions":
+    assert bound < _products.QUAD_RANGE  # the model takes the four-row divisions unless told otherwise
+    if path == "pairs":
+        monkeypatch.setattr(_products, "QUAD_RANGE", bound / 2)
+    elif path == "single divisions":
+        monkeypatch.setattr(_products, "QUAD_RANGE", bound / 2)
         monkeypatch.setattr(_products, "PAIR_RANGE", bound / 2)
     elif path == "margins":
         monkeypatch.setattr(_products, "PRODUCT_RANGE", bound / 2)
-    pairs = []
+    rows_per_division = []
     real = _products.bytes_walk
 
     def spy(*a):
-        if a[24]:  # products, not counts: whether two rows share a division
-            pairs.append(a[-2])
+        if a[24]:  # products, not counts: how many rows share a division
+            rows_per_division.append(a[-2])
         return real(*a)
 
     monkeypatch.setattr(_products, "bytes_walk", spy)
@@ -246,7 +251,7 @@ def test_products_paths_equal_brute(monkeypatch, features, path):
                                     method_options={"kernel": "oblivious"})
         b = pdpx.partial_dependence(IRAdapter(ens), X, features, method="brute", grid_resolution=6, sample_weight=weights)
         np.testing.assert_allclose(e.average, b.average, rtol=1e-12, atol=1e-12)
-    assert sorted(set(pairs)) == {"pairs": [True], "single divisions": [False], "margins": []}[path]
+    assert sorted(set(rows_per_division)) == {"quads": [4], "pairs": [2], "single divisions": [1], "margins": []}[path]
 
 
 def test_products_refused_for_large_leaves_and_exact_still_equals_brute(monkeypatch):

@@ -9,8 +9,12 @@ difference arrays of :func:`.oblivious.oblivious_walk` in the multiplicative gro
 a corner multiplies by ``exp(factor * corner value)`` (precomputed once per leaf), and
 prefix products integrate them. The n x cells exps become a multiplication each; the
 response and its weighted sum follow in the same pass over a block of rows, so no
-(cells, rows) array is ever written out. Two rows share one division where the sum of
-two rows' ``1 / (1 + E)`` cannot overflow (``w1 / x + w2 / y = (w1 y + w2 x) / (x y)``).
+(cells, rows) array is ever written out. On one or two grid axes that pass walks the
+cells in order once: a cell's ``E`` is ``P(i, j) = P(i - 1, j) R(i, j)``, ``R`` the
+running product of grid row ``i``'s factors, so only one grid row of running products
+is kept, and only the cells some tree multiplies are read. Four rows share one division
+where the product of their ``1 + E`` cannot overflow, else two
+(``w1 / x + w2 / y = (w1 y + w2 x) / (x y)``, and two such pairs over their product).
 
 The rows' own leaf bits come from *quantized* inputs, as in CatBoost's own predict:
 per feature that a non-target level tests, the row's value becomes a byte, the
@@ -46,6 +50,8 @@ MAX_DEPTH = 8
 PRODUCT_RANGE = 600.0
 #: largest |factor * margin| for paired divisions: the product of two rows' ``1 + E`` stays finite
 PAIR_RANGE = 300.0
+#: the same for four rows over one division: the product of four rows' ``1 + E`` stays finite
+QUAD_RANGE = 170.0
 
 
 def quantize_levels(num_feat, num_thr, num_miss, num_bit, depth):
@@ -220,8 +226,23 @@ def _byte_bits(t, Qb, bits, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit
 @njit(cache=True, inline="always")
 def _respond(row, wb, a, logistic, pair):
     """Add one cell's weighted responses of a block of rows (``row``: their ``E``) into ``a`` (LANES,):
-    ``E``, ``1 / (1 + E)``, or (``pair``) two rows' ``1 / (1 + E)`` over one division."""
-    if logistic and pair:
+    ``E``, ``1 / (1 + E)``, or ``1 / (1 + E)`` of ``pair`` (2 or 4) rows over one division
+    (``w1 / x1 + w2 / x2 = (w1 x2 + w2 x1) / (x1 x2)``, and two such pairs over their product)."""
+    if logistic and pair == 4:
+        q = BLOCK // 4
+        for r0 in range(0, q, LANES):
+            for lane in range(LANES):
+                r = r0 + lane
+                x1 = 1.0 + row[r]
+                x2 = 1.0 + row[r + q]
+                x3 = 1.0 + row[r + 2 * q]
+                x4 = 1.0 + row[r + 3 * q]
+                p12 = x1 * x2
+                p34 = x3 * x4
+                n12 = wb[r] * x2 + wb[r + q] * x1
+                n34 = wb[r + 2 * q] * x4 + wb[r + 3 * q] * x3
+                a[lane] += (n12 * p34 + n34 * p12) / (p12 * p34)
+    elif logistic and pair == 2:
         half = BLOCK // 2
         for r0 in range(0, half, LANES):
             for lane in range(LANES):
@@ -387,9 +408,10 @@ def products_sums(kern, X, row_weight, threads, grid_shape, factor: float, start
     if levels is None:
         return None
     mpos_ptr, mpos, mval_ptr, mval = merged_corners(kern.slot_ptr, kern.pat_ptr, *kern.corners())
-    pair = abs(factor) * top + abs(start) < PAIR_RANGE
+    reach = abs(factor) * top + abs(start)  # |factor * margin| at most
+    pair = 4 if reach < QUAD_RANGE else (2 if reach < PAIR_RANGE else 1)
     products = (True, mpos_ptr, mpos, mval_ptr, np.exp(factor * mval), np.asarray(grid_shape, dtype=np.int64),
-                float(np.exp(start)), bool(logistic), bool(pair))
+                float(np.exp(start)), bool(logistic), int(pair))
     return _walk(kern, X, row_weight, threads, levels, products, int(np.prod(grid_shape)))
 
 
@@ -436,7 +458,7 @@ def _levels(kern):
 
 #: (products, mpos_ptr, mpos, mval_ptr, eval_, grid_shape, e_base, logistic, pair) of counting rows instead
 NO_PRODUCTS = (False, np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64),
-               np.zeros(0), np.ones(1, dtype=np.int64), 1.0, False, False)
+               np.zeros(0), np.ones(1, dtype=np.int64), 1.0, False, 1)
 
 
 def counts_by_bytes(kern, X, row_weight, threads):
