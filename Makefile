@@ -69,7 +69,11 @@ check-r:
 	if [ $$status -ne 0 ] || grep -qE "^Status:.*(ERROR|WARNING)" check.log; then \
 	  cat check.log; cat pdpx.Rcheck/00check.log 2>/dev/null | tail -50; exit 1; fi
 
+# The tree kernels are compiled first (a second or two when numba's cache is current): a kernel whose source
+# changed since the last warm-up would otherwise compile during the run, and calls would take brute meanwhile.
+# The cold start has rows of its own (bench_first_call, bench_trees' cold start), in fresh processes.
 bench: setup
+	$(PY) -m pdpx.plugins.trees.warmup
 	$(PY) benchmarks/run.py
 
 # The documentation site, in site/ (a warning or a broken link fails the build; the tests build it too).
