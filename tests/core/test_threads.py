@@ -106,9 +106,13 @@ def _correlated(n):
     return pd.DataFrame({"a": a, "b": a + rng.normal(scale=0.05, size=n), "c": rng.normal(size=n)})
 
 
-@pytest.mark.parametrize("n_jobs", [None, 1], ids=["check beside the method", "check after it"])
-def test_the_check_beside_the_method_warns_on_the_call_and_equals_the_check_after_it(monkeypatch, n_jobs):
-    X = _correlated(S.BACKGROUND_ROWS + 500)
+def _trees(X):
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    return GradientBoostingRegressor(n_estimators=10, max_depth=3, random_state=0).fit(X, X["a"] + X["b"])
+
+
+def _spy_check(monkeypatch):
     where = []
     real = S.Session._support_values
 
@@ -117,29 +121,55 @@ def test_the_check_beside_the_method_warns_on_the_call_and_equals_the_check_afte
         return real(self, *a)
 
     monkeypatch.setattr(S.Session, "_support_values", spy)
+    return where
+
+
+@pytest.mark.parametrize("n_jobs", [None, 1], ids=["check beside the method", "check after it"])
+def test_the_check_beside_exact_warns_on_the_call_and_equals_the_check_after_it(monkeypatch, n_jobs):
+    X = _correlated(S.BACKGROUND_ROWS + 500)
+    model = _trees(X)
+    where = _spy_check(monkeypatch)
     with pytest.warns(pdpx.ExtrapolationWarning, match="a"):
-        res = pdpx.partial_dependence(lambda d: d["a"] + d["b"], X, "a", method="brute", grid_resolution=8,
-                                      n_jobs=n_jobs)
+        res = pdpx.partial_dependence(model, X, "a", method="exact", grid_resolution=8, n_jobs=n_jobs)
     side = n_jobs is None and threads.cores() > 1
     assert where == [where[0]] and where[0].startswith("pdpx") == side
     monkeypatch.undo()
     with pytest.warns(pdpx.ExtrapolationWarning):
-        ref = pdpx.partial_dependence(lambda d: d["a"] + d["b"], X, "a", method="brute", grid_resolution=8, n_jobs=1)
+        ref = pdpx.partial_dependence(model, X, "a", method="exact", grid_resolution=8, n_jobs=1)
     assert res.extrapolation == ref.extrapolation and res.extrapolation.warns
+
+
+@pytest.mark.parametrize("method", ["brute", "recursion"])
+def test_the_check_stays_on_the_calling_thread_beside_python_work(monkeypatch, method):
+    """brute's predict calls and recursion (no rows) would take turns with the check for the GIL."""
+    X = _correlated(S.BACKGROUND_ROWS + 500)
+    where = _spy_check(monkeypatch)
+    with pytest.warns(pdpx.ExtrapolationWarning):
+        pdpx.partial_dependence(_trees(X), X, "a", method=method, grid_resolution=8)
+    assert where == [threading.current_thread().name]
+
+
+def test_a_planned_session_checks_on_the_calling_thread(monkeypatch):
+    """Several feature sets planned: exact may answer them from pattern counts, in moments."""
+    X = _correlated(S.BACKGROUND_ROWS + 500)
+    where = _spy_check(monkeypatch)
+    with pytest.warns(pdpx.ExtrapolationWarning):
+        pdpx.partial_dependence_many(_trees(X), X, ["a", "b", "c"], method="exact", grid_resolution=8)
+    assert where == [threading.current_thread().name] * 3
 
 
 def test_small_calls_check_after_the_method(monkeypatch):
     X = _correlated(300)
-    where = []
-    real = S.Session._support_values
-    monkeypatch.setattr(S.Session, "_support_values",
-                        lambda self, *a: where.append(threading.current_thread().name) or real(self, *a))
-    pdpx.partial_dependence(lambda d: d["a"] + d["c"], X, "a", method="brute", grid_resolution=5)
+    where = _spy_check(monkeypatch)
+    pdpx.partial_dependence(_trees(X), X, "a", method="exact", grid_resolution=5)
     assert where == [threading.current_thread().name]
 
 
 def test_a_failing_method_leaves_no_check_running(monkeypatch):
+    from pdpx.plugins import exact
+
     X = _correlated(S.BACKGROUND_ROWS + 100)
+    model = _trees(X)
     state = {"running": False, "finished": False}
     real = S.Session._support_values
 
@@ -150,13 +180,12 @@ def test_a_failing_method_leaves_no_check_running(monkeypatch):
         state["finished"] = True
         return out
 
+    def broken(*a, **k):
+        time.sleep(0.02)  # the check has started by then
+        raise RuntimeError("the kernel failed")
+
     monkeypatch.setattr(S.Session, "_support_values", slow)
-
-    def broken(d):  # answers the adapter's probe of a few rows, fails on the method's batches
-        if len(d) > 50:
-            raise RuntimeError("the model failed")
-        return d["a"].to_numpy()
-
-    with pytest.raises(Exception, match="the model failed"):
-        pdpx.partial_dependence(broken, X, "a", method="brute", grid_resolution=5)
+    monkeypatch.setattr(exact.engine, "exact", broken)
+    with pytest.raises(RuntimeError, match="the kernel failed"):
+        pdpx.partial_dependence(model, X, "c", method="exact", grid_resolution=5)
     assert state["running"] and state["finished"]  # the check had finished when the error arrived

@@ -133,5 +133,11 @@ class Method:
         """
         return None
 
+    def runs_beside(self, adapter: "Adapter", request: Request) -> bool:
+        """Whether the call's other work (its extrapolation check) may run on another thread while this method
+        computes ``request``: True only when the method spends that time in compiled code that releases the
+        GIL; beside Python work the two would take turns and both be slower. Default False."""
+        return False
+
     def compute(self, adapter: "Adapter", request: Request) -> MethodResult:
         raise NotImplementedError

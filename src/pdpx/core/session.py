@@ -359,15 +359,19 @@ class Session:
         """The result of one feature set (positions in the model-ordered columns)."""
         req = self.request(features)
         columns = [self.data.column(j) for j in features]
-        # the extrapolation check needs only the rows and the grids: it runs on another core meanwhile
-        side = self.data.supports_ice_sample and self.n_rows >= BACKGROUND_ROWS
-        checking = in_background(self._support_values, features, req.grid_values, columns,
-                                 threads=thread_count(req.n_jobs) if side else 1)
-        try:
-            out, method, skipped, elapsed = self._run(req)
-        except BaseException:
-            checking.exception()  # the check is done before the error leaves (it reads this session)
-            raise
+        with trees_read_once(self.adapter):  # asked by choose_method, then by the method
+            method, skipped = self.choose_method(req)
+            # the extrapolation check needs only the rows and the grids: beside a method that leaves the GIL
+            # free for long enough, it runs on another core meanwhile
+            side = (self.data.supports_ice_sample and self.n_rows >= BACKGROUND_ROWS
+                    and method.runs_beside(self.adapter, req))
+            checking = in_background(self._support_values, features, req.grid_values, columns,
+                                     threads=thread_count(req.n_jobs) if side else 1)
+            try:
+                out, elapsed = self._run(method, req)
+            except BaseException:
+                checking.exception()  # the check is done before the error leaves (it reads this session)
+                raise
         average, individual = out.average, out.individual
         lower = upper = None
         if self.interval is not None:
@@ -417,20 +421,17 @@ class Session:
                                               steps=[self._steps.get(j) for j in features]),
         )
 
-    def _run(self, req: Request):
-        """(the method's result, the method, the notes of the methods passed over, seconds it ran)."""
-        with trees_read_once(self.adapter):  # asked by choose_method, then by the method
-            method, skipped = self.choose_method(req)
-            ice_rows = self.ice_rows
-            if self.interval is not None:  # the bootstrap resamples every row's ICE curve
-                if not self.data.supports_ice_sample:
-                    raise PdpxError("interval is not supported for Dask input (it resamples every row's ICE "
-                                    "curve); pass a pandas X, or a sample of it")
-                ice_rows = None
-            t0 = time.perf_counter()
-            out = self.data.run(method, self.adapter, req, model=self.model, ice_rows=ice_rows)
-            elapsed = time.perf_counter() - t0
-        return out, method, skipped, elapsed
+    def _run(self, method, req: Request):
+        """(the method's result, seconds it ran)."""
+        ice_rows = self.ice_rows
+        if self.interval is not None:  # the bootstrap resamples every row's ICE curve
+            if not self.data.supports_ice_sample:
+                raise PdpxError("interval is not supported for Dask input (it resamples every row's ICE "
+                                "curve); pass a pandas X, or a sample of it")
+            ice_rows = None
+        t0 = time.perf_counter()
+        out = self.data.run(method, self.adapter, req, model=self.model, ice_rows=ice_rows)
+        return out, time.perf_counter() - t0
 
     def _support_values(self, features: list[int], grids: list, columns: list):
         """(extrapolation check or None, outside-hull mask or None, a note or None) of one feature set: the

@@ -87,6 +87,11 @@ class Exact(Method):
         res.notes.append(choice.note)
         return res
 
+    def runs_beside(self, adapter, request):
+        """One feature set: its rows are walked in compiled kernels without the GIL. (A session planning several
+        may answer them from pattern counts in moments, where a check beside them would only take turns.)"""
+        return len(request.planned) <= 1 and request.options.get("engine") != "counts"
+
     def compute(self, adapter, req: Request) -> MethodResult:
         tm = adapter.tree_model(req.response)
         choice = counts_use.choose(adapter.model, tm, req, req.memory_budget)
