@@ -89,13 +89,13 @@ def test_a_forked_child_gets_its_own_pool():
 
 def test_in_background_runs_beside_the_caller_or_here_when_one_thread_is_asked():
     names = []
-    job = threads.in_background(lambda: names.append(threading.current_thread().name) or 7, threads=2)
+    job = threads.in_background(lambda: names.append(threading.current_thread().name) or 7, beside=True)
     assert job.result() == 7
     if threads.cores() > 1:
         assert names[-1].startswith("pdpx")
-    job = threads.in_background(lambda: names.append(threading.current_thread().name) or 8, threads=1)
+    job = threads.in_background(lambda: names.append(threading.current_thread().name) or 8, beside=False)
     assert job.done() and job.result() == 8 and names[-1] == threading.current_thread().name
-    failing = threads.in_background(lambda: 1 / 0, threads=1)
+    failing = threads.in_background(lambda: 1 / 0, beside=False)
     with pytest.raises(ZeroDivisionError):
         failing.result()
 

@@ -363,10 +363,9 @@ class Session:
             method, skipped = self.choose_method(req)
             # the extrapolation check needs only the rows and the grids: beside a method that leaves the GIL
             # free for long enough, it runs on another core meanwhile
-            side = (self.data.supports_ice_sample and self.n_rows >= BACKGROUND_ROWS
-                    and method.runs_beside(self.adapter, req))
-            checking = in_background(self._support_values, features, req.grid_values, columns,
-                                     threads=thread_count(req.n_jobs) if side else 1)
+            beside = (self.data.supports_ice_sample and self.n_rows >= BACKGROUND_ROWS and thread_count(req.n_jobs) > 1
+                      and method.runs_beside(self.adapter, req))
+            checking = in_background(self._support_values, features, req.grid_values, columns, beside=beside)
             try:
                 out, elapsed = self._run(method, req)
             except BaseException:

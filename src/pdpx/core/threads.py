@@ -73,10 +73,10 @@ def in_threads(fn, items: list) -> list:
     return [first] + [f.result() for f in futures]
 
 
-def in_background(fn, *args, threads: int = 2) -> Future:
+def in_background(fn, *args, beside: bool = True) -> Future:
     """``fn(*args)`` on a pool thread while the caller goes on (``.result()`` waits for it), or done here and
-    now when ``threads`` allows one thread only, the process has one core, or the caller is a pool thread."""
-    if threads > 1 and cores() > 1 and not in_pool_thread():
+    now when not ``beside``, the process has one core, or the caller is a pool thread."""
+    if beside and cores() > 1 and not in_pool_thread():
         return _pool().submit(_as_worker, fn, *args)
     done: Future = Future()
     try:

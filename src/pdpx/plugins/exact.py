@@ -90,7 +90,7 @@ class Exact(Method):
     def runs_beside(self, adapter, request):
         """One feature set: its rows are walked in compiled kernels without the GIL. (A session planning several
         may answer them from pattern counts in moments, where a check beside them would only take turns.)"""
-        return len(request.planned) <= 1 and request.options.get("engine") != "counts"
+        return len(request.planned) <= 1 and counts_use.engine_option(request.options) != "counts"
 
     def compute(self, adapter, req: Request) -> MethodResult:
         tm = adapter.tree_model(req.response)

@@ -32,10 +32,11 @@ import numpy as np
 
 from ...core.errors import PdpxError
 from ...core.ir import TreeModel
+from ...core.threads import in_threads, thread_count
 from ...core.treesum import TreeSum
 from .engine import encoded_chunk
 from .prep import static_layout
-from .rows import in_threads, spans, thread_count
+from .rows import spans
 
 #: Values of the ``kernel`` argument of :func:`gather`.
 KERNELS = ("auto", "patterns", "leafsets", "partition")

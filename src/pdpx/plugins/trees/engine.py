@@ -14,9 +14,10 @@ from ...core.errors import PdpxError
 from ...core.ir import TreeModel
 from ...core.method import MethodResult, Request
 from ...core.progress import progress_bar
+from ...core.threads import thread_count
 from ...core.treesum import TreeSum
 from .prep import integrate, prepare
-from .rows import Finish, link_factor, thread_count
+from .rows import Finish, link_factor
 
 #: Values of ``method_options={"kernel": ...}`` for ``exact``.
 KERNELS = ("auto", "oblivious", "leafsets", "partition")

@@ -9,10 +9,11 @@ difference arrays of :func:`.oblivious.oblivious_walk` in the multiplicative gro
 a corner multiplies by ``exp(factor * corner value)`` (precomputed once per leaf), and
 prefix products integrate them. The n x cells exps become a multiplication each; the
 response and its weighted sum follow in the same pass over a block of rows, so no
-(cells, rows) array is ever written out. On one or two grid axes that pass walks the
-cells in order once: a cell's ``E`` is ``P(i, j) = P(i - 1, j) R(i, j)``, ``R`` the
+(cells, rows) array is ever written out. Over the grid's last two axes that pass walks
+the cells in order once: a cell's ``E`` is ``P(i, j) = P(i - 1, j) R(i, j)``, ``R`` the
 running product of grid row ``i``'s factors, so only one grid row of running products
-is kept, and only the cells some tree multiplies are read. Four rows share one division
+is kept, and on one or two axes only the cells some tree multiplies are read (earlier
+axes of a 3-way grid take prefix products first). Four rows share one division
 where the product of their ``1 + E`` cannot overflow, else two
 (``w1 / x + w2 / y = (w1 y + w2 x) / (x y)``, and two such pairs over their product).
 
@@ -289,20 +290,23 @@ def bytes_walk(X, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, row_wei
             DT[0, r] = e_base
     acc = np.zeros((n_cells if products else 0, LANES))  # per cell, LANES partial sums
     wb = np.empty(BLOCK)
-    # up to two grid axes, as (n0, n1): a cell's E is P(i, j) = P(i - 1, j) * R(i, j), R the running product
-    # of row i's factors up to j, so one pass over the cells in order computes every E and its response with
-    # the running products (one grid row, ``col``) in cache; only the cells some tree multiplies (``active``)
-    # are read from DT
-    flat = products and d <= 2
-    n1 = grid_shape[d - 1] if flat else 1
-    n0 = n_cells // n1 if flat else 0
-    active = np.zeros(n_cells if flat else 0, dtype=np.bool_)
-    if flat:
+    # the grid as (outer, n0, n1), its last two axes (n0 = 1 for one axis): prefix products along the axes
+    # before them, then within each outer slice a cell's E is P(i, j) = P(i - 1, j) * R(i, j), R the running
+    # product of row i's factors up to j, so one pass over the cells in order computes every E and its
+    # response with one grid row of running products (``col``) in cache; only the cells whose factor is not
+    # 1 (``active``: those some tree multiplies, every cell once earlier axes spread them) are read from DT
+    n1 = grid_shape[d - 1] if products else 1
+    n0 = grid_shape[d - 2] if products and d >= 2 else 1
+    n_outer = n_cells // (n0 * n1) if products else 0
+    active = np.zeros(n_cells if products else 0, dtype=np.bool_)
+    if products:
         active[0] = True
         for k in range(mpos.shape[0]):
             active[mpos[k]] = True
-    col = np.empty((n1 if flat else 0, BLOCK))
-    run_ = np.empty(BLOCK)
+        if d > 2:
+            active[:] = True
+    col = np.empty((n1, BLOCK))
+    running = np.empty(BLOCK)
     for c0 in range(0, n, BLOCK):
         nb = min(BLOCK, n - c0)
         for r in range(BLOCK):
@@ -330,30 +334,9 @@ def bytes_walk(X, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, row_wei
                     row[r] *= vals[bits[r]]
         if not products:
             continue
-        if flat:
-            for j in range(n1):
-                for r in range(BLOCK):
-                    col[j, r] = 1.0
-            for i in range(n0):
-                for r in range(BLOCK):
-                    run_[r] = 1.0
-                for j in range(n1):
-                    c = i * n1 + j
-                    if active[c]:
-                        row = DT[c]
-                        reset = e_base if c == 0 else 1.0
-                        for r in range(BLOCK):
-                            run_[r] *= row[r]
-                            row[r] = reset
-                    cj = col[j]
-                    for r in range(BLOCK):
-                        cj[r] *= run_[r]
-                    _respond(cj, wb, acc[c], logistic, pair)
-            continue
-        # more axes: prefix products along every axis of the grid but the last
         inner = n_cells
         outer = 1
-        for k in range(d - 1):
+        for k in range(d - 2):  # prefix products along the axes before the last two
             size = grid_shape[k]
             inner //= size
             for o in range(outer):
@@ -365,26 +348,26 @@ def bytes_walk(X, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, row_wei
                         for r in range(BLOCK):
                             dst[r] *= src[r]
             outer *= size
-        # the last axis's prefix products, each cell's response as soon as it is complete, and the cell
-        # before it set back (to 1, or e_base for cell 0) once the product has read it
-        size = grid_shape[d - 1]
-        for o in range(n_cells // size):
-            first = o * size
-            for i in range(size):
-                c = first + i
-                row = DT[c]
-                a = acc[c]
-                if i > 0:
-                    prev = DT[c - 1]
-                    reset = e_base if c == 1 else 1.0
+        for o in range(n_outer):
+            first = o * n0 * n1
+            for j in range(n1):
+                for r in range(BLOCK):
+                    col[j, r] = 1.0
+            for i in range(n0):
+                for r in range(BLOCK):
+                    running[r] = 1.0
+                for j in range(n1):
+                    c = first + i * n1 + j
+                    if active[c]:  # its factor into the running product, and set back (cell 0: to e_base)
+                        row = DT[c]
+                        reset = e_base if c == 0 else 1.0
+                        for r in range(BLOCK):
+                            running[r] *= row[r]
+                            row[r] = reset
+                    cj = col[j]
                     for r in range(BLOCK):
-                        row[r] *= prev[r]
-                        prev[r] = reset
-                _respond(row, wb, a, logistic, pair)
-            last = DT[first + size - 1]
-            reset = e_base if first + size - 1 == 0 else 1.0
-            for r in range(BLOCK):
-                last[r] = reset
+                        cj[r] *= running[r]
+                    _respond(cj, wb, acc[c], logistic, pair)
     for i in range(acc.shape[0]):
         s = 0.0
         for lane in range(LANES):

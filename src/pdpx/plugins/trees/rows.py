@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core.ir import apply_link
-from ...core.threads import in_threads, thread_count  # noqa: F401 - thread_count: the kernels import it from here
+from ...core.threads import in_threads
 from .kernels import BLOCK, exp_columns, integrate_columns
 
 #: a thread gets at least this many rows (fewer are not worth a thread)
