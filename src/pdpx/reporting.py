@@ -187,7 +187,10 @@ def report(
         try:
             # ---------------------------------------------------------- 1-way
             results, skipped = [], {}
-            session.plan(wanted)
+            # the pairs Friedman's H and the 2-way section may ask for later, on the same rows, are planned
+            # too: a method that shares work among feature sets (exact's pattern counts, kept with the model)
+            # then does it once for all of them
+            session.plan(wanted + _later_pairs(wanted, pairs_given, n_auto_pairs, session))
             for f in wanted:
                 name = session.names[f[0]]
                 bar.set_postfix_str(f"PD {name}")
@@ -262,6 +265,16 @@ def report(
         hstat=hstat, h_figures=h_figures,
     )
     return write_text_atomic(path, page.render())
+
+
+def _later_pairs(wanted: list, pairs_given, n_auto_pairs: int, session) -> list:
+    """The pairs (positions) H and the 2-way section may compute: those given, else any pair of the 1-way
+    features when pairs are chosen automatically (the strongest come from among them), else none."""
+    if pairs_given is not None:
+        return [session.resolve_features(list(p)) for p in pairs_given]
+    if not n_auto_pairs:
+        return []
+    return [[a[0], b[0]] for a, b in itertools.combinations(wanted, 2)]
 
 
 def _pick(options: PDOptions, keys) -> PDOptions:

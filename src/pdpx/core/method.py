@@ -139,5 +139,17 @@ class Method:
         GIL; beside Python work the two would take turns and both be slower. Default False."""
         return False
 
+    def curve_means(self, adapter: "Adapter", requests: list[Request],
+                    shares: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray] | None:
+        """Every row's ICE curve averaged over its grid, for several 1-way requests on the same rows, computed
+        without forming the curves; or None when the method has no faster way than the curves (the default).
+
+        ``shares[k]`` (n_grid,): the weights of request ``k``'s grid points, summing to 1. Returns
+        ``([means_k], f)``: ``means_k[o, i] = sum_g shares[k][g] f_o(g, x_i,-j)`` for output ``o`` of
+        ``requests[0].outputs`` and row ``i``, shape (n_outputs, n_rows) each, and ``f`` (n_outputs, n_rows) the
+        response at each row. Friedman's overall H needs these (:mod:`pdpx.explain.interaction`).
+        """
+        return None
+
     def compute(self, adapter: "Adapter", request: Request) -> MethodResult:
         raise NotImplementedError

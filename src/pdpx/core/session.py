@@ -420,6 +420,28 @@ class Session:
                                               steps=[self._steps.get(j) for j in features]),
         )
 
+    def curve_means(self, features: list[int], shares: list) -> tuple[list[np.ndarray], np.ndarray, str] | None:
+        """For each feature ``j`` of ``features`` (1-way), every row's ICE curve over ``j``'s grid averaged with
+        ``shares[k]`` (one weight per grid point, summing to 1), from a method that computes it without forming the
+        curves (:meth:`~pdpx.core.method.Method.curve_means`): ``([means (K, n)], f (K, n), method name)``, ``f``
+        the response at each row. None when the method chosen for these requests has no such way, or the rows are
+        not held here: then compute the curves."""
+        if not self.data.supports_ice_sample or not features:
+            return None
+        reqs = [replace(self.request([j]), kind="average") for j in features]
+        shares = [np.asarray(s, dtype=np.float64).reshape(-1) for s in shares]
+        for req, s in zip(reqs, shares):
+            if len(s) != req.n_grid:
+                raise PdpxError(f"curve_means: {len(s)} shares for the {req.n_grid} grid points of feature "
+                                f"{self.names[req.features[0]]!r}; pass one share per grid point")
+        with trees_read_once(self.adapter):
+            method, _ = self.choose_method(reqs[0])
+            got = method.curve_means(self.adapter, reqs, shares)
+        if got is None:
+            return None
+        means, f = got
+        return means, f, method.name
+
     def _run(self, method, req: Request):
         """(the method's result, seconds it ran)."""
         ice_rows = self.ice_rows

@@ -36,6 +36,7 @@ from ..core.errors import PdpxError
 from ..core.ir import ZERO_OR_NAN_MISSING, TreeModel
 from ..core.options import PDOptions
 from ..core.progress import progress_bar
+from ..core.session import Session
 from ..core.treesum import TreeSum
 
 #: Grid cells of one 2-way exact call; larger pair grids are computed in blocks of rows of cells.
@@ -66,14 +67,33 @@ class Cells:
         return len(self.reps)
 
 
+#: Largest range of combined keys :func:`_factor` ranks with a table (no sort); wider ones are sorted.
+_DENSE = 1 << 24
+
+
 def _factor(keys: list[np.ndarray], n: int) -> np.ndarray:
-    """Codes 0..m-1 of the distinct combinations of the integer ``keys`` (one array per key, each of length n)."""
+    """Codes 0..m-1 of the distinct combinations of the non-negative integer ``keys`` (one array per key, each of
+    length n), in the lexicographic order of the keys (the first most significant)."""
     code = np.zeros(n, dtype=np.int64)
+    size = 1
     for key in keys:
-        _, k = np.unique(key, return_inverse=True)
-        _, code = np.unique(code * (int(k.max(initial=0)) + 1) + k.reshape(-1), return_inverse=True)
-        code = code.reshape(-1)
-    return code
+        k = np.asarray(key, dtype=np.int64).reshape(-1)
+        width = int(k.max(initial=0)) + 1
+        if size * width > _DENSE:
+            code = _dense(code, size)
+            size = int(code.max(initial=-1)) + 1
+        code = code * width + k
+        size *= width
+    return _dense(code, size)
+
+
+def _dense(code: np.ndarray, size: int) -> np.ndarray:
+    """``code`` (values in 0..size-1) renumbered 0..m-1 in the same order."""
+    if size <= _DENSE:
+        present = np.zeros(size, dtype=bool)
+        present[code] = True
+        return (np.cumsum(present) - 1)[code]
+    return np.unique(code, return_inverse=True)[1].reshape(-1)
 
 
 def _signature(ens, nodes: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -85,14 +105,24 @@ def _signature(ens, nodes: np.ndarray, values: np.ndarray) -> np.ndarray:
     (``<=``: ``t < x``; ``<``: ``t <= x``). Missing values, and zeros where a split
     sends zero to the missing side, get classes of their own (a partition finer
     than needed is still exact). Categorical splits: the side at each node, as
-    :meth:`~pdpx.core.ir.TreeEnsemble.goes_left_many` computes it.
+    :meth:`~pdpx.core.ir.TreeEnsemble.goes_left_many` computes it, once per distinct value.
     """
-    u, inv = np.unique(values, return_inverse=True)
+    cat = ens.cat_offset[nodes] >= 0
+    cat_nodes = nodes[cat]
+    if cat_nodes.size:  # routed per distinct value, then mapped back to the rows
+        u, inv = np.unique(values, return_inverse=True)
+        return _classes(ens, nodes, u)[inv.reshape(-1)]
+    return _classes(ens, nodes, values)
+
+
+def _classes(ens, nodes: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """:func:`_signature` computed on the values ``u`` themselves."""
     keys = [np.isnan(u).astype(np.int64)]
     cat = ens.cat_offset[nodes] >= 0
     num = nodes[~cat]
     if num.size:
-        x = u.astype(np.float32).astype(np.float64) if ens.float32_input else u
+        with np.errstate(over="ignore"):  # beyond float32's range is inf, as for the model itself
+            x = u.astype(np.float32).astype(np.float64) if ens.float32_input else u
         thr = np.unique(ens.threshold[num])
         keys.append(np.searchsorted(thr, x, side="left" if ens.comparison == "<=" else "right").astype(np.int64))
         if np.any(ens.nan_mode[num] == ZERO_OR_NAN_MISSING):
@@ -102,17 +132,16 @@ def _signature(ens, nodes: np.ndarray, values: np.ndarray) -> np.ndarray:
     for s in range(0, len(cat_nodes), step):
         go = ens.goes_left_many(cat_nodes[s: s + step], u)
         keys.extend(go.astype(np.int64))
-    ids = _factor(keys, len(u))
-    return ids[inv.reshape(-1)]
+    return _factor(keys, len(u))
 
 
-def _tree_keys(model, X: pd.DataFrame, keys: dict, notes: list) -> None:
-    """Add, per column position of ``X``, one class array per member that splits on it."""
+def _tree_keys(model, X: pd.DataFrame, keys: dict, notes: list, columns) -> None:
+    """Add, per column position of ``X`` among ``columns``, one class array per member that splits on it."""
     if isinstance(model, TreeSum):
         for term in model.terms:
             cols = list(range(X.shape[1])) if term.columns is None else list(term.columns)
             sub: dict = {}
-            _tree_keys(term.model, X.iloc[:, cols], sub, notes)
+            _tree_keys(term.model, X.iloc[:, cols], sub, notes, [p for p, c in enumerate(cols) if c in columns])
             for p, arrs in sub.items():
                 keys.setdefault(cols[p], []).extend(arrs)
         return
@@ -124,7 +153,7 @@ def _tree_keys(model, X: pd.DataFrame, keys: dict, notes: list) -> None:
         raise _NoCells("the trees read encoded columns that are not X's columns one for one")
     internal = np.flatnonzero(ens.left >= 0)
     feats = ens.feature[internal]
-    for f in np.unique(feats):
+    for f in np.intersect1d(feats, np.asarray(list(columns), dtype=np.int64)):
         keys.setdefault(int(f), []).append(_signature(ens, internal[feats == f], E[:, f]))
 
 
@@ -155,7 +184,7 @@ def find_cells(adapter, response: str, X: pd.DataFrame, columns: list[int]) -> t
     if tm is not None:
         keys: dict = {}
         try:
-            _tree_keys(tm, X, keys, notes)
+            _tree_keys(tm, X, keys, notes, set(columns))
         except _NoCells as exc:
             notes.append(f"one cell per distinct value: {exc}")
         else:
@@ -223,11 +252,14 @@ class OneWay:
 
 def one_way(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, ice_for: list,
             weights: np.ndarray, options: PDOptions) -> OneWay:
-    """PD_j of every column of ``grids``; PD_-j (and f) from the ICE curves of ``ice_for``, in chunks of rows.
+    """PD_j of every column of ``grids``; PD_-j (and f) at every row for the features ``ice_for``.
 
     ``PD_-j(x_i,-j)`` is row ``i``'s ICE curve over the cells of ``j`` averaged with the
-    cells' weights; the ICE curves of a chunk of rows are reduced at once, so memory
-    stays within the budget whatever the number of rows.
+    cells' weights. A method that computes those means without the curves
+    (:meth:`~pdpx.core.session.Session.curve_means`: ``exact`` on sums of leaf values, in
+    one pass over the rows for every feature) gives them directly; otherwise the ICE
+    curves of a chunk of rows are computed and reduced at once, so memory stays within
+    the budget whatever the number of rows.
     """
     custom = {names[j]: g.values for j, g in grids.items()}
     coll = compute_many(model, X, [[names[j]] for j in grids],
@@ -244,6 +276,12 @@ def one_way(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, 
     wsum = float(weights.sum())
     cw = {j: np.bincount(grids[j].position[cells[j].codes], weights=weights, minlength=average[j].shape[1])
           for j in ice_for}
+    one_pass = Session(model, X, options.but(kind="average", custom_values=custom, include_missing="auto")).curve_means(
+        list(ice_for), [cw[j] / wsum for j in ice_for])
+    if one_pass is not None:  # from one pass over the rows, without the curves
+        means, f, _ = one_pass
+        return OneWay(average=average, rest=dict(zip(ice_for, means)), f=f, method=coll[0].method,
+                      outputs=list(coll[0].outputs))
     rest = {j: np.empty((K, n)) for j in ice_for}
     f = np.empty((K, n))
     ice_opts = options.but(sample_weight=None, kind="individual", custom_values=custom)  # ICE: not weighted

@@ -107,13 +107,16 @@ def extend_stacked(line: pd.DataFrame, stacked) -> pd.DataFrame:
 
 
 def line_layers(frame: pd.DataFrame, mapping, **style) -> list:
-    """``geom_line`` for the curves of ordinary grids and ``geom_step`` (by direction) for step curves."""
-    from plotnine import geom_line, geom_step
+    """``geom_line`` for the curves of ordinary grids (as :class:`~.plot_lines.geom_curves`, which draws many
+    curves of one style at once) and ``geom_step`` (by direction) for step curves."""
+    from plotnine import geom_step
+
+    from .plot_lines import geom_curves
 
     layers = []
     plain = frame[frame["step"] == ""]
     if len(plain):
-        layers.append(geom_line(plain, mapping, **style))
+        layers.append(geom_curves(plain, mapping, **style))
     for d in ("vh", "hv"):
         part = frame[frame["step"] == d]
         if len(part):

@@ -92,6 +92,18 @@ class Exact(Method):
         may answer them from pattern counts in moments, where a check beside them would only take turns.)"""
         return len(request.planned) <= 1 and counts_use.engine_option(request.options) != "counts"
 
+    def curve_means(self, adapter, requests, shares):
+        """From one pass over the rows, when the response is a sum of leaf values of trees of at most 64 leaves
+        and the kernels are compiled (:mod:`.trees.curve_means`); ``engine='rows'`` walks the curves instead."""
+        if counts_use.engine_option(requests[0].options) == "rows":
+            return None
+        from .trees import curve_means, jit
+
+        tm = adapter.tree_model(requests[0].response)
+        if not curve_means.available(tm) or jit.deferred_means(tm, requests):
+            return None
+        return curve_means.curve_means(tm, requests, shares, requests[0].n_jobs, requests[0].memory_budget)
+
     def compute(self, adapter, req: Request) -> MethodResult:
         tm = adapter.tree_model(req.response)
         choice = counts_use.choose(adapter.model, tm, req, req.memory_budget)

@@ -453,15 +453,15 @@ def thread_parts(n_trees: int, threads: int, n_rows: int, n_slots: int, budget: 
     return max(1, min(n_trees, threads // n_rg)), n_rg
 
 
-def _leafset_layout(ens, st):
+def leafset_layout(ens, st):
     """The leaf-set node masks with no target feature and every leaf reached, with tree-local feature numbers."""
     def build():
         from .counts_kernels import leafset_locals
-        from .leafsets import leafset_layout
+        from .leafsets import leafset_layout as node_masks
 
         n = ens.n_nodes
-        ls = leafset_layout(ens.tree_start, ens.left, ens.right, ens.feature, np.ascontiguousarray(st.nodes[:, 3]),
-                            st.thr_lt, st.miss_eff, np.full(n, -1, dtype=np.int64), np.ones(n, dtype=np.bool_))
+        ls = node_masks(ens.tree_start, ens.left, ens.right, ens.feature, np.ascontiguousarray(st.nodes[:, 3]),
+                        st.thr_lt, st.miss_eff, np.full(n, -1, dtype=np.int64), np.ones(n, dtype=np.bool_))
         (_, init, slot_node, num_ptr, num_feat, _thr, _miss, _kl, _kr, spec_ptr, spec_node, _skl, _skr) = ls
         lay = count_layout(ens, 1)
         locals_ = leafset_locals(ens.n_trees, num_ptr, num_feat, spec_ptr, spec_node, ens.feature, slot_node,
@@ -471,19 +471,25 @@ def _leafset_layout(ens, st):
     return ens.derived("pdpx.plugins.trees.counts.leafsets", build)
 
 
-def _leafset_pairs(ens, st, pairs):
-    """The pair arguments of :func:`.counts_kernels.gather_leafsets` for ``pairs`` (None: every pair)."""
-    from .counts_kernels import leafset_pairs
-
-    def features():  # the column of each tree-local feature, kept with the ensemble
-        ls, (num_lf, spec_lf, q, lord) = _leafset_layout(ens, st)
+def leafset_features(ens, st) -> tuple[np.ndarray, np.ndarray]:
+    """(``q``, ``lfeat``): the number of distinct features of each tree and the column of its tree-local feature
+    ``a`` at ``lfeat[t, a]`` (-1 past ``q[t]``), for the leaf-set kernels; kept with the ensemble."""
+    def build():
+        ls, (num_lf, spec_lf, q, lord) = leafset_layout(ens, st)
         num_ptr, num_feat, spec_ptr, spec_node = ls[3], ls[4], ls[9], ls[10]
         lfeat = np.full((ens.n_trees, lord.shape[1]), -1, dtype=np.int64)
         lfeat[np.repeat(np.arange(ens.n_trees), np.diff(num_ptr)), num_lf] = num_feat
         lfeat[np.repeat(np.arange(ens.n_trees), np.diff(spec_ptr)), spec_lf] = ens.feature[spec_node]
         return q, lfeat
 
-    q, lfeat = ens.derived("pdpx.plugins.trees.counts.leafset_features", features)
+    return ens.derived("pdpx.plugins.trees.counts.leafset_features", build)
+
+
+def _leafset_pairs(ens, st, pairs):
+    """The pair arguments of :func:`.counts_kernels.gather_leafsets` for ``pairs`` (None: every pair)."""
+    from .counts_kernels import leafset_pairs
+
+    q, lfeat = leafset_features(ens, st)
     if pairs is None:
         return ens.derived("pdpx.plugins.trees.counts.leafset_pairs", lambda: leafset_pairs(q, lfeat, None))
     return leafset_pairs(q, lfeat, sorted(pairs))
@@ -492,7 +498,7 @@ def _leafset_pairs(ens, st, pairs):
 def _leafsets(ens, st, layout, Xc, row_w, order, n_tg, n_rg, pairs=None) -> np.ndarray:
     from .counts_kernels import gather_leafsets, leafset_slots
 
-    ls, (num_lf, spec_lf, q, lord) = _leafset_layout(ens, st)
+    ls, (num_lf, spec_lf, q, lord) = leafset_layout(ens, st)
     pair_last, pair_ok = _leafset_pairs(ens, st, pairs)
     (_, init, slot_node, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, spec_ptr, spec_node,
      spec_keep_l, spec_keep_r) = ls

@@ -54,6 +54,9 @@ COUNTS_COLD_SECONDS = {
     "counts_patterns.parents_first": 0.2, "counts_patterns.pattern_layout": 0.4,
     "counts_patterns.gather_patterns": 1.2, "counts_patterns.patterns_to_counts": 0.8,
 }
+#: The same for the kernels of every row's averaged ICE curve (:mod:`.curve_means`); ``leafset_layout``,
+#: ``leafset_locals`` and ``count_layout`` are shared with the counts.
+MEANS_COLD_SECONDS = {"curve_means.means_walk": 2.0}
 #: What the first compilation of a process costs on top of its kernel (numba's and LLVM's start-up).
 FIRST_COMPILE_SECONDS = 1.0
 #: Most bytes one of brute's stacked predict calls takes (as :mod:`pdpx.plugins.brute` sizes them).
@@ -173,11 +176,27 @@ def deferred_counts(tm, order: int = 2, alternative_seconds: float | None = None
             "background, and later calls will use them")
 
 
+def means_needed(tm) -> set[str]:
+    """The kernels :func:`.curve_means.curve_means` runs on ``tm`` (a TreeModel or TreeSum of leaf-set trees)."""
+    return {"leafsets.leafset_layout", "counts_kernels.count_layout", "counts_kernels.leafset_locals",
+            "kernels.leaf_boxes_sorted", "kernels.leaf_regions", "kernels.grid_left", "curve_means.means_walk"}
+
+
+def deferred_means(tm, requests) -> bool:
+    """Whether the averaged ICE curves should be left to the row kernels now: their one-pass kernels are not
+    compiled and a background process has started compiling them (later calls use them). Where no background
+    compilation can run, they compile now (False)."""
+    if not pending(means_needed(tm)):
+        return False
+    return compile_in_background()
+
+
 def cold_seconds_of(names) -> float:
     """:func:`cold_seconds` of exact's and the counts' kernels alike."""
     if not names:
         return 0.0
-    return FIRST_COMPILE_SECONDS + sum(COLD_SECONDS.get(n, COUNTS_COLD_SECONDS.get(n, 1.0)) for n in names)
+    return FIRST_COMPILE_SECONDS + sum(COLD_SECONDS.get(n, COUNTS_COLD_SECONDS.get(n, MEANS_COLD_SECONDS.get(n, 1.0)))
+                                       for n in names)
 
 
 def _dispatcher(name: str):

@@ -91,6 +91,7 @@ def _family(name: str) -> None:
         _run(deep, "oblivious", "average", grids[0])
     elif name == "counts":
         _counts()
+        _means()
     else:
         raise ValueError(f"unknown kernel family {name!r}; one of {FAMILIES}")
 
@@ -112,6 +113,19 @@ def _counts() -> None:
                                   categorical=[False] * len(features), response="predict", outputs=[0],
                                   kind="average", sample_weight=None, memory_budget=2**24, n_jobs=1)
                     counts_pd.partial_dependence(tm, got, req)
+
+
+def _means() -> None:
+    """The kernel of every row's averaged ICE curve (:mod:`.curve_means`), unweighted shares on sorted and
+    unsorted grids."""
+    from .curve_means import curve_means
+
+    tm = _model(depth=2)
+    X = pd.DataFrame({"a": [0.0, 1.0, np.nan, 2.0], "b": [1.0, 0.0, 0.3, 2.0]})
+    for grid in ([0.0, 1.0], [1.0, 0.0]):
+        req = Request(X=X, features=[0], grid_values=[np.array(grid)], categorical=[False], response="predict",
+                      outputs=[0], kind="average", sample_weight=None, memory_budget=2**24, n_jobs=1)
+        curve_means(tm, [req], [np.array([0.5, 0.5])], n_jobs=1)
 
 
 def warm_up(jobs: int = 1) -> float:

@@ -1,0 +1,271 @@
+"""Every row's ICE curve averaged over a feature's grid, for several features in one pass, without the curves.
+
+Friedman's overall H (:mod:`pdpx.explain.interaction`) needs, for a feature ``j``
+and every row ``i``, the row's ICE curve over ``j``'s grid averaged with given
+shares ``s_g`` of the grid points (there: the data's distribution of ``x_j``)::
+
+    mean_j(i) = sum_g s_g f(g, x_i,-j)
+
+For a response that is a sum of leaf values (regression, margins, forest
+probabilities), ``f(g, x_i,-j) = base + sum_L v_L [g passes L's conditions on j]
+[x_i passes L's conditions on the other features]``, so::
+
+    mean_j(i) = base + sum_L v_L m_j(L) [x_i passes L's conditions on every feature but j]
+
+where ``m_j(L) = sum_g s_g [g in L's grid region]`` is computed once per leaf from
+the regions ``exact`` uses (:func:`.prep.prepare`: float32 rounding, missing values,
+category sets). The leaves a row passes on every feature but ``j`` are the leaf-set
+words ``pre[a] & suf[a + 1]`` of the counts' gather
+(:func:`.counts_kernels.gather_leafsets`), and the leaf the row reaches is
+``pre[q]``. So one pass over the rows gives ``mean_j`` at every row for every
+feature at once, and the response ``f(x_i)`` itself, at about the cost of one
+order-1 gather; the (rows x grid points) ICE curves are never formed.
+
+Only trees of at most 64 leaves (one word of leaf bits) and responses that are sums
+of leaf values qualify; :func:`curve_means` returns None otherwise, and the caller
+computes the ICE curves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+from ...core.ir import TreeModel
+from ...core.threads import in_threads, thread_count
+from ...core.treesum import TreeSum
+from .kernels import BLOCK, go_left_packed, load_block
+from .rows import spans
+
+#: Bytes of encoded rows per chunk at most (as ``engine.MAX_CHUNK_BYTES``).
+MAX_CHUNK_BYTES = 64 * 2**20
+
+
+@njit(cache=True, nogil=True)
+def means_walk(X, r0, r1, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, num_lf, spec_ptr,
+               spec_node, spec_keep_l, spec_keep_r, spec_lf, q, nodes, thr, cat_offset, cat_nwords, cat_words, le,
+               cats_left, jl, tree_margin, lv, vm, F, D):
+    """Rows ``r0:r1`` of X (``r0`` a multiple of ``BLOCK``), each tree ``t`` adding to margin ``m = tree_margin[t]``:
+    ``F[m, r] +=`` the value of the leaf row ``r`` reaches; ``D[k, m, r] +=`` the sum of ``vm[k, leaf]`` over the
+    leaves whose conditions on every feature but the tree-local feature ``a`` with ``jl[t, a] == k`` the row
+    passes, less the reached leaf's value.
+
+    ``lv[slot]``: leaf slot ``t * 64 + j``'s value (tree weight included), ``vm[k, slot]``: the same times
+    ``m_k`` of the leaf. The leaf words are computed as in ``gather_leafsets``.
+    """
+    nf = X.shape[1]
+    n_trees = init.shape[0]
+    q_max = jl.shape[1]
+    one = np.uint64(1)
+    Xb = np.empty((nf, BLOCK))
+    P = np.empty((q_max, BLOCK), dtype=np.uint64)
+    pre = np.empty((q_max + 1, BLOCK), dtype=np.uint64)
+    suf = np.empty((q_max + 1, BLOCK), dtype=np.uint64)
+    own = np.empty(BLOCK)
+    for c0 in range(r0, r1, BLOCK):
+        c1 = min(r1, c0 + BLOCK)
+        nb = c1 - c0
+        load_block(X, c0, c1, Xb)
+        for t in range(n_trees):
+            qt = q[t]
+            start = init[t]
+            mt = tree_margin[t]
+            for a in range(qt):
+                for r in range(BLOCK):
+                    P[a, r] = start
+            for k in range(num_ptr[t], num_ptr[t + 1]):
+                f = num_feat[k]
+                th = num_thr[k]
+                ms = num_miss[k]
+                kl = num_keep_l[k]
+                kr = num_keep_r[k]
+                Pa = P[num_lf[k]]
+                for r in range(BLOCK):
+                    x = Xb[f, r]
+                    go_left = (x < th) | (ms & (not (x >= th)))
+                    Pa[r] &= kl if go_left else kr
+            for k in range(spec_ptr[t], spec_ptr[t + 1]):
+                node = spec_node[k]
+                flags = nodes[node, 3]
+                Pa = P[spec_lf[k]]
+                for r in range(nb):
+                    if go_left_packed(X[c0 + r, nodes[node, 2]], node, flags, thr[node], cat_offset, cat_nwords,
+                                      cat_words, le, False, cats_left):
+                        Pa[r] &= spec_keep_l[k]
+                    else:
+                        Pa[r] &= spec_keep_r[k]
+            for r in range(BLOCK):
+                pre[0, r] = start
+                suf[qt, r] = start
+            for a in range(qt):
+                for r in range(BLOCK):
+                    pre[a + 1, r] = pre[a, r] & P[a, r]
+            for a in range(qt - 1, -1, -1):
+                for r in range(BLOCK):
+                    suf[a, r] = suf[a + 1, r] & P[a, r]
+            base = t * 64
+            Fm = F[mt]
+            for r in range(nb):
+                v = lv[base + trailing_zeros(pre[qt, r])]
+                own[r] = v
+                Fm[c0 + r] += v
+            for a in range(qt):
+                k = jl[t, a]
+                if k < 0:
+                    continue
+                vk = vm[k]
+                Dk = D[k, mt]
+                for r in range(nb):
+                    acc = -own[r]
+                    bits = pre[a, r] & suf[a + 1, r]
+                    while bits:
+                        acc += vk[base + trailing_zeros(bits)]
+                        bits &= bits - one
+                    Dk[c0 + r] += acc
+
+
+def available(tm) -> bool:
+    """Whether :func:`curve_means` can compute on ``tm`` (numpy only: nothing is compiled to tell)."""
+    if isinstance(tm, TreeSum):
+        return all(available(term.model) for term in tm.terms)
+    if not isinstance(tm, TreeModel) or not tm.ensemble.is_linear:
+        return False
+    from .prep import static_layout
+
+    return int(static_layout(tm.ensemble).leaves_per_tree.max()) <= 64
+
+
+def curve_means(tm, requests: list, shares: list, n_jobs=None, memory_budget: int = 256 << 20):
+    """``([mean_k (len(outputs), n) per request], f (len(outputs), n))``, or None when ``tm`` does not qualify.
+
+    ``requests``: 1-way requests on the same rows, response and outputs (their features, grids and
+    categorical flags are read; the rows and options of the first); ``shares[k]`` (n_grid,): the weights of
+    request ``k``'s grid points, summing to 1. ``mean_k[:, i] = sum_g shares[k][g] f(g, x_i,-j)``, and ``f`` the
+    response at each row, both on the requested outputs.
+    """
+    if not requests or not available(tm):
+        return None
+    outputs = np.asarray(requests[0].outputs, dtype=np.int64)
+    means, f = _margins(tm, requests, shares, n_jobs, memory_budget)
+    return [m[outputs] for m in means], f[outputs]
+
+
+def _margins(tm, requests, shares, n_jobs, budget):
+    """(per request (M, n), (M, n)) on every output of ``tm`` (its margins, or a TreeSum's outputs)."""
+    if isinstance(tm, TreeSum):
+        n = len(requests[0].X)
+        f = np.repeat(np.asarray(tm.offset, dtype=np.float64)[:, None], n, axis=1)
+        means = [f.copy() for _ in requests]
+        for term in tm.terms:
+            cols = term.columns
+            X = requests[0].X if cols is None else requests[0].X.iloc[:, cols]
+            present = [k for k, r in enumerate(requests) if cols is None or r.features[0] in cols]
+            subs = [replace(requests[k], X=X, features=[requests[k].features[0] if cols is None
+                                                        else cols.index(requests[k].features[0])])
+                    for k in present]
+            if not subs:  # the member reads none of the features: its own prediction in every mean
+                subs_means, f_t = _margins(term.model, [replace(requests[0], X=X)], [None], n_jobs, budget)
+                subs_means = []
+            else:
+                subs_means, f_t = _margins(term.model, subs, [shares[k] for k in present], n_jobs, budget)
+            W = np.asarray(term.weights, dtype=np.float64)
+            f_w = W @ f_t
+            f += f_w
+            got = dict(zip(present, subs_means))
+            for k in range(len(requests)):
+                means[k] += W @ got[k] if k in got else f_w
+        return means, f
+    return _one(tm, requests, shares, n_jobs, budget)
+
+
+def _one(tm: TreeModel, requests, shares, n_jobs, budget):
+    from .counts import leafset_features, leafset_layout
+    from .engine import encoded_chunk
+    from .prep import static_layout
+
+    ens = tm.ensemble
+    st = static_layout(ens)
+    ls, (num_lf, spec_lf, q, _lord) = leafset_layout(ens, st)
+    (_, init, slot_node, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, spec_ptr, spec_node,
+     spec_keep_l, spec_keep_r) = ls
+    _, lfeat = leafset_features(ens, st)
+    M = int(ens.n_margins)
+    wanted = [(k, r, s) for k, (r, s) in enumerate(zip(requests, shares)) if s is not None]
+    jl = np.full(lfeat.shape, -1, dtype=np.int64)
+    m_slot = np.zeros((max(1, len(wanted)), len(slot_node)))
+    for i, (_, req, share) in enumerate(wanted):
+        jl[lfeat == int(req.features[0])] = i
+        m_node = _leaf_shares(tm, req, share)
+        m_slot[i] = np.where(slot_node >= 0, m_node[np.maximum(slot_node, 0)], 0.0)
+    X = requests[0].X
+    n = len(X)
+    F = np.zeros((M, n))
+    D = np.zeros((len(m_slot), M, n))
+    passes = _passes(ens, slot_node)
+    threads = thread_count(n_jobs)
+    chunk = int(max(1, min(n, min(budget // 2, MAX_CHUNK_BYTES) // (8 * max(1, X.shape[1]) * 3))))
+    le = bool(ens.comparison == "<=")
+    cats_left = bool(ens.categories_go_left)
+    for r0 in range(0, n, chunk):
+        r1 = min(n, r0 + chunk)
+        Xc = encoded_chunk(tm, X.iloc[r0:r1])
+        Fc, Dc = F[:, r0:r1], D[:, :, r0:r1]  # views: each span writes its own rows
+        for tree_margin, lv in passes:
+            vm = np.ascontiguousarray(m_slot * lv)
+
+            def part(span, Xc=Xc, Fc=Fc, Dc=Dc, tree_margin=tree_margin, lv=lv, vm=vm):
+                means_walk(Xc, span[0], span[1], init, num_ptr, num_feat, num_thr, num_miss, num_keep_l,
+                           num_keep_r, num_lf, spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, q, st.nodes,
+                           ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words, le, cats_left, jl,
+                           tree_margin, lv, vm, Fc, Dc)
+
+            in_threads(part, spans(r1 - r0, threads))
+    F += ens.base_score.astype(np.float64)[:, None]
+    means = [None] * len(requests)
+    for i, (k, _, _) in enumerate(wanted):
+        means[k] = F + D[i]
+    return means, F
+
+
+def _passes(ens, slot_node) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(tree_margin, lv)`` per walk of the rows: the margin each tree adds to, and each leaf slot's value (times
+    its tree's weight; 0 for empty slots). One walk when every tree adds to one margin (one margin, or one tree
+    per margin and round); one per margin when trees carry a value for every margin (forest classifiers)."""
+    M = int(ens.n_margins)
+    used = np.flatnonzero(slot_node >= 0)
+    node = slot_node[used]
+    tree = used // 64
+    tw = ens.effective_tree_weight()
+    group = np.asarray(ens.tree_group, dtype=np.int64)
+    if M == 1 or np.all(group >= 0):
+        lv = np.zeros(len(slot_node))
+        lv[used] = tw[tree] * ens.value[node, 0]
+        return [(np.maximum(group, 0), lv)]
+    out = []
+    for m in range(M):
+        lv = np.zeros(len(slot_node))
+        vec = group[tree] < 0
+        lv[used[vec]] = tw[tree[vec]] * ens.value[node[vec], m]
+        mine = group[tree] == m
+        lv[used[mine]] = tw[tree[mine]] * ens.value[node[mine], 0]
+        out.append((np.full(ens.n_trees, m, dtype=np.int64), lv))
+    return out
+
+
+def _leaf_shares(tm: TreeModel, req, share: np.ndarray) -> np.ndarray:
+    """Per node: ``m(L) = sum_g share[g] [grid point g reaches leaf L]`` (0 at internal and unreached nodes)."""
+    from .prep import prepare
+
+    prep = prepare(tm, req)
+    _, leaf_mask, box_ptr, box_lo, box_hi = prep.regions()
+    S = np.concatenate([[0.0], np.cumsum(np.asarray(share, dtype=np.float64))])
+    per_box = S[box_hi[:, 0]] - S[box_lo[:, 0]]
+    n_masks = len(box_ptr) - 1
+    per_mask = np.bincount(np.repeat(np.arange(n_masks), np.diff(box_ptr)), weights=per_box, minlength=n_masks)
+    out = np.zeros(len(leaf_mask))
+    leaves = leaf_mask >= 0
+    out[leaves] = per_mask[leaf_mask[leaves]]
+    return out
