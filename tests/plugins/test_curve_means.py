@@ -1,0 +1,150 @@
+"""Every row's ICE curve averaged over a grid, from one pass (``exact``'s ``curve_means``), against the definition.
+
+The reference is written from the definition: for each grid point, the model's own
+prediction with the feature set to it, weighted by the point's share and summed.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_exact_kernels import data, full_tree_ensemble
+from test_exact_oblivious import oblivious_ensemble
+from treetools import IRAdapter
+
+import pdpx
+from pdpx.core.errors import PdpxError
+from pdpx.core.ir import NAN_MISSING, ZERO_OR_NAN_MISSING
+from pdpx.core.options import PDOptions
+from pdpx.core.session import Session
+from pdpx.plugins.trees import curve_means as _cm
+
+
+def reference(predict, X: pd.DataFrame, col, grid, shares):
+    """(K, n): sum_g shares[g] * predict(X with ``col`` set to grid[g])."""
+    total = 0.0
+    for g, s in zip(grid, shares):
+        Z = X.copy()
+        Z[col] = pd.Series([g] * len(Z), index=Z.index, dtype=X[col].dtype)
+        total = total + s * np.asarray(predict(Z), dtype=np.float64).reshape(len(X), -1)
+    return total.T
+
+
+def one_pass(model, X, grids: dict, shares: dict, **opts):
+    options = PDOptions.checked("partial_dependence", dict(custom_values=grids, include_missing="auto", **opts))
+    session = Session(model, X, options)
+    features = [session.resolve_features([c])[0] for c in grids]
+    return session.curve_means(features, [shares[c] for c in grids])
+
+
+def shares_for(grid, seed=0, nan=False):
+    rng = np.random.default_rng(seed)
+    s = rng.random(len(grid) + int(nan))
+    return s / s.sum()
+
+
+def check(model, X, predict, grids, *, atol=1e-10, nan=(), **opts):
+    shares = {c: shares_for(g, k, c in nan) for k, (c, g) in enumerate(grids.items())}
+    got = one_pass(model, X, grids, shares, **opts)
+    assert got is not None, "the one-pass path was not taken"
+    means, f, method = got
+    assert method == "exact"
+    np.testing.assert_allclose(f, np.asarray(predict(X), dtype=np.float64).reshape(len(X), -1).T, atol=atol, rtol=0)
+    for (c, grid), m in zip(grids.items(), means):
+        full = list(grid) + ([np.nan] if c in nan else [])
+        np.testing.assert_allclose(m, reference(predict, X, c, full, shares[c]), atol=atol, rtol=0)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_full_trees_with_missing_values_equal_definition(seed):
+    ens = full_tree_ensemble(6, n_trees=5, n_features=3, seed=seed)  # 64 leaves: the largest one word holds
+    X = data(n=60, seed=seed)
+    grids = {"f0": [1.5, -2.0, 0.2, -0.5, 0.7], "f2": [-0.7, 0.0, 0.5]}  # unsorted: grid masks, not intervals
+    check(IRAdapter(ens), X, IRAdapter(ens).ens.predict, grids, nan=("f0", "f2"))
+
+
+def test_sorted_grid_and_one_feature_equal_definition():
+    ens = full_tree_ensemble(4, n_trees=6, n_features=3, seed=4)
+    X = data(n=50, seed=2).fillna(0.3)
+    check(IRAdapter(ens), X, ens.predict, {"f1": [-1.0, -0.5, 0.0, 0.5, 1.0, 1.5]})
+
+
+@pytest.mark.parametrize("kind", ["categorical", "zero-or-nan", "margins per tree", "vector leaves"])
+def test_special_splits_and_margins_equal_definition(kind):
+    """Category sets and zero-as-missing splits (routed one row at a time), one tree per margin, and leaves
+    with a value for every margin (one walk per margin)."""
+    kw = {"categorical": dict(cat_feature=1), "zero-or-nan": dict(nan_modes=(NAN_MISSING, ZERO_OR_NAN_MISSING)),
+          "margins per tree": dict(n_margins=3), "vector leaves": dict(n_margins=3, vector_leaves=True)}[kind]
+    ens = oblivious_ensemble([3, 2, 4, 1, 0, 3], seed=7, **kw)
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.choice([-1.2, -0.5, 0.0, 0.1, 0.5, 2.0, np.nan], size=(80, 4)),
+                     columns=[f"f{j}" for j in range(4)])
+    if kind == "categorical":
+        X["f1"] = rng.integers(0, 6, len(X)).astype(float)
+        grids = {"f1": [3.0, 0.0, 5.0, 1.0], "f0": [0.5, -1.0, 0.0]}
+    else:
+        grids = {"f1": [0.0, -0.5, 2.0], "f0": [0.5, -1.0, 0.0], "f3": [0.1]}
+    nan = tuple(c for c in grids if X[c].isna().any())
+    check(IRAdapter(ens), X, ens.predict, grids, nan=nan)
+
+
+def test_xgboost_float32_and_missing_values_equal_its_predict():
+    xgb = pytest.importorskip("xgboost", reason="xgboost is an optional dependency")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(400, 4)), columns=list("abcd"))
+    X.loc[::9, "c"] = np.nan
+    y = X["a"] * X["b"] + np.sin(X["c"].fillna(1.0)) + rng.normal(scale=0.1, size=len(X))
+    model = xgb.XGBRegressor(n_estimators=40, max_depth=4, random_state=0).fit(X, y)
+    grids = {"a": list(np.quantile(X["a"], [0.9, 0.1, 0.5])), "c": list(np.nanquantile(X["c"], [0.2, 0.8]))}
+    check(model, X, model.predict, grids, atol=2e-5, nan=("c",))  # XGBoost sums leaves in float32
+
+
+def test_forest_probabilities_and_an_ensemble_of_models_equal_definition():
+    sk = pytest.importorskip("sklearn.ensemble")
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.normal(size=(300, 3)), columns=list("xyz"))
+    cls = np.digitize(X["x"] * X["y"], [-0.3, 0.3])
+    forest = sk.RandomForestClassifier(n_estimators=8, max_depth=4, random_state=0).fit(X, cls)
+    check(forest, X, forest.predict_proba, {"x": [-1.0, 0.0, 1.0], "z": [0.5, -0.5]})
+    y = X["x"] * X["y"] + X["z"]
+    vote = sk.VotingRegressor([("a", sk.HistGradientBoostingRegressor(max_iter=15, max_leaf_nodes=8)),
+                               ("b", sk.GradientBoostingRegressor(n_estimators=10, max_depth=3))]).fit(X, y)
+    check(vote, X, vote.predict, {"y": [0.3, -0.8, 1.1], "z": [0.0]})
+
+
+def test_not_taken_where_it_does_not_apply():
+    """Trees over 64 leaves, a non-linear link and engine='rows' leave the curves to the row kernels (None)."""
+    X = data(n=30)
+    grids, shares = {"f0": [-1.0, 0.5]}, {"f0": np.array([0.25, 0.25, 0.5])}
+    assert one_pass(IRAdapter(full_tree_ensemble(7)), X, grids, shares) is None
+    assert one_pass(IRAdapter(full_tree_ensemble(3, link="logistic")), X, grids, shares) is None
+    assert one_pass(IRAdapter(full_tree_ensemble(3)), X, grids, shares, method_options={"engine": "rows"}) is None
+    assert one_pass(IRAdapter(full_tree_ensemble(3)), X, grids, shares, method="brute") is None
+    assert one_pass(IRAdapter(full_tree_ensemble(3)), X, grids, shares) is not None
+
+
+def test_shares_must_match_the_grid():
+    X = data(n=30)
+    with pytest.raises(PdpxError, match="one share per grid point"):
+        one_pass(IRAdapter(full_tree_ensemble(3)), X, {"f0": [-1.0, 0.5]}, {"f0": np.array([0.5, 0.5])})
+
+
+def test_h_statistic_takes_the_one_pass_and_agrees_with_the_curves(monkeypatch):
+    """H's overall statistic on a leaf-set model runs the one pass (spied), and equals the curves' answer."""
+    sk = pytest.importorskip("sklearn.ensemble")
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame(rng.normal(size=(500, 4)), columns=list("abcd"))
+    X.loc[::7, "b"] = np.nan
+    w = rng.random(len(X))
+    model = sk.HistGradientBoostingRegressor(max_iter=30, max_leaf_nodes=16, random_state=0).fit(
+        X, X["a"] * X["b"].fillna(0) + X["c"])
+    taken = []
+    real = _cm.curve_means
+    monkeypatch.setattr(_cm, "curve_means", lambda *a, **k: taken.append(1) or real(*a, **k))
+    fast = pdpx.h_statistic(model, X, sample_weight=w)
+    assert taken
+    taken.clear()
+    rows = pdpx.h_statistic(model, X, sample_weight=w, method_options={"engine": "rows"})
+    assert not taken
+    np.testing.assert_allclose(fast.overall.sort_values("feature").h2.to_numpy(),
+                               rows.overall.sort_values("feature").h2.to_numpy(), atol=1e-12, rtol=0)
+    assert fast.overall.h2.max() > 0.01  # the statistic is not trivially zero here
