@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .core.config import get_config
-from .core.data import as_frame
+from .core.data import as_frame, rows_fixed
 from .core.errors import ExtrapolationWarning, PdpxError
 from .core.files import check_writable, write_text_atomic
 from .core.options import PDOptions
@@ -47,7 +47,7 @@ from .core.validation import (
 from .explain.interaction import h_statistic_of
 from .explain.pd_importance import importance_of
 from .outputs.plot_explain import plot_importance
-from .outputs.report_page import Page, embed
+from .outputs.report_page import Page, columns_table, embed
 
 __all__ = ["report"]
 
@@ -180,7 +180,8 @@ def report(
 
     # each figure carries its own flag where the data does not support it (report_page._flag), so
     # the extrapolation warnings of the calls below would only repeat it on the console
-    with warnings.catch_warnings():
+    # every session below reads the same rows: what depends only on them is computed once (rows_fixed)
+    with warnings.catch_warnings(), rows_fixed(session.X):
         warnings.simplefilter("ignore", ExtrapolationWarning)
         bar = _bar(progress, total=len(wanted) * 2 + (len(pairs_given) if pairs_given is not None else
                                                        math.comb(TOP_FOR_PAIRS, 2)) * 2)
@@ -208,46 +209,56 @@ def report(
             ranking = _rank(results, imp)
             bar.update(1)
 
-            # ---------------------------------------------------------- 2-way
-            if pairs_given is not None:
-                candidates = pairs_given
-            elif n_auto_pairs:
-                top = [r.features[0] for r, _ in ranking[:TOP_FOR_PAIRS]]
-                candidates = list(itertools.combinations(top, 2))
-            else:
-                candidates = []
-            hstat, chosen = None, []
-            if candidates:
-                bar.set_postfix_str("Friedman's H")
-                in_pairs = {f for p in candidates for f in p}
-                order = [r.features[0] for r, _ in ranking if r.features[0] in in_pairs]
-                order += sorted(in_pairs - set(order))
-                hstat = h_statistic_of(model, frame, order, candidates, None, seed, _pick(options, _H_KEYS))
-                chosen = _strongest(hstat, candidates, None if pairs_given is not None else n_auto_pairs)
+            def draw_one_way():  # needs nothing the 2-way part computes (and the page's table of columns)
+                importance_figure = embed(plot_importance(imp, top=30), image_format, dpi)
                 bar.update(1)
-            bar.total = bar.n + len(results) + 2 * len(chosen) + (1 + 2 * (hstat is not None))
-            bar.refresh()
-            pair_results = []
-            pair_session.plan([pair_session.resolve_features([a, b]) for (a, b), _ in chosen])
-            for (a, b), s in chosen:
-                bar.set_postfix_str(f"PD {a} x {b}")
-                r2 = pair_session.compute(pair_session.resolve_features([a, b]))
-                pair_results.append((r2, s))
-                bar.update(1)
+                figures = []
+                for r, _ in ranking:
+                    figures.append((r, embed(r.plot(n_ice=n_ice, seed=seed), image_format, dpi)))
+                    bar.update(1)
+                return importance_figure, figures, columns_table(frame, results, skipped)
+
+            # the 1-way figures are drawn (Python, holding the GIL) on another thread while the 2-way part
+            # computes (mostly compiled kernels that leave the GIL free), where drawing off the main thread is safe
+            with _side_thread(_draws_off_main_thread()) as side:
+                drawn = side.submit(draw_one_way)
+                # ------------------------------------------------------ 2-way
+                if pairs_given is not None:
+                    candidates = pairs_given
+                elif n_auto_pairs:
+                    top = [r.features[0] for r, _ in ranking[:TOP_FOR_PAIRS]]
+                    candidates = list(itertools.combinations(top, 2))
+                else:
+                    candidates = []
+                hstat, chosen = None, []
+                if candidates:
+                    bar.set_postfix_str("Friedman's H")
+                    in_pairs = {f for p in candidates for f in p}
+                    order = [r.features[0] for r, _ in ranking if r.features[0] in in_pairs]
+                    order += sorted(in_pairs - set(order))
+                    hstat = h_statistic_of(model, frame, order, candidates, None, seed, _pick(options, _H_KEYS))
+                    chosen = _strongest(hstat, candidates, None if pairs_given is not None else n_auto_pairs)
+                    bar.update(1)
+                # every step, counted whatever the side thread has drawn so far: the 1-way PDs, importance, H,
+                # the pairs, then the figures (importance, 1-way, H's two, pairs)
+                bar.total = (len(wanted) + 1 + (1 if candidates else 0) + len(chosen)
+                             + 1 + len(results) + 2 * (hstat is not None) + len(chosen))
+                bar.refresh()
+                pair_results = []
+                pair_session.plan([pair_session.resolve_features([a, b]) for (a, b), _ in chosen])
+                for (a, b), s in chosen:
+                    bar.set_postfix_str(f"PD {a} x {b}")
+                    r2 = pair_session.compute(pair_session.resolve_features([a, b]))
+                    pair_results.append((r2, s))
+                    bar.update(1)
+                importance_figure, figures, columns_html = drawn.result()
 
             # ---------------------------------------------------------- figures
-            importance_figure = embed(plot_importance(imp, top=30), image_format, dpi)
-            bar.update(1)
             h_figures = []
             if hstat is not None:
                 for which in ("pairwise", "overall"):
                     h_figures.append(embed(hstat.plot(which, top=12), image_format, dpi))
                     bar.update(1)
-            figures = []
-            for r, _ in ranking:
-                bar.set_postfix_str(f"figure {r.feature_set}")
-                figures.append((r, embed(r.plot(n_ice=n_ice, seed=seed), image_format, dpi)))
-                bar.update(1)
             pair_figures = []
             for r2, s in pair_results:
                 bar.set_postfix_str(f"figure {r2.feature_set}")
@@ -262,9 +273,53 @@ def report(
         skipped=skipped, figures=figures, pair_figures=pair_figures, pairs_auto=pairs_given is None,
         n_candidates=len(candidates), top_for_pairs=TOP_FOR_PAIRS, options=_shown(options), n_ice=n_ice,
         elapsed=time.perf_counter() - t_start, importance=imp, importance_figure=importance_figure,
-        hstat=hstat, h_figures=h_figures,
+        hstat=hstat, h_figures=h_figures, columns_html=columns_html,
     )
     return write_text_atomic(path, page.render())
+
+
+def _draws_off_main_thread() -> bool:
+    """Whether matplotlib may draw on another thread here: a backend without windows (Agg, SVG, PDF, the
+    notebook's inline one). An interactive backend (Tk, Qt, macOS) draws on the main thread only."""
+    import matplotlib
+
+    backend = str(matplotlib.get_backend()).lower()
+    return backend in ("agg", "svg", "pdf", "ps", "cairo", "template") or "inline" in backend
+
+
+class _side_thread:
+    """A context with ``submit(fn)``: ``fn`` runs on a thread of its own when ``on`` (joined on exit, whatever
+    happens), else on the calling thread when its result is asked for."""
+
+    def __init__(self, on: bool):
+        self.on = on
+
+    def __enter__(self):
+        if self.on:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pdpx-report")
+        return self
+
+    def submit(self, fn):
+        if self.on:
+            return self.pool.submit(fn)
+        return _Later(fn)
+
+    def __exit__(self, *exc):
+        if self.on:
+            self.pool.shutdown(wait=True)
+        return False
+
+
+class _Later:
+    """A result computed when asked for (the side thread's stand-in on the calling thread)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def result(self):
+        return self.fn()
 
 
 def _later_pairs(wanted: list, pairs_given, n_auto_pairs: int, session) -> list:

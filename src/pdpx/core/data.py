@@ -14,6 +14,8 @@ every row.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from dataclasses import replace
 from typing import Any, Sequence
 
@@ -23,6 +25,27 @@ import pandas as pd
 from .adapter import Adapter
 from .errors import PdpxError
 from .method import MethodResult, Request
+
+_FIXED_ROWS: contextvars.ContextVar = contextvars.ContextVar("pdpx_fixed_rows", default=None)
+
+
+@contextlib.contextmanager
+def rows_fixed(X: pd.DataFrame):
+    """Declare that the frame ``X`` does not change during the block (one public call that builds several
+    sessions on it, such as :func:`pdpx.report`): what depends only on its values may be computed once and kept
+    for the block in :func:`fixed_memo` (e.g. the digest of the rows that keys pattern counts)."""
+    outer = fixed_memo(X)  # a block on the same frame inside another keeps its memo
+    token = _FIXED_ROWS.set((X, {} if outer is None else outer))
+    try:
+        yield
+    finally:
+        _FIXED_ROWS.reset(token)
+
+
+def fixed_memo(X) -> dict | None:
+    """The memo of the innermost :func:`rows_fixed` block when ``X`` is its frame (the same object), else None."""
+    current = _FIXED_ROWS.get()
+    return current[1] if current is not None and current[0] is X else None
 
 
 def as_frame(X, adapter: Adapter) -> pd.DataFrame:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..core.data import rows_fixed
 from ..core.drawing import Drawable
 from ..core.errors import ExtrapolationWarning, PdpxError
 from ..core.options import PDOptions
@@ -160,15 +161,20 @@ def h_statistic_of(model, X, features, pairs, sample, random_state, options: PDO
         weights = None if weights is None else weights[take]
         if weights is not None and weights.sum() <= 0:
             raise PdpxError("h_statistic(): the sampled rows all have weight 0; use a larger sample")
-    names = session.names
     feats, pair_idx = _resolve(session, features, pairs)
     used = sorted(set(feats) | {j for p in pair_idx for j in p})
     if not used:
         raise PdpxError("h_statistic(): nothing to compute (no features and no pairs)")
+
+    with rows_fixed(frame):  # the sessions below all read these rows
+        return _h_statistic(session, model, frame, feats, pair_idx, used, weights, options, notes, progress, t0)
+
+
+def _h_statistic(session, model, frame, feats, pair_idx, used, weights, options, notes, progress, t0):
+    names = session.names
     opts = options.but(progress=None, sample_weight=weights)
     n = len(frame)
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
-
     cells, from_trees, more = evaluate.find_cells(session.adapter, session.response, frame, used)
     notes += more
     categorical = session.categorical

@@ -135,6 +135,7 @@ class Page:
     importance_figure: Any = None
     hstat: Any = None
     h_figures: list = field(default_factory=list)
+    columns_html: str | None = None  # :func:`columns_table`, when computed ahead (else at render)
 
     def render(self) -> str:
         """The whole page as one HTML document."""
@@ -191,35 +192,9 @@ class Page:
             '<section id="summary">\n<h2>Model and data</h2>\n'
             f'<table class="kv">{table}</table>\n'
             f"<pre>{_e(model_text)}</pre>\n"
-            f"<h3>Columns</h3>\n{self._columns_table()}\n</section>"
+            f"<h3>Columns</h3>\n{self.columns_html or columns_table(self.frame, self.results, self.skipped)}\n"
+            "</section>"
         )
-
-    def _columns_table(self) -> str:
-
-        treated = {r.features[0]: r.categorical[0] for r in self.results}
-        head = "<tr><th>column</th><th>dtype</th><th>treated as</th><th>missing</th><th>values</th></tr>"
-        body = []
-        for c in self.frame.columns:
-            s = self.frame[c]
-            cat = treated.get(str(c), is_categorical_dtype(s))
-            missing = s.isna().mean()
-            if cat:
-                counts = s.value_counts(dropna=True)
-                top = ", ".join(f"{_e(k)} ({v:,})" for k, v in counts.head(4).items())
-                more = f", … {len(counts) - 4} more" if len(counts) > 4 else ""
-                values = f"{len(counts)} levels: {top}{more}"
-            else:
-                v = pd.to_numeric(s, errors="coerce")
-                values = (f"min {_fmt(v.min())} · median {_fmt(v.median())} · max {_fmt(v.max())} "
-                          f"· {v.nunique():,} distinct")
-            note = "" if str(c) in treated else (" <span class=\"muted\">(skipped)</span>"
-                                                 if str(c) in self.skipped else "")
-            body.append(
-                f"<tr><td>{_e(c)}{note}</td><td><code>{_e(s.dtype)}</code></td>"
-                f"<td>{'categorical' if cat else 'numeric'}</td><td class=\"num\">{missing:.1%}</td>"
-                f"<td>{values}</td></tr>"
-            )
-        return f'<table class="columns"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
 
     def _ranking_section(self) -> str:
         top = max((s for _, s in self.ranking), default=0.0) or 1.0
@@ -338,3 +313,31 @@ class Page:
             + '<table class="timing"><thead><tr><th>feature set</th><th>method</th><th>grid</th><th>rows</th>'
             "<th>kind</th><th>seconds</th></tr></thead>\n<tbody>" + "".join(rows) + "</tbody></table>\n</section>"
         )
+
+
+def columns_table(frame: pd.DataFrame, results: list, skipped: dict) -> str:
+    """The page's table of the data's columns: dtype, how each was treated, missing share, a summary of values."""
+    treated = {r.features[0]: r.categorical[0] for r in results}
+    head = "<tr><th>column</th><th>dtype</th><th>treated as</th><th>missing</th><th>values</th></tr>"
+    body = []
+    for c in frame.columns:
+        s = frame[c]
+        cat = treated.get(str(c), is_categorical_dtype(s))
+        missing = s.isna().mean()
+        if cat:
+            counts = s.value_counts(dropna=True)
+            top = ", ".join(f"{_e(k)} ({v:,})" for k, v in counts.head(4).items())
+            more = f", … {len(counts) - 4} more" if len(counts) > 4 else ""
+            values = f"{len(counts)} levels: {top}{more}"
+        else:
+            v = pd.to_numeric(s, errors="coerce")
+            values = (f"min {_fmt(v.min())} · median {_fmt(v.median())} · max {_fmt(v.max())} "
+                      f"· {v.nunique():,} distinct")
+        note = "" if str(c) in treated else (" <span class=\"muted\">(skipped)</span>"
+                                             if str(c) in skipped else "")
+        body.append(
+            f"<tr><td>{_e(c)}{note}</td><td><code>{_e(s.dtype)}</code></td>"
+            f"<td>{'categorical' if cat else 'numeric'}</td><td class=\"num\">{missing:.1%}</td>"
+            f"<td>{values}</td></tr>"
+        )
+    return f'<table class="columns"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'

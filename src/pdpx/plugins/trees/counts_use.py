@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ...core.data import fixed_memo
 from ...core.errors import PdpxError
 
 #: Values of ``method_options["engine"]``.
@@ -215,7 +216,26 @@ def structure_digest(tm) -> str:
 
 
 def digest(X: pd.DataFrame, sample_weight) -> str:
-    """A digest of the rows' values, column names and order, and the weights (what the counts depend on)."""
+    """A digest of the rows' values, column names and order, and the weights (what the counts depend on).
+
+    The rows' part is computed once per :func:`~pdpx.core.data.rows_fixed` block on ``X`` (a report hashes its
+    frame once, not once per session)."""
+    memo = fixed_memo(X)
+    rows = None if memo is None else memo.get(_MEMO + ".rows")
+    if rows is None:
+        rows = _rows_digest(X)
+        if memo is not None:
+            memo[_MEMO + ".rows"] = rows
+    h = hashlib.blake2b(digest_size=20)
+    h.update(rows.encode())
+    if sample_weight is None:
+        h.update(b"unweighted")
+    else:
+        h.update(np.ascontiguousarray(sample_weight, dtype=np.float64).tobytes())
+    return h.hexdigest()
+
+
+def _rows_digest(X: pd.DataFrame) -> str:
     h = hashlib.blake2b(digest_size=20)
     h.update(repr((len(X), [str(c) for c in X.columns])).encode())
     for name in X.columns:
@@ -228,10 +248,6 @@ def digest(X: pd.DataFrame, sample_weight) -> str:
             h.update(np.ascontiguousarray(col.to_numpy()).tobytes())
         else:
             h.update(pd.util.hash_pandas_object(col, index=False).to_numpy().tobytes())
-    if sample_weight is None:
-        h.update(b"unweighted")
-    else:
-        h.update(np.ascontiguousarray(sample_weight, dtype=np.float64).tobytes())
     return h.hexdigest()
 
 
