@@ -185,43 +185,48 @@ def report(
         warnings.simplefilter("ignore", ExtrapolationWarning)
         bar = _bar(progress, total=len(wanted) * 2 + (len(pairs_given) if pairs_given is not None else
                                                        math.comb(TOP_FOR_PAIRS, 2)) * 2)
+        # figures are drawn (Python, holding the GIL) on a side thread as soon as what they show is computed,
+        # while the main thread goes on computing (much of it in compiled kernels that leave the GIL free);
+        # only with a backend that may draw off the main thread, else each is drawn when its turn comes
         try:
-            # ---------------------------------------------------------- 1-way
-            results, skipped = [], {}
-            # the pairs Friedman's H and the 2-way section may ask for later, on the same rows, are planned
-            # too: a method that shares work among feature sets (exact's pattern counts, kept with the model)
-            # then does it once for all of them
-            session.plan(wanted + _later_pairs(wanted, pairs_given, n_auto_pairs, session))
-            for f in wanted:
-                name = session.names[f[0]]
-                bar.set_postfix_str(f"PD {name}")
-                try:
-                    results.append(session.compute(f))
-                except PdpxError as exc:
-                    if not auto_features:
-                        raise
-                    skipped[name] = str(exc)
-                bar.update(1)
-            if not results:
-                raise PdpxError("no feature could be computed: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
-            bar.set_postfix_str("importance")
-            imp = importance_of(model, frame, [r.features[0] for r in results], "pd", _pick(options, _IMPORTANCE_KEYS))
-            ranking = _rank(results, imp)
-            bar.update(1)
-
-            def draw_one_way():  # needs nothing the 2-way part computes (and the page's table of columns)
-                importance_figure = embed(plot_importance(imp, top=30), image_format, dpi)
-                bar.update(1)
-                figures = []
-                for r, _ in ranking:
-                    figures.append((r, embed(r.plot(n_ice=n_ice, seed=seed), image_format, dpi)))
-                    bar.update(1)
-                return importance_figure, figures, columns_table(frame, results, skipped)
-
-            # the 1-way figures are drawn (Python, holding the GIL) on another thread while the 2-way part
-            # computes (mostly compiled kernels that leave the GIL free), where drawing off the main thread is safe
             with _side_thread(_draws_off_main_thread()) as side:
-                drawn = side.submit(draw_one_way)
+                def drawn_plot(plot):
+                    def draw():
+                        out = embed(plot(), image_format, dpi)
+                        bar.update(1)
+                        return out
+                    return side.submit(draw)
+
+                # ------------------------------------------------------ 1-way
+                results, skipped, one_way_figures = [], {}, {}
+                # the pairs Friedman's H and the 2-way section may ask for later, on the same rows, are planned
+                # too: a method that shares work among feature sets (exact's pattern counts, kept with the
+                # model) then does it once for all of them
+                session.plan(wanted + _later_pairs(wanted, pairs_given, n_auto_pairs, session))
+                for f in wanted:
+                    name = session.names[f[0]]
+                    bar.set_postfix_str(f"PD {name}")
+                    try:
+                        r = session.compute(f)
+                    except PdpxError as exc:
+                        if not auto_features:
+                            raise
+                        skipped[name] = str(exc)
+                    else:
+                        results.append(r)
+                        one_way_figures[id(r)] = drawn_plot(lambda r=r: r.plot(n_ice=n_ice, seed=seed))
+                    bar.update(1)
+                if not results:
+                    raise PdpxError("no feature could be computed: "
+                                    + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+                columns_html = side.submit(lambda: columns_table(frame, results, skipped))
+                bar.set_postfix_str("importance")
+                imp = importance_of(model, frame, [r.features[0] for r in results], "pd",
+                                    _pick(options, _IMPORTANCE_KEYS))
+                ranking = _rank(results, imp)
+                importance_figure = drawn_plot(lambda: plot_importance(imp, top=30))
+                bar.update(1)
+
                 # ------------------------------------------------------ 2-way
                 if pairs_given is not None:
                     candidates = pairs_given
@@ -239,31 +244,29 @@ def report(
                     hstat = h_statistic_of(model, frame, order, candidates, None, seed, _pick(options, _H_KEYS))
                     chosen = _strongest(hstat, candidates, None if pairs_given is not None else n_auto_pairs)
                     bar.update(1)
-                # every step, counted whatever the side thread has drawn so far: the 1-way PDs, importance, H,
-                # the pairs, then the figures (importance, 1-way, H's two, pairs)
+                # every step: the 1-way PDs, importance, H, the pairs, then the figures (1-way, importance,
+                # H's two, pairs), however many the side thread has drawn so far
                 bar.total = (len(wanted) + 1 + (1 if candidates else 0) + len(chosen)
-                             + 1 + len(results) + 2 * (hstat is not None) + len(chosen))
+                             + len(results) + 1 + 2 * (hstat is not None) + len(chosen))
                 bar.refresh()
+                h_figures = []
+                if hstat is not None:
+                    h_figures = [drawn_plot(lambda which=which: hstat.plot(which, top=12))
+                                 for which in ("pairwise", "overall")]
                 pair_results = []
                 pair_session.plan([pair_session.resolve_features([a, b]) for (a, b), _ in chosen])
                 for (a, b), s in chosen:
                     bar.set_postfix_str(f"PD {a} x {b}")
                     r2 = pair_session.compute(pair_session.resolve_features([a, b]))
-                    pair_results.append((r2, s))
+                    pair_results.append((r2, s, drawn_plot(lambda r2=r2: r2.plot(seed=seed))))
                     bar.update(1)
-                importance_figure, figures, columns_html = drawn.result()
-
-            # ---------------------------------------------------------- figures
-            h_figures = []
-            if hstat is not None:
-                for which in ("pairwise", "overall"):
-                    h_figures.append(embed(hstat.plot(which, top=12), image_format, dpi))
-                    bar.update(1)
-            pair_figures = []
-            for r2, s in pair_results:
-                bar.set_postfix_str(f"figure {r2.feature_set}")
-                pair_figures.append((r2, s, embed(r2.plot(seed=seed), image_format, dpi)))
-                bar.update(1)
+                bar.set_postfix_str("figures")
+                # ---------------------------------------------------------- figures, in the page's order
+                figures = [(r, one_way_figures[id(r)].result()) for r, _ in ranking]
+                importance_figure = importance_figure.result()
+                h_figures = [f.result() for f in h_figures]
+                pair_figures = [(r2, s, f.result()) for r2, s, f in pair_results]
+                columns_html = columns_html.result()
         finally:
             bar.close()
 

@@ -168,7 +168,10 @@ def distinct_cells(column: pd.Series) -> Cells:
 
 
 def _cells(codes: np.ndarray, column: pd.Series) -> Cells:
-    _, first = np.unique(codes, return_index=True)
+    """Cells of ``codes`` 0..m-1 (every code present), each represented by its first row."""
+    seen = pd.Series(codes).drop_duplicates()  # hashed: first occurrences without sorting the rows
+    first = np.empty(len(seen), dtype=np.int64)
+    first[seen.to_numpy()] = seen.index.to_numpy()
     missing = column.isna().to_numpy()[first]
     return Cells(codes=codes, reps=first.astype(np.int64), missing=np.asarray(missing, dtype=bool))
 
