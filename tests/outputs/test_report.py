@@ -256,3 +256,43 @@ def test_report_flags_what_the_data_does_not_support_instead_of_warning(tmp_path
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert support_summary(pdpx.partial_dependence(f, X, "c", method="brute", grid_resolution=20)) is None
+
+
+def test_figures_drawn_beside_the_computation_are_the_ones_drawn_in_turn(diabetes, tmp_path, monkeypatch):
+    """With a backend that draws off the main thread, figures are drawn on a side thread while the report goes
+    on computing; the page holds the same figures, in the same order, as when each is drawn in its turn."""
+    import threading
+
+    import pdpx.reporting as reporting
+
+    model, X = diabetes
+    opts = dict(FAST, dpi=40)
+    threads = set()
+    real_embed = reporting.embed
+
+    def spy(plot, *a, **k):
+        threads.add(threading.current_thread().name)
+        return real_embed(plot, *a, **k)
+
+    monkeypatch.setattr(reporting, "embed", spy)
+    beside = Page(report(model, X, tmp_path / "a.html", interactions=2, **opts).read_text(encoding="utf-8"))
+    assert any(name.startswith("pdpx-report") for name in threads)  # Agg here: drawn beside
+    threads.clear()
+    monkeypatch.setattr(reporting, "_draws_off_main_thread", lambda: False)
+    in_turn = Page(report(model, X, tmp_path / "b.html", interactions=2, **opts).read_text(encoding="utf-8"))
+    assert threads == {threading.main_thread().name}
+    images = [[a["src"] for a, _ in page.find("img")] for page in (beside, in_turn)]
+    assert len(images[0]) == X.shape[1] + 1 + 2 + 2  # features, importance, H's two, the pairs
+    assert images[0] == images[1]
+    assert beside.text["h3"] == in_turn.text["h3"]
+
+
+def test_interactive_backends_draw_on_the_main_thread(monkeypatch):
+    import matplotlib
+
+    import pdpx.reporting as reporting
+
+    for name, off in (("agg", True), ("svg", True), ("module://matplotlib_inline.backend_inline", True),
+                      ("TkAgg", False), ("QtAgg", False), ("MacOSX", False)):
+        monkeypatch.setattr(matplotlib, "get_backend", lambda name=name: name)
+        assert reporting._draws_off_main_thread() is off, name

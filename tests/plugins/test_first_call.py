@@ -432,3 +432,68 @@ def test_a_missing_kernel_is_looked_up_in_the_cache_at_most_once_per_recheck_int
     monkeypatch.setattr(jit, "_compiled_or_cached", lambda d: bool(d.overloads))
     assert jit.pending([name]) == [] and jit.pending([name]) == []
     jit.reset()
+
+
+# --------------------------------------------------------------- every row's averaged ICE curve (H's PD_-j)
+def _means_calls(monkeypatch):
+    """The kernels curve_means calls from Python (its own and those it shares), by ``module.function``."""
+    import importlib
+
+    seen = set()
+    for name in {**jit.COLD_SECONDS, **jit.COUNTS_COLD_SECONDS, **jit.MEANS_COLD_SECONDS}:
+        module, function = name.split(".")
+        mod = importlib.import_module(f"pdpx.plugins.trees.{module}")
+        fn = getattr(mod, function)
+
+        def spy(*a, _fn=fn, _name=name, **k):
+            seen.add(_name)
+            return _fn(*a, **k)
+
+        monkeypatch.setattr(mod, function, spy)
+    return seen
+
+
+def _means(tm, X):
+    from pdpx.core.method import Request
+    from pdpx.plugins.trees.curve_means import curve_means
+
+    out = None
+    for g in ([-1.0, 0.0, 1.0], [1.0, -1.0, 0.0]):  # regions as intervals, then as grid masks
+        req = Request(X=X, features=[0], grid_values=[np.array(g)], categorical=[False], response="predict",
+                      outputs=[0], kind="average", sample_weight=None, memory_budget=2**28, n_jobs=None)
+        out = curve_means(tm, [req], [np.full(3, 1 / 3)])
+    return out
+
+
+def test_means_needed_names_every_kernel_and_the_warm_up_compiles_them(monkeypatch):
+    from numba.core import event
+
+    from pdpx.plugins.trees import curve_means
+
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            if ev.data["dispatcher"].py_func.__module__.startswith("pdpx"):
+                compiled.append(ev.data["dispatcher"].py_func.__name__)
+
+        def on_end(self, ev):
+            pass
+
+    for name, (tm, X) in _counts_models().items():
+        if not curve_means.available(tm):  # the forest's trees are deeper than 64 leaves
+            assert name in ("forest", "voting")  # voting holds the forest
+            continue
+        seen = _means_calls(monkeypatch)
+        with event.install_listener("numba:compile", Listener()):
+            assert _means(tm, X) is not None
+        monkeypatch.undo()
+        assert "curve_means.means_walk" in seen and seen <= jit.means_needed(tm), (name, sorted(seen))
+    assert compiled == []  # conftest ran the warm-up: nothing compiles
+
+
+def test_means_are_left_to_the_curves_while_their_kernels_compile(cold, monkeypatch):
+    tm, _ = _counts_models()["hgb"]
+    assert jit.deferred_means(tm, []) is True and cold == [1]
+    monkeypatch.setattr(jit, "compile_in_background", lambda: False)
+    assert jit.deferred_means(tm, []) is False  # no background compilation here: compile now
