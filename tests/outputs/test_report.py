@@ -296,3 +296,18 @@ def test_interactive_backends_draw_on_the_main_thread(monkeypatch):
                       ("TkAgg", False), ("QtAgg", False), ("MacOSX", False)):
         monkeypatch.setattr(matplotlib, "get_backend", lambda name=name: name)
         assert reporting._draws_off_main_thread() is off, name
+
+
+def test_column_summary_equals_pandas():
+    """The table of columns' min, median, max and distinct count (one sort) against pandas' own."""
+    from pdpx.outputs.report_page import _numeric_summary
+
+    rng = np.random.default_rng(0)
+    for s in (pd.Series(rng.normal(size=1001)), pd.Series(rng.normal(size=1000)), pd.Series(rng.integers(0, 5, 999)),
+              pd.Series([1.0, np.nan, 3.0, 3.0]), pd.Series([True, False, True]), pd.Series([np.nan, np.nan]),
+              pd.Series(pd.array([1, None, 4, 4], dtype="Int64")), pd.Series(["1", "x", "3"])):
+        v = pd.to_numeric(s, errors="coerce")
+        want = [v.min(), v.median(), v.max(), v.nunique()]
+        got = list(_numeric_summary(s))
+        np.testing.assert_allclose(np.array(got[:3], dtype=float), np.array(want[:3], dtype=float), rtol=0, atol=0)
+        assert got[3] == want[3]

@@ -330,9 +330,8 @@ def columns_table(frame: pd.DataFrame, results: list, skipped: dict) -> str:
             more = f", … {len(counts) - 4} more" if len(counts) > 4 else ""
             values = f"{len(counts)} levels: {top}{more}"
         else:
-            v = pd.to_numeric(s, errors="coerce")
-            values = (f"min {_fmt(v.min())} · median {_fmt(v.median())} · max {_fmt(v.max())} "
-                      f"· {v.nunique():,} distinct")
+            lo, med, hi, distinct = _numeric_summary(s)
+            values = f"min {_fmt(lo)} · median {_fmt(med)} · max {_fmt(hi)} · {distinct:,} distinct"
         note = "" if str(c) in treated else (" <span class=\"muted\">(skipped)</span>"
                                              if str(c) in skipped else "")
         body.append(
@@ -341,3 +340,22 @@ def columns_table(frame: pd.DataFrame, results: list, skipped: dict) -> str:
             f"<td>{values}</td></tr>"
         )
     return f'<table class="columns"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def _numeric_summary(column: pd.Series) -> tuple:
+    """(min, median, max, distinct values) of a column's numbers, missing values left out, from one sort."""
+    v = pd.to_numeric(column, errors="coerce")
+    plain = isinstance(v.dtype, np.dtype)  # numpy's own dtype (a nullable Int64 takes the float path)
+    if plain and v.dtype.kind in "iu":
+        arr = v.to_numpy()
+    elif plain and v.dtype.kind == "b":
+        arr = v.to_numpy().astype(np.int64)
+    else:
+        arr = v.to_numpy(dtype=np.float64, na_value=np.nan)
+        arr = arr[~np.isnan(arr)]
+    if not len(arr):
+        return np.nan, np.nan, np.nan, 0
+    arr = np.sort(arr)
+    n = len(arr)
+    median = (float(arr[(n - 1) // 2]) + float(arr[n // 2])) / 2
+    return arr[0], median, arr[-1], 1 + int(np.count_nonzero(arr[1:] != arr[:-1]))
