@@ -148,3 +148,37 @@ def test_h_statistic_takes_the_one_pass_and_agrees_with_the_curves(monkeypatch):
     np.testing.assert_allclose(fast.overall.sort_values("feature").h2.to_numpy(),
                                rows.overall.sort_values("feature").h2.to_numpy(), atol=1e-12, rtol=0)
     assert fast.overall.h2.max() > 0.01  # the statistic is not trivially zero here
+
+
+def test_sums_of_members_on_their_own_columns_equal_definition():
+    """A TreeSum whose members read subsets of X's columns (one reads none of the requested features, one is
+    itself a sum): each member's part, and its own prediction where it does not read the feature."""
+    from pdpx.core.ir import TreeModel, numeric_encoder, numeric_values
+    from pdpx.core.treesum import TreeSum, TreeTerm
+    from pdpx.plugins.trees.curve_means import curve_means
+
+    X = data(n=70, n_features=4, seed=5)
+    a = full_tree_ensemble(4, n_trees=3, n_features=2, seed=1)  # reads columns 0, 1
+    b = full_tree_ensemble(3, n_trees=2, n_features=1, seed=2)  # reads column 3 only
+    c = full_tree_ensemble(5, n_trees=2, n_features=2, seed=3)  # inside a nested sum, reads columns 2, 0
+    tmod = lambda e: TreeModel(e, numeric_encoder, numeric_values)  # noqa: E731
+    inner = TreeSum([TreeTerm(tmod(c), np.array([[0.5]]), [2, 0])], offset=np.array([0.25]))
+    ts = TreeSum([TreeTerm(tmod(a), np.array([[1.5]]), [0, 1]), TreeTerm(tmod(b), np.array([[-0.7]]), [3]),
+                  TreeTerm(inner, np.array([[2.0]]), None)], offset=np.array([0.3]))
+
+    def predict(Z):
+        v = Z.to_numpy(dtype=float)
+        return (0.3 + 1.5 * a.predict(v[:, [0, 1]])[:, 0] - 0.7 * b.predict(v[:, [3]])[:, 0]
+                + 2.0 * (0.25 + 0.5 * c.predict(v[:, [2, 0]])[:, 0]))
+
+    grids = {"f0": [1.5, -0.5, 0.2, np.nan], "f2": [0.0, -1.0]}
+    shares = {c_: shares_for(g, k) for k, (c_, g) in enumerate(grids.items())}
+    from pdpx.core.method import Request
+
+    reqs = [Request(X=X, features=[int(c_[1])], grid_values=[np.array(g)], categorical=[False], response="predict",
+                    outputs=[0], kind="average", sample_weight=None, memory_budget=2**26) for c_, g in grids.items()]
+    means, f = curve_means(ts, reqs, [shares[c_][:len(g)] / shares[c_][:len(g)].sum() for c_, g in grids.items()])
+    np.testing.assert_allclose(f[0], predict(X), atol=1e-12, rtol=0)
+    for (c_, g), m in zip(grids.items(), means):
+        s = shares[c_][:len(g)] / shares[c_][:len(g)].sum()
+        np.testing.assert_allclose(m, reference(lambda Z: predict(Z), X, c_, g, s), atol=1e-12, rtol=0)

@@ -154,31 +154,34 @@ def curve_means(tm, requests: list, shares: list, n_jobs=None, memory_budget: in
 
 
 def _margins(tm, requests, shares, n_jobs, budget):
-    """(per request (M, n), (M, n)) on every output of ``tm`` (its margins, or a TreeSum's outputs)."""
-    if isinstance(tm, TreeSum):
-        n = len(requests[0].X)
-        f = np.repeat(np.asarray(tm.offset, dtype=np.float64)[:, None], n, axis=1)
-        means = [f.copy() for _ in requests]
-        for term in tm.terms:
-            cols = term.columns
-            X = requests[0].X if cols is None else requests[0].X.iloc[:, cols]
-            present = [k for k, r in enumerate(requests) if cols is None or r.features[0] in cols]
+    """(per request (M, n) or None where its share is None, (M, n)) on every output of ``tm`` (its margins, or a
+    TreeSum's outputs)."""
+    if not isinstance(tm, TreeSum):
+        return _one(tm, requests, shares, n_jobs, budget)
+    n = len(requests[0].X)
+    f = np.repeat(np.asarray(tm.offset, dtype=np.float64)[:, None], n, axis=1)
+    means = [None if s is None else f.copy() for s in shares]
+    for term in tm.terms:
+        cols = term.columns
+        X = requests[0].X if cols is None else requests[0].X.iloc[:, cols]
+        present = [k for k, r in enumerate(requests)
+                   if shares[k] is not None and (cols is None or r.features[0] in cols)]
+        if present:
             subs = [replace(requests[k], X=X, features=[requests[k].features[0] if cols is None
                                                         else cols.index(requests[k].features[0])])
                     for k in present]
-            if not subs:  # the member reads none of the features: its own prediction in every mean
-                subs_means, f_t = _margins(term.model, [replace(requests[0], X=X)], [None], n_jobs, budget)
-                subs_means = []
-            else:
-                subs_means, f_t = _margins(term.model, subs, [shares[k] for k in present], n_jobs, budget)
-            W = np.asarray(term.weights, dtype=np.float64)
-            f_w = W @ f_t
-            f += f_w
-            got = dict(zip(present, subs_means))
-            for k in range(len(requests)):
-                means[k] += W @ got[k] if k in got else f_w
-        return means, f
-    return _one(tm, requests, shares, n_jobs, budget)
+            sub_shares = [shares[k] for k in present]
+        else:  # the member reads none of the features: only its prediction is needed
+            subs, sub_shares = [replace(requests[0], X=X)], [None]
+        got, f_t = _margins(term.model, subs, sub_shares, n_jobs, budget)
+        W = np.asarray(term.weights, dtype=np.float64)
+        f_w = W @ f_t
+        f += f_w
+        mine = dict(zip(present, got))
+        for k, m in enumerate(means):
+            if m is not None:  # a member not reading feature k: its own prediction in every mean
+                m += W @ mine[k] if k in mine else f_w
+    return means, f
 
 
 def _one(tm: TreeModel, requests, shares, n_jobs, budget):
@@ -204,7 +207,7 @@ def _one(tm: TreeModel, requests, shares, n_jobs, budget):
     n = len(X)
     F = np.zeros((M, n))
     D = np.zeros((len(m_slot), M, n))
-    passes = _passes(ens, slot_node)
+    passes = [(tree_margin, lv, np.ascontiguousarray(m_slot * lv)) for tree_margin, lv in _passes(ens, slot_node)]
     threads = thread_count(n_jobs)
     chunk = int(max(1, min(n, min(budget // 2, MAX_CHUNK_BYTES) // (8 * max(1, X.shape[1]) * 3))))
     le = bool(ens.comparison == "<=")
@@ -213,9 +216,7 @@ def _one(tm: TreeModel, requests, shares, n_jobs, budget):
         r1 = min(n, r0 + chunk)
         Xc = encoded_chunk(tm, X.iloc[r0:r1])
         Fc, Dc = F[:, r0:r1], D[:, :, r0:r1]  # views: each span writes its own rows
-        for tree_margin, lv in passes:
-            vm = np.ascontiguousarray(m_slot * lv)
-
+        for tree_margin, lv, vm in passes:
             def part(span, Xc=Xc, Fc=Fc, Dc=Dc, tree_margin=tree_margin, lv=lv, vm=vm):
                 means_walk(Xc, span[0], span[1], init, num_ptr, num_feat, num_thr, num_miss, num_keep_l,
                            num_keep_r, num_lf, spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, q, st.nodes,
