@@ -125,7 +125,7 @@ def report_rows(n: int, p: int = 20) -> list[dict]:
     predict = best_time(lambda: model.predict(X))
     parts: dict[str, float] = {}
     wrapped = {}
-    for fn in ("importance_of", "h_statistic_of", "embed"):
+    for fn in ("h_statistic_of", "embed"):
         original = getattr(reporting, fn)
         wrapped[fn] = original
 
@@ -152,13 +152,12 @@ def report_rows(n: int, p: int = 20) -> list[dict]:
         for fn, original in wrapped.items():
             setattr(reporting, fn, original)
     h = parts.get("h_statistic_of", 0.0)
-    imp = parts.get("importance_of", 0.0)
     fig = parts.get("embed", 0.0)
     ribbon = "with" if reporting._interval_fits(X, reporting.PDOptions()) else "without"
     _NOTES.append(
         f"**report, {n:,} rows x {p} features ({name}, {ribbon} the bootstrap ribbon, which needs every row's ICE "
         f"curves):** {total:.1f} s = {total / predict:.0f} predicts. Friedman's H {h:.1f} s "
-        f"({100 * h / total:.0f}%), importance {imp:.2f} s; the figures took {fig:.1f} s of drawing on a side "
+        f"({100 * h / total:.0f}%); the figures took {fig:.1f} s of drawing on a side "
         "thread, beside the computation (the time spent in each part, which overlap)."
     )
     return [row("many feature sets (issue 26)", f"pdpx.report, {name}, {n:,} rows x {p} features, x one predict",

@@ -45,7 +45,7 @@ from .core.validation import (
     validate_params,
 )
 from .explain.interaction import h_statistic_of
-from .explain.pd_importance import importance_of
+from .explain.pd_importance import importance_of, importance_table
 from .outputs.plot_explain import plot_importance
 from .outputs.report_page import Page, columns_table, embed
 
@@ -221,8 +221,9 @@ def report(
                                     + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
                 columns_html = side.submit(lambda: columns_table(frame, results, skipped))
                 bar.set_postfix_str("importance")
-                imp = importance_of(model, frame, [r.features[0] for r in results], "pd",
-                                    _pick(options, _IMPORTANCE_KEYS))
+                # the spread of the PD curves just computed (on the grids importance would use: the same options)
+                imp = importance_table(results, "pd", options.sample_weight,
+                                       {(k,): v for k, v in skipped.items()})
                 ranking = _rank(results, imp)
                 importance_figure = drawn_plot(lambda: plot_importance(imp, top=30))
                 bar.update(1)

@@ -311,3 +311,25 @@ def test_column_summary_equals_pandas():
         got = list(_numeric_summary(s))
         np.testing.assert_allclose(np.array(got[:3], dtype=float), np.array(want[:3], dtype=float), rtol=0, atol=0)
         assert got[3] == want[3]
+
+
+def test_report_importance_is_pdpx_importance(tmp_path, monkeypatch):
+    """The report ranks by the spread of the 1-way curves it computed: the same table pdpx.importance returns,
+    with a missing-value point on the grid and centered curves."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    import pdpx.reporting as reporting
+
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame(rng.normal(size=(300, 4)), columns=list("abcd"))
+    X.loc[::6, "b"] = np.nan
+    model = HistGradientBoostingRegressor(max_iter=20, random_state=0).fit(X, X["a"] + 2 * X["b"].fillna(0) ** 2)
+    seen = []
+    real = reporting.importance_table
+    monkeypatch.setattr(reporting, "importance_table", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
+    report(model, X, tmp_path / "r.html", interactions=None, centered=True, grid_resolution=12, dpi=30,
+           progress=False)
+    want = pdpx.importance(model, X, grid_resolution=12)
+    got = seen[0]
+    assert list(got.feature) == list(want.feature)
+    np.testing.assert_allclose(got.importance, want.importance, rtol=1e-12, atol=1e-12)

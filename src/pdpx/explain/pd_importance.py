@@ -72,9 +72,16 @@ def importance_of(model, X, features, kind: str, options: PDOptions) -> pd.DataF
         if not sets:
             raise PdpxError("importance(): features is empty; name at least one column, or None for every column")
     coll = compute_many(model, X, sets, options.but(kind="average" if kind == "pd" else "individual"))
-    weights = options.sample_weight
+    return importance_table(coll, kind, options.sample_weight, getattr(coll, "skipped", None))
+
+
+def importance_table(results, kind: str, weights=None, skipped=None) -> pd.DataFrame:
+    """The table :func:`importance` returns, from 1-way results already computed (their ``average`` for
+    ``kind="pd"``, their ``individual`` curves for ``"ice"``); a missing-value grid point never enters it, and
+    a centered curve has the spread of the uncentered one. ``skipped``: ``{feature: reason}`` of features left
+    out, kept in ``frame.attrs["skipped"]``."""
     rows = []
-    for res in coll:
+    for res in results:
         grid = np.asarray(res.grid_values[0], dtype=object)
         keep = np.array([not _is_nan(v) for v in grid])
         if keep.sum() < 1:
@@ -96,7 +103,7 @@ def importance_of(model, X, features, kind: str, options: PDOptions) -> pd.DataF
                          int(keep.sum())))
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame = frame.sort_values("importance", ascending=False, kind="stable").reset_index(drop=True)
-    skipped = getattr(coll, "skipped", None) or {}
+    skipped = skipped or {}
     frame.attrs["skipped"] = {(k[0] if isinstance(k, tuple) and len(k) == 1 else k): v for k, v in skipped.items()}
     return frame
 
