@@ -333,3 +333,20 @@ def test_report_importance_is_pdpx_importance(tmp_path, monkeypatch):
     got = seen[0]
     assert list(got.feature) == list(want.feature)
     np.testing.assert_allclose(got.importance, want.importance, rtol=1e-12, atol=1e-12)
+
+
+def test_an_error_while_figures_are_drawn_beside_leaves_no_thread(diabetes, tmp_path, monkeypatch):
+    import threading
+
+    import pdpx.reporting as reporting
+
+    model, X = diabetes
+
+    def fail(*a, **k):
+        raise PdpxError("H failed here")
+
+    monkeypatch.setattr(reporting, "h_statistic_of", fail)
+    with pytest.raises(PdpxError, match="H failed here"):
+        report(model, X, tmp_path / "r.html", interactions=2, **FAST)
+    assert not any(t.name.startswith("pdpx-report") for t in threading.enumerate())
+    assert not (tmp_path / "r.html").exists()
