@@ -237,6 +237,53 @@ def leafset_pairs(q, lfeat, pairs):
     return last, np.ascontiguousarray(ok)
 
 
+@njit(cache=True, inline="always")
+def leaf_words(t, Xb, X, c0, nb, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, num_lf, spec_ptr,
+               spec_node, spec_keep_l, spec_keep_r, spec_lf, qt, nodes, thr, cat_offset, cat_nwords, cat_words, le,
+               cats_left, P, pre, suf):
+    """Tree ``t``'s leaf words for the block of rows ``c0 : c0 + nb`` (columns in ``Xb``, as ``load_block``).
+
+    ``P[a, r]``: the leaves whose conditions on tree-local feature ``a`` (of ``qt``) row ``r`` passes;
+    ``pre[a]`` / ``suf[a]``: their ANDs over the features before ``a`` / from ``a`` on (``pre[qt]``: the leaf
+    the row reaches; ``pre[a] & suf[a + 1]``: the leaves it passes on every feature but ``a``). Numeric nodes
+    are one vectorised compare per node over the block; nodes with another rule are routed row by row.
+    """
+    start = init[t]
+    for a in range(qt):
+        for r in range(BLOCK):
+            P[a, r] = start
+    for k in range(num_ptr[t], num_ptr[t + 1]):
+        f = num_feat[k]
+        th = num_thr[k]
+        ms = num_miss[k]
+        kl = num_keep_l[k]
+        kr = num_keep_r[k]
+        Pa = P[num_lf[k]]
+        for r in range(BLOCK):
+            x = Xb[f, r]
+            go_left = (x < th) | (ms & (not (x >= th)))
+            Pa[r] &= kl if go_left else kr
+    for k in range(spec_ptr[t], spec_ptr[t + 1]):
+        node = spec_node[k]
+        flags = nodes[node, 3]
+        Pa = P[spec_lf[k]]
+        for r in range(nb):
+            if go_left_packed(X[c0 + r, nodes[node, 2]], node, flags, thr[node], cat_offset, cat_nwords,
+                              cat_words, le, False, cats_left):
+                Pa[r] &= spec_keep_l[k]
+            else:
+                Pa[r] &= spec_keep_r[k]
+    for r in range(BLOCK):
+        pre[0, r] = start
+        suf[qt, r] = start
+    for a in range(qt):
+        for r in range(BLOCK):
+            pre[a + 1, r] = pre[a, r] & P[a, r]
+    for a in range(qt - 1, -1, -1):
+        for r in range(BLOCK):
+            suf[a, r] = suf[a + 1, r] & P[a, r]
+
+
 @njit(cache=True, nogil=True)
 def gather_leafsets(X, row_weight, order, r0, r1, tg, n_tree_groups, init, num_ptr, num_feat, num_thr, num_miss,
                     num_keep_l, num_keep_r, num_lf, spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, q,
@@ -275,40 +322,9 @@ def gather_leafsets(X, row_weight, order, r0, r1, tg, n_tree_groups, init, num_p
             w[r] = row_weight[c0 + r]
         for t in range(tg, n_trees, n_tree_groups):
             qt = q[t]
-            start = init[t]
-            for a in range(qt):
-                for r in range(BLOCK):
-                    P[a, r] = start
-            for k in range(num_ptr[t], num_ptr[t + 1]):
-                f = num_feat[k]
-                th = num_thr[k]
-                ms = num_miss[k]
-                kl = num_keep_l[k]
-                kr = num_keep_r[k]
-                Pa = P[num_lf[k]]
-                for r in range(BLOCK):
-                    x = Xb[f, r]
-                    go_left = (x < th) | (ms & (not (x >= th)))
-                    Pa[r] &= kl if go_left else kr
-            for k in range(spec_ptr[t], spec_ptr[t + 1]):
-                node = spec_node[k]
-                flags = nodes[node, 3]
-                Pa = P[spec_lf[k]]
-                for r in range(nb):
-                    if go_left_packed(X[c0 + r, nodes[node, 2]], node, flags, thr[node], cat_offset, cat_nwords,
-                                      cat_words, le, False, cats_left):
-                        Pa[r] &= spec_keep_l[k]
-                    else:
-                        Pa[r] &= spec_keep_r[k]
-            for r in range(BLOCK):
-                pre[0, r] = start
-                suf[qt, r] = start
-            for a in range(qt):
-                for r in range(BLOCK):
-                    pre[a + 1, r] = pre[a, r] & P[a, r]
-            for a in range(qt - 1, -1, -1):
-                for r in range(BLOCK):
-                    suf[a, r] = suf[a + 1, r] & P[a, r]
+            leaf_words(t, Xb, X, c0, nb, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, num_lf,
+                       spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, qt, nodes, thr, cat_offset, cat_nwords,
+                       cat_words, le, cats_left, P, pre, suf)
             base = t * 64
             for r in range(nb):  # the leaf each row reaches on its own values
                 cnt[leaf_base[base + trailing_zeros(pre[qt, r])]] += w[r]

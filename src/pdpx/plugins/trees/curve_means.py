@@ -37,7 +37,8 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from ...core.ir import TreeModel
 from ...core.threads import in_threads, thread_count
 from ...core.treesum import TreeSum
-from .kernels import BLOCK, go_left_packed, load_block
+from .counts_kernels import leaf_words
+from .kernels import BLOCK, load_block
 from .rows import spans
 
 #: Bytes of encoded rows per chunk at most (as ``engine.MAX_CHUNK_BYTES``).
@@ -54,7 +55,7 @@ def means_walk(X, r0, r1, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l
     passes, less the reached leaf's value.
 
     ``lv[slot]``: leaf slot ``t * 64 + j``'s value (tree weight included), ``vm[k, slot]``: the same times
-    ``m_k`` of the leaf. The leaf words are computed as in ``gather_leafsets``.
+    ``m_k`` of the leaf. The leaf words are :func:`.counts_kernels.leaf_words`, as the counts' gather uses them.
     """
     nf = X.shape[1]
     n_trees = init.shape[0]
@@ -71,41 +72,10 @@ def means_walk(X, r0, r1, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l
         load_block(X, c0, c1, Xb)
         for t in range(n_trees):
             qt = q[t]
-            start = init[t]
             mt = tree_margin[t]
-            for a in range(qt):
-                for r in range(BLOCK):
-                    P[a, r] = start
-            for k in range(num_ptr[t], num_ptr[t + 1]):
-                f = num_feat[k]
-                th = num_thr[k]
-                ms = num_miss[k]
-                kl = num_keep_l[k]
-                kr = num_keep_r[k]
-                Pa = P[num_lf[k]]
-                for r in range(BLOCK):
-                    x = Xb[f, r]
-                    go_left = (x < th) | (ms & (not (x >= th)))
-                    Pa[r] &= kl if go_left else kr
-            for k in range(spec_ptr[t], spec_ptr[t + 1]):
-                node = spec_node[k]
-                flags = nodes[node, 3]
-                Pa = P[spec_lf[k]]
-                for r in range(nb):
-                    if go_left_packed(X[c0 + r, nodes[node, 2]], node, flags, thr[node], cat_offset, cat_nwords,
-                                      cat_words, le, False, cats_left):
-                        Pa[r] &= spec_keep_l[k]
-                    else:
-                        Pa[r] &= spec_keep_r[k]
-            for r in range(BLOCK):
-                pre[0, r] = start
-                suf[qt, r] = start
-            for a in range(qt):
-                for r in range(BLOCK):
-                    pre[a + 1, r] = pre[a, r] & P[a, r]
-            for a in range(qt - 1, -1, -1):
-                for r in range(BLOCK):
-                    suf[a, r] = suf[a + 1, r] & P[a, r]
+            leaf_words(t, Xb, X, c0, nb, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, num_lf,
+                       spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, qt, nodes, thr, cat_offset, cat_nwords,
+                       cat_words, le, cats_left, P, pre, suf)
             base = t * 64
             Fm = F[mt]
             for r in range(nb):
