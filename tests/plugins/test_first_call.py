@@ -268,12 +268,13 @@ def test_end_to_end_a_fresh_cache_first_runs_brute_then_the_next_process_runs_ex
 
 
 # --------------------------------------------------------------- the pattern counts' kernels
-def _counts_calls(monkeypatch):
-    """The counts' kernels (and exact's they share) called from Python, by ``module.function``."""
+def _counts_calls(monkeypatch, *tables):
+    """The counts' kernels (and exact's they share, and those of ``tables``) called from Python, by
+    ``module.function``."""
     import importlib
 
     seen = set()
-    for name in {**jit.COLD_SECONDS, **jit.COUNTS_COLD_SECONDS}:
+    for name in set().union(jit.COLD_SECONDS, jit.COUNTS_COLD_SECONDS, *tables):
         module, function = name.split(".")
         mod = importlib.import_module(f"pdpx.plugins.trees.{module}")
         fn = getattr(mod, function)
@@ -435,24 +436,6 @@ def test_a_missing_kernel_is_looked_up_in_the_cache_at_most_once_per_recheck_int
 
 
 # --------------------------------------------------------------- every row's averaged ICE curve (H's PD_-j)
-def _means_calls(monkeypatch):
-    """The kernels curve_means calls from Python (its own and those it shares), by ``module.function``."""
-    import importlib
-
-    seen = set()
-    for name in {**jit.COLD_SECONDS, **jit.COUNTS_COLD_SECONDS, **jit.MEANS_COLD_SECONDS}:
-        module, function = name.split(".")
-        mod = importlib.import_module(f"pdpx.plugins.trees.{module}")
-        fn = getattr(mod, function)
-
-        def spy(*a, _fn=fn, _name=name, **k):
-            seen.add(_name)
-            return _fn(*a, **k)
-
-        monkeypatch.setattr(mod, function, spy)
-    return seen
-
-
 def _means(tm, X):
     from pdpx.core.method import Request
     from pdpx.plugins.trees.curve_means import curve_means
@@ -465,7 +448,7 @@ def _means(tm, X):
     return out
 
 
-def test_means_needed_names_every_kernel_and_the_warm_up_compiles_them(monkeypatch):
+def test_means_kernels_name_every_kernel_and_the_warm_up_compiles_them(monkeypatch):
     from numba.core import event
 
     from pdpx.plugins.trees import curve_means
@@ -484,16 +467,15 @@ def test_means_needed_names_every_kernel_and_the_warm_up_compiles_them(monkeypat
         if not curve_means.available(tm):  # the forest's trees are deeper than 64 leaves
             assert name in ("forest", "voting")  # voting holds the forest
             continue
-        seen = _means_calls(monkeypatch)
+        seen = _counts_calls(monkeypatch, jit.MEANS_COLD_SECONDS)
         with event.install_listener("numba:compile", Listener()):
             assert _means(tm, X) is not None
         monkeypatch.undo()
-        assert "curve_means.means_walk" in seen and seen <= jit.means_needed(tm), (name, sorted(seen))
+        assert "curve_means.means_walk" in seen and seen <= jit.MEANS_KERNELS, (name, sorted(seen))
     assert compiled == []  # conftest ran the warm-up: nothing compiles
 
 
 def test_means_are_left_to_the_curves_while_their_kernels_compile(cold, monkeypatch):
-    tm, _ = _counts_models()["hgb"]
-    assert jit.deferred_means(tm, []) is True and cold == [1]
+    assert jit.deferred_means() is True and cold == [1]
     monkeypatch.setattr(jit, "compile_in_background", lambda: False)
-    assert jit.deferred_means(tm, []) is False  # no background compilation here: compile now
+    assert jit.deferred_means() is False  # no background compilation here: compile now

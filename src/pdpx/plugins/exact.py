@@ -100,7 +100,7 @@ class Exact(Method):
         from .trees import curve_means, jit
 
         tm = adapter.tree_model(requests[0].response)
-        if not curve_means.available(tm) or jit.deferred_means(tm, requests):
+        if not curve_means.available(tm) or jit.deferred_means():
             return None
         return curve_means.curve_means(tm, requests, shares, requests[0].n_jobs, requests[0].memory_budget)
 

@@ -176,17 +176,18 @@ def deferred_counts(tm, order: int = 2, alternative_seconds: float | None = None
             "background, and later calls will use them")
 
 
-def means_needed(tm) -> set[str]:
-    """The kernels :func:`.curve_means.curve_means` runs on ``tm`` (a TreeModel or TreeSum of leaf-set trees)."""
-    return {"leafsets.leafset_layout", "counts_kernels.count_layout", "counts_kernels.leafset_locals",
-            "kernels.leaf_boxes_sorted", "kernels.leaf_regions", "kernels.grid_left", "curve_means.means_walk"}
+#: The kernels :func:`.curve_means.curve_means` runs, whatever the (leaf-set) trees: its walk, and the layouts and
+#: leaf regions it shares with the counts and ``exact``.
+MEANS_KERNELS = frozenset({"leafsets.leafset_layout", "counts_kernels.count_layout", "counts_kernels.leafset_locals",
+                           "kernels.leaf_boxes_sorted", "kernels.leaf_regions", "kernels.grid_left",
+                           "curve_means.means_walk"})
 
 
-def deferred_means(tm, requests) -> bool:
+def deferred_means() -> bool:
     """Whether the averaged ICE curves should be left to the row kernels now: their one-pass kernels are not
     compiled and a background process has started compiling them (later calls use them). Where no background
     compilation can run, they compile now (False)."""
-    if not pending(means_needed(tm)):
+    if not pending(MEANS_KERNELS):
         return False
     return compile_in_background()
 
