@@ -426,3 +426,37 @@ def test_many_categories_in_a_small_facet_are_upright_and_thinned():
     assert p.theme.getp(("axis_text_x", "rotation")) == 90
     breaks, labels = panel_x(p, 1)
     assert 5 <= len(labels) < 30 and labels[0] == "level 00"
+
+
+@pytest.mark.parametrize("color_by", [None, "age"])
+def test_ice_curves_drawn_at_once_have_geom_lines_pixels(diabetes, monkeypatch, color_by):
+    """geom_curves (one Line2D per curve, no data frame per curve) renders what plotnine's geom_line renders."""
+    import io
+
+    import matplotlib.image as mpimg
+    import matplotlib.pyplot as plt
+    from plotnine import geom_line
+
+    from pdpx.outputs import plot_lines
+
+    model, X = diabetes
+    res = pdpx.partial_dependence(model, X, "bmi", kind="both", ice_sample=40, **OPTS)
+    slow = []
+    real = geom_line.draw_panel
+    monkeypatch.setattr(geom_line, "draw_panel", lambda self, *a, **k: slow.append(1) or real(self, *a, **k))
+
+    def png():
+        fig = res.plot(color_by=color_by).draw()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=60)
+        plt.close(fig)
+        buf.seek(0)
+        return mpimg.imread(buf)
+
+    fast = png()
+    assert color_by is not None or not slow  # one style per curve: drawn without geom_line's per-group path
+    slow.clear()
+    monkeypatch.setattr(plot_lines, "to_rgba", None)  # every layer through geom_line's own drawing
+    reference = png()
+    assert slow
+    np.testing.assert_array_equal(fast, reference)

@@ -107,9 +107,7 @@ def _signature(ens, nodes: np.ndarray, values: np.ndarray) -> np.ndarray:
     than needed is still exact). Categorical splits: the side at each node, as
     :meth:`~pdpx.core.ir.TreeEnsemble.goes_left_many` computes it, once per distinct value.
     """
-    cat = ens.cat_offset[nodes] >= 0
-    cat_nodes = nodes[cat]
-    if cat_nodes.size:  # routed per distinct value, then mapped back to the rows
+    if np.any(ens.cat_offset[nodes] >= 0):  # category sets: routed per distinct value, then mapped to the rows
         u, inv = np.unique(values, return_inverse=True)
         return _classes(ens, nodes, u)[inv.reshape(-1)]
     return _classes(ens, nodes, values)
@@ -173,7 +171,7 @@ def _cells(codes: np.ndarray, column: pd.Series) -> Cells:
     first = np.empty(len(seen), dtype=np.int64)
     first[seen.to_numpy()] = seen.index.to_numpy()
     missing = column.isna().to_numpy()[first]
-    return Cells(codes=codes, reps=first.astype(np.int64), missing=np.asarray(missing, dtype=bool))
+    return Cells(codes=codes, reps=first, missing=np.asarray(missing, dtype=bool))
 
 
 def find_cells(adapter, response: str, X: pd.DataFrame, columns: list[int]) -> tuple[dict, bool, list]:

@@ -34,10 +34,8 @@ class geom_curves(geom_line):  # noqa: N801 - named like the plotnine geoms it s
         fast = (to_rgba is not None and coord.is_linear and not self.params.get("arrow") and len(data) >= 2
                 and set(data["linetype"].unique()) == {"solid"})
         if fast:
-            group = data["group"].to_numpy()
-            _, counts = np.unique(group, return_counts=True)
-            keep = counts[np.searchsorted(np.unique(group), group)] >= 2  # as geom_path: lines of 2+ points
-            data = data[keep]
+            _, inverse, counts = np.unique(data["group"].to_numpy(), return_inverse=True, return_counts=True)
+            data = data[counts[inverse.reshape(-1)] >= 2]  # as geom_path: lines of two points or more
             fast = len(data) >= 2
         if fast:
             data = data.sort_values("group", kind="mergesort").reset_index(drop=True)
