@@ -22,6 +22,7 @@ from sklearn.inspection import partial_dependence as sk_pd  # noqa: E402
 from pdpx.cli import main  # noqa: E402
 
 N = 150
+PK = "--allow-pickle"  # the tests' own pickles: the opt-in (tests/test_cli_model_files.py tests it)
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,8 @@ def run(*args, **kw):
 
 def assert_one_line_error(result, *words):
     assert result.exit_code != 0
-    err = result.stderr.strip()
+    # the --allow-pickle warning may come first: the error itself is one line
+    err = "\n".join(x for x in result.stderr.strip().splitlines() if not x.startswith("pdpx: warning: loading"))
     assert "Traceback" not in result.output + result.stderr
     assert len(err.splitlines()) == 1, err
     for w in words:
@@ -65,7 +67,7 @@ def test_help_warns_about_pickles():
 
 def test_pd_to_stdout_equals_sklearns_partial_dependence(files):
     d = files["dir"]
-    result = run("pd", d / "model.pkl", d / "data.csv", "--feature", "a", "--grid-resolution", "12")
+    result = run("pd", PK, d / "model.pkl", d / "data.csv", "--feature", "a", "--grid-resolution", "12")
     assert result.exit_code == 0, result.stderr
     frame = pd.read_csv(io.StringIO(result.stdout))
     ref = sk_pd(files["model"], files["X"], ["a"], method="brute", grid_resolution=12)
@@ -77,7 +79,7 @@ def test_pd_to_stdout_equals_sklearns_partial_dependence(files):
 def test_pd_to_files_in_each_format(files, tmp_path, suffix):
     d = files["dir"]
     out = tmp_path / f"pd{suffix}"
-    result = run("pd", d / "model.joblib", d / "data.parquet", "--drop", "y", "--feature", "a", "--feature", "b",
+    result = run("pd", PK, d / "model.joblib", d / "data.parquet", "--drop", "y", "--feature", "a", "--feature", "b",
                  "--grid-resolution", "5", "-o", out)
     assert result.exit_code == 0, result.stderr
     frame = {".parquet": pd.read_parquet, ".json": pd.read_json, ".csv": pd.read_csv}[suffix](out)
@@ -88,10 +90,10 @@ def test_pd_to_files_in_each_format(files, tmp_path, suffix):
 
 def test_pd_json_and_parquet_to_stdout(files):
     d = files["dir"]
-    result = run("pd", d / "model.pkl", d / "data.csv", "--feature", "b", "--format", "json", "--grid-resolution", "4")
+    result = run("pd", PK, d / "model.pkl", d / "data.csv", "--feature", "b", "--format", "json", "--grid-resolution", "4")
     rows = json.loads(result.stdout)
     assert [r["feature_1"] for r in rows] == ["b"] * 4
-    result = run("pd", d / "model.pkl", d / "data.csv", "--feature", "b", "--format", "parquet", "--grid-resolution", "4")
+    result = run("pd", PK, d / "model.pkl", d / "data.csv", "--feature", "b", "--format", "parquet", "--grid-resolution", "4")
     assert pd.read_parquet(io.BytesIO(result.stdout_bytes))["yhat"].size == 4
 
 
@@ -100,7 +102,7 @@ def test_plot_writes_a_png(files, tmp_path, features):
     pytest.importorskip("plotnine", reason="plotnine is not installed")
     d, out = files["dir"], tmp_path / "fig.png"
     args = [x for f in features for x in ("--feature", f)]
-    result = run("plot", d / "model.pkl", d / "data.csv", *args, "-o", out, "--grid-resolution", "10")
+    result = run("plot", PK, d / "model.pkl", d / "data.csv", *args, "-o", out, "--grid-resolution", "10")
     assert result.exit_code == 0, result.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -108,7 +110,7 @@ def test_plot_writes_a_png(files, tmp_path, features):
 def test_report_writes_one_html_file(files, tmp_path):
     pytest.importorskip("plotnine", reason="plotnine is not installed")
     d, out = files["dir"], tmp_path / "r" / "report.html"
-    result = run("report", d / "model.pkl", d / "data.csv", "-o", out, "--feature", "a", "--feature", "b", "--no-progress")
+    result = run("report", PK, d / "model.pkl", d / "data.csv", "-o", out, "--feature", "a", "--feature", "b", "--no-progress")
     assert result.exit_code == 0, result.stderr
     html = out.read_text()
     assert html.startswith("<!DOCTYPE html>") or html.lower().startswith("<!doctype html>")
@@ -118,30 +120,30 @@ def test_report_writes_one_html_file(files, tmp_path):
 def test_unidentifiable_files_are_refused_in_one_line(files, tmp_path):
     d = files["dir"]
     assert_one_line_error(run("pd", d / "notes.txt", d / "data.csv", "--feature", "a"), "cannot identify the model file")
-    assert_one_line_error(run("pd", d / "model.pkl", d / "data.xlsx", "--feature", "a"), "cannot identify the data file")
+    assert_one_line_error(run("pd", PK, d / "model.pkl", d / "data.xlsx", "--feature", "a"), "cannot identify the data file")
     empty = tmp_path / "empty.pkl"
     empty.write_bytes(b"")
-    assert_one_line_error(run("pd", empty, d / "data.csv", "--feature", "a"), "empty")
+    assert_one_line_error(run("pd", PK, empty, d / "data.csv", "--feature", "a"), "empty")
     broken = tmp_path / "broken.pkl"
     broken.write_bytes(pickle.dumps(files["model"])[:200])
-    assert_one_line_error(run("pd", broken, d / "data.csv", "--feature", "a"), "could not load")
+    assert_one_line_error(run("pd", PK, broken, d / "data.csv", "--feature", "a"), "could not load")
 
 
 def test_mistakes_leave_no_output_behind(files, tmp_path):
     d = files["dir"]
     for cmd, out, extra in (("pd", "pd.csv", []), ("plot", "fig.png", []), ("report", "report.html", ["--no-progress"])):
         target = tmp_path / out
-        result = run(cmd, d / "model.pkl", d / "data.csv", "--feature", "nope", "-o", target, *extra)
+        result = run(cmd, PK, d / "model.pkl", d / "data.csv", "--feature", "nope", "-o", target, *extra)
         assert_one_line_error(result, "nope")
         assert list(tmp_path.iterdir()) == [], cmd
-    assert_one_line_error(run("pd", d / "model.pkl", d / "data.csv", "--feature", "a", "--drop", "zz"), "--drop")
-    assert_one_line_error(run("plot", d / "model.pkl", d / "data.csv", "--feature", "a", "-o", tmp_path / "f.gif"), "f.gif")
+    assert_one_line_error(run("pd", PK, d / "model.pkl", d / "data.csv", "--feature", "a", "--drop", "zz"), "--drop")
+    assert_one_line_error(run("plot", PK, d / "model.pkl", d / "data.csv", "--feature", "a", "-o", tmp_path / "f.gif"), "f.gif")
     assert list(tmp_path.iterdir()) == []
 
 
 def test_wrong_command_lines_exit_2(files):
     d = files["dir"]
-    assert run("pd", d / "model.pkl", d / "data.csv").exit_code == 2           # --feature missing
+    assert run("pd", PK, d / "model.pkl", d / "data.csv").exit_code == 2           # --feature missing
     assert run("pd", d / "missing.pkl", d / "data.csv", "--feature", "a").exit_code == 2
 
 

@@ -330,7 +330,7 @@ def test_cli_grid_thresholds(data, tmp_path):
     model = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y)
     pd.to_pickle(model, tmp_path / "m.pkl")
     X.to_csv(tmp_path / "x.csv", index=False)
-    out = CliRunner().invoke(main, ["pd", str(tmp_path / "m.pkl"), str(tmp_path / "x.csv"), "--feature", "a",
+    out = CliRunner().invoke(main, ["pd", "--allow-pickle", str(tmp_path / "m.pkl"), str(tmp_path / "x.csv"), "--feature", "a",
                                     "--grid", "thresholds", "-o", str(tmp_path / "pd.csv")])
     assert out.exit_code == 0, out.output
     table = pd.read_csv(tmp_path / "pd.csv")

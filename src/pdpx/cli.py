@@ -5,8 +5,10 @@
     pdpx pd     MODEL DATA --feature NAME [-o pd.csv|pd.parquet|pd.json]
     pdpx demo
 
-MODEL is a pickle / joblib file, an XGBoost model file (.json, .ubj), a LightGBM model
-file (.txt) or an R ``.rds`` file (read through rpy2). DATA is a CSV or Parquet file.
+MODEL is read by its extension (:mod:`pdpx.model_files`): XGBoost .json / .ubj, LightGBM
+.txt, CatBoost .cbm, skops .skops, R .rds; pickle / joblib files only with --allow-pickle
+(or PDPX_ALLOW_PICKLE=1). DATA is a CSV or Parquet file; a CSV's categorical columns take
+the categories stored in the model (:mod:`pdpx.model_categories`).
 A mistake (a file that cannot be read, a feature that is not a column...) prints one line
 and exits with status 1 (2 for a wrong command line); a failed run leaves no partial
 output file. Progress bars go to stderr.
@@ -16,31 +18,21 @@ from __future__ import annotations
 
 import io
 import json
-import pickle
 import sys
 from pathlib import Path
 
 import click
 
+from .model_files import ALLOW_PICKLE_ENV
+
 PICKLE_WARNING = (
-    "Loading a pickle or joblib file runs code stored in the file: only load models you trust."
+    "Loading a pickle or joblib file runs code stored in the file: pdpx loads one only with --allow-pickle "
+    f"(or {ALLOW_PICKLE_ENV}=1); only load models you trust."
 )
-MODEL_HELP = ("MODEL: a pickle / joblib file (.pkl, .pickle, .joblib), an XGBoost model (.json, .ubj), "
-              "a LightGBM model (.txt) or an R model saved with saveRDS (.rds, needs rpy2). " + PICKLE_WARNING)
-#: how joblib's compressed files begin: zlib, gzip, bz2, xz, lz4
-COMPRESSED = (b"x\x01", b"x^", b"x\x9c", b"x\xda", b"\x1f\x8b", b"BZh", b"\xfd7zXZ", b"\x04\x22\x4d\x18")
-#: readRDS, then attach the package named by the model's class (randomForest.formula -> randomForest), so
-#: that R finds its predict method
-READ_RDS = """function(path) {
-  m <- readRDS(path)
-  for (cl in class(m)) for (pkg in unique(c(cl, sub("[.].*$", "", cl)))) {
-    if (requireNamespace(pkg, quietly = TRUE)) {
-      suppressMessages(library(pkg, character.only = TRUE))
-      return(m)
-    }
-  }
-  m
-}"""
+MODEL_HELP = ("MODEL, by its extension: an XGBoost model (.json, .ubj), a LightGBM model (.txt), a CatBoost "
+              "model (.cbm, with the pdpx-catboost plugin), a scikit-learn model saved with skops (.skops) or an "
+              "R randomForest saved with saveRDS (.rds, needs rpy2); a pickle / joblib file (.pkl, .pickle, "
+              ".joblib) only with --allow-pickle. " + PICKLE_WARNING)
 DATA_SUFFIXES = (".csv", ".parquet", ".pq")
 TABLE_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
 
@@ -53,75 +45,40 @@ class UserError(click.ClickException):
 
 
 # ------------------------------------------------------------------ reading files
-def sniff_model(path: Path) -> str:
-    """What kind of model file ``path`` is: 'pickle', 'xgboost-json', 'xgboost-ubj', 'lightgbm' or 'rds'."""
-    with open(path, "rb") as fh:
-        head = fh.read(64)
-    suffix = path.suffix.lower()
-    if not head:
-        raise UserError(f"model file {str(path)!r} is empty")
-    if head[:2] == b"\x1f\x8b" and suffix == ".rds" or head[:2] in (b"X\n", b"A\n", b"B\n") or head[:5] in (
-            b"RDX2\n", b"RDX3\n"):
-        return "rds"
-    if head[:1] == b"\x80" or suffix in (".pkl", ".pickle", ".joblib") and head.startswith(COMPRESSED):
-        return "pickle"
-    if suffix == ".ubj" or head[:1] == b"{" and head[1:2] in (b"L", b"$", b"#", b"i", b"U"):
-        return "xgboost-ubj"
-    text = head.lstrip()
-    if text.startswith(b"{"):
-        return "xgboost-json"
-    if text.startswith(b"tree\n") or text.startswith(b"tree\r\n"):
-        return "lightgbm"
-    raise UserError(
-        f"cannot identify the model file {str(path)!r}: expected a pickle / joblib file, an XGBoost model "
-        "(.json, .ubj), a LightGBM model (.txt) or an R .rds file"
-    )
+def _say(kind: str):
+    return lambda text: click.echo(f"pdpx: {kind}: {text}", err=True)
 
 
-def load_model(path: str):
-    """The fitted model stored in ``path`` (see :func:`sniff_model`). Unpickling runs code from the file."""
-    p = Path(path)
-    kind = sniff_model(p)
+def load_model(path: str, allow_pickle: bool = False):
+    """The fitted model stored in ``path``, by its extension (:func:`pdpx.model_files.load_model_file`).
+
+    Pickle / joblib files load only with ``allow_pickle`` or ``PDPX_ALLOW_PICKLE=1``, with a warning on stderr.
+    """
+    from .model_files import ModelFileError, load_model_file, pickle_allowed
+
     try:
-        if kind == "pickle":
-            try:
-                import joblib
-            except ImportError:  # plain pickles load without joblib
-                with open(p, "rb") as fh:
-                    return pickle.load(fh)  # noqa: S301 - the user's own file; --help warns
-            return joblib.load(p)
-        if kind in ("xgboost-json", "xgboost-ubj"):
-            import xgboost
-
-            booster = xgboost.Booster()
-            booster.load_model(str(p))
-            return booster
-        if kind == "lightgbm":
-            import lightgbm
-
-            return lightgbm.Booster(model_file=str(p))
-        import rpy2.robjects as ro
-
-        return ro.r(READ_RDS)(str(p))
-    except ImportError as exc:
-        raise UserError(f"reading {str(p)!r} ({kind}) needs the {exc.name or 'missing'} package: "
-                        f"pip install {exc.name or ''}".rstrip()) from None
-    except UserError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a file that looked right but does not load
-        raise UserError(f"could not load the model in {str(p)!r} as {kind}: {_one_line(exc)}") from None
+        return load_model_file(path, allow_pickle=pickle_allowed(allow_pickle), warn=_say("warning"))
+    except ModelFileError as exc:
+        raise UserError(str(exc)) from None
 
 
-def load_data(path: str, drop: tuple[str, ...] = ()):
-    """The rows in a CSV or Parquet file, without the ``drop`` columns."""
+def load_data(path: str, drop: tuple[str, ...] = (), model=None):
+    """The rows in a CSV or Parquet file, without the ``drop`` columns.
+
+    With ``model``, its categorical columns take the categories the model stores
+    (:func:`pdpx.model_categories.apply_categories`).
+    """
     import pandas as pd
+
+    from .model_categories import ModelCategories, apply_categories, model_categories
 
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in DATA_SUFFIXES:
         raise UserError(f"cannot identify the data file {str(p)!r}: expected a CSV (.csv) or Parquet (.parquet) file")
+    cats = model_categories(model) if model is not None else ModelCategories()
     try:
-        frame = pd.read_csv(p) if suffix == ".csv" else pd.read_parquet(p)
+        frame = pd.read_csv(p, dtype=cats.csv_dtypes() or None) if suffix == ".csv" else pd.read_parquet(p)
     except ImportError:
         raise UserError("reading Parquet needs pyarrow: pip install pyarrow") from None
     except Exception as exc:  # noqa: BLE001 - unreadable data file
@@ -129,7 +86,16 @@ def load_data(path: str, drop: tuple[str, ...] = ()):
     missing = [c for c in drop if c not in frame.columns]
     if missing:
         raise UserError(f"--drop: {missing} not among the columns of {str(p)!r}: {list(frame.columns)}")
-    return frame.drop(columns=list(drop))
+    frame = frame.drop(columns=list(drop))
+    try:
+        return apply_categories(frame, cats, repr(str(p)), note=_say("note"))
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _read(model: str, data: str, drop, allow_pickle: bool):
+    m = load_model(model, allow_pickle)
+    return m, load_data(data, drop, m)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -205,6 +171,10 @@ grid_kind_opt = click.option("--grid", "grid", type=click.Choice(["uniform", "th
                              show_default=True,
                              help="uniform: --grid-resolution points between the 5th and 95th percentiles; "
                                   "thresholds: one point per step of a tree model's curve (the exact curve).")
+pickle_opt = click.option("--allow-pickle", is_flag=True,
+                          help=f"Load a pickle / joblib MODEL (.pkl, .pickle, .joblib) or a skops file's untrusted "
+                               f"types. This runs code stored in the file: only for files you trust. Scripts may "
+                               f"set {ALLOW_PICKLE_ENV}=1 instead.")
 progress_opt = click.option("--progress/--no-progress", default=None,
                             help="Progress bars on stderr (default: for long runs in a terminal).")
 
@@ -224,15 +194,16 @@ def main():
 @click.option("--title", default=None, help="The report's title.")
 @click.option("--max-rows", default=None, type=click.IntRange(min=1), help="Average over a sample of this many rows.")
 @drop_opt
+@pickle_opt
 @progress_opt
-def report(model, data, output, features, title, max_rows, drop, progress):
+def report(model, data, output, features, title, max_rows, drop, progress, allow_pickle):
     """``pdpx report``."""
     def go():
         from .core.files import check_writable
         from .reporting import report as write_report
 
         check_writable(output, what="-o")
-        m, X = load_model(model), load_data(data, drop)
+        m, X = _read(model, data, drop, allow_pickle)
         path = write_report(m, X, output, features=list(features) or None, title=title, max_rows=max_rows,
                             progress=True if progress is None else progress)
         click.echo(f"wrote {path}", err=True)
@@ -252,8 +223,9 @@ def report(model, data, output, features, title, max_rows, drop, progress):
 @grid_opt
 @grid_kind_opt
 @drop_opt
+@pickle_opt
 @progress_opt
-def plot(model, data, features, output, kind, centered, method, grid_resolution, grid, drop, progress):
+def plot(model, data, features, output, kind, centered, method, grid_resolution, grid, drop, progress, allow_pickle):
     """``pdpx plot``."""
     def go():
         import pdpx
@@ -262,7 +234,7 @@ def plot(model, data, features, output, kind, centered, method, grid_resolution,
         from .outputs.plot import FORMATS
 
         check_writable(output, what="-o", suffixes=tuple("." + f for f in FORMATS))
-        m, X = load_model(model), load_data(data, drop)
+        m, X = _read(model, data, drop, allow_pickle)
         kind_ = kind if len(features) == 1 else "average"
         res = pdpx.partial_dependence(m, X, list(features), kind=kind_, centered=centered, progress=progress,
                                       ice_sample=100 if kind_ != "average" else None,
@@ -286,9 +258,10 @@ def plot(model, data, features, output, kind, centered, method, grid_resolution,
 @grid_opt
 @grid_kind_opt
 @drop_opt
+@pickle_opt
 @progress_opt
 def pd_command(model, data, features, output, fmt, kind, centered, method, grid_resolution, grid, drop,
-               progress):
+               progress, allow_pickle):
     """``pdpx pd``."""
     def go():
         import pdpx
@@ -297,7 +270,7 @@ def pd_command(model, data, features, output, fmt, kind, centered, method, grid_
 
         if output is not None:
             check_writable(output, what="-o")
-        m, X = load_model(model), load_data(data, drop)
+        m, X = _read(model, data, drop, allow_pickle)
         res = pdpx.partial_dependence(m, X, list(features), kind=kind, centered=centered, progress=progress,
                                       **_options(method, grid_resolution, grid))
         write_table(res.to_frame(), output, fmt)

@@ -1,0 +1,236 @@
+"""Model files the ``pdpx`` command line reads: the loader is chosen by the file's extension.
+
+Safe formats (data, no code): XGBoost ``.json`` / ``.ubj``, LightGBM ``.txt``, CatBoost
+``.cbm`` (with the pdpx-catboost plugin), scikit-learn ``.skops`` (skops' trusted types)
+and R ``.rds`` of the model classes in :data:`R_MODEL_PACKAGES`. Pickle and joblib files
+(``.pkl``, ``.pickle``, ``.joblib``) run code stored in the file when loaded, so they load
+only with an explicit opt-in (``--allow-pickle`` or ``PDPX_ALLOW_PICKLE=1``). A file whose
+content does not match its extension (a pickle named ``model.json``) is refused before
+any loader sees it, and nothing is ever unpickled without the opt-in.
+
+:func:`load_model_file` raises :class:`ModelFileError` with a message for the user.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Callable
+
+#: the environment variable that opts in to pickle / joblib files (for scripts)
+ALLOW_PICKLE_ENV = "PDPX_ALLOW_PICKLE"
+PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
+#: extension -> (kind, what the file must be)
+FORMATS = {
+    ".json": ("xgboost-json", "an XGBoost model saved with save_model (JSON)"),
+    ".ubj": ("xgboost-ubj", "an XGBoost model saved with save_model (UBJSON)"),
+    ".txt": ("lightgbm", "a LightGBM model saved with save_model (text)"),
+    ".cbm": ("catboost", "a CatBoost model saved with save_model (.cbm)"),
+    ".skops": ("skops", "a scikit-learn model saved with skops.io.dump"),
+    ".rds": ("rds", "an R model saved with saveRDS"),
+    **{s: ("pickle", "a pickle / joblib file") for s in PICKLE_SUFFIXES},
+}
+SAFE_FORMATS = ("XGBoost .json / .ubj, LightGBM .txt, CatBoost .cbm, scikit-learn .skops (skops.io.dump) "
+                "or R .rds (randomForest)")
+PICKLE_RISK = "loading a pickle or joblib file runs code stored in the file"
+#: R model classes whose package the command line attaches (so that R finds its predict method):
+#: the R models pdpx reads through rpy2 (pdpx.adapters.rpy2). ranger and gbm models are read by
+#: the R package (r/pdpx), which builds their adapters in R, not from an .rds file here.
+R_MODEL_PACKAGES = {"randomForest": "randomForest", "randomForest.formula": "randomForest"}
+R_PACKAGE_ONLY = {"ranger": "ranger", "gbm": "gbm"}
+#: scikit-learn's own tree containers, which skops does not trust by default: their content
+#: (arrays, numbers) is checked by skops like any other node, and constructing them runs no
+#: code of the file. Everything else beyond skops' defaults needs the pickle opt-in.
+SKOPS_TRUSTED = ("sklearn.tree._tree.Tree", "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor")
+
+_PICKLE_GLOBAL = re.compile(rb"^c[A-Za-z_][\w.]*\n[A-Za-z_][\w.]*\n")
+_SIGNATURES = (  # (test of the first bytes, what the file looks like)
+    (lambda h: h[:1] == b"\x80" and h[1:2] in (b"\x01", b"\x02", b"\x03", b"\x04", b"\x05"), "a Python pickle"),
+    (lambda h: bool(_PICKLE_GLOBAL.match(h)), "a Python pickle (protocol 0)"),
+    (lambda h: h[:2] in (b"x\x01", b"x^", b"x\x9c", b"x\xda"), "zlib-compressed data (a compressed joblib file?)"),
+    (lambda h: h[:2] == b"\x1f\x8b", "gzip-compressed data (a compressed joblib or R .rds file?)"),
+    (lambda h: h[:3] == b"BZh", "bzip2-compressed data (a compressed joblib or R .rds file?)"),
+    (lambda h: h[:6] == b"\xfd7zXZ\x00", "xz-compressed data (a compressed joblib or R .rds file?)"),
+    (lambda h: h[:4] == b"\x04\x22\x4d\x18", "lz4-compressed data (a compressed joblib file?)"),
+    (lambda h: h[:4] == b"PK\x03\x04", "a zip archive (a skops file?)"),
+    (lambda h: h[:4] == b"CBM1", "a CatBoost .cbm model"),
+    (lambda h: h[:2] in (b"X\n", b"A\n", b"B\n"), "an R serialized object (.rds)"),
+    (lambda h: h.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"tree"), "a LightGBM text model"),
+    (lambda h: h[:1] == b"{" and h[1:2] in (b"L", b"$", b"#", b"i", b"U"), "UBJSON (an XGBoost .ubj model?)"),
+    (lambda h: h.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"), "JSON (an XGBoost .json model?)"),
+)
+#: what each kind's first bytes must be
+_EXPECTED = {
+    "xgboost-json": lambda h: h.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"),
+    "xgboost-ubj": lambda h: h[:1] == b"{",
+    "lightgbm": lambda h: h.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"tree"),
+    "catboost": lambda h: h[:4] == b"CBM1",
+    "skops": lambda h: h[:4] == b"PK\x03\x04",
+    "rds": lambda h: h[:2] in (b"\x1f\x8b", b"X\n", b"A\n", b"B\n") or h[:3] == b"BZh" or h[:6] == b"\xfd7zXZ\x00",
+}
+
+
+class ModelFileError(ValueError):
+    """A model file pdpx will not or cannot load; the message says why and what to do."""
+
+
+def pickle_allowed(flag: bool = False) -> bool:
+    """True when the user opted in to pickle files: ``flag`` (``--allow-pickle``) or ``PDPX_ALLOW_PICKLE=1``."""
+    return bool(flag) or os.environ.get(ALLOW_PICKLE_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def looks_like(head: bytes) -> str:
+    """What a file beginning with ``head`` looks like, in words (read only, never loaded)."""
+    for test, words in _SIGNATURES:
+        if test(head):
+            return words
+    if head and all(32 <= b < 127 or b in (9, 10, 13) for b in head):
+        return "plain text"
+    return "no model format pdpx knows"
+
+
+def model_kind(path: Path) -> str:
+    """The kind of model file ``path`` is by its extension, after checking its first bytes agree."""
+    suffix = path.suffix.lower()
+    name = str(path)
+    if suffix not in FORMATS:
+        raise ModelFileError(
+            f"cannot identify the model file {name!r} by its extension {suffix or '(none)'!r}: pdpx reads "
+            f"{SAFE_FORMATS}, and pickle / joblib files (.pkl, .pickle, .joblib) with --allow-pickle")
+    kind, what = FORMATS[suffix]
+    with open(path, "rb") as fh:
+        head = fh.read(64)
+    if not head:
+        raise ModelFileError(f"model file {name!r} is empty")
+    if kind != "pickle" and not _EXPECTED[kind](head):
+        seen = looks_like(head)
+        if "pickle" in seen or "joblib" in seen:
+            raise ModelFileError(
+                f"refusing the model file {name!r}: a {suffix} file must be {what}, but this one looks like "
+                f"{seen}; pdpx will not load it ({PICKLE_RISK}). Save the model in a safe format "
+                f"({SAFE_FORMATS}), or, if you trust the file, name it .pkl / .joblib and pass --allow-pickle")
+        raise ModelFileError(f"cannot identify the model file {name!r}: a {suffix} file must be {what}, "
+                             f"but this one looks like {seen}")
+    return kind
+
+
+def load_model_file(path, *, allow_pickle: bool = False, warn: Callable[[str], None] | None = None):
+    """The fitted model stored in ``path``, loaded by its extension (see the module's docstring).
+
+    ``allow_pickle``: the user's opt-in to pickle / joblib files (and to skops types beyond
+    the trusted ones); ``warn`` receives the one-line warning said when the opt-in is used.
+    """
+    p = Path(path)
+    kind = model_kind(p)
+    name = str(p)
+    if kind == "pickle" and not allow_pickle:
+        raise ModelFileError(
+            f"refusing to load {name!r}: {PICKLE_RISK}, so pdpx loads pickles only when asked to. If you trust "
+            f"the file, pass --allow-pickle (or set {ALLOW_PICKLE_ENV}=1 in scripts); otherwise save the model "
+            f"in a safe format: {SAFE_FORMATS}")
+    try:
+        if kind == "pickle":
+            if warn is not None:
+                warn(f"loading {name!r} with --allow-pickle: this runs code stored in the file; "
+                     "load only files you trust")
+            return _load_pickle(p)
+        if kind in ("xgboost-json", "xgboost-ubj"):
+            import xgboost
+
+            booster = xgboost.Booster()
+            booster.load_model(name)
+            return booster
+        if kind == "lightgbm":
+            import lightgbm
+
+            return lightgbm.Booster(model_file=name)
+        if kind == "catboost":
+            return _load_catboost(p)
+        if kind == "skops":
+            return _load_skops(p, allow_pickle, warn)
+        return _load_rds(p)
+    except ImportError as exc:
+        pkg = {"sklearn": "scikit-learn"}.get(exc.name or "", exc.name or "the missing package")
+        raise ModelFileError(f"reading {name!r} ({kind}) needs the {pkg} package: pip install {pkg}") from None
+    except ModelFileError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a file that looked right but does not load
+        text = str(exc).strip().splitlines()
+        raise ModelFileError(f"could not load the model in {name!r} as {kind}: "
+                             f"{text[0] if text else type(exc).__name__}") from None
+
+
+def _load_pickle(p: Path):
+    import pickle
+
+    try:
+        import joblib
+    except ImportError:  # plain pickles load without joblib
+        with open(p, "rb") as fh:
+            return pickle.load(fh)  # noqa: S301 - the user opted in (--allow-pickle)
+    return joblib.load(p)
+
+
+def _load_catboost(p: Path):
+    from importlib.metadata import entry_points
+
+    import catboost
+
+    if not any(ep.name == "catboost" for ep in entry_points(group="pdpx")):
+        raise ModelFileError(
+            f"reading {str(p)!r} needs the pdpx-catboost plugin: pip install pdpx-catboost "
+            "(in pdpx's source tree: pip install -e contrib/pdpx-catboost)")
+    model = catboost.CatBoost()
+    model.load_model(str(p), format="cbm")
+    return model
+
+
+def _load_skops(p: Path, allow_pickle: bool, warn):
+    import skops.io as sio
+
+    untrusted = [t for t in sio.get_untrusted_types(file=p) if t not in SKOPS_TRUSTED]
+    if untrusted and not allow_pickle:
+        raise ModelFileError(
+            f"refusing to load {str(p)!r}: it holds types that skops does not trust by default: "
+            f"{', '.join(untrusted)}. Building them may run code; if you trust the file, pass --allow-pickle "
+            f"(or set {ALLOW_PICKLE_ENV}=1)")
+    if untrusted and warn is not None:
+        warn(f"loading {str(p)!r} with --allow-pickle trusts the types {', '.join(untrusted)}: "
+             "building them may run code; load only files you trust")
+    return sio.load(p, trusted=list(SKOPS_TRUSTED) + untrusted)
+
+
+#: readRDS (which attaches no package) and the object's class attribute; then, for a formula model,
+#: whether every variable of its terms is a plain name (R evaluates them in predict). Nothing here
+#: dispatches on the object's class (.subset2, unclass, oldClass), so no method of any package runs.
+_READ_RDS = """function(path) {
+  m <- readRDS(path)
+  tt <- if (is.list(m) && !isS4(m)) .subset2(m, "terms") else NULL
+  v <- if (is.null(tt)) NULL else unclass(attr(tt, "variables"))
+  plain <- is.null(tt) || is.call(v) && all(vapply(as.list.default(v)[-1], is.name, logical(1)))
+  list(m, as.character(oldClass(m)), plain)
+}"""
+_ATTACH = "function(pkg) suppressMessages(library(pkg, character.only = TRUE))"
+
+
+def _load_rds(p: Path):
+    import rpy2.robjects as ro
+
+    from .adapters.rfunction import R_LOCK
+
+    with R_LOCK:
+        model, classes, plain = ro.r(_READ_RDS)(str(p))
+        classes = [str(c) for c in classes]
+        allowed = [c for c in classes if c in R_MODEL_PACKAGES]
+        if not allowed:
+            other = [c for c in classes if c in R_PACKAGE_ONLY]
+            hint = (f"for {other[0]} models use the R package: pdpx::partial_dependence() in R" if other else
+                    f"the command line reads R models of class {', '.join(sorted(set(R_MODEL_PACKAGES.values())))}")
+            raise ModelFileError(f"refusing the R model in {str(p)!r}: its class is {classes or '(none)'}, and "
+                                 f"pdpx attaches only the packages of the R models it reads; {hint}")
+        if not bool(plain[0]):
+            raise ModelFileError(f"refusing the R model in {str(p)!r}: its formula has expressions, which R "
+                                 "would evaluate when predicting; refit it on plain column names (y ~ a + b)")
+        ro.r(_ATTACH)(R_MODEL_PACKAGES[allowed[0]])
+    return model
