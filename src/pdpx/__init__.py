@@ -19,6 +19,7 @@ from .core.errors import (
     PdpxError,
     PdpxTypeError,
     PdpxWarning,
+    TreeMismatchWarning,
 )
 from .core.extrapolation import Extrapolation
 from .core.hookspecs import hookimpl
@@ -62,6 +63,7 @@ __all__ = [
     "PdpxWarning",
     "NonFiniteWarning",
     "ExtrapolationWarning",
+    "TreeMismatchWarning",
 ]
 
 #: names of :mod:`pdpx.explain` (functions and the types they return), imported on first use

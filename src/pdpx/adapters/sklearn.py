@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.adapter import Adapter, as_2d
+from ..core.config import get_config
 from ..core.errors import NotFittedError, PdpxError
 from ..core.hookspecs import hookimpl
 
@@ -40,6 +41,15 @@ def _single_output(model) -> bool:
     return isinstance(model, (BaseGradientBoosting, BaseHistGradientBoosting))
 
 
+def _is_forest(model) -> bool:
+    """A random forest or extra-trees model, whose prediction calls each tree's own predict."""
+    try:
+        from sklearn.ensemble._forest import BaseForest
+    except ImportError:  # pragma: no cover - a private module moved: no members to list
+        return False
+    return isinstance(model, BaseForest)
+
+
 #: The largest magnitude a float32 holds: estimators that cast inputs to float32 refuse larger values.
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
@@ -52,28 +62,36 @@ def out_of_domain(values: np.ndarray) -> np.ndarray:
         return np.isinf(values) | (np.abs(values) > FLOAT32_MAX)
 
 
-#: rows :func:`candidates` reads at a time when every column holds numbers (its arrays do not grow with X)
+#: rows :func:`candidates` reads at a time at most (fewer when a block of rows of every column would pass its share
+#: of the memory budget)
 CHECK_ROWS = 2**16
+#: bytes per value of a block :func:`candidates` reads: the float64 copy and :func:`out_of_domain`'s temporaries
+_CHECK_BYTES = 24
 
 
 def candidates(X: pd.DataFrame):
     """``(column, its values as float64)`` of each numeric column holding a value :func:`out_of_domain` marks.
 
-    The columns are read in one pass (:data:`CHECK_ROWS` rows at a time) when they all hold numbers.
+    The columns are read in one pass over blocks of rows when they all hold numbers, else one numeric column at a
+    time; a block of rows of every column and its temporaries take at most a quarter of the memory budget in
+    effect (:func:`pdpx.core.config.get_config`), and at most :data:`CHECK_ROWS` rows.
     """
+    budget = get_config()["memory_budget"]
+    step = int(min(CHECK_ROWS, max(1, budget // 4 // (_CHECK_BYTES * max(1, X.shape[1])))))
     try:  # every column holds numbers (the usual case): one pass over the rows, no look at the dtypes
         hit = np.zeros(X.shape[1], dtype=bool)
-        for r0 in range(0, len(X), CHECK_ROWS):
-            rows = X if len(X) <= CHECK_ROWS else X.iloc[r0:r0 + CHECK_ROWS]  # (a small X: no slice of it)
+        for r0 in range(0, len(X), step):
+            rows = X if len(X) <= step else X.iloc[r0:r0 + step]  # (a small X: no slice of it)
             hit |= out_of_domain(rows.to_numpy(dtype=np.float64, na_value=np.nan)).any(axis=0)
         return [(X.columns[h], X.iloc[:, h].to_numpy(dtype=np.float64, na_value=np.nan)) for h in np.flatnonzero(hit)]
     except (TypeError, ValueError):
-        numeric = [j for j, t in enumerate(X.dtypes.tolist()) if _numeric_not_bool(t)]
-        if not numeric:
-            return []
-        values = np.column_stack([X.iloc[:, j].to_numpy(dtype=np.float64, na_value=np.nan) for j in numeric])
-    hit = np.flatnonzero(out_of_domain(values).any(axis=0))
-    return [(X.columns[numeric[h]], values[:, h]) for h in hit]
+        found = []
+        for j, t in enumerate(X.dtypes.tolist()):
+            if _numeric_not_bool(t):
+                values = X.iloc[:, j].to_numpy(dtype=np.float64, na_value=np.nan)
+                if out_of_domain(values).any():
+                    found.append((X.columns[j], values))
+        return found
 
 
 def _kind(value: float) -> str:
@@ -125,6 +143,7 @@ def _numeric_not_bool(dtype) -> bool:
 class SklearnAdapter(Adapter):
     """A scikit-learn estimator or Pipeline: its own predict methods, and its trees when it is a tree model."""
     library = "scikit-learn"
+    library_roots = ("sklearn",)
 
     def check_fitted(self):
         from sklearn.exceptions import NotFittedError as SkNotFitted
@@ -287,6 +306,26 @@ class SklearnAdapter(Adapter):
         if fn is None:
             raise PdpxError(f"{type(self.model).__name__} has no {response} method")
         return as_2d(fn(self._model_input(X)))
+
+    def prediction_path(self, response):
+        """The estimator's own method, and every part whose method it calls on the way: a forest's trees, a
+        pipeline's transformers (:func:`pdpx.adapters.sklearn_pipeline.prediction_path`), the target transform of
+        a TransformedTargetRegressor, a stacking model's final estimator. (Members read through their own
+        adapters, a pipeline's final estimator among them, are checked by those.)"""
+        from . import sklearn_pipeline
+
+        model = self.model
+        if hasattr(model, "steps") and hasattr(sklearn_pipeline, "prediction_path"):
+            return sklearn_pipeline.prediction_path(model, response)
+        path = [(model, response)]
+        if _is_forest(model):
+            member = "predict_proba" if self.is_classifier() else "predict"
+            path += [(e, member) for e in model.estimators_]
+        for attr, method in (("transformer_", "inverse_transform"), ("final_estimator_", "predict")):
+            part = getattr(model, attr, None)
+            if part is not None and hasattr(part, method):
+                path.append((part, method))
+        return path
 
     # tree structure: filled in by pdpx.adapters.sklearn_trees when available
     def tree_model(self, response):

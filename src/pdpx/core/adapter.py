@@ -146,6 +146,17 @@ class Adapter:
         raise NotImplementedError
 
     # ----------------------------------------------------------- tree access
+    #: Top-level package names of the model library (``("mylib",)``). With them, pdpx checks that every method on
+    #: :meth:`prediction_path` is the library's own code before the trees may answer (:mod:`pdpx.core.trust`);
+    #: empty: no check (the adapter itself vouches for what it reads).
+    library_roots: tuple = ()
+
+    def prediction_path(self, response: str) -> list:
+        """``(object, method name)`` of every call on the way from X to ``response`` whose code the trees stand
+        for: by default the model's own method of that name. Composite models (pipelines, forests whose
+        members' predict is called) list their parts too."""
+        return [(self.model, response)] if response in ("predict", "predict_proba", "decision_function") else []
+
     def tree_model(self, response: str) -> "TreeModel | None":
         """The model's trees in the common representation, for ``response``.
 
@@ -157,6 +168,13 @@ class Adapter:
     def tree_model_unavailable(self, response: str) -> str:
         return f"{type(self.model).__name__} does not expose tree structure to pdpx"
 
+    def fingerprint(self) -> str:
+        """A digest of what the model's predictions depend on (its trees' arrays, or the library's serialisation),
+        made with :func:`pdpx.core.ir.fingerprint`: what is kept with the model in :data:`pdpx.core.ir.model_cache`
+        is keyed on it, so a model changed in place is read again. Cheap enough to compute once per call; "" when
+        the adapter cannot tell (then only the objects a refit replaces key the cache)."""
+        return ""
+
 
 @contextmanager
 def trees_read_once(adapter: Adapter) -> Iterator[None]:
@@ -165,9 +183,10 @@ def trees_read_once(adapter: Adapter) -> Iterator[None]:
     A call asks for the trees more than once (is a tree method available? then the method
     itself): the first answer is kept for the others. The adapter is back to normal after.
     """
-    if "tree_model" in vars(adapter):  # already inside such a block
+    if vars(adapter).get("_pdpx_read_once"):  # already inside such a block
         yield
         return
+    own = vars(adapter).get("tree_model")  # the guard of pdpx.core.trust, if the adapter has one
     read = adapter.tree_model
     seen: dict = {}
 
@@ -177,10 +196,15 @@ def trees_read_once(adapter: Adapter) -> Iterator[None]:
         return seen[response]
 
     adapter.tree_model = tree_model
+    adapter._pdpx_read_once = True
     try:
         yield
     finally:
-        del adapter.tree_model
+        del adapter._pdpx_read_once
+        if own is None:
+            del adapter.tree_model
+        else:
+            adapter.tree_model = own
 
 
 def _short(items: Sequence, limit: int = 8) -> str:

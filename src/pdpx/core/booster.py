@@ -10,14 +10,15 @@ particular to its library:
 * :meth:`~BoosterAdapter.n_features`, :meth:`~BoosterAdapter.n_outputs` (a regressor's targets);
 * :meth:`~BoosterAdapter.link_unavailable`: why ``response`` cannot come from the trees,
   known without reading them (None when it can);
-* :meth:`~BoosterAdapter.tree_state`: what identifies the fitted trees a prediction uses
-  (rounds, a digest...); :meth:`~BoosterAdapter.key_objects`: objects a refit replaces;
+* :meth:`~BoosterAdapter.tree_state`: which part of the model a prediction uses (rounds...);
+  :meth:`~BoosterAdapter.key_objects`: objects a refit replaces; :meth:`~BoosterAdapter.fingerprint`:
+  a digest of the model's contents (its serialisation), which a change in place does not keep;
 * :meth:`~BoosterAdapter.build_trees`: an :class:`Extracted` (checked with :func:`self_check`,
   or the library's own check), or :class:`Unavailable` with the reason;
 * :meth:`~BoosterAdapter.encoder`: the encoder of the rows for an :class:`Extracted`.
 
 :meth:`BoosterAdapter.tree_model` does the rest: the cache (:data:`pdpx.core.ir.model_cache`,
-one entry per fitted state and response), the reasons kept for
+one entry per fitted state, contents and response), the reasons kept for
 :meth:`~BoosterAdapter.tree_model_unavailable`. Nothing here imports a model library.
 """
 
@@ -171,13 +172,32 @@ class BoosterAdapter(Adapter):
             f"own prediction ({problem}); using brute. Please report this with your {self.library} version."
         )
 
+    #: The wrapper's method each response calls; a raw booster calls :attr:`booster_methods`.
+    response_methods = {"predict": "predict", "predict_proba": "predict_proba", "raw": "predict",
+                        "decision_function": "decision_function"}
+    booster_methods: tuple = ("predict",)
+
+    def prediction_path(self, response: str) -> list:
+        """The model's method that ``response`` calls (:mod:`pdpx.core.trust` checks it is the library's own)."""
+        if self.raw:
+            return [(self.model, m) for m in self.booster_methods]
+        method = self.response_methods.get(response)
+        return [(self.model, method)] if method else []
+
     # ------------------------------------------------------ tree structure
     def link_unavailable(self, response: str) -> str | None:
         """Why ``response`` cannot be computed from the trees, known without reading them; None when it can."""
         return None
 
     def tree_state(self, response: str) -> str:
-        """What identifies the trees a prediction of ``response`` uses, beyond :meth:`key_objects`."""
+        """Which part of the model a prediction of ``response`` uses (rounds, the wrapper's missing value...),
+        beyond :meth:`key_objects` and :meth:`fingerprint`."""
+        return ""
+
+    def fingerprint(self) -> str:
+        """A digest of the booster's contents (:func:`pdpx.core.ir.fingerprint` of the library's own
+        serialisation): a model loaded into the same object or a leaf changed in place has another one.
+        Subclasses say how; "" (the default) keys the cache on :meth:`key_objects` and :meth:`tree_state` only."""
         return ""
 
     def key_objects(self) -> tuple:
@@ -194,12 +214,13 @@ class BoosterAdapter(Adapter):
 
     def tree_model(self, response):
         """The trees for ``response``, read once per fitted state (None, with a reason kept, when unusable)."""
+        contents = self.fingerprint()  # first: what the adapter knows of the model follows its contents
         reason = self.link_unavailable(response)
         if reason is not None:
             self.reasons[response] = reason
             return None
         entry = model_cache.get(self.model, response, self.key_objects(), lambda: self.build_trees(response),
-                                state=self.tree_state(response))
+                                state=self.tree_state(response), fingerprint=contents)
         if isinstance(entry, Unavailable):
             self.reasons[response] = entry.reason
             return None

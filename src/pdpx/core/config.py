@@ -1,4 +1,4 @@
-"""Settings: the memory budget.
+"""Settings: the memory budget, and whether tree methods are checked against the model (``check_trees``).
 
 The budget's default (``"auto"``) follows the machine: half of the memory this
 process can still take (:func:`available_memory`: the machine's available memory,
@@ -32,7 +32,7 @@ from .errors import PdpxError, PdpxTypeError
 #: The budget where the memory available cannot be read; the smallest the machine's default takes.
 _FALLBACK_BUDGET = 256 * 2**20
 _MIN_AUTO_BUDGET = 16 * 2**20
-_defaults = {"memory_budget": "auto"}
+_defaults = {"memory_budget": "auto", "check_trees": True}
 _defaults_lock = threading.Lock()
 #: Overrides of the current context (config_context); an immutable dict per context.
 _overrides: contextvars.ContextVar[Mapping] = contextvars.ContextVar("pdpx_config", default=MappingProxyType({}))
@@ -82,6 +82,15 @@ def get_config() -> dict:
     return out
 
 
+def setting(name: str):
+    """One setting in effect here, as stored (``memory_budget`` may be ``"auto"``): cheaper than :func:`get_config`."""
+    value = _overrides.get().get(name)
+    if value is None:
+        with _defaults_lock:
+            value = _defaults[name]
+    return value
+
+
 def _checked(kwargs: dict) -> dict:
     unknown = sorted(set(kwargs) - set(_defaults))
     if unknown:
@@ -92,10 +101,15 @@ def _checked(kwargs: dict) -> dict:
         out["memory_budget"] = "auto"
     elif budget is not None:
         out["memory_budget"] = parse_bytes(budget)
+    check = kwargs.get("check_trees")
+    if check is not None:
+        if not isinstance(check, bool):
+            raise PdpxTypeError(f"check_trees must be True or False; got {check!r}")
+        out["check_trees"] = check
     return out
 
 
-def set_config(*, memory_budget=None) -> None:
+def set_config(*, memory_budget=None, check_trees=None) -> None:
     """Change the process-wide default settings.
 
     Parameters
@@ -104,12 +118,16 @@ def set_config(*, memory_budget=None) -> None:
         Bytes that intermediate arrays, results and tidy frames of one computation may
         use, e.g. ``"512MB"``. ``"auto"`` (the default): half of the memory this
         process can still take, read when a call needs it (see :func:`available_memory`).
+    check_trees : bool, optional
+        Whether the first answer of a tree method (``exact``) for a model, response, column dtypes and feature
+        is checked against the model's own predict on a sample of grid points (:mod:`pdpx.core.trust`).
+        True by default; False only for benchmarks of the engine alone.
 
     Notes
     -----
     Blocks under :func:`config_context` keep their own values.
     """
-    values = _checked({"memory_budget": memory_budget})
+    values = _checked({"memory_budget": memory_budget, "check_trees": check_trees})
     with _defaults_lock:
         _defaults.update(values)
 

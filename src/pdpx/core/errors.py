@@ -30,6 +30,14 @@ class NonFiniteWarning(PdpxWarning):
     """The model's predictions, and so the result, contain NaN or infinite values."""
 
 
+class TreeMismatchWarning(PdpxWarning):
+    """pdpx's reading of a model's trees disagreed with the model's own predict on a sample of grid points,
+    so the result was computed by calling the model (``brute``) instead.
+
+    This is a gap in pdpx, not in your model: please report it with the model's type and settings.
+    """
+
+
 class ExtrapolationWarning(PdpxWarning):
     """A large share of the partial dependence rests on feature combinations absent from the data.
 

@@ -110,12 +110,14 @@ def _ask_methods(pm: pluggy.PluginManager) -> dict:
 
 
 def adapt(model, pm: pluggy.PluginManager | None = None):
-    """The adapter of the first plugin that recognises ``model``."""
+    """The adapter of the first plugin that recognises ``model``, guarded: its trees answer only where every
+    step of its prediction path is the library's own code (:func:`pdpx.core.trust.guard`)."""
     from .adapter import Adapter
+    from .trust import guard
 
     pm = pm or plugin_manager()
     if isinstance(model, Adapter):
-        return model
+        return guard(model)
     adapter = pm.hook.pdpx_adapt_model(model=model)
     if adapter is None:
         raise PdpxError(
@@ -123,4 +125,4 @@ def adapt(model, pm: pluggy.PluginManager | None = None):
             "it has no predict method. Pass a fitted model with predict / predict_proba, "
             "a plain function f(X) -> predictions, or install a pdpx plugin for its library."
         )
-    return adapter
+    return guard(adapter)

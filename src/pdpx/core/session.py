@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from . import cluster, extrapolation, missing, steps, support
+from . import cluster, extrapolation, missing, steps, support, trust
 from . import config as _config
 from .adapter import Adapter, trees_read_once
 from .bootstrap import bootstrap_interval
 from .data import LocalData, has_missing, short_list
-from .errors import ExtrapolationWarning, NonFiniteWarning, PdpxError, PdpxTypeError
+from .errors import ExtrapolationWarning, NonFiniteWarning, PdpxError, PdpxTypeError, TreeMismatchWarning
 from .grid import feature_grid, is_categorical_type
 from .method import Request
 from .options import PDOptions
@@ -77,7 +77,8 @@ class Session:
         self.model = model
         self.adapter: Adapter = adapt(model, self.pm)
         self.adapter.check_fitted()
-        self.data = data_source(X, self.adapter)
+        with _config.config_context(memory_budget=self.memory_budget):  # the adapter's checks of X read within it
+            self.data = data_source(X, self.adapter)
         self.X = self.data.head
         self.n_rows = self.data.n_rows
         sample_weight = self.data.weights(options.sample_weight)
@@ -251,9 +252,10 @@ class Session:
                 grid, self._steps[j], self._grid_notes[j] = steps.feature_steps(
                     self.adapter, self.response, j, self.names[j], column)
             else:
-                grid = feature_grid(
+                grid = feature_grid(  # a narrow float column's grid: the values it holds (notes: custom rounded)
                     column, categorical=self.categorical[j], grid_resolution=self.grid_resolution,
                     percentiles=self.percentiles, custom=self.custom_values.get(j),
+                    notes=self._grid_notes.setdefault(j, []),
                 )
             self.adapter.check_grid(self.names[j], grid)
             if self.missing_point(j):
@@ -344,6 +346,26 @@ class Session:
             notes.append(f"{m.name} not used: {reason}")
         raise PdpxError("no method can compute this request")  # pragma: no cover - brute always can
 
+    def checked(self, method, req: Request, notes: list[str]):
+        """``method``, or ``brute`` where ``method``'s values disagree with the model's own predict on a sample of
+        each feature's grid (:func:`pdpx.core.trust.verdict`, asked once per model, response, dtypes and
+        feature); the disagreement goes into ``notes`` and a :class:`TreeMismatchWarning`."""
+        brute = self.methods.get("brute")
+        if method is brute or not method.equals_brute or brute is None or not _config.setting("check_trees"):
+            return method
+        n_out = len(self.adapter.output_names(self.response))
+        for j in req.features:
+            why = trust.verdict(self.adapter, method, brute, req, j, n_out, self.dtypes)
+            if why is not None:
+                notes.append(f"{method.name} not used: its values disagreed with the model's own {self.response} "
+                             f"on a sample of grid points ({why}); brute answered")
+                warnings.warn(TreeMismatchWarning(
+                    f"pdpx's reading of this {type(self.model).__name__} disagreed with its own {self.response} "
+                    f"({why}), so pdpx called the model instead (method='brute'); the result is right, only "
+                    "slower. Please report this to pdpx with the model's type and settings."), stacklevel=5)
+                return brute
+        return method
+
     def _check_options(self, m, skipped=()):
         unknown = sorted(set(self.method_options) - set(m.options))
         if unknown:
@@ -361,6 +383,7 @@ class Session:
         columns = [self.data.column(j) for j in features]
         with trees_read_once(self.adapter):  # asked by choose_method, then by the method
             method, skipped = self.choose_method(req)
+            method = self.checked(method, req, skipped)
             # the extrapolation check needs only the rows and the grids: beside a method that leaves the GIL
             # free for long enough, it runs on another core meanwhile
             beside = (self.data.supports_ice_sample and self.n_rows >= BACKGROUND_ROWS and thread_count(req.n_jobs) > 1
@@ -435,7 +458,9 @@ class Session:
                 raise PdpxError(f"curve_means: {len(s)} shares for the {req.n_grid} grid points of feature "
                                 f"{self.names[req.features[0]]!r}; pass one share per grid point")
         with trees_read_once(self.adapter):
-            method, _ = self.choose_method(reqs[0])
+            method, notes = self.choose_method(reqs[0])
+            if any(self.checked(method, req, notes) is not method for req in reqs):
+                return None  # the curves then take brute, feature by feature
             got = method.curve_means(self.adapter, reqs, shares)
         if got is None:
             return None

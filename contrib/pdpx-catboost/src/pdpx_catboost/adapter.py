@@ -59,6 +59,7 @@ class CatBoostAdapter(BoosterAdapter):
     """A CatBoost model: CatBoost's predict, and its trees read from its binary model or JSON export."""
 
     library = "catboost"
+    library_roots = ("catboost",)
     library_name = "CatBoost"
 
     def __init__(self, model):

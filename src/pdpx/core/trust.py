@@ -1,0 +1,259 @@
+"""When a tree method may answer for a model, and the check that stands behind it.
+
+``exact`` is an optimisation of ``brute``: it may answer only where pdpx knows the
+model's whole prediction path. Two parts, both decided here for every adapter:
+
+* **the path** (:func:`guard`): every adapter handed out by
+  :func:`pdpx.core.plugins.adapt` answers ``tree_model(response)`` only when each
+  method on the way from X to the response (:meth:`~pdpx.core.adapter.Adapter.prediction_path`)
+  is the model library's own code: not replaced on the instance, not overridden by a
+  subclass (checked on the function that is actually called, decorators and wrappers
+  unwrapped), and no subclass overrides one of the library's private methods (the
+  internals a prediction goes through). Anything else: the trees are not read, the
+  reason is :meth:`~pdpx.core.adapter.Adapter.tree_model_unavailable`, and ``auto``
+  runs ``brute``. Which steps are modelled exactly (pipeline transformers, the link
+  of a loss) is each adapter's reading; an adapter that cannot read a step returns no
+  trees.
+* **the check** (:func:`verdict`): the first time a fitted model answers through such a
+  method for a response, the columns' dtypes and a feature, the method's ICE values on
+  a few rows are compared with ``brute``'s (the model's own predict) at the grid
+  points where the method's curves change (both sides of each split threshold the
+  grid crosses), at the ends, the missing-value point and the category levels. The
+  verdict is kept with the model (:data:`pdpx.core.ir.model_cache`, read anew when the
+  model changes), so later calls pay nothing. A disagreement is answered by ``brute``
+  with a :class:`~pdpx.core.errors.TreeMismatchWarning`, never returned. The setting
+  ``check_trees`` (:func:`pdpx.set_config`) turns the check off, for benchmarks.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from .ir import model_cache
+
+#: Private names a subclass may define without changing what a prediction computes (tags, display).
+HARMLESS = frozenset({"_more_tags", "_get_tags", "_repr_html_", "_repr_html_inner", "_repr_mimebundle_",
+                      "_get_param_names", "_get_doc_link", "_doc_link_module", "_doc_link_template",
+                      "_doc_link_url_param_generator"})
+
+#: Most rows and grid points of one feature the check compares (a few predictions' cost).
+CHECK_ROWS = 8
+CHECK_POINTS = 16
+#: Relative tolerance of the check, on the scale of the compared values: libraries that sum in float32
+#: (XGBoost) differ from float64 sums by about 1e-6 of the scale; a misread split moves a leaf's worth.
+RTOL = 2e-5
+
+
+def _root(module: str | None) -> str:
+    return (module or "").split(".")[0]
+
+
+def _function(raw: Any) -> Any:
+    """The function a class attribute stands for: descriptors opened, decorators' wrappers unwrapped."""
+    if isinstance(raw, (staticmethod, classmethod)):
+        raw = raw.__func__
+    elif isinstance(raw, property):
+        raw = raw.fget
+    inner = getattr(raw, "fn", None)  # a descriptor that makes a method available on a condition
+    if callable(inner) and not inspect.isfunction(raw):
+        raw = inner
+    try:
+        return inspect.unwrap(raw)
+    except ValueError:  # pragma: no cover - a wrapper chain that loops
+        return raw
+
+
+def _module_of(raw: Any, definer: type) -> str:
+    fn = _function(raw)
+    return getattr(fn, "__module__", None) or definer.__module__
+
+
+@functools.lru_cache(maxsize=512)
+def _class_refusal(cls: type, method: str, roots: tuple[str, ...]) -> str | None:
+    """Why ``cls``'s ``method`` (or an internal it may go through) is not the library's own code, or None."""
+    definer = next((k for k in cls.__mro__ if method in vars(k)), None)
+    if definer is None:
+        return f"{cls.__name__} has no {method}"
+    module = _module_of(vars(definer)[method], definer)
+    if _root(module) not in roots:
+        return (f"{cls.__name__}.{method} is your own code (defined in {module}), not the model library's, "
+                "so pdpx cannot compute it from the trees; it calls it (brute)")
+    library = [k for k in cls.__mro__ if _root(k.__module__) in roots]
+    for k in cls.__mro__:
+        if _root(k.__module__) in roots or k is object:
+            continue
+        for name, raw in vars(k).items():
+            if name in HARMLESS or (name.startswith("__") and name.endswith("__")) or not name.startswith("_"):
+                continue
+            if not any(name in vars(base) for base in library):  # a new name, not an override
+                continue
+            if not callable(_function(raw)) or _root(_module_of(raw, k)) in roots:
+                continue
+            return (f"{cls.__name__} overrides {name}, an internal of {library[0].__name__} that a prediction may "
+                    "go through, so pdpx cannot compute it from the trees; it calls the model (brute)")
+    return None
+
+
+def step_refusal(obj: Any, method: str, roots: tuple[str, ...]) -> str | None:
+    """Why calling ``obj.method`` is not exactly the model library's own code (``roots``: its top-level
+    package names), or None."""
+    own = getattr(obj, "__dict__", None)
+    if isinstance(own, dict) and method in own:
+        return (f"this {type(obj).__name__}'s {method} is replaced on the object itself, so pdpx cannot compute "
+                "it from the trees; it calls it (brute)")
+    return _class_refusal(type(obj), method, tuple(roots))
+
+
+def path_refusal(adapter, response: str) -> str | None:
+    """Why the trees may not answer ``response`` for this adapter's model (a step of its prediction path is not
+    the library's own code), or None. An adapter without ``library_roots`` declares no path to check."""
+    roots = tuple(getattr(adapter, "library_roots", ()) or ())
+    if not roots:
+        return None
+    for obj, method in adapter.prediction_path(response):
+        why = step_refusal(obj, method, roots)
+        if why is not None:
+            return why
+    return None
+
+
+def guard(adapter):
+    """Make ``adapter.tree_model`` answer only where :func:`path_refusal` finds nothing (idempotent).
+
+    The refusal is decided once per response for this adapter; ``tree_model_unavailable`` then gives it.
+    """
+    if vars(adapter).get("_pdpx_guarded"):
+        return adapter
+    read, unavailable = adapter.tree_model, adapter.tree_model_unavailable
+    refusals: dict = {}
+
+    def refusal(response):
+        if response not in refusals:
+            refusals[response] = path_refusal(adapter, response)
+        return refusals[response]
+
+    def tree_model(response):
+        return None if refusal(response) is not None else read(response)
+
+    def tree_model_unavailable(response):
+        return refusal(response) or unavailable(response)
+
+    tree_model.__doc__ = read.__doc__
+    adapter.tree_model = tree_model
+    adapter.tree_model_unavailable = tree_model_unavailable
+    adapter._pdpx_guarded = True
+    return adapter
+
+
+# ------------------------------------------------------------------------------------------------- the check
+def dtype_key(dtypes) -> tuple:
+    """The columns' dtypes as a key (a categorical column by its categories too)."""
+    out = []
+    for d in dtypes:
+        cats = getattr(d, "categories", None)
+        out.append((str(d), tuple(map(str, cats)) if cats is not None else None))
+    return tuple(out)
+
+
+def _verdicts(model) -> dict:
+    """The check's verdicts kept with ``model`` (forgotten with it, and when its trees are read anew)."""
+    return model_cache.get(model, "pdpx.core.trust", (), dict)
+
+
+def check_rows(X, j: int, limit: int = CHECK_ROWS) -> np.ndarray:
+    """Up to ``limit`` rows of X spread over it, with a row missing feature ``j`` among them if there is one."""
+    n = len(X)
+    if n <= limit:
+        return np.arange(n)
+    picks = np.unique(np.linspace(0, n - 1, limit).round().astype(np.int64))
+    col = X.iloc[:, j]
+    try:
+        miss = np.flatnonzero(col.isna().to_numpy())
+    except (TypeError, ValueError):  # pragma: no cover - a column without isna
+        miss = np.array([], dtype=np.int64)
+    if miss.size and not np.isin(miss[0], picks):
+        picks[-1] = miss[0]
+    return np.sort(picks)
+
+
+def check_points(curves: np.ndarray, grid, limit: int = CHECK_POINTS) -> np.ndarray:
+    """Grid positions to compare: where the method's curves (``(..., n_grid)``) change (both sides of each
+    step), the ends, and a missing-value point (NaN) of the grid, at most ``limit`` spread over them."""
+    G = curves.shape[-1]
+    flat = curves.reshape(-1, G)
+    with np.errstate(invalid="ignore"):
+        steps = np.flatnonzero(np.any(flat[:, 1:] != flat[:, :-1], axis=0))
+    keep = {0, G - 1}
+    values = np.asarray(grid)
+    if values.dtype.kind == "f":
+        keep.update(np.flatnonzero(np.isnan(values)).tolist())
+    sides = np.unique(np.concatenate([steps, steps + 1])) if steps.size else np.array([], dtype=np.int64)
+    room = max(limit - len(keep), 0)
+    if sides.size > room:
+        sides = sides[np.unique(np.linspace(0, sides.size - 1, room).round().astype(np.int64))] if room else sides[:0]
+    keep.update(int(s) for s in sides)
+    return np.array(sorted(keep), dtype=np.int64)
+
+
+def compare(mine: np.ndarray, reference: np.ndarray) -> tuple[str, tuple[int, int, int]] | None:
+    """Where two arrays of ICE values (outputs, rows, points) differ beyond :data:`RTOL` of their scale: (what,
+    position of the largest difference), or None when they agree."""
+    mine = np.asarray(mine, dtype=np.float64)
+    reference = np.asarray(reference, dtype=np.float64)
+    both = np.isfinite(mine) & np.isfinite(reference)
+    scale = float(np.max(np.abs(reference[both]), initial=0.0))
+    tol = RTOL * max(scale, 1e-12) + 1e-12
+    with np.errstate(invalid="ignore"):
+        bad = ~((np.abs(mine - reference) <= tol) | (np.isnan(mine) & np.isnan(reference))
+                | (mine == reference))
+    if not bad.any():
+        return None
+    k, i, g = np.unravel_index(int(np.argmax(np.where(bad, np.abs(np.nan_to_num(mine - reference, nan=np.inf)), -1))),
+                               bad.shape)
+    return (f"{int(bad.sum())} of {bad.size} values differ; e.g. {float(mine[k, i, g]):.9g} against the model's "
+            f"{float(reference[k, i, g]):.9g}", (int(k), int(i), int(g)))
+
+
+def verdict(adapter, method, brute, req, j: int, n_outputs: int, dtypes) -> str | None:
+    """None when ``method`` agrees with ``brute`` (the model's own predict) on a sample of feature ``j``'s cells
+    for ``req``'s response and these column dtypes, else what differed. Kept with the model: asked once."""
+    store = _verdicts(adapter.model)
+    key = (method.name, req.response, j, dtype_key(dtypes))
+    if key not in store:
+        store[key] = _check(adapter, method, brute, req, j, n_outputs)
+    return store[key]
+
+
+def _check(adapter, method, brute, req, j: int, n_outputs: int) -> str | None:
+    try:
+        return _compare_on_sample(adapter, method, brute, req, j, n_outputs)
+    except Exception as exc:  # noqa: BLE001 - a method that fails here is not trusted; brute then answers (or fails
+        # with the model's own error)
+        return f"the check could not compare them: {type(exc).__name__}: {exc}"
+
+
+def _compare_on_sample(adapter, method, brute, req, j: int, n_outputs: int) -> str | None:
+    at = req.features.index(j)
+    grid = np.asarray(req.grid_values[at])
+    rows = req.X.iloc[check_rows(req.X, j)]
+    small = replace(req, X=rows, features=[j], grid_values=[grid], categorical=[req.categorical[at]],
+                    outputs=list(range(n_outputs)), kind="individual", sample_weight=None, n_jobs=1,
+                    progress=False, planned=((j,),), memo={})
+    mine = method.compute(adapter, small).individual  # (K, rows, G)
+    points = check_points(mine, grid)
+    at_points = replace(small, grid_values=[grid[points]])
+    reference = brute.compute(adapter, at_points).individual
+    found = compare(mine[..., points], reference)
+    if found is None:
+        return None
+    text, (k, i, g) = found
+    value = grid[points][g]
+    shown = f"{float(value):.9g}" if isinstance(value, (float, np.floating)) else repr(value)
+    label = rows.index[i]
+    label = int(label) if isinstance(label, (int, np.integer)) else repr(label)
+    return f"{text} at {str(req.X.columns[j])!r} = {shown}, row {label} of X, output {k}"
