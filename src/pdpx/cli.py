@@ -31,7 +31,7 @@ PICKLE_WARNING = (
 )
 MODEL_HELP = ("MODEL, by its extension: an XGBoost model (.json, .ubj), a LightGBM model (.txt), a CatBoost "
               "model (.cbm, with the pdpx-catboost plugin), a scikit-learn model saved with skops (.skops) or an "
-              "R randomForest saved with saveRDS (.rds, needs rpy2); a pickle / joblib file (.pkl, .pickle, "
+              "R randomForest saved with saveRDS (.rds, needs rpy2); an .rds or a pickle / joblib file (.pkl, .pickle, "
               ".joblib) only with --allow-pickle. " + PICKLE_WARNING)
 DATA_SUFFIXES = (".csv", ".parquet", ".pq")
 TABLE_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}

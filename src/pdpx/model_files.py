@@ -1,12 +1,14 @@
 """Model files the ``pdpx`` command line reads: the loader is chosen by the file's extension.
 
 Safe formats (data, no code): XGBoost ``.json`` / ``.ubj``, LightGBM ``.txt``, CatBoost
-``.cbm`` (with the pdpx-catboost plugin), scikit-learn ``.skops`` (skops' trusted types)
-and R ``.rds`` of the model classes in :data:`R_MODEL_PACKAGES`. Pickle and joblib files
-(``.pkl``, ``.pickle``, ``.joblib``) run code stored in the file when loaded, so they load
-only with an explicit opt-in (``--allow-pickle`` or ``PDPX_ALLOW_PICKLE=1``). A file whose
-content does not match its extension (a pickle named ``model.json``) is refused before
-any loader sees it, and nothing is ever unpickled without the opt-in.
+``.cbm`` (with the pdpx-catboost plugin) and scikit-learn ``.skops`` (skops' trusted types
+plus :data:`SKOPS_TRUSTED`). Pickle and joblib files (``.pkl``, ``.pickle``, ``.joblib``)
+run code stored in the file when loaded, and an R ``.rds`` file can hold promises R runs
+when the object is used (see :data:`RDS_RISK`), so they load only with an explicit opt-in
+(``--allow-pickle`` or ``PDPX_ALLOW_PICKLE=1``); even then an ``.rds`` attaches only the
+packages of the model classes in :data:`R_MODEL_PACKAGES`, and any other class is refused
+before a package is attached. A file whose content does not match its extension (a pickle
+named ``model.json``) is refused before any loader sees it, with or without the opt-in.
 
 :func:`load_model_file` raises :class:`ModelFileError` with a message for the user.
 """
@@ -31,9 +33,12 @@ FORMATS = {
     ".rds": ("rds", "an R model saved with saveRDS"),
     **{s: ("pickle", "a pickle / joblib file") for s in PICKLE_SUFFIXES},
 }
-SAFE_FORMATS = ("XGBoost .json / .ubj, LightGBM .txt, CatBoost .cbm, scikit-learn .skops (skops.io.dump) "
-                "or R .rds (randomForest)")
+SAFE_FORMATS = "XGBoost .json / .ubj, LightGBM .txt, CatBoost .cbm or scikit-learn .skops (skops.io.dump)"
 PICKLE_RISK = "loading a pickle or joblib file runs code stored in the file"
+#: R's readRDS returns what the file holds, promises included: R runs the code of a promise when the
+#: object is first used (CVE-2024-27322 at the top level, fixed in R 4.4.0; a promise inside a list or an
+#: environment is run when predict reaches it, in any R version)
+RDS_RISK = "an R .rds file can hold code that R runs when the model is used (promises)"
 #: R model classes whose package the command line attaches (so that R finds its predict method):
 #: the R models pdpx reads through rpy2 (pdpx.adapters.rpy2). ranger and gbm models are read by
 #: the R package (r/pdpx), which builds their adapters in R, not from an .rds file here.
@@ -94,13 +99,16 @@ def model_kind(path: Path) -> str:
     """The kind of model file ``path`` is by its extension, after checking its first bytes agree."""
     suffix = path.suffix.lower()
     name = str(path)
-    if suffix not in FORMATS:
-        raise ModelFileError(
-            f"cannot identify the model file {name!r} by its extension {suffix or '(none)'!r}: pdpx reads "
-            f"{SAFE_FORMATS}, and pickle / joblib files (.pkl, .pickle, .joblib) with --allow-pickle")
-    kind, what = FORMATS[suffix]
     with open(path, "rb") as fh:
         head = fh.read(64)
+    if suffix not in FORMATS:
+        seen = looks_like(head) if head else "an empty file"
+        refuse = "; pdpx will not load it" + (f" ({PICKLE_RISK})" if "pickle" in seen or "joblib" in seen else "")
+        raise ModelFileError(
+            f"cannot identify the model file {name!r} by its extension {suffix or '(none)'!r} (it looks like "
+            f"{seen}){refuse}: pdpx reads {SAFE_FORMATS}, and pickle / joblib files (.pkl, .pickle, .joblib) "
+            "with --allow-pickle")
+    kind, what = FORMATS[suffix]
     if not head:
         raise ModelFileError(f"model file {name!r} is empty")
     if kind != "pickle" and not _EXPECTED[kind](head):
@@ -124,6 +132,10 @@ def load_model_file(path, *, allow_pickle: bool = False, warn: Callable[[str], N
     p = Path(path)
     kind = model_kind(p)
     name = str(p)
+    if kind == "rds" and not allow_pickle:
+        raise ModelFileError(
+            f"refusing to load {name!r}: {RDS_RISK}, so pdpx reads .rds files only when asked to. If you trust "
+            f"the file, pass --allow-pickle (or set {ALLOW_PICKLE_ENV}=1 in scripts)")
     if kind == "pickle" and not allow_pickle:
         raise ModelFileError(
             f"refusing to load {name!r}: {PICKLE_RISK}, so pdpx loads pickles only when asked to. If you trust "
@@ -149,6 +161,8 @@ def load_model_file(path, *, allow_pickle: bool = False, warn: Callable[[str], N
             return _load_catboost(p)
         if kind == "skops":
             return _load_skops(p, allow_pickle, warn)
+        if warn is not None:
+            warn(f"reading {name!r} with --allow-pickle: R runs any code the file holds; load only files you trust")
         return _load_rds(p)
     except ImportError as exc:
         pkg = {"sklearn": "scikit-learn"}.get(exc.name or "", exc.name or "the missing package")
