@@ -9,10 +9,15 @@ for every call cost about 0.2 ms (more right after a ``gc.collect``). A process 
 from one that used the pool starts its own (the parent's threads do not exist in the
 child). Work submitted from one of the pool's own threads runs there and then, never
 queued behind the work that occupies the pool. Concurrent callers share the pool.
+
+Work handed to another thread runs in a copy of the caller's ``contextvars`` context
+(:func:`run_in_context`): the settings of :func:`pdpx.config_context` (the memory
+budget) follow it onto every thread pdpx starts.
 """
 
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -47,6 +52,17 @@ def _pool() -> ThreadPoolExecutor:
         return _POOL[1]
 
 
+def run_in_context(fn):
+    """``fn`` bound to a copy of the calling thread's context: called on another thread, it sees the caller's
+    :func:`pdpx.config_context` settings (a thread starts in an empty context otherwise)."""
+    context = contextvars.copy_context()
+
+    def bound(*args, **kwargs):
+        return context.run(fn, *args, **kwargs)
+
+    return bound
+
+
 def _as_worker(fn, *args):
     _WORKER.active = True
     return fn(*args)
@@ -62,7 +78,8 @@ def in_threads(fn, items: list) -> list:
     same time; the others finish before any error is raised. From a pool thread, one after another."""
     if len(items) <= 1 or in_pool_thread():
         return [fn(item) for item in items]
-    futures = [_pool().submit(_as_worker, fn, item) for item in items[1:]]
+    # one copy of the caller's context per item: a context is entered by one thread at a time
+    futures = [_pool().submit(_as_worker, run_in_context(fn), item) for item in items[1:]]
     try:
         first = fn(items[0])
     finally:  # the pool's items finish before any exception of the first is raised
@@ -77,7 +94,7 @@ def in_background(fn, *args, beside: bool = True) -> Future:
     """``fn(*args)`` on a pool thread while the caller goes on (``.result()`` waits for it), or done here and
     now when not ``beside``, the process has one core, or the caller is a pool thread."""
     if beside and cores() > 1 and not in_pool_thread():
-        return _pool().submit(_as_worker, fn, *args)
+        return _pool().submit(_as_worker, run_in_context(fn), *args)
     done: Future = Future()
     try:
         done.set_result(fn(*args))
