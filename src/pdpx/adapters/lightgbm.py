@@ -20,9 +20,17 @@ from typing import Any
 import numpy as np
 
 from ..core.adapter import as_2d
-from ..core.booster import BoosterAdapter, Extracted, Unavailable, library_classes, self_check
+from ..core.booster import (
+    BoosterAdapter,
+    Extracted,
+    Unavailable,
+    library_classes,
+    nan_row_margin,
+    self_check,
+)
 from ..core.errors import PdpxError
 from ..core.hookspecs import hookimpl
+from ..core.ir import fingerprint
 from .lightgbm_trees import (
     CLASSIFIER_OBJECTIVES,
     EXP_OBJECTIVES,
@@ -47,6 +55,7 @@ def is_lightgbm_model(model) -> bool:
 class LightGBMAdapter(BoosterAdapter):
     """A LightGBM scikit-learn estimator or Booster: LightGBM's predict, and its trees read from the model text."""
     library = "lightgbm"
+    library_roots = ("lightgbm",)
     library_name = "LightGBM"
 
     def __init__(self, model: Any):
@@ -54,6 +63,8 @@ class LightGBMAdapter(BoosterAdapter):
         #: categories LightGBM codes X's pandas category columns by, by position
         #: (recorded by validate_columns, used for grid values)
         self._frame_categories: dict[int, list] = {}
+        #: the model text and its fingerprint, as last read (by :meth:`fingerprint`)
+        self._text: tuple | None = None
 
     # --------------------------------------------------------------- facts
     def booster(self):
@@ -71,7 +82,7 @@ class LightGBMAdapter(BoosterAdapter):
 
     def _header(self) -> dict:
         booster = self.booster()
-        key = (id(booster), booster.current_iteration())
+        key = (id(booster), booster.current_iteration(), self._text[3] if self._text is not None else None)
         if getattr(self, "_header_key", None) != key:
             text = booster.model_to_string(num_iteration=1)
             self._header_cache = parse_header(text[: text.find("\nTree=")] if "\nTree=" in text else text)
@@ -121,12 +132,27 @@ class LightGBMAdapter(BoosterAdapter):
     def n_outputs(self) -> int:
         return int(self._header().get("num_tree_per_iteration", "1"))
 
+    def _custom_classifier(self) -> bool:
+        """A classifier trained with a custom (callable) objective: LightGBM stores no objective
+        and its ``predict_proba`` returns the raw scores, not probabilities."""
+        return self.is_classifier() and self.objective()[0] in ("none", "custom")
+
+    def responses(self):
+        if self._custom_classifier():
+            return ["raw"]
+        return super().responses()
+
     # ---------------------------------------------------------- prediction
     def predict(self, X, response):
         data = self.model_input(X)
         if response not in self.responses():
+            why = ""
+            if self._custom_classifier():
+                why = (" (it was trained with a custom objective, so LightGBM's predict_proba returns raw scores,"
+                       " not probabilities)")
             raise PdpxError(
-                f"this LightGBM {type(self.model).__name__} has no response {response!r}; use one of {self.responses()}"
+                f"this LightGBM {type(self.model).__name__} has no response {response!r}{why}; "
+                f"use one of {self.responses()}"
             )
         if not self.raw:
             m = self.model
@@ -163,16 +189,17 @@ class LightGBMAdapter(BoosterAdapter):
             return "softmax", 1.0, agg, None
         if name == "multiclassova":
             return "logistic", scale, agg, None
-        if name in ("cross_entropy", "xentropy"):
-            return "logistic", 1.0, agg, None
-        if name in EXP_OBJECTIVES:
-            return "exp", 1.0, agg, None
-        if name in IDENTITY_OBJECTIVES and "sqrt" not in params:
-            return "identity", 1.0, agg, None
+        if name in ("cross_entropy", "xentropy"):  # p = sigmoid(score), no sigmoid parameter
+            return ("binary_logistic" if response == "predict_proba" else "logistic"), 1.0, agg, None
+        # an allow-list: only objectives whose predict pdpx has checked against LightGBM's
+        known = name in EXP_OBJECTIVES or name in IDENTITY_OBJECTIVES
+        if known and "sqrt" not in params and response == "predict" and not self.is_classifier():
+            return ("exp" if name in EXP_OBJECTIVES else "identity"), 1.0, agg, None
         what = f"{name} {' '.join(k for k in params)}".strip()
         return "identity", 1.0, agg, (
-            f"pdpx does not know how LightGBM objective {what!r} maps margins to predictions; "
-            "use response='raw' or method='brute'"
+            f"LightGBM objective {what!r} with response {response!r} is not one pdpx knows how LightGBM's "
+            "predict transforms from the tree margins, so the tree engine cannot reproduce it; method='brute' "
+            "(what method='auto' uses) calls the model's own predict, or use response='raw'"
         )
 
     def link_unavailable(self, response) -> str | None:
@@ -182,6 +209,17 @@ class LightGBMAdapter(BoosterAdapter):
 
     def tree_state(self, response):
         return f"iterations={self._iterations()}"
+
+    def fingerprint(self) -> str:
+        """A digest of the model text of the iterations LightGBM predicts with (``model_to_string``): a model
+        loaded into the same Booster (``model_from_string``) or a leaf changed in place (``set_leaf_output``)
+        changes it. The text costs about one ``predict`` of 1,000 rows (200 trees of 31 leaves); it is kept for
+        :meth:`build_trees` when the trees must be read again."""
+        booster = self.booster()
+        n_iter = self._iterations()
+        text = booster.model_to_string(num_iteration=n_iter)
+        self._text = (id(booster), n_iter, text, fingerprint(text))
+        return self._text[3]
 
     def key_objects(self):
         return (self.booster(),)
@@ -194,7 +232,9 @@ class LightGBMAdapter(BoosterAdapter):
 
         booster = self.booster()
         n_iter = self._iterations()
-        text = booster.model_to_string(num_iteration=n_iter)
+        last = self._text  # the text the fingerprint was read from, when it is this booster's
+        text = last[2] if last is not None and last[:2] == (id(booster), n_iter) else \
+            booster.model_to_string(num_iteration=n_iter)
         header, parts = parse_model_string(text)
         if parts is None:
             return Unavailable(
@@ -219,7 +259,9 @@ class LightGBMAdapter(BoosterAdapter):
         )
         try:
             row = np.full((1, ens.n_features), np.nan)
-            reference = np.asarray(booster.predict(row, raw_score=True, num_iteration=n_iter), dtype=np.float64)
+            # one thread: LightGBM's OpenMP pool, once started, deadlocks a forked child that uses it
+            reference = np.asarray(booster.predict(row, raw_score=True, num_iteration=n_iter, num_threads=1),
+                                   dtype=np.float64)
             if agg == "mean":  # raw_score sums the trees; the IR averages them
                 reference = reference / n_iter
         except Exception:  # pragma: no cover - no check possible
@@ -227,6 +269,10 @@ class LightGBMAdapter(BoosterAdapter):
         problem = self_check(ens, reference, rel=1e-12)
         if problem:
             return self.unreproduced(problem)
+        if response != "raw":
+            problem = self._link_problem(ens, booster, row, n_iter)
+            if problem:
+                return self.unreproduced(problem)
         cat_features = np.unique(ens.feature[(ens.left >= 0) & (ens.cat_offset >= 0)])
         return Extracted(
             ensemble=ens,
@@ -237,6 +283,20 @@ class LightGBMAdapter(BoosterAdapter):
             ],
             recursion_weights="hessian sums (LightGBM internal_weight / leaf_weight)",
         )
+
+    @staticmethod
+    def _link_problem(ens, booster, row, n_iter) -> str | None:
+        """Compare the IR's link on an all-NaN row with LightGBM's own (transformed) predict."""
+        try:
+            theirs = as_2d(np.asarray(booster.predict(row, num_iteration=n_iter), dtype=np.float64))
+        except Exception:  # pragma: no cover - no check possible
+            return None
+        mine = ens.apply_link(nan_row_margin(ens)[0][None, :])
+        if ens.link == "binary_logistic" and theirs.shape[1] == 1:
+            mine = mine[:, 1:]
+        if mine.shape != theirs.shape or not np.allclose(mine, theirs, rtol=1e-9, atol=1e-12):
+            return f"link {ens.link!r} gives {mine.ravel()[:3]} where LightGBM's predict gives {theirs.ravel()[:3]}"
+        return None
 
 
 @hookimpl(tryfirst=True)
