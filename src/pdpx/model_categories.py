@@ -118,7 +118,7 @@ def apply_categories(frame: pd.DataFrame, cats: ModelCategories, data_name: str,
             shown = ", ".join(repr(v) for v in unseen[:5]) + (" ..." if len(unseen) > 5 else "")
             note(f"column {col!r} of {data_name} has values the model was not fit with ({shown}); "
                  "the model reads them as missing")
-        frame[col] = pd.Categorical(values, categories=categories)
+        frame[col] = pd.Categorical(values.where(values.isin(categories)), categories=categories)
     has_category = any(isinstance(t, pd.CategoricalDtype) for t in frame.dtypes)
     for name in cats.unknown:
         col = _column(frame, name)
