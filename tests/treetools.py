@@ -210,3 +210,17 @@ def assert_library_not_imported(module: str, predicate: str, library: str) -> No
         f"assert {library!r} not in sys.modules, 'imported {library}'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def by_definition(model, X: pd.DataFrame, feature, grid, *, response: str = "predict", weights=None) -> np.ndarray:
+    """Partial dependence by its definition: for each grid value, a copy of X with the column set to it (keeping
+    the column's dtype), the model's own ``response`` method called, the rows averaged. Shape (n_grid, n_outputs)."""
+    fn = getattr(model, response)
+    out = []
+    for v in grid:
+        Z = X.copy()
+        Z[feature] = pd.Series([v] * len(Z), index=Z.index).astype(X[feature].dtype)
+        pred = np.asarray(fn(Z), dtype=np.float64)
+        pred = pred.reshape(len(Z), -1)
+        out.append(np.average(pred, axis=0, weights=weights))
+    return np.array(out)

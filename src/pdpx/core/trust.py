@@ -193,6 +193,7 @@ def check_points(curves: np.ndarray, grid, limit: int = CHECK_POINTS) -> np.ndar
     if values.dtype.kind == "f":
         keep.update(np.flatnonzero(np.isnan(values)).tolist())
     sides = np.unique(np.concatenate([steps, steps + 1])) if steps.size else np.array([], dtype=np.int64)
+    sides = sides[~np.isin(sides, list(keep))]
     room = max(limit - len(keep), 0)
     if sides.size > room:
         sides = sides[np.unique(np.linspace(0, sides.size - 1, room).round().astype(np.int64))] if room else sides[:0]
