@@ -288,7 +288,7 @@ class LightGBMAdapter(BoosterAdapter):
     def _link_problem(ens, booster, row, n_iter) -> str | None:
         """Compare the IR's link on an all-NaN row with LightGBM's own (transformed) predict."""
         try:
-            theirs = as_2d(np.asarray(booster.predict(row, num_iteration=n_iter), dtype=np.float64))
+            theirs = as_2d(np.asarray(booster.predict(row, num_iteration=n_iter, num_threads=1), dtype=np.float64))
         except Exception:  # pragma: no cover - no check possible
             return None
         mine = ens.apply_link(nan_row_margin(ens)[0][None, :])

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.adapter import as_2d
-from ..core.booster import BoosterAdapter, Extracted, library_classes, self_check
+from ..core.booster import BoosterAdapter, Extracted, library_classes, nan_row_margin, self_check
 from ..core.errors import PdpxError
 from ..core.hookspecs import hookimpl
 from .xgboost_trees import (
@@ -264,6 +264,8 @@ class XGBoostAdapter(BoosterAdapter):
         ens = build_ensemble(learner, response, rounds, n_features=self.n_features(),
                              description=f"XGBoost {type(self.model).__name__} ({self.objective()}, {rounds} rounds)")
         problem = self_check(ens, self._reference_nan_margin(rounds, ens.n_features))
+        if problem is None and response != "raw":
+            problem = self._link_problem(ens, rounds)
         if problem:
             return self.unreproduced(problem)
         missing = np.nan
@@ -277,6 +279,28 @@ class XGBoostAdapter(BoosterAdapter):
             recursion_weights="hessian sums (XGBoost's cover, sum_hessian), equal to training row counts only "
                               "for squared error",
         )
+
+    def _link_problem(self, ens, rounds: int) -> str | None:
+        """Compare the IR's link on an all-NaN row with XGBoost's own transformed prediction."""
+        if self.objective() == "multi:softmax":  # XGBoost's value is the class; predict_proba is softmax
+            return None
+        import xgboost
+
+        row = np.full((1, ens.n_features), np.nan)
+        try:  # on one thread, as _reference_nan_margin (a forked child deadlocks on a started OpenMP pool)
+            with xgboost.config_context(nthread=1):
+                theirs = self.booster().inplace_predict(
+                    row, predict_type="value", iteration_range=(0, rounds), validate_features=False
+                )
+        except Exception:  # pragma: no cover - no check possible
+            return None
+        theirs = as_2d(np.asarray(theirs, dtype=np.float64))
+        mine = ens.apply_link(nan_row_margin(ens)[0][None, :])
+        if ens.link == "binary_logistic" and theirs.shape[1] == 1:
+            mine = mine[:, 1:]
+        if mine.shape != theirs.shape or not np.allclose(mine, theirs, rtol=1e-5, atol=1e-7):
+            return f"link {ens.link!r} gives {mine.ravel()[:3]} where XGBoost's prediction is {theirs.ravel()[:3]}"
+        return None
 
     def _reference_nan_margin(self, rounds: int, n_features: int) -> np.ndarray | None:
         """XGBoost's own margin for one row of missing values (None if it cannot say)."""

@@ -30,7 +30,9 @@ from ..core.errors import PdpxError
 from ..core.ir import TreeEnsemble
 from .ubjson import ubj_loads
 
-#: Objectives whose prediction is the margin itself.
+#: The allow-lists: each objective's predict checked against XGBoost's (tests/adapters/test_objectives.py);
+#: an objective on none of them (binary:hinge, reg:linear's successors to come, ...) refuses the tree
+#: engine and brute answers. Objectives whose prediction is the margin itself.
 IDENTITY_OBJECTIVES = {
     "reg:squarederror", "reg:linear", "reg:squaredlogerror", "reg:pseudohubererror",
     "reg:absoluteerror", "reg:quantileerror", "binary:logitraw",
@@ -39,14 +41,14 @@ IDENTITY_OBJECTIVES = {
 #: prediction = sigmoid(margin)
 LOGISTIC_OBJECTIVES = {"binary:logistic", "reg:logistic"}
 #: prediction = exp(margin)
-EXP_OBJECTIVES = {"count:poisson", "reg:gamma", "reg:tweedie", "survival:cox"}
+EXP_OBJECTIVES = {"count:poisson", "reg:gamma", "reg:tweedie", "survival:cox", "survival:aft"}
 #: class probabilities = softmax(margins)
 SOFTMAX_OBJECTIVES = {"multi:softprob", "multi:softmax"}
 CLASSIFIER_OBJECTIVES = {"binary:logistic", "binary:logitraw", "binary:hinge", "multi:softprob", "multi:softmax"}
 #: base_score is stored in prediction space; its margin is logit(.) / log(.) here.
 #: (binary:logitraw keeps base_score as the margin: checked against xgboost 3.2)
 BASE_LOGIT_OBJECTIVES = {"binary:logistic", "reg:logistic"}
-BASE_LOG_OBJECTIVES = {"count:poisson", "reg:gamma", "reg:tweedie", "survival:cox"}
+BASE_LOG_OBJECTIVES = {"count:poisson", "reg:gamma", "reg:tweedie", "survival:cox", "survival:aft"}
 
 
 class XGBoostEncoder:
