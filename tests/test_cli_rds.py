@@ -1,0 +1,120 @@
+"""The command line's R .rds files: the opt-in, the class whitelist (no package attached for another
+class), formulas with expressions, and a crafted promise that R would run (CVE-2024-27322).
+
+Each case runs the command in a fresh Python process (R is embedded once per process, and the
+question is which packages *that* R loaded), then asks that R which namespaces are loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytest.importorskip("rpy2", reason="rpy2 is not installed (pip install 'pdpx[r]')")
+if shutil.which("Rscript") is None:
+    pytest.skip("R is not installed (make setup installs it)", allow_module_level=True)
+
+#: an installed R package no test loads and the whitelist does not name (make setup installs r-cran-earth)
+OTHER = "earth"
+
+CHILD = textwrap.dedent("""
+    import json, sys
+    from click.testing import CliRunner
+    from pdpx.cli import main
+    result = CliRunner().invoke(main, sys.argv[1:], catch_exceptions=False)
+    import rpy2.robjects as ro
+    print(json.dumps({"code": result.exit_code, "stderr": result.stderr,
+                      "loaded": list(ro.r("loadedNamespaces()")), "search": list(ro.r("search()"))}))
+""")
+
+
+def run_child(*args, env_extra=None):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "PDPX_ALLOW_PICKLE"}
+    env.update(env_extra or {})
+    done = subprocess.run([sys.executable, "-c", CHILD, *map(str, args)], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def rscript(code: str):
+    done = subprocess.run(["Rscript", "-e", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture(scope="module")
+def data_csv(tmp_path_factory):
+    d = tmp_path_factory.mktemp("rds")
+    (d / "data.csv").write_text("a,b\n" + "".join(f"{i / 10},{(i * 7) % 5}\n" for i in range(40)))
+    return d / "data.csv"
+
+
+@pytest.fixture(scope="module")
+def other_installed():
+    """The check below can fail only if R could attach OTHER: it must be installed."""
+    done = subprocess.run(["Rscript", "-e", f"cat(requireNamespace('{OTHER}', quietly = TRUE))"],
+                          capture_output=True, text=True, timeout=300)
+    if done.stdout.strip() != "TRUE":
+        pytest.skip(f"the R package {OTHER} is not installed (make setup installs r-cran-{OTHER})")
+
+
+@pytest.mark.parametrize("classes", [[OTHER], [f"{OTHER}.formula", OTHER], ["ranger"], ["gbm"]])
+def test_a_class_outside_the_whitelist_attaches_nothing(tmp_path, data_csv, classes, other_installed):
+    rds = tmp_path / "model.rds"
+    rscript(f"saveRDS(structure(list(x = 1), class = c({', '.join(repr(c) for c in classes)})), '{rds}')")
+    out = run_child("pd", "--allow-pickle", rds, data_csv, "--feature", "a")
+    assert out["code"] == 1
+    err = [x for x in out["stderr"].splitlines() if x.startswith("pdpx: error:")]
+    assert len(err) == 1 and "refusing the R model" in err[0] and classes[-1] in err[0], out["stderr"]
+    for pkg in {c.split(".")[0] for c in classes}:
+        assert pkg not in out["loaded"] and f"package:{pkg}" not in out["search"], (pkg, out["loaded"])
+    if classes[-1] in ("ranger", "gbm"):
+        assert "R package" in err[0]
+
+
+def test_rds_needs_the_opt_in_and_a_crafted_promise_does_not_run(tmp_path, data_csv):
+    """A file holding a promise (CVE-2024-27322): R < 4.4 runs it when the object is first used."""
+    marker = tmp_path / "ran"
+    rds = tmp_path / "model.rds"
+    rscript(textwrap.dedent(f"""
+        e <- new.env(parent = emptyenv())
+        delayedAssign("p", file.create('{marker}'), eval.env = globalenv(), assign.env = e)
+        raw <- serialize(e, NULL, version = 2, xdr = TRUE)
+        s <- grepRaw(as.raw(c(0, 0, 4, 5)), raw, fixed = TRUE)
+        end <- grepRaw(charToRaw('{marker.name}'), raw, fixed = TRUE) + {len(marker.name)} - 1 + 4
+        con <- gzfile('{rds}', 'wb'); writeBin(c(raw[1:14], raw[s:end]), con); close(con)
+    """))
+    assert not marker.exists()
+    out = run_child("pd", rds, data_csv, "--feature", "a")
+    assert out["code"] == 1
+    err = out["stderr"].strip()
+    assert "refusing to load" in err and "--allow-pickle" in err and "PDPX_ALLOW_PICKLE=1" in err, err
+    assert not marker.exists()
+    # the file is what it claims: on this R, using what readRDS returns runs the promise
+    rscript(f"m <- readRDS('{rds}'); invisible(is.list(m))")
+    r_version = subprocess.run(["Rscript", "-e", "cat(getRversion() >= '4.4.0')"], capture_output=True, text=True)
+    assert marker.exists() or r_version.stdout.strip() == "TRUE"
+
+
+def test_a_randomforest_whose_formula_holds_code_is_refused(tmp_path, data_csv):
+    marker = tmp_path / "ran"
+    rds = tmp_path / "rf.rds"
+    rscript(textwrap.dedent(f"""
+        suppressMessages(library(randomForest)); set.seed(1)
+        d <- read.csv('{data_csv}'); d$y <- d$a + d$b
+        m <- randomForest(y ~ ., data = d, ntree = 5)
+        attr(m$terms, "variables") <- quote(list(y, a, file.create('{marker}')))
+        saveRDS(m, '{rds}')
+    """))
+    out = run_child("pd", "--allow-pickle", rds, data_csv, "--feature", "a", "--method", "brute")
+    assert out["code"] == 1
+    assert "formula has expressions" in out["stderr"], out["stderr"]
+    assert not marker.exists()
+    assert "package:randomForest" not in out["search"]
