@@ -15,6 +15,7 @@ inline SVG): the file has no external assets and opens offline.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import time
@@ -25,7 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .core.config import get_config
+from .core.config import config_context, get_config
 from .core.data import as_frame, rows_fixed
 from .core.errors import ExtrapolationWarning, PdpxError
 from .core.files import check_writable, write_text_atomic
@@ -34,6 +35,7 @@ from .core.plugins import adapt
 from .core.progress import progress_bar
 from .core.session import Session
 from .core.stacked import stacked_partial_dependence
+from .core.threads import run_in_context
 from .core.validation import (
     SEED,
     Boolean,
@@ -47,6 +49,7 @@ from .core.validation import (
 from .explain.interaction import h_statistic_of
 from .explain.pd_importance import importance_of, importance_table
 from .outputs.plot_explain import plot_importance
+from .outputs.plot_style import check_backend, windowless_backend
 from .outputs.report_page import Page, columns_table, embed
 
 __all__ = ["report"]
@@ -143,9 +146,27 @@ def report(
     """
     options = PDOptions.checked("report", pd_options)
     path = check_writable(path)
-    if isinstance(model, dict):
-        return _models_report(model, X, path, features=features, title=title, seed=seed, max_rows=max_rows,
-                              image_format=image_format, dpi=dpi, progress=progress, options=options)
+    check_backend("pdpx.report")
+    # the report's budget is the budget of everything it does, on every thread (the figures are drawn on another)
+    with _budget(options):
+        if isinstance(model, dict):
+            return _models_report(model, X, path, features=features, title=title, seed=seed, max_rows=max_rows,
+                                  image_format=image_format, dpi=dpi, progress=progress, options=options)
+        return _one_model_report(model, X, path, features=features, interactions=interactions, title=title,
+                                 n_ice=n_ice, seed=seed, max_rows=max_rows, image_format=image_format, dpi=dpi,
+                                 progress=progress, pair_grid_resolution=pair_grid_resolution, options=options)
+
+
+def _budget(options: PDOptions):
+    """``memory_budget=`` given to the report as the setting of its context (else nothing changes)."""
+    if options.memory_budget is None:
+        return contextlib.nullcontext()
+    return config_context(memory_budget=options.memory_budget)
+
+
+def _one_model_report(model, X, path: Path, *, features, interactions, title, n_ice, seed, max_rows, image_format,
+                      dpi, progress, pair_grid_resolution, options: PDOptions) -> Path:
+    """:func:`report` of one model (its options checked, the path writable)."""
     defaults = {"kind": "both", "include_missing": "auto"}
     options = options.but(**{k: v for k, v in defaults.items() if k not in options.given})
     if options.kind != "average" and options.ice_sample is None:
@@ -285,10 +306,7 @@ def report(
 def _draws_off_main_thread() -> bool:
     """Whether matplotlib may draw on another thread here: a backend without windows (Agg, SVG, PDF, the
     notebook's inline one). An interactive backend (Tk, Qt, macOS) draws on the main thread only."""
-    import matplotlib
-
-    backend = str(matplotlib.get_backend()).lower()
-    return backend in ("agg", "svg", "pdf", "ps", "cairo", "template") or "inline" in backend
+    return windowless_backend()
 
 
 class _side_thread:
@@ -306,8 +324,8 @@ class _side_thread:
         return self
 
     def submit(self, fn):
-        if self.on:
-            return self.pool.submit(fn)
+        if self.on:  # in a copy of the caller's context: its config_context settings (the budget) hold there too
+            return self.pool.submit(run_in_context(fn))
         return _Later(fn)
 
     def __exit__(self, *exc):
@@ -352,7 +370,7 @@ def _strongest(hstat, candidates, keep: int | None) -> list:
     scored = [((a, b), float(mean_h.get((a, b), 0.0))) for a, b in candidates]
     if keep is None:
         return scored
-    return sorted(scored, key=lambda t: -t[1])[:keep]
+    return sorted(scored, key=lambda t: _descending(t[1]))[:keep]
 
 
 def _as_frame(model, X) -> pd.DataFrame:
@@ -391,7 +409,12 @@ def _rank(results, imp: pd.DataFrame) -> list[tuple[Any, float]]:
     """Results with their importance (averaged over outputs), most important first."""
     score = imp.groupby("feature")["importance"].mean()
     scored = [(r, float(score.get(r.features[0], 0.0))) for r in results]
-    return sorted(scored, key=lambda t: -t[1])
+    return sorted(scored, key=lambda t: _descending(t[1]))
+
+
+def _descending(score: float) -> float:
+    """Sort key: the largest score first, a score that is not a number (the model predicted NaN) last."""
+    return -score if math.isfinite(score) else math.inf
 
 
 def _models_report(models: dict, X, path, *, features, title, seed, max_rows, image_format, dpi, progress,

@@ -38,7 +38,7 @@ from ..core.errors import PdpxError, PdpxTypeError
 from ..core.files import atomic_path, check_writable
 from ..core.validation import Integral, Options, PathLike, Real, check_param, shown, validate_params
 from .plot_oneway import oneway_plot
-from .plot_style import ICE_COLOR, PALETTE, PD_COLOR, PlotOptions, check_plot_options, theme_pdpx
+from .plot_style import ICE_COLOR, PALETTE, PD_COLOR, PlotOptions, check_backend, check_plot_options, theme_pdpx
 from .plot_twoway import compose, twoway_plot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -252,6 +252,7 @@ def save(
         raise PdpxError("save(): give both width and height, or neither (the plot's own size is used then)")
     if not isinstance(plot, ggplot) and type(plot).__module__.split(".")[0] != "plotnine":
         raise PdpxTypeError(f"save(): plot must be a plotnine figure (res.plot()); got {shown(plot)}")
+    check_backend("save")
     with atomic_path(path) as tmp:
         if isinstance(plot, ggplot):
             plot.save(tmp, format=fmt, width=width, height=height, units=units, dpi=dpi, verbose=False,

@@ -112,6 +112,40 @@ def check_plot_options(function: str, options: dict, extra: tuple[str, ...] = ()
 
 
 
+#: matplotlib backends that draw without windows (any thread, no display needed)
+WINDOWLESS = ("agg", "svg", "pdf", "ps", "cairo", "template", "pgf")
+
+
+def windowless_backend() -> bool:
+    """Whether matplotlib's backend draws without windows (Agg, SVG, PDF, the notebook's inline one)."""
+    import matplotlib
+
+    backend = str(matplotlib.get_backend()).lower()
+    return backend in WINDOWLESS or "inline" in backend
+
+
+def check_backend(function: str) -> None:
+    """Refuse, before any work, a matplotlib backend that cannot draw here: one with windows (Tk, Qt, macOS)
+    chosen in a session without a display. pdpx draws into files and needs no window; matplotlib would only
+    say so once the first figure is drawn, at the end of the work."""
+    if windowless_backend():
+        return
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    backend = str(matplotlib.get_backend())
+    try:
+        with plt.ioff():  # a figure never shown: its window is not opened
+            fig = plt.figure()
+    except ImportError as exc:
+        raise PdpxError(
+            f"{function}: matplotlib's backend {backend!r} opens windows, and this session has no display "
+            f"({exc}). pdpx draws figures into files and needs no window: call matplotlib.use('Agg') before "
+            f"{function}, or set the environment variable MPLBACKEND=Agg"
+        ) from exc
+    plt.close(fig)
+
+
 def result_frame(res: "PartialDependenceResult", opts: PlotOptions) -> tuple[pd.DataFrame, str]:
     """The tidy frame to draw: ICE subsampled, average always present, centred if asked.
 
@@ -132,13 +166,29 @@ def result_frame(res: "PartialDependenceResult", opts: PlotOptions) -> tuple[pd.
             note = f"thin lines: ICE curves of all {of}"
     view = dataclasses.replace(res, individual=individual, ice_rows=ice_rows,
                                kind="both" if individual is not None else "average")
-    need = view.frame_nbytes()
     budget = get_config()["memory_budget"]
+    need = view.frame_nbytes()
+    if need > budget and individual is not None:  # as many ICE curves as fit the budget, said in the note
+        n_drawn = individual.shape[1]
+        base = view.frame_nbytes(kind="average") if view.kind == "both" else 0
+        per_curve = max(1, view.frame_nbytes(kind="individual") // n_drawn)
+        k = int(min(n_drawn, max(0, (budget - base) // per_curve)))
+        if k:
+            keep = np.sort(np.random.default_rng(opts.seed).choice(n_drawn, k, replace=False))
+            individual, ice_rows = individual[:, keep], ice_rows[keep]
+            note = (f"thin lines: ICE curves of {k} of {of} (random, seed {opts.seed}; {n_drawn} would pass the "
+                    f"memory budget of {format_bytes(budget)})")
+        else:
+            individual, ice_rows = None, None
+            note = f"no ICE curves: even one would pass the memory budget of {format_bytes(budget)}"
+        view = dataclasses.replace(res, individual=individual, ice_rows=ice_rows,
+                                   kind="both" if individual is not None else "average")
+        need = view.frame_nbytes()
     if need > budget:
         raise PdpxError(
             f"drawing this result needs a frame of about {format_bytes(need)}, over the memory budget of "
-            f"{format_bytes(budget)}: draw fewer ICE curves (n_ice=100), or raise the budget "
-            "(pdpx.set_config(memory_budget='4GB'))"
+            f"{format_bytes(budget)}: draw fewer grid points (grid_resolution=), or raise the budget "
+            "(pdpx.config_context(memory_budget='4GB') or pdpx.set_config(memory_budget='4GB'))"
         )
     df = view.to_frame(memory_budget=budget)
     centered = res.centered

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.grid import is_categorical_dtype
+from ..core.result import grid_label
 from ..core.support import support_summary
 from ..core.version import __version__
 
@@ -73,6 +74,48 @@ def _flag(res) -> str:
     """Where the data does not support a result (:func:`pdpx.core.support.support_summary`), as a flag line."""
     text = support_summary(res)
     return f'<p class="flag">Unsupported: {_e(text)}</p>\n' if text else ""
+
+
+def not_finite(res) -> tuple[int, int, list[str], int]:
+    """Where a result's PD is not a number (the model predicted NaN or infinity there): ``(grid points, of how
+    many, the first five points as text, ICE curves holding any)``."""
+    avg = np.asarray(res.average, dtype=float)
+    grid_shape = avg.shape[1:]
+    bad = ~np.isfinite(avg).reshape(avg.shape[0], -1).all(axis=0)
+    curves = 0
+    if res.individual is not None:
+        ice = np.asarray(res.individual, dtype=float)
+        curves = int((~np.isfinite(ice.reshape(ice.shape[0], ice.shape[1], -1))).any(axis=(0, 2)).sum())
+    points = []
+    for flat in np.flatnonzero(bad)[:5]:
+        cell = np.unravel_index(flat, grid_shape)
+        points.append(", ".join(f"{f} = {grid_label(res.grid_values[j][i])}"
+                                for j, (f, i) in enumerate(zip(res.features, cell))))
+    return int(bad.sum()), int(bad.size), points, curves
+
+
+def _nan_flag(res) -> str:
+    """A flag line saying where the result's PD (or ICE) is not a number, or ""."""
+    n_bad, n, points, curves = not_finite(res)
+    if not n_bad and not curves:
+        return ""
+    more = " …" if n_bad > len(points) else ""
+    text = (f"Not a number: {n_bad} of {n} grid points of the partial dependence ({'; '.join(points)}{more})"
+            if n_bad else "The partial dependence is a number everywhere")
+    if curves:
+        text += f"; {curves:,} of its ICE curves are not numbers at some grid points"
+    text += (". The model predicted NaN (or infinity) at these inputs; the figure leaves those points out. "
+             "Check the model's predictions there.")
+    return f'<p class="flag nan">{_e(text)}</p>\n'
+
+
+def safe_repr(obj, limit: int = 3000) -> str:
+    """``repr(obj)`` cut at ``limit`` characters, or a stand-in naming the type when the object's repr raises."""
+    try:
+        text = repr(obj)
+    except Exception as exc:  # noqa: BLE001 - a user's model: whatever its repr raises, the page is written
+        text = f"<{type(obj).__module__}.{type(obj).__qualname__} object: its repr raised {type(exc).__name__}>"
+    return text[:limit] + " ..." if len(text) > limit else text
 
 
 def _slug(s: str) -> str:
@@ -172,9 +215,7 @@ class Page:
 
     def _summary(self) -> str:
         r0 = self.results[0]
-        model_text = repr(self.model)
-        if len(model_text) > 3000:
-            model_text = model_text[:3000] + " ..."
+        model_text = safe_repr(self.model)
         rows = len(self.frame)
         rows_text = f"{rows:,}"
         if self.sampled_from:
@@ -188,21 +229,34 @@ class Page:
             ("Columns", f"{self.frame.shape[1]:,}"),
         ]
         table = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in kv)
+        nan = [(r.feature_set, not_finite(r)) for r in self._all_results()]
+        nan = [f"{name} ({b} of {n} grid points)" if b else f"{name} (ICE curves)"
+               for name, (b, n, _, c) in nan if b or c]
+        nan_html = (f'<p class="flag nan">The model predicted NaN (not a number) or infinity for some inputs, so '
+                    f"these partial dependences are not numbers everywhere: {_e(', '.join(nan))}. Their figures "
+                    "leave those points out and say where they are.</p>\n" if nan else "")
         return (
             '<section id="summary">\n<h2>Model and data</h2>\n'
-            f'<table class="kv">{table}</table>\n'
+            f'<table class="kv">{table}</table>\n{nan_html}'
             f"<pre>{_e(model_text)}</pre>\n"
             f"<h3>Columns</h3>\n{self.columns_html or columns_table(self.frame, self.results, self.skipped)}\n"
             "</section>"
         )
 
+    def _all_results(self) -> list:
+        """The 1-way results, then the 2-way ones."""
+        return list(self.results) + [r for r, _, _ in self.pair_figures]
+
     def _ranking_section(self) -> str:
-        top = max((s for _, s in self.ranking), default=0.0) or 1.0
+        top = max((s for _, s in self.ranking if np.isfinite(s)), default=0.0) or 1.0
         rows = []
         for i, (r, s) in enumerate(self.ranking, 1):
-            avg = np.asarray(r.average, dtype=float)
-            rng = float(np.max(avg.max(axis=tuple(range(1, avg.ndim))) - avg.min(axis=tuple(range(1, avg.ndim)))))
-            width = max(1, round(160 * s / top))
+            avg = np.asarray(r.average, dtype=float).reshape(len(r.outputs), -1)
+            with np.errstate(invalid="ignore"):
+                spread = np.nanmax(avg, axis=1, initial=-np.inf) - np.nanmin(avg, axis=1, initial=np.inf)
+            spread = spread[np.isfinite(spread)]
+            rng = float(spread.max()) if spread.size else float("nan")
+            width = max(1, round(160 * s / top)) if np.isfinite(s) else 0
             rows.append(
                 f'<tr><td class="num">{i}</td><td><a href="#feature-{_slug(r.feature_set)}">{_e(r.feature_set)}'
                 f"</a></td><td>{'categorical' if r.categorical[0] else 'numeric'}</td>"
@@ -237,7 +291,7 @@ class Page:
                 f'<figure id="feature-{_slug(r.feature_set)}" class="feature">\n<h3>{_e(r.feature_set)}</h3>\n'
                 f"{fig.html}\n<figcaption>{_e(r.feature_set)}: importance {_fmt(s)}; method "
                 f"<code>{_e(r.method)}</code>, {len(r.grid_values[0])} grid points, {r.elapsed:.2f} s."
-                f"</figcaption>\n{_flag(r)}</figure>"
+                f"</figcaption>\n{_flag(r)}{_nan_flag(r)}</figure>"
             )
         parts.append("</section>")
         return "\n".join(parts)
@@ -281,7 +335,7 @@ class Page:
                 f'<figure id="pair-{_slug(r.feature_set)}" class="interaction">\n<h3>{_e(" × ".join(r.features))}'
                 f"</h3>\n{fig.html}\n<figcaption>Friedman's H {_fmt(s)}; method <code>{_e(r.method)}</code>,"
                 f" grid {' × '.join(str(len(g)) for g in r.grid_values)}, {r.elapsed:.2f} s.</figcaption>\n"
-                f"{_flag(r)}</figure>"
+                f"{_flag(r)}{_nan_flag(r)}</figure>"
             )
         parts.append("</section>")
         return "\n".join(parts)
@@ -303,7 +357,7 @@ class Page:
         opts = {k: v for k, v in self.options.items() if k != "sample_weight"}
         if self.options.get("sample_weight") is not None:
             opts["sample_weight"] = "given"
-        opts_text = ", ".join(f"{k}={v!r}" for k, v in sorted(opts.items())) or "defaults"
+        opts_text = ", ".join(f"{k}={safe_repr(v)}" for k, v in sorted(opts.items())) or "defaults"
         return (
             '<section id="method">\n<h2>Method and time</h2>\n'
             f"<p>Method{'s' if len(methods) > 1 else ''}: {', '.join(f'<code>{_e(m)}</code>' for m in methods)}. "
