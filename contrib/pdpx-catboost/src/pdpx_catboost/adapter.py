@@ -35,8 +35,25 @@ BINARY_LOSSES = {"Logloss", "CrossEntropy"}
 SOFTMAX_LOSSES = {"MultiClass"}
 ONE_VS_ALL_LOSSES = {"MultiClassOneVsAll"}
 CLASSIFIER_LOSSES = BINARY_LOSSES | SOFTMAX_LOSSES | ONE_VS_ALL_LOSSES
-#: Regression losses whose default prediction (``Exponent``) is exp of the margin.
+#: The allow-list of regression losses, by what ``CatBoostRegressor.predict`` (its default
+#: prediction type) does to the margins, each checked against CatBoost 1.2 (tests/test_catboost_losses.py).
+#: Identity: the prediction is the margin.
+IDENTITY_LOSSES = {
+    "RMSE", "MAE", "Quantile", "MAPE", "Huber", "Expectile", "LogLinQuantile", "Lq", "LogCosh",
+    "MultiQuantile", "MultiRMSE", "Cox", "SurvivalAft",
+}
+#: exp of the margin (CatBoost's ``Exponent``).
 EXPONENT_LOSSES = {"Poisson", "Tweedie"}
+#: Losses of CatBoostRanker, whose predict has no prediction type: it returns the margin.
+RANKING_LOSSES = {
+    "YetiRank", "YetiRankPairwise", "PairLogit", "PairLogitPairwise", "QueryRMSE", "QuerySoftMax",
+    "LambdaMart", "StochasticFilter", "StochasticRank", "QueryCrossEntropy",
+}
+#: Losses whose predict pdpx knows not to reproduce from the trees, and why.
+REFUSED_LOSSES = {
+    "RMSEWithUncertainty": "its predict returns two columns per row, the mean (the first margin) and the "
+                           "variance (exp of twice the second margin), two links the tree engine does not combine",
+}
 
 
 
@@ -164,11 +181,13 @@ class CatBoostAdapter(BoosterAdapter):
             if loss in ONE_VS_ALL_LOSSES:
                 return "logistic"
             return None
-        if self._kind() == "CatBoost":  # a plain model predicts its raw margin
+        if self._kind() == "CatBoost":  # a plain model's predict is RawFormulaVal: its margins
             return "identity"
-        if self._kind() == "CatBoostRegressor" and loss in EXPONENT_LOSSES:
-            return "exp"
-        if self._kind() in ("CatBoostRegressor", "CatBoostRanker") and loss not in CLASSIFIER_LOSSES:
+        if self._kind() == "CatBoostRegressor":
+            if loss in EXPONENT_LOSSES:
+                return "exp"
+            return "identity" if loss in IDENTITY_LOSSES else None
+        if self._kind() == "CatBoostRanker" and loss in RANKING_LOSSES | IDENTITY_LOSSES:
             return "identity"
         return None
 
@@ -183,8 +202,10 @@ class CatBoostAdapter(BoosterAdapter):
     def link_unavailable(self, response):
         """Why ``response`` cannot come from the trees: pdpx does not know the loss's map from margins."""
         if self.link(response) is None:
-            return (f"pdpx does not know how CatBoost loss {self.loss()!r} maps margins to {response}; "
-                    "use response='raw' or method='brute'")
+            loss = self.loss()
+            why = REFUSED_LOSSES.get(loss, "it is not one pdpx knows how CatBoost's predict transforms")
+            return (f"loss {loss!r} ({type(self.model).__name__}, response {response!r}): {why}; the tree "
+                    "engine cannot reproduce it, so brute is used (method='auto'), or use response='raw'")
         return None
 
     def tree_state(self, response):
