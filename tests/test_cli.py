@@ -178,11 +178,11 @@ def test_r_rds_model(files, tmp_path):
     code = (f"suppressMessages(library(randomForest)); set.seed(1); d <- read.csv('{d / 'data.csv'}'); "
             f"d$y <- d$a * d$b + d$c; saveRDS(randomForest(y ~ ., data = d, ntree = 20), '{rds}')")
     subprocess.run(["Rscript", "-e", code], check=True, capture_output=True)
-    result = run("pd", PK, rds, d / "data.csv", "--feature", "a", "--grid-resolution", "5", "--method", "brute")
+    result = run("pd", rds, d / "data.csv", "--feature", "a", "--grid-resolution", "5", "--method", "brute")
     assert result.exit_code == 0, result.stderr
     yhat = pd.read_csv(io.StringIO(result.stdout))["yhat"]
     assert len(yhat) == 5 and yhat.is_monotonic_increasing is not None and np.isfinite(yhat).all()
-    exact = run("pd", PK, rds, d / "data.csv", "--feature", "a", "--grid-resolution", "5")
+    exact = run("pd", rds, d / "data.csv", "--feature", "a", "--grid-resolution", "5")
     np.testing.assert_allclose(pd.read_csv(io.StringIO(exact.stdout))["yhat"], yhat, rtol=1e-9)
 
 

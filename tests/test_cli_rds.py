@@ -1,5 +1,6 @@
-"""The command line's R .rds files: the opt-in, the class whitelist (no package attached for another
-class), formulas with expressions, and a crafted promise that R would run (CVE-2024-27322).
+"""The command line's R .rds files: code in the file refused before R reads it (a crafted promise R
+would run, CVE-2024-27322; a function; an ALTREP vector naming a package), the class whitelist (no
+package attached for another class), formulas with expressions.
 
 Each case runs the command in a fresh Python process (R is embedded once per process, and the
 question is which packages *that* R loaded), then asks that R which namespaces are loaded.
@@ -79,7 +80,7 @@ def test_a_class_outside_the_whitelist_attaches_nothing(tmp_path, data_csv, clas
         assert "R package" in err[0]
 
 
-def test_rds_needs_the_opt_in_and_a_crafted_promise_does_not_run(tmp_path, data_csv):
+def test_a_crafted_promise_is_refused_and_does_not_run(tmp_path, data_csv):
     """A file holding a promise (CVE-2024-27322): R < 4.4 runs it when the object is first used."""
     marker = tmp_path / "ran"
     rds = tmp_path / "model.rds"
@@ -95,12 +96,42 @@ def test_rds_needs_the_opt_in_and_a_crafted_promise_does_not_run(tmp_path, data_
     out = run_child("pd", rds, data_csv, "--feature", "a")
     assert out["code"] == 1
     err = out["stderr"].strip()
-    assert "refusing to load" in err and "--allow-pickle" in err and "PDPX_ALLOW_PICKLE=1" in err, err
+    assert "refusing to load" in err and "a promise" in err and "--allow-pickle" in err, err
+    assert "PDPX_ALLOW_PICKLE=1" in err, err
     assert not marker.exists()
     # the file is what it claims: on this R, using what readRDS returns runs the promise
     rscript(f"m <- readRDS('{rds}'); invisible(is.list(m))")
     r_version = subprocess.run(["Rscript", "-e", "cat(getRversion() >= '4.4.0')"], capture_output=True, text=True)
     assert marker.exists() or r_version.stdout.strip() == "TRUE"
+
+
+def test_an_altrep_vector_naming_a_package_is_refused_before_r_loads_it(tmp_path, data_csv, other_installed):
+    """readRDS loads the namespace an ALTREP vector names (its load hook runs): pdpx refuses the file first."""
+    rds = tmp_path / "model.rds"
+    assert len(OTHER) == 5
+    rscript(textwrap.dedent(f"""
+        raw <- serialize(list(x = 1:10), NULL, version = 3, xdr = TRUE)
+        i <- grepRaw("base", raw, fixed = TRUE)
+        raw <- c(raw[1:(i - 5)], as.raw(c(0, 0, 0, 5)), charToRaw('{OTHER}'), raw[(i + 4):length(raw)])
+        con <- gzfile('{rds}', 'wb'); writeBin(raw, con); close(con)
+        x <- suppressWarnings(readRDS('{rds}'))
+        stopifnot('{OTHER}' %in% loadedNamespaces())  # R itself loads it
+    """))
+    out = run_child("pd", rds, data_csv, "--feature", "a")
+    assert out["code"] == 1
+    assert f"an ALTREP vector of package {OTHER}" in out["stderr"], out["stderr"]
+    assert OTHER not in out["loaded"]
+
+
+def test_an_rds_holding_a_function_is_refused(tmp_path, data_csv):
+    marker = tmp_path / "ran"
+    rds = tmp_path / "model.rds"
+    rscript(f"saveRDS(structure(list(predict = function(...) file.create('{marker}')), class = 'randomForest'), "
+            f"'{rds}')")
+    out = run_child("pd", rds, data_csv, "--feature", "a")
+    assert out["code"] == 1 and "an R function" in out["stderr"], out["stderr"]
+    assert not marker.exists()
+    assert "package:randomForest" not in out["search"]
 
 
 def test_a_randomforest_whose_formula_holds_code_is_refused(tmp_path, data_csv):

@@ -31,7 +31,7 @@ PICKLE_WARNING = (
 )
 MODEL_HELP = ("MODEL, by its extension: an XGBoost model (.json, .ubj), a LightGBM model (.txt), a CatBoost "
               "model (.cbm, with the pdpx-catboost plugin), a scikit-learn model saved with skops (.skops) or an "
-              "R randomForest saved with saveRDS (.rds, needs rpy2); an .rds or a pickle / joblib file (.pkl, .pickle, "
+              "R randomForest saved with saveRDS (.rds, needs rpy2); a pickle / joblib file (.pkl, .pickle, "
               ".joblib) only with --allow-pickle. " + PICKLE_WARNING)
 DATA_SUFFIXES = (".csv", ".parquet", ".pq")
 TABLE_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
@@ -172,9 +172,9 @@ grid_kind_opt = click.option("--grid", "grid", type=click.Choice(["uniform", "th
                              help="uniform: --grid-resolution points between the 5th and 95th percentiles; "
                                   "thresholds: one point per step of a tree model's curve (the exact curve).")
 pickle_opt = click.option("--allow-pickle", is_flag=True,
-                          help=f"Load a pickle / joblib MODEL (.pkl, .pickle, .joblib) or a skops file's untrusted "
-                               f"types. This runs code stored in the file: only for files you trust. Scripts may "
-                               f"set {ALLOW_PICKLE_ENV}=1 instead.")
+                          help=f"Load a pickle / joblib MODEL (.pkl, .pickle, .joblib), a .skops file's untrusted "
+                               f"types or an .rds file that holds code. This runs code stored in the file: only for "
+                               f"files you trust. Scripts may set {ALLOW_PICKLE_ENV}=1 instead.")
 progress_opt = click.option("--progress/--no-progress", default=None,
                             help="Progress bars on stderr (default: for long runs in a terminal).")
 

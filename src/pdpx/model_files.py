@@ -1,14 +1,16 @@
 """Model files the ``pdpx`` command line reads: the loader is chosen by the file's extension.
 
 Safe formats (data, no code): XGBoost ``.json`` / ``.ubj``, LightGBM ``.txt``, CatBoost
-``.cbm`` (with the pdpx-catboost plugin) and scikit-learn ``.skops`` (skops' trusted types
-plus :data:`SKOPS_TRUSTED`). Pickle and joblib files (``.pkl``, ``.pickle``, ``.joblib``)
-run code stored in the file when loaded, and an R ``.rds`` file can hold promises R runs
-when the object is used (see :data:`RDS_RISK`), so they load only with an explicit opt-in
-(``--allow-pickle`` or ``PDPX_ALLOW_PICKLE=1``); even then an ``.rds`` attaches only the
-packages of the model classes in :data:`R_MODEL_PACKAGES`, and any other class is refused
-before a package is attached. A file whose content does not match its extension (a pickle
-named ``model.json``) is refused before any loader sees it, with or without the opt-in.
+``.cbm`` (with the pdpx-catboost plugin), scikit-learn ``.skops`` (skops' trusted types
+plus :data:`SKOPS_TRUSTED`) and R ``.rds`` whose bytes hold no code (no promise, function,
+byte code, package namespace or ALTREP class of a package: :mod:`pdpx.rds_check`, read
+before R sees the file) and whose class is one of :data:`R_MODEL_PACKAGES`; any other class
+is refused before a package is attached. Pickle and joblib files (``.pkl``, ``.pickle``,
+``.joblib``) run code stored in the file when loaded, so they load only with an explicit
+opt-in (``--allow-pickle`` or ``PDPX_ALLOW_PICKLE=1``), which also lets skops types beyond
+the trusted ones and an .rds holding code load. A file whose content does not match its
+extension (a pickle named ``model.json``) is refused before any loader sees it, with or
+without the opt-in.
 
 :func:`load_model_file` raises :class:`ModelFileError` with a message for the user.
 """
@@ -33,12 +35,11 @@ FORMATS = {
     ".rds": ("rds", "an R model saved with saveRDS"),
     **{s: ("pickle", "a pickle / joblib file") for s in PICKLE_SUFFIXES},
 }
-SAFE_FORMATS = "XGBoost .json / .ubj, LightGBM .txt, CatBoost .cbm or scikit-learn .skops (skops.io.dump)"
+SAFE_FORMATS = ("XGBoost .json / .ubj, LightGBM .txt, CatBoost .cbm, scikit-learn .skops (skops.io.dump) "
+                "or R .rds (randomForest, saveRDS)")
 PICKLE_RISK = "loading a pickle or joblib file runs code stored in the file"
-#: R's readRDS returns what the file holds, promises included: R runs the code of a promise when the
-#: object is first used (CVE-2024-27322 at the top level, fixed in R 4.4.0; a promise inside a list or an
-#: environment is run when predict reaches it, in any R version)
-RDS_RISK = "an R .rds file can hold code that R runs when the model is used (promises)"
+#: R's readRDS returns what the file holds, code included (pdpx.rds_check says what and checks it first)
+RDS_RISK = "R runs or loads such things when it reads or uses the object"
 #: R model classes whose package the command line attaches (so that R finds its predict method):
 #: the R models pdpx reads through rpy2 (pdpx.adapters.rpy2). ranger and gbm models are read by
 #: the R package (r/pdpx), which builds their adapters in R, not from an .rds file here.
@@ -132,10 +133,6 @@ def load_model_file(path, *, allow_pickle: bool = False, warn: Callable[[str], N
     p = Path(path)
     kind = model_kind(p)
     name = str(p)
-    if kind == "rds" and not allow_pickle:
-        raise ModelFileError(
-            f"refusing to load {name!r}: {RDS_RISK}, so pdpx reads .rds files only when asked to. If you trust "
-            f"the file, pass --allow-pickle (or set {ALLOW_PICKLE_ENV}=1 in scripts)")
     if kind == "pickle" and not allow_pickle:
         raise ModelFileError(
             f"refusing to load {name!r}: {PICKLE_RISK}, so pdpx loads pickles only when asked to. If you trust "
@@ -161,9 +158,7 @@ def load_model_file(path, *, allow_pickle: bool = False, warn: Callable[[str], N
             return _load_catboost(p)
         if kind == "skops":
             return _load_skops(p, allow_pickle, warn)
-        if warn is not None:
-            warn(f"reading {name!r} with --allow-pickle: R runs any code the file holds; load only files you trust")
-        return _load_rds(p)
+        return _load_rds(p, allow_pickle, warn)
     except ImportError as exc:
         pkg = {"sklearn": "scikit-learn"}.get(exc.name or "", exc.name or "the missing package")
         raise ModelFileError(f"reading {name!r} ({kind}) needs the {pkg} package: pip install {pkg}") from None
@@ -228,10 +223,32 @@ _READ_RDS = """function(path) {
 _ATTACH = "function(pkg) suppressMessages(library(pkg, character.only = TRUE))"
 
 
-def _load_rds(p: Path):
+def _check_rds(p: Path, allow_pickle: bool, warn) -> None:
+    """Refuse an .rds that holds code or loads a package (:func:`pdpx.rds_check.rds_hazards`) unless opted in."""
+    from .rds_check import RdsUnreadable, rds_hazards
+
+    try:
+        found = rds_hazards(p)
+    except (RdsUnreadable, OSError, EOFError, ValueError) as exc:  # lzma / gzip errors are ValueError / OSError
+        found = [f"content pdpx cannot check ({exc})"]
+    if not found:
+        return
+    if not allow_pickle:
+        raise ModelFileError(
+            f"refusing to load {str(p)!r}: it holds {'; '.join(found)}, and {RDS_RISK}. A fitted model holds none "
+            f"of these: resave it with saveRDS(model, file), or, if you trust the file, pass --allow-pickle "
+            f"(or set {ALLOW_PICKLE_ENV}=1)")
+    if warn is not None:
+        warn(f"reading {str(p)!r} with --allow-pickle although it holds {'; '.join(found)}: R may run code "
+             "from the file; load only files you trust")
+
+
+def _load_rds(p: Path, allow_pickle: bool, warn):
     import rpy2.robjects as ro
 
     from .adapters.rfunction import R_LOCK
+
+    _check_rds(p, allow_pickle, warn)
 
     with R_LOCK:
         model, classes, plain = ro.r(_READ_RDS)(str(p))
