@@ -149,3 +149,35 @@ def test_a_randomforest_whose_formula_holds_code_is_refused(tmp_path, data_csv):
     assert "formula has expressions" in out["stderr"], out["stderr"]
     assert not marker.exists()
     assert "package:randomForest" not in out["search"]
+
+
+@pytest.mark.parametrize("save", ["", ", compress = 'xz'", ", compress = 'bzip2'", ", compress = FALSE, version = 2",
+                                  ", version = 3"])
+def test_fitted_randomforests_hold_no_hazard(tmp_path, save):
+    """No false alarm: fitted forests (formula, x / y, classification, fit inside a function) pass the check."""
+    from pdpx.rds_check import rds_hazards
+
+    paths = [tmp_path / f"rf{i}.rds" for i in range(4)]
+    rscript(textwrap.dedent(f"""
+        suppressMessages(library(randomForest)); set.seed(1)
+        d <- data.frame(a = runif(100), b = factor(sample(letters[1:4], 100, TRUE)), c = rnorm(100))
+        d$y <- d$a + as.integer(d$b); d$k <- factor(d$y > 2.5)
+        saveRDS(randomForest(y ~ a + b + c, data = d, ntree = 10), '{paths[0]}'{save})
+        saveRDS(randomForest(d[, 1:3], d$y, ntree = 10), '{paths[1]}'{save})
+        saveRDS(randomForest(k ~ a + b + c, data = d, ntree = 10), '{paths[2]}'{save})
+        f <- function(n) {{ local_value <- n; randomForest(y ~ a + c, data = d, ntree = n) }}
+        saveRDS(f(5), '{paths[3]}'{save})
+    """))
+    for p in paths:
+        assert rds_hazards(p) == [], p
+
+
+def test_an_rds_pdpx_cannot_check_needs_the_opt_in(tmp_path, data_csv):
+    from pdpx.rds_check import RdsUnreadable, rds_hazards
+
+    rds = tmp_path / "model.rds"
+    rscript(f"saveRDS(list(a = 1), '{rds}', ascii = TRUE)")
+    with pytest.raises(RdsUnreadable):
+        rds_hazards(rds)
+    out = run_child("pd", rds, data_csv, "--feature", "a")
+    assert out["code"] == 1 and "cannot check" in out["stderr"] and "--allow-pickle" in out["stderr"], out["stderr"]

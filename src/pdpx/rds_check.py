@@ -2,9 +2,10 @@
 
 R's ``readRDS`` returns what the file holds. Some of it is code or loads code:
 
-* a promise, which R runs when the object is first used (at the top of the file, as soon
-  as the result is looked at: CVE-2024-27322, fixed in R 4.4.0; inside the object, when
-  ``predict`` reaches it, in any R version);
+* a promise not run yet, which R runs when the object is first used (at the top of the
+  file, as soon as the result is looked at: CVE-2024-27322, fixed in R 4.4.0; inside the
+  object, when ``predict`` reaches it, in any R version); a promise already run (the
+  argument of a function a model was fit in) holds its value, which R uses as it is;
 * a function (closure), an active binding (a function too) or byte code, which R runs when
   they are called (``predict`` may call what the object holds);
 * a reference to the namespace of a package, or an ALTREP vector of a package: reading
@@ -37,7 +38,8 @@ _LGL, _INT, _REAL, _CPLX, _STR, _DOT, _VEC, _EXPR, _BCODE, _EXTPTR, _WEAKREF, _R
     10, 13, 14, 15, 16, 17, 19, 20, 21, 22, 23, 24, 25)
 _PAIRS = (_LIST, _LANG, _CLOS, _PROM, _DOT, _ATTRLANG, _ATTRLIST)
 _WIDTH = {_LGL: 4, _INT: 4, _REAL: 8, _CPLX: 16, _RAW: 1}
-_CODE = {_PROM: "a promise (code R runs when the object is used)", _CLOS: "an R function",
+PROMISE = "a promise (code R runs when the object is used)"
+_CODE = {_CLOS: "an R function",
          _DOT: "a '...' object", _BCODE: "compiled R code", _PERSIST: "a persistent reference (needs a hook)",
          _CLASSREF: "a class reference", _GENERICREF: "a generic reference"}
 
@@ -120,7 +122,12 @@ class _Reader:
                     self.item()
                 if has_tag:
                     self.item()
-                self.item()  # CAR
+                if kind == _PROM and self.int() & 0xFF == _UNBOUND:  # not run yet: its value is unbound
+                    self.found.append(PROMISE)
+                    raise _Stop
+                if kind == _PROM:
+                    self.pos -= 4
+                self.item()  # CAR (a forced promise's value)
                 flags = self.int()
                 kind, has_attr, has_tag = flags & 0xFF, flags & (1 << 9), flags & (1 << 10)
                 if kind in _CODE:
