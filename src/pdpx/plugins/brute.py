@@ -2,7 +2,11 @@
 
 Works for any model. Many grid points are stacked into each predict call (fewer,
 larger calls), as many as the memory budget allows; when even one grid point
-over all rows would exceed it, the rows are split too.
+over all rows would exceed it, the rows are split too. That assumes the model is a
+function of each row alone (docs/methods.md, "Models are per-row functions").
+``method_options={"stack": False}`` calls the model once per grid point with all
+the rows, as scikit-learn's brute does, for a model whose output on a row depends on
+the other rows of the call (it standardises within predict, say).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.adapter import checked_predict
+from ..core.errors import PdpxError
 from ..core.grid import column_dtype
 from ..core.hookspecs import hookimpl
 from ..core.method import Method, MethodResult, Request
@@ -49,8 +54,20 @@ def stacked_frame(base: pd.DataFrame, features: list[int], values: list[np.ndarr
     return out
 
 
-def plan_chunks(n_rows: int, n_points: int, bytes_per_row: float, budget: int, jobs: int):
-    """(point_start, point_stop, row_start, row_stop) tasks whose stacked frames fit the budget."""
+def stack_option(options: dict) -> bool:
+    """The ``stack`` method option, checked: True (the default) stacks grid points into each call."""
+    stack = options.get("stack", True)
+    if not isinstance(stack, (bool, np.bool_)):
+        raise PdpxError(f"method_options={{'stack': {stack!r}}}: expected True (several grid points per predict "
+                        "call, the default) or False (one call per grid point with all the rows)")
+    return bool(stack)
+
+
+def plan_chunks(n_rows: int, n_points: int, bytes_per_row: float, budget: int, jobs: int, stack: bool = True):
+    """(point_start, point_stop, row_start, row_stop) tasks whose stacked frames fit the budget
+    (``stack=False``: one task per grid point with every row, whatever the budget)."""
+    if not stack:
+        return [(p, p + 1, 0, n_rows) for p in range(n_points)]
     rows_per_call = max(1, int(budget // max(1, jobs) // (bytes_per_row * _COPIES)))
     if rows_per_call >= n_rows:
         per_call = max(1, min(n_points, rows_per_call // n_rows))
@@ -69,6 +86,7 @@ class Brute(Method):
     name = "brute"
     equals_brute = True
     cost_rank = 1000
+    options = ("stack",)
 
     def compute(self, adapter, req: Request) -> MethodResult:
         X, n = req.X, len(req.X)
@@ -80,7 +98,8 @@ class Brute(Method):
         bytes_per_row = max(8.0, X.memory_usage(index=False, deep=False).sum() / max(n, 1)) + 8 * (K + 8)
         n_jobs = req.n_jobs if getattr(adapter, "thread_safe", True) else 1
         jobs = effective_jobs(n_jobs)
-        tasks = plan_chunks(n, P, bytes_per_row, min(req.memory_budget, CHUNK_BYTES * jobs), jobs)
+        tasks = plan_chunks(n, P, bytes_per_row, min(req.memory_budget, CHUNK_BYTES * jobs), jobs,
+                            stack_option(req.options))
         # one dtype per target column for every chunk: the column's own unless a grid value does not fit
         dtypes = [column_dtype(X.dtypes.iloc[pos], g) for pos, g in zip(req.features, req.grid_values)]
 

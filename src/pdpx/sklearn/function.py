@@ -17,6 +17,9 @@ the reference the tests compare with. What differs (``docs/sklearn.md``):
   left out as scikit-learn leaves it out.
 * Models scikit-learn does not take are accepted when a pdpx adapter reads them:
   ``xgboost.Booster``, ``lightgbm.Booster``, R models through rpy2, and any plugin's.
+* Models pdpx reads no trees of are called once per grid point with all the rows, as
+  scikit-learn does (pdpx's own brute stacks grid points; the drop-in must also match a
+  model whose output depends on the other rows of the call).
 * Parameter-type errors are ``pdpx.sklearn.InvalidParameterError`` (a ``ValueError``
   and a ``TypeError``, like scikit-learn's, which is not public).
 """
@@ -287,8 +290,11 @@ def run(plans: list[Plan], *, n_jobs=None, progress=False) -> list:
         else:
             kinds = {plans[i].kind for i in members}
             kind = kinds.pop() if len(kinds) == 1 else "both"
+            method, options = ("auto", None) if _trees_answer(first.estimator, frame, first.response) else (
+                "brute", {"stack": False})
             collection = partial_dependence_many(
-                first.estimator, frame, sets, kind=kind, method="auto", response=first.response,
+                first.estimator, frame, sets, kind=kind, method=method, method_options=options,
+                response=first.response,
                 custom_values=custom, categorical_features=sorted(categorical) or None,
                 sample_weight=first.sample_weight, include_missing=False, n_jobs=n_jobs, progress=progress,
             )
@@ -301,6 +307,19 @@ def run(plans: list[Plan], *, n_jobs=None, progress=False) -> list:
                 bunch["individual"] = np.asarray(individual, dtype=float)
             out[i] = bunch
     return out
+
+
+def _trees_answer(estimator, frame: pd.DataFrame, response: str) -> bool:
+    """Whether pdpx reads the model's trees for ``response`` (its exact method answers, and a tree model is a
+    function of each row alone). When not, brute calls the model once per grid point with all the rows, as
+    scikit-learn's brute does, so that a model whose output on a row depends on the other rows of the call
+    gives scikit-learn's numbers (pdpx's brute stacks grid points into one call by default)."""
+    adapter = adapt(estimator)
+    try:
+        adapter.validate_columns(frame)
+        return adapter.tree_model(response) is not None
+    except Exception:  # noqa: BLE001 - the pdpx call that follows says what is wrong with the input
+        return False
 
 
 def _recursion(estimator, frame, sets, custom, classifier, n_jobs, progress) -> list:
