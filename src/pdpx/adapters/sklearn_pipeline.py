@@ -19,6 +19,7 @@ import weakref
 import numpy as np
 import pandas as pd
 
+from ..core.grid import held_dtype
 from ..core.ir import model_cache
 from . import column_trees
 from .column_trees import Column
@@ -252,6 +253,11 @@ def _as_column(values: np.ndarray, dtype):
     if isinstance(dtype, pd.CategoricalDtype):
         return pd.Categorical(values, dtype=dtype)
     if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
+        narrow = held_dtype(dtype)  # float16 / float32: the preprocessing computes in the column's own type
+        if narrow is not None:  # (a number beyond the type's range: its largest, as no column of it holds more)
+            v = np.asarray(values, dtype=np.float64)
+            top = float(np.finfo(narrow).max)
+            return pd.array(np.where(np.isfinite(v), np.clip(v, -top, top), v).astype(narrow), dtype=dtype)
         return np.asarray(values, dtype=np.float64)
     try:
         return pd.array(values, dtype=dtype)

@@ -238,13 +238,25 @@ def checked_predict(adapter: "Adapter", X: pd.DataFrame, response: str) -> np.nd
 
 
 def as_2d(pred: Any, *, where: str = "the model's predict") -> np.ndarray:
-    """Predictions as float64 (n_rows, n_outputs); anything else is a :class:`ModelOutputError`."""
+    """Predictions as float64 (n_rows, n_outputs); anything else is a :class:`ModelOutputError`.
+
+    Text is not a number even when it reads as one: an array of strings or bytes
+    (``np.array(['1.5', '2.0'])``), or of objects any of which is a string, is refused,
+    never parsed.
+    """
     if isinstance(pred, (dict, str, bytes)):
         raise ModelOutputError(f"{where} returned a {type(pred).__name__}; expected an array of predictions")
     try:
         raw = np.asarray(pred)
     except (TypeError, ValueError):
         raise ModelOutputError(f"{where} returned {type(pred).__name__} that is not an array") from None
+    text = raw.dtype.kind in "SU" or (raw.dtype == object and any(isinstance(v, (str, bytes)) for v in raw.ravel()))
+    if text:
+        first = next(v for v in raw.ravel() if isinstance(v, (str, bytes)))
+        first = first.item() if isinstance(first, np.generic) else first
+        raise ModelOutputError(
+            f"{where} returned text ({type(first).__name__} values such as {first!r}), not numbers; pdpx averages "
+            "numbers and does not parse text: make the model return numeric predictions (e.g. .astype(float))")
     try:
         arr = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError):

@@ -52,15 +52,18 @@ def as_frame(X, adapter: Adapter) -> pd.DataFrame:
     """``X`` as a DataFrame with named columns (an array takes the model's feature names).
 
     Refuses what cannot be background rows: a Series, a sparse matrix, anything
-    not 2-D, no rows, no columns, repeated column names. A polars DataFrame
-    becomes a pandas one here (same columns and dtypes; polars is not imported).
+    not 2-D, no rows, no columns, repeated column names. A table with named
+    columns (polars, pyarrow, any DataFrame of the interchange protocol) becomes a
+    pandas one here with the same names and dtypes (:func:`from_named`), so its
+    columns are matched to the model's by name, as a pandas frame's are; only an
+    array takes the model's names by position.
     """
     return named_frame(X, adapter)[0]
 
 
 def named_frame(X, adapter: Adapter) -> tuple[pd.DataFrame, list[str]]:
     """:func:`as_frame`, and its column names as text (read once: a frame's columns are slow to list)."""
-    X = from_polars(X)
+    X = from_named(X)
     if isinstance(X, pd.DataFrame):
         frame = X
     elif isinstance(X, pd.Series):
@@ -113,6 +116,34 @@ def from_polars(X):
         return X.to_pandas()
     except ImportError as exc:  # polars needs pyarrow for this
         raise PdpxError(f"converting a polars DataFrame to pandas needs pyarrow: pip install pyarrow ({exc})") from None
+
+
+def from_named(X):
+    """A table whose columns have names, as a pandas DataFrame with those names; anything else unchanged.
+
+    polars (:func:`from_polars`), a pyarrow ``Table`` or ``RecordBatch`` (its own
+    ``to_pandas``), and any other object of the DataFrame interchange protocol
+    (``__dataframe__``, through pandas). Without this, numpy would read such a table
+    as an array and its columns would be taken by position, whatever their names.
+    A pyarrow array (one column) is refused like a Series. No library is imported.
+    """
+    if isinstance(X, (pd.DataFrame, pd.Series, np.ndarray)):
+        return X
+    if is_polars(X):
+        return from_polars(X)
+    kind = type(X).__name__
+    if type(X).__module__.split(".")[0] == "pyarrow":
+        if kind in ("Table", "RecordBatch"):
+            return X.to_pandas()
+        if kind in ("ChunkedArray", "Array") or kind.endswith("Array"):
+            raise PdpxError(f"X is a pyarrow {kind} (one column); pass a pyarrow Table, or a pandas DataFrame")
+    if hasattr(X, "__dataframe__") and not hasattr(X, "toarray"):
+        try:
+            return pd.api.interchange.from_dataframe(X)
+        except Exception as exc:  # noqa: BLE001 - any failure of a third-party table's protocol
+            raise PdpxError(f"X ({type(X).__name__}) could not be read as a table with named columns ({exc}); "
+                            "pass a pandas DataFrame (most libraries have a to_pandas())") from None
+    return X
 
 
 def to_backend(frame: pd.DataFrame, backend: str):

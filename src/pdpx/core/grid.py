@@ -58,6 +58,7 @@ def feature_grid(
     grid_resolution: int,
     percentiles: tuple[float, float],
     custom=None,
+    notes: list | None = None,
 ) -> np.ndarray:
     """The grid for one feature.
 
@@ -69,13 +70,20 @@ def feature_grid(
     has a dtype that holds every value (:func:`grid_dtype`). ``custom`` replaces all
     of this.
 
+    A column of a float type narrower than float64 (float16, float32, pandas'
+    ``Float32``: :func:`held_dtype`) holds only the values of that type, so each grid
+    value is rounded to the nearest of them (what the model receives when the value
+    is written into the column), and values that coincide after rounding are kept
+    once: every method computes at the values reported. ``notes`` (a list) receives a
+    sentence when custom values were changed by this rounding.
+
     Returns
     -------
     ndarray of shape (n_values,)
     """
     name = column.name
     if custom is not None:
-        return _custom_grid(column, custom, categorical)
+        return _custom_grid(column, custom, categorical, notes)
 
     if categorical:
         present = column.dropna()
@@ -124,6 +132,9 @@ def feature_grid(
         values = spaced(lo, hi, grid_resolution)
         if integer:
             values = np.unique(np.round(values))
+        narrow = held_dtype(column.dtype)
+        if narrow is not None:  # the values the column holds (lo and hi lie within the data: no overflow)
+            values = np.unique(held_values(values, narrow))
         if values.size < 2:
             raise PdpxError(
                 f"feature {name!r} spans too narrow a range ({lo!r} to {hi!r}) for distinct grid points; "
@@ -180,6 +191,29 @@ def grid_dtype(dtype, values) -> np.dtype:
     return np.dtype(np.float64)
 
 
+def held_dtype(dtype) -> np.dtype | None:
+    """The numpy float type narrower than float64 in which a column of ``dtype`` holds its values, or None.
+
+    ``float16`` and ``float32`` columns, and the pandas types built on them (nullable
+    ``Float32``, Arrow-backed ``float[pyarrow]``): a value written into such a column is
+    rounded to that type, so the model receives the rounded value.
+    """
+    if isinstance(dtype, pd.CategoricalDtype):
+        return None
+    try:
+        base = np.dtype(getattr(dtype, "numpy_dtype", dtype))
+    except TypeError:
+        return None
+    return base if base.kind == "f" and base.itemsize < 8 else None
+
+
+def held_values(values, narrow: np.dtype) -> np.ndarray:
+    """``values`` rounded to the nearest value of the float type ``narrow`` (as writing them into a column of
+    that type does), as float64. A value beyond the type's range becomes infinite."""
+    with np.errstate(over="ignore"):
+        return np.asarray(values, dtype=np.float64).astype(narrow).astype(np.float64)
+
+
 def column_dtype(dtype, values):
     """The dtype a column of ``dtype`` takes when set to grid ``values``: its own, unless a value does not fit.
 
@@ -206,7 +240,7 @@ def _constant(name, value) -> PdpxError:
     )
 
 
-def _custom_grid(column: pd.Series, custom, categorical: bool) -> np.ndarray:
+def _custom_grid(column: pd.Series, custom, categorical: bool, notes: list | None = None) -> np.ndarray:
     name = column.name
     if isinstance(custom, (str, bytes)) or np.ndim(custom) != 1:
         raise PdpxError(f"custom_values for {name!r} must be a 1-D list of values, got {custom!r}")
@@ -236,4 +270,33 @@ def _custom_grid(column: pd.Series, custom, categorical: bool) -> np.ndarray:
         raise PdpxError(f"custom_values for {name!r} has repeated values; give each value once")
     if pd.api.types.is_integer_dtype(column.dtype) and np.all(arr == np.round(arr)):
         return arr.astype(grid_dtype(column.dtype, arr))
+    narrow = held_dtype(column.dtype)
+    if narrow is not None:
+        arr = _held_custom(name, arr, narrow, notes)
     return arr
+
+
+def _held_custom(name, arr: np.ndarray, narrow: np.dtype, notes: list | None) -> np.ndarray:
+    """Custom values of a column of the float type ``narrow``, rounded to the values it holds (the first of those
+    that coincide kept, in the order given), with a note in ``notes`` when any changed."""
+    held = held_values(arr, narrow)
+    if np.isinf(held).any():
+        big = arr[np.isinf(held)][0]
+        top = float(np.finfo(narrow).max)
+        raise PdpxError(
+            f"custom_values for {name!r} holds {big!r}, beyond what its {narrow.name} column can hold "
+            f"(at most {top:g} in size): give values within that range, or convert the column to float64")
+    changed = held != arr
+    if not changed.any():
+        return arr
+    _, first = np.unique(held, return_index=True)
+    keep = np.sort(first)
+    if notes is not None:
+        i = int(np.flatnonzero(changed)[0])
+        merged = arr.size - keep.size
+        notes.append(
+            f"custom_values for {name!r}: {int(changed.sum())} of {arr.size} values are not {narrow.name} numbers, "
+            f"so they are given as the nearest {narrow.name} value, which its {narrow.name} column holds and the "
+            f"model receives (e.g. {float(arr[i])!r} as {float(held[i])!r}); the grid reports these values"
+            + (f"; {merged} value(s) became equal to another after rounding and are kept once" if merged else ""))
+    return held[keep]

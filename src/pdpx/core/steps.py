@@ -15,7 +15,11 @@ model alone (no data), so a partial dependence on that grid *is* the exact curve
 
 "As the model compares it": a model that rounds its inputs to float32 compares
 float32 values with its thresholds, so the points are float32 values (for
-``<=``, the largest float32 that still goes left). Zero is its own step where a
+``<=``, the largest float32 that still goes left). Likewise a column that holds
+narrower floats than float64 (float32, pandas ``Float32``, float16) gives the model
+only values of its type, so the points are values of that type, chosen on each side
+of every threshold as the model compares them (the largest such value that still
+goes left, for ``<=``); a step that holds no value of the type is not on the curve. Zero is its own step where a
 split treats zero as missing (a library's zero-as-missing mode): its point is 0
 itself, and it stands for every value the model reads as zero (``|x| <= 1e-35``),
 the one exception to the rule above. The missing-value
@@ -38,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import PdpxError
+from .grid import held_dtype
 from .ir import ZERO_OR_NAN_MISSING, TreeModel
 from .treesum import TreeSum
 
@@ -45,7 +50,7 @@ from .treesum import TreeSum
 SIGNATURE_CELLS = 1 << 22
 
 
-def threshold_grid(tm, position: int) -> np.ndarray:
+def threshold_grid(tm, position: int, dtype=None) -> np.ndarray:
     """One value per step of the partial dependence of ``tm`` on the feature at column ``position``.
 
     Parameters
@@ -54,6 +59,9 @@ def threshold_grid(tm, position: int) -> np.ndarray:
         What an adapter's ``tree_model(response)`` returns.
     position : int
         The feature's position among the model's columns (as ``Request.features``).
+    dtype : numpy float dtype, optional
+        The type the column holds its values in when narrower than float64
+        (:func:`pdpx.core.grid.held_dtype`): every point is then a value of that type.
 
     Returns
     -------
@@ -75,7 +83,7 @@ def threshold_grid(tm, position: int) -> np.ndarray:
         if np.any(ens.cat_offset[nodes] >= 0):
             raise PdpxError(f"the model splits on feature {position} by category sets; its grid of categories is "
                             "already the exact curve: use the default grid for it")
-        cand.append(_candidates(ens, nodes))
+        cand.append(_candidates(ens, nodes, dtype))
     values = np.unique(np.concatenate(cand)) if cand else np.empty(0)
     values = values[np.isfinite(values)]
     if values.size == 0:
@@ -122,22 +130,26 @@ def _members(tm, position: int):
         yield tm.ensemble, position
 
 
-def _candidates(ens, nodes) -> np.ndarray:
-    """Each threshold and its neighbours one representable value either side (float32 ones when the model
-    rounds its inputs to float32), and zero's neighbourhood where zero is missing."""
+def _candidates(ens, nodes, dtype=None) -> np.ndarray:
+    """Each threshold and its neighbours one representable value either side, and zero's neighbourhood where zero
+    is missing. Representable in ``dtype`` (the column's narrow float type) when given, else in float32 when the
+    model rounds its inputs to float32, else in float64."""
     t = ens.threshold[nodes]
     t = np.unique(t[np.isfinite(t)])
     zero_missing = bool(np.any(ens.nan_mode[nodes] == ZERO_OR_NAN_MISSING))
-    if ens.float32_input:
+    if dtype is None and ens.float32_input:
+        dtype = np.dtype(np.float32)
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        up, down = dtype.type(np.inf), dtype.type(-np.inf)
         with np.errstate(over="ignore"):
-            t32 = t.astype(np.float32)
-        # the float32 values on both sides of each threshold: t32 may have rounded up or down
-        near = [t32, np.nextafter(t32, np.float32(np.inf)), np.nextafter(t32, np.float32(-np.inf))]
+            tn = t.astype(dtype)
+        # the values on both sides of each threshold: tn may have rounded up or down
+        near = [tn, np.nextafter(tn, up), np.nextafter(tn, down)]
         out = [a.astype(np.float64) for a in near]
         if zero_missing:
-            z = np.float32(1e-35)
-            out.append(np.array([0.0, np.nextafter(z, np.float32(np.inf)), -np.nextafter(z, np.float32(np.inf))],
-                                dtype=np.float64))
+            z = np.nextafter(dtype.type(1e-35), up)
+            out.append(np.array([0.0, z, -z], dtype=np.float64))
     else:
         out = [t, np.nextafter(t, np.inf), np.nextafter(t, -np.inf)]
         if zero_missing:
@@ -192,7 +204,8 @@ def feature_steps(adapter, response: str, position: int, name: str, column) -> t
     column : Series
         The feature's values in X: the grid of a feature no tree splits on is its
         smallest and largest value (the curve is flat), and points outside its range
-        are counted in a note.
+        are counted in a note. A column of a float type narrower than float64 gets
+        points of that type (:func:`threshold_grid`'s ``dtype``).
 
     Returns
     -------
@@ -204,7 +217,7 @@ def feature_steps(adapter, response: str, position: int, name: str, column) -> t
     """
     tm = readable_trees(adapter, response)
     try:
-        grid = threshold_grid(tm, position)
+        grid = threshold_grid(tm, position, held_dtype(column.dtype))
     except PdpxError:
         raise PdpxError(
             f"grid='thresholds': the model splits on feature {name!r} by category sets, so its steps are its "
