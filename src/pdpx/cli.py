@@ -25,14 +25,11 @@ import click
 
 from .model_files import ALLOW_PICKLE_ENV
 
-PICKLE_WARNING = (
-    "Loading a pickle or joblib file runs code stored in the file: pdpx loads one only with --allow-pickle "
-    f"(or {ALLOW_PICKLE_ENV}=1); only load models you trust."
-)
+PICKLE_WARNING = "Loading a pickle or joblib file runs code stored in the file: only load models you trust."
 MODEL_HELP = ("MODEL, by its extension: an XGBoost model (.json, .ubj), a LightGBM model (.txt), a CatBoost "
               "model (.cbm, with the pdpx-catboost plugin), a scikit-learn model saved with skops (.skops) or an "
               "R randomForest saved with saveRDS (.rds, needs rpy2); a pickle / joblib file (.pkl, .pickle, "
-              ".joblib) only with --allow-pickle. " + PICKLE_WARNING)
+              f".joblib) only with --allow-pickle (or {ALLOW_PICKLE_ENV}=1). " + PICKLE_WARNING)
 DATA_SUFFIXES = (".csv", ".parquet", ".pq")
 TABLE_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.forksafe import single_threaded
 from ..core.ir import TreeEnsemble, TreeModel, model_cache, numeric_encoder, numeric_values
 
 _TREE_FAMILY = ("DecisionTree", "ExtraTree")
@@ -192,7 +193,8 @@ def _gb_model(model, response, adapter) -> TreeModel | None:
     )
     # the init constant, version-proof: raw prediction minus the trees, on one row
     x0 = np.zeros((1, model.n_features_in_), dtype=np.float32)
-    raw = np.asarray(model._raw_predict(x0), dtype=np.float64).reshape(1, K)
+    with single_threaded():  # an OpenMP pool started here would hang a forked child
+        raw = np.asarray(model._raw_predict(x0), dtype=np.float64).reshape(1, K)
     ens.base_score = raw[0] - ens.predict_raw_row(x0[0])
     return TreeModel(
         ensemble=ens, encode=numeric_encoder, encode_values=numeric_values,

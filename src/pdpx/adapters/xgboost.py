@@ -304,11 +304,14 @@ class XGBoostAdapter(BoosterAdapter):
 
     def _reference_nan_margin(self, rounds: int, n_features: int) -> np.ndarray | None:
         """XGBoost's own margin for one row of missing values (None if it cannot say)."""
+        import xgboost
+
         row = np.full((1, n_features), np.nan)
-        try:
-            pred = self.booster().inplace_predict(
-                row, predict_type="margin", iteration_range=(0, rounds), validate_features=False
-            )
+        try:  # on one thread: XGBoost's OpenMP pool, once started, deadlocks a forked child that uses it
+            with xgboost.config_context(nthread=1):
+                pred = self.booster().inplace_predict(
+                    row, predict_type="margin", iteration_range=(0, rounds), validate_features=False
+                )
         except Exception:  # pragma: no cover - no check possible
             return None
         return np.asarray(pred, dtype=np.float64).reshape(-1)

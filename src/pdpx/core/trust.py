@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from .forksafe import single_threaded
 from .ir import model_cache
 
 #: Private names a subclass may define without changing what a prediction computes (tags, display).
@@ -248,7 +249,8 @@ def _compare_on_sample(adapter, method, brute, req, j: int, n_outputs: int) -> s
     mine = method.compute(adapter, small).individual  # (K, rows, G)
     points = check_points(mine, grid)
     at_points = replace(small, grid_values=[grid[points]])
-    reference = brute.compute(adapter, at_points).individual
+    with single_threaded():  # the model's own threads: a pool started here would hang a forked child
+        reference = brute.compute(adapter, at_points).individual
     found = compare(mine[..., points], reference)
     if found is None:
         return None

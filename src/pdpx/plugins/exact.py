@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from ..core.hookspecs import hookimpl
 from ..core.method import Method, MethodResult, Request
-from .trees import counts_use, engine
+from .trees import counts_use, engine, jit
 from .trees.prep import tree_unavailable
 
 
@@ -108,12 +108,12 @@ class Exact(Method):
         tm = adapter.tree_model(req.response)
         choice = counts_use.choose(adapter.model, tm, req, req.memory_budget)
         if choice is None:
-            return engine.exact(tm, req)
+            return jit.noted(engine.exact(tm, req))
         from .trees.counts_pd import partial_dependence
 
         res = partial_dependence(tm, choice.counts, req)
         res.notes.append(choice.note)
-        return res
+        return jit.noted(res)
 
 
 @hookimpl

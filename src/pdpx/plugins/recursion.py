@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..core.hookspecs import hookimpl
 from ..core.method import Method, MethodResult, Request
-from .trees import engine
+from .trees import engine, jit
 from .trees.prep import tree_unavailable
 
 
@@ -49,7 +49,7 @@ class Recursion(Method):
         return None
 
     def compute(self, adapter, req: Request) -> MethodResult:
-        return engine.recursion(adapter.tree_model(req.response), req)
+        return jit.noted(engine.recursion(adapter.tree_model(req.response), req))
 
 
 @hookimpl

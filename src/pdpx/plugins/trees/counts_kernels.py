@@ -36,10 +36,10 @@ slots are its own), so the per-thread copies exist only when rows are split.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .kernels import BLOCK, go_left_packed, load_block
+from .nbcache import njit
 from .partition import split_rows
 
 

@@ -23,10 +23,10 @@ shallow trees only (:data:`MAX_BINS` per tree).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .counts_kernels import pair_slot
 from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block
+from .nbcache import njit
 
 #: Most histogram bins per tree (sum over its leaves of 2^depth) the kernel takes.
 MAX_BINS = 1 << 14

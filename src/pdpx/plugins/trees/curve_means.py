@@ -31,7 +31,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ...core.ir import TreeModel
@@ -39,6 +38,7 @@ from ...core.threads import in_threads, thread_count
 from ...core.treesum import TreeSum
 from .counts_kernels import leaf_words
 from .kernels import BLOCK, load_block
+from .nbcache import njit
 from .rows import spans
 
 #: Bytes of encoded rows per chunk at most (as ``engine.MAX_CHUNK_BYTES``).

@@ -22,6 +22,11 @@ numbers. So ``method="auto"`` asks :func:`defer_reason` before it runs ``exact``
 
 Nothing here changes a number: brute is exact too, ``res.method`` says which ran and
 ``res.notes`` why ``exact`` did not.
+
+Every process started here runs this interpreter with a safe import path (:func:`module_command`:
+``-P`` and ``PYTHONSAFEPATH=1``, working folder this user's private folder), so a ``numpy.py`` in the
+folder pdpx is run from is never imported. Where numba can cache nothing (:mod:`.nbcache`), kernels
+compile in memory, nothing starts in the background, and :func:`noted` says so in ``res.notes``.
 """
 
 from __future__ import annotations
@@ -34,6 +39,9 @@ import sys
 import threading
 import time
 import warnings
+
+from ...core.userdir import private_dir
+from . import nbcache
 
 #: Seconds each kernel takes to compile from scratch, measured with an empty numba cache
 #: (benchmarks/bench_first_call.py prints them; rounded up). Keys: ``module.function`` of this package.
@@ -210,6 +218,8 @@ def _compiled_or_cached(dispatcher) -> bool | None:
     try:  # numba's cache index: entries keyed by (signature, machine, bytecode hashes), stamped with the source
         if dispatcher.overloads:
             return True
+        if nbcache.where() == "memory":  # no cache: compiled in this process or not at all
+            return False
         cache = dispatcher._cache
         key = cache._index_key(None, dispatcher.targetctx.codegen())[1:]
         return any(k[1:] == key for k in cache._cache_file._load_index())
@@ -312,8 +322,39 @@ def defer_reason(adapter, req) -> str | None:
     started = compile_in_background()
     later = ("they are being compiled in the background, and later calls will use exact" if started else
              "later calls compile them once brute force has taken as long")
+    cache = nbcache.note()
     return (f"its compiled kernels are not ready yet ({len(missing)} to compile, about {compile_s:.0f} s; brute force "
-            f"takes about {max(brute_s, 0.01):.2g} s here and returns the same numbers); {later}")
+            f"takes about {max(brute_s, 0.01):.2g} s here and returns the same numbers); {later}"
+            + (f" ({cache})" if cache else ""))
+
+
+def noted(res):
+    """``res`` (a MethodResult of the tree kernels) with :func:`.nbcache.note` added to its notes, if any."""
+    text = nbcache.note()
+    if text and text not in res.notes:
+        res.notes.append(text)
+    return res
+
+
+def module_command(module: str, *args: str) -> tuple[list[str], dict] | None:
+    """How to run ``python -m module args`` with this interpreter, safely: the command and ``subprocess.Popen``'s
+    ``cwd`` and ``env``. None when ``sys.executable`` is not a Python interpreter (embedded in R or an app).
+
+    The working folder is never on the child's import path (``-P`` from Python 3.11, ``PYTHONSAFEPATH=1``,
+    and the working folder is this user's private folder, or the file system's root without one), pdpx is
+    imported from where this process imports it, and numba caches where this process does.
+    """
+    exe = sys.executable or ""
+    if not os.path.basename(exe).lower().startswith("python") or not os.access(exe, os.X_OK):
+        return None
+    env = dict(os.environ)
+    env["PYTHONSAFEPATH"] = "1"
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
+    if nbcache.cache_dir() is not None:
+        env["NUMBA_CACHE_DIR"] = nbcache.cache_dir()
+    safe = ["-P"] if sys.version_info >= (3, 11) else []
+    return [exe, *safe, "-m", module, *args], {"cwd": private_dir() or os.path.abspath(os.sep), "env": env}
 
 
 def compile_in_background() -> bool:
@@ -323,17 +364,15 @@ def compile_in_background() -> bool:
         proc = _state["background"]
         if proc is not None:
             return proc.poll() is None
-        if not os.path.basename(sys.executable or "").lower().startswith("python"):
+        command = module_command(f"{__package__}.warmup", "--background")
+        if command is None or nbcache.where() == "memory":
             _state["background"] = _NotStarted()
-            return False  # embedded (R, an app): no interpreter to start
-        env = dict(os.environ)
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-        env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
+            return False  # embedded (R, an app): no interpreter to start; or no cache for it to fill
+        argv, where = command
         try:
             atexit.register(_quiet_at_exit)
             _state["background"] = subprocess.Popen(
-                [sys.executable, "-m", f"{__package__}.warmup", "--background"], env=env,
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                argv, **where, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True, close_fds=True)
         except OSError:
             _state["background"] = _NotStarted()

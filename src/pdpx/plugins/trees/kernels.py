@@ -22,9 +22,9 @@ the rows among threads and finishes the rows' margins (the link, the outputs).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ...core.ir import NAN_AS_ZERO, ZERO_OR_NAN_MISSING
+from .nbcache import njit
 
 # bits of the packed node flags (see prep.pack_nodes)
 F_MISSING_LEFT = 1

@@ -36,10 +36,10 @@ Leaf ids here are slots: leaf ``j`` of tree ``t`` is id ``t * 64 + j``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .kernels import BLOCK, F_SPECIAL, NO_CORNERS, go_left_packed, load_block, scatter_boxes
+from .nbcache import njit
 from .rows import run
 
 MAX_LEAVES = 64

@@ -35,9 +35,9 @@ oblivious.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block, scatter_boxes
+from .nbcache import njit
 from .products import counts_by_bytes, products_sums
 from .rows import run
 

@@ -29,9 +29,9 @@ uses the leaves in one of two ways:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .kernels import F_SPECIAL, NO_CORNERS, box_corner, go_left_packed, grid_strides
+from .nbcache import njit
 from .rows import run
 
 

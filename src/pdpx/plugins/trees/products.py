@@ -31,9 +31,9 @@ that a partial product could leave the range of doubles) take the float kernels 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .kernels import go_left_packed
+from .nbcache import njit
 from .rows import run
 
 #: rows per block (the fastest of 64, 128 and 256 on benchmarks/bench_catboost.py: 2-way 30 x 30 grid)

@@ -10,15 +10,17 @@ so a later call only loads machine code.
 
 ``--jobs``: compile the kernel families (``exact``'s three and the pattern counts') in up
 to N processes at once (default: the cores, at most 4). ``--background``: on otherwise idle cores only, and only if no
-other background compilation holds the lock (one per user).
+other background compilation holds the lock (one per user and cache, a file in the user's private folder,
+:func:`pdpx.core.userdir.private_dir`; without such a folder, no lock: at worst two compilations at once).
+Processes started here import nothing from the working folder (:func:`.jit.module_command`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -26,7 +28,9 @@ import pandas as pd
 
 from ...core.ir import TreeEnsemble, TreeModel, numeric_encoder, numeric_values
 from ...core.method import Request
-from . import engine
+from ...core.userdir import open_private, private_dir
+from . import engine, nbcache
+from .jit import module_command
 
 #: The kernel families, each compiled by one process when several run at once.
 FAMILIES = ("leafsets", "partition", "oblivious", "counts")
@@ -139,8 +143,10 @@ def warm_up(jobs: int = 1) -> float:
         for name in FAMILIES:
             _family(name)
         return time.perf_counter() - t0
-    procs = [subprocess.Popen([sys.executable, "-m", f"{__package__}.warmup", "--family", name])
-             for name in FAMILIES[:jobs]]
+    commands = [module_command(f"{__package__}.warmup", "--family", name) for name in FAMILIES[:jobs]]
+    if any(c is None for c in commands):  # not a Python interpreter to start: all here
+        return warm_up(1) + time.perf_counter() - t0
+    procs = [subprocess.Popen(argv, **where) for argv, where in commands]
     for name in FAMILIES[jobs:]:
         _family(name)
     codes = [p.wait() for p in procs]
@@ -155,8 +161,15 @@ def _hold_lock():
         import fcntl
     except ImportError:  # pragma: no cover - Windows: no lock, at worst two compilations
         return open(os.devnull)
-    path = os.path.join(tempfile.gettempdir(), f"pdpx-compile-{os.getuid() if hasattr(os, 'getuid') else 0}.lock")
-    handle = open(path, "a")
+    folder = private_dir()
+    if folder is None:  # no folder of this user's alone: no lock rather than one another user could hold
+        return open(os.devnull)
+    cache = nbcache.cache_dir() or os.environ.get("NUMBA_CACHE_DIR", "")
+    key = hashlib.sha256(f"{os.path.dirname(os.path.abspath(__file__))}\0{cache}".encode()).hexdigest()[:16]
+    try:
+        handle = os.fdopen(open_private(os.path.join(folder, f"compile-{key}.lock")), "a")
+    except OSError:
+        return open(os.devnull)
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -181,6 +194,9 @@ def main(argv: list[str]) -> int:
         _family(argv[argv.index("--family") + 1])
         return 0
     background = "--background" in argv
+    if nbcache.where() == "memory":
+        print(f"nothing to compile ahead: {nbcache.note()}", file=sys.stderr)
+        return 0
     jobs = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else min(len(FAMILIES), os.cpu_count() or 1)
     if background:
         lock = _hold_lock()
