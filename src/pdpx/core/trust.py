@@ -46,7 +46,7 @@ HARMLESS = frozenset({"_more_tags", "_get_tags", "_repr_html_", "_repr_html_inne
 CHECK_ROWS = 8
 CHECK_POINTS = 16
 #: Relative tolerance of the check, on the scale of the compared values: libraries that sum in float32
-#: (XGBoost) differ from float64 sums by about 1e-6 of the scale; a misread split moves a leaf's worth.
+#: (some boosters) differ from float64 sums by about 1e-6 of the scale; a misread split moves a leaf's worth.
 RTOL = 2e-5
 
 
