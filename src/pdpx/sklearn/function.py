@@ -279,10 +279,13 @@ def run(plans: list[Plan], *, n_jobs=None, progress=False) -> list:
     out: list = [None] * len(plans)
     for key, members in groups.items():
         sets = [targets[i] for i in members]
-        custom, categorical = {}, set()
+        custom, categorical, missing = {}, set(), False
         for i in members:
             for name, grid, cat in zip(targets[i], plans[i].grid_values, plans[i].categorical):
-                custom[name] = list(grid)
+                # scikit-learn's grid of a column holding NaN holds NaN: pdpx's missing-value point stands for it
+                values = _present(grid)
+                missing = missing or len(values) < len(grid)
+                custom[name] = values or [0.0]
                 if cat:
                     categorical.add(name)
         if key == "recursion":
@@ -296,9 +299,9 @@ def run(plans: list[Plan], *, n_jobs=None, progress=False) -> list:
                 first.estimator, frame, sets, kind=kind, method=method, method_options=options,
                 response=first.response,
                 custom_values=custom, categorical_features=sorted(categorical) or None,
-                sample_weight=first.sample_weight, include_missing=False, n_jobs=n_jobs, progress=progress,
+                sample_weight=first.sample_weight, include_missing=missing, n_jobs=n_jobs, progress=progress,
             )
-            results = [(r.average, r.individual) for r in collection]
+            results = [_on_grid(r, plans[i].grid_values) for i, r in zip(members, collection)]
         for i, (average, individual) in zip(members, results):
             bunch = Bunch(grid_values=plans[i].grid_values)
             if plans[i].kind in ("average", "both"):
@@ -307,6 +310,31 @@ def run(plans: list[Plan], *, n_jobs=None, progress=False) -> list:
                 bunch["individual"] = np.asarray(individual, dtype=float)
             out[i] = bunch
     return out
+
+
+def _present(grid) -> list:
+    """The grid's values that are not missing, each once, in order."""
+    out: list = []
+    for v in grid:
+        if not (pd.isna(v) or any(v == u for u in out)):
+            out.append(v)
+    return out
+
+
+def _on_grid(res, grids) -> tuple:
+    """(average, individual) of pdpx's result ``res`` taken at scikit-learn's ``grids`` (a missing grid value
+    at pdpx's missing-value point, a value given twice at its one point)."""
+    picks = []
+    for mine, theirs in zip(res.grid_values, grids):
+        mine = list(mine)
+        picks.append([next(k for k, u in enumerate(mine) if (pd.isna(u) if pd.isna(v) else (not pd.isna(u) and u == v)))
+                      for v in theirs])
+    average = res.average[(slice(None),) + np.ix_(*picks)] if len(picks) > 1 else res.average[:, picks[0]]
+    individual = None
+    if res.individual is not None:
+        individual = (res.individual[(slice(None), slice(None)) + np.ix_(*picks)] if len(picks) > 1
+                      else res.individual[:, :, picks[0]])
+    return average, individual
 
 
 def _trees_answer(estimator, frame: pd.DataFrame, response: str) -> bool:
