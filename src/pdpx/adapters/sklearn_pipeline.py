@@ -9,7 +9,13 @@ scikit-learn's, XGBoost's and LightGBM's wrappers, a plugin's, or an ensemble.
 
 A step that mixes columns (PCA, PolynomialFeatures, a model-based selector, a
 transformer without a rule) makes ``tree_model`` return None; the reason names the
-step, and ``auto`` runs ``brute`` with that reason in the result's notes.
+step, and ``auto`` runs ``brute`` with that reason in the result's notes. So do a
+map that is not monotone on a numeric column (an imputer with a sentinel
+``missing_values=0``), a subclass that overrides ``transform``, and a sparse matrix
+fed to a model pdpx does not know reads absent entries as zeros (scikit-learn's
+trees, LightGBM) or as missing (XGBoost: modelled, absent entries are NaN).
+
+:func:`prediction_path` lists every object whose method a prediction calls.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.grid import held_dtype
-from ..core.ir import model_cache
+from ..core.ir import fingerprint, model_cache
 from . import column_trees
 from .column_trees import Column
 from .sklearn_transforms import column_map, rules_version
@@ -34,8 +40,60 @@ def is_pipeline(model) -> bool:
     return any(f"{k.__module__}.{k.__name__}" == "sklearn.pipeline.Pipeline" for k in type(model).__mro__)
 
 
+def _skip(step) -> bool:
+    return step is None or (isinstance(step, str) and step in ("passthrough", "drop"))
+
+
+def _own_method(obj, class_path: str, method: str) -> bool:
+    """Whether ``obj``'s ``method`` is the one of its base class ``class_path`` (not overridden by a subclass)."""
+    mro = type(obj).__mro__
+    base = next((i for i, k in enumerate(mro) if f"{k.__module__}.{k.__name__}" == class_path), None)
+    owner = next((i for i, k in enumerate(mro) if method in vars(k)), None)
+    return base is not None and owner is not None and owner >= base
+
+
+def _is_column_transformer(step) -> bool:
+    return hasattr(step, "transformers_") and hasattr(step, "output_indices_")
+
+
+def prediction_path(pipeline, response: str) -> list:
+    """Every (object, method name) a fitted Pipeline's ``response`` method calls on the way to its prediction.
+
+    The Pipeline itself with ``response``; each transforming step with ``"transform"``, and inside a
+    nested Pipeline or ColumnTransformer each of its transformers with ``"transform"`` (``"drop"`` and
+    ``"passthrough"`` call nothing); a final nested Pipeline with ``response`` and its own steps; the
+    final estimator with ``response``.
+    """
+    out: list = [(pipeline, response)]
+
+    def transformer(step):
+        if _skip(step):
+            return
+        out.append((step, "transform"))
+        if is_pipeline(step):
+            for _, s in step.steps:
+                transformer(s)
+        elif _is_column_transformer(step):
+            for _, t, _cols in step.transformers_:
+                transformer(t)
+
+    def walk(p):
+        for _, step in p.steps[:-1]:
+            transformer(step)
+        last = p.steps[-1][1]
+        if is_pipeline(last):
+            out.append((last, response))
+            walk(last)
+        elif not _skip(last):
+            out.append((last, response))
+
+    walk(pipeline)
+    return out
+
+
 def split(model) -> tuple[list, object]:
-    """(transforming steps as (path, step), final estimator) of a Pipeline, nested Pipelines flattened."""
+    """(transforming steps as (path, step), final estimator) of a Pipeline, nested Pipelines flattened
+    (a nested Pipeline whose ``transform`` is overridden stays one step, which the trace refuses)."""
     steps: list = []
 
     def walk(p, prefix):
@@ -47,7 +105,7 @@ def split(model) -> tuple[list, object]:
         return last
 
     def add(step, path):
-        if is_pipeline(step):
+        if is_pipeline(step) and _own_method(step, "sklearn.pipeline.Pipeline", "transform"):
             for name, s in step.steps:
                 add(s, path + [name])
         else:
@@ -61,9 +119,18 @@ class NotColumnWise(Exception):
     """A step that does not transform each column on its own (the message names it)."""
 
 
-def trace(steps: list, n_in: int) -> list:
-    """For each column the final model receives: (original column, [(treatment, categories), ...])."""
+def trace(steps: list, n_in: int, names=None) -> list:
+    """For each column the final model receives: (original column, [(treatment, categories), ...]).
+
+    ``names``: the columns of X; a first step fitted on a frame (a ColumnTransformer) picks its columns
+    by name, so X's columns are matched to the names it was fitted on (a missing one gets ``n_in``).
+    """
     cur = [(j, []) for j in range(n_in)]
+    first = next((s for _, s in steps if not _skip(s)), None)
+    fitted = getattr(first, "feature_names_in_", None)
+    if names is not None and fitted is not None and [str(c) for c in names] != [str(c) for c in fitted]:
+        pos = {str(c): j for j, c in enumerate(names)}
+        cur = [(pos.get(str(c), n_in), []) for c in fitted]
     for path, step in steps:
         cur = _through(step, cur, path)
     return cur
@@ -74,10 +141,18 @@ def _through(step, cur, path):
     if step is None or (isinstance(step, str) and step == "passthrough"):
         return cur
     if is_pipeline(step):
+        if not _own_method(step, "sklearn.pipeline.Pipeline", "transform"):
+            raise NotColumnWise(f"step {label} ({type(step).__name__}) overrides Pipeline.transform, so pdpx "
+                                "cannot tell what it does to each column")
         for name, s in step.steps:
             cur = _through(s, cur, path + [name])
         return cur
-    if hasattr(step, "transformers_") and hasattr(step, "output_indices_"):
+    if _is_column_transformer(step):
+        klass = type(step)
+        if f"{klass.__module__}.{klass.__name__}" != "sklearn.compose._column_transformer.ColumnTransformer":
+            raise NotColumnWise(f"step {label} ({klass.__name__}) is a subclass of ColumnTransformer; pdpx "
+                                "follows scikit-learn's own ColumnTransformer only")
+        weights = step.transformer_weights or {}
         inputs = getattr(step, "_transformer_to_input_indices", None)
         if inputs is None:  # pragma: no cover - older scikit-learn
             raise NotColumnWise(f"step {label}: this scikit-learn version does not say which columns it routes where")
@@ -88,6 +163,9 @@ def _through(step, cur, path):
                 continue
             sub = [cur[i] for i in inputs[name]]
             got = _through(trans, sub, path + [name])
+            w = weights.get(name)
+            if w is not None and w < 0:  # the outputs are multiplied by a negative weight: order reversed
+                got = [(jj, p + [("decreasing", None)]) for jj, p in got]
             sl = step.output_indices_[name]
             if len(got) != sl.stop - sl.start:
                 raise NotColumnWise(f"step {label} > {name!r}: makes {sl.stop - sl.start} columns, "
@@ -100,8 +178,17 @@ def _through(step, cur, path):
     return [(cur[s][0], cur[s][1] + [(cm.treatment[s], cm.categories.get(s))]) for s in cm.source]
 
 
-def transform(steps: list, X):
-    """The fitted steps applied to X (as Pipeline.transform does), as a dense frame for the final model."""
+def transform(steps: list, X, absent: float = 0.0):
+    """The fitted steps applied to X (as Pipeline.transform does), as a dense frame for the final model.
+
+    A sparse result is densified with ``absent`` where it stores no entry: 0.0, or NaN for a model
+    that reads absent entries as missing.
+    """
+    return densify(apply(steps, X), absent)
+
+
+def apply(steps: list, X):
+    """The fitted steps applied to X, as Pipeline.transform does (the result may be sparse)."""
     Z = X
     fitted = [s for _, s in steps if s is not None and not (isinstance(s, str) and s == "passthrough")]
     if isinstance(Z, pd.DataFrame) and fitted and hasattr(fitted[0], "n_features_in_") and getattr(
@@ -113,8 +200,18 @@ def transform(steps: list, X):
         if step is None or (isinstance(step, str) and step == "passthrough"):
             continue
         Z = step.transform(Z)
-    if hasattr(Z, "toarray"):
-        Z = Z.toarray()
+    return Z
+
+
+def densify(Z, absent: float = 0.0):
+    """A dense frame of the steps' result ``Z``; entries a sparse ``Z`` does not store become ``absent``."""
+    if hasattr(Z, "tocoo"):
+        Z = Z.tocsr(copy=True)
+        Z.sum_duplicates()
+        coo = Z.tocoo()
+        dense = np.full(coo.shape, absent, dtype=np.float64)
+        dense[coo.row, coo.col] = coo.data  # summed duplicates are not made by scikit-learn's transformers
+        Z = dense
     if not isinstance(Z, pd.DataFrame):
         Z = pd.DataFrame(np.asarray(Z))
     return Z
@@ -130,17 +227,27 @@ def plan_columns(traced: list, ref: pd.DataFrame) -> list:
         dtype = ref.dtypes.iloc[j]
         numeric_dtype = pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
         if outs and any(t == "encoder" for p in paths for t, _ in p):
-            cats = None
+            cats, extra = None, []
             for p in paths:
                 first = next((i for i, (t, _) in enumerate(p) if t == "encoder"), None)
-                if first is None or any(t != "preserve" for t, _ in p[:first]):
+                if first is None or any(t not in ("preserve", "sentinel") for t, _ in p[:first]):
                     raise NotColumnWise(f"column {name!r} is both encoded and used as a number")
+                extra += [v for t, vs in p[:first] if t == "sentinel" for v in vs]
                 c = list(p[first][1])
                 if cats is not None and (len(c) != len(cats) or not pd.Index(c).equals(pd.Index(cats))):
                     raise NotColumnWise(f"column {name!r} is encoded twice with different categories")
                 cats = c
             col.kind = "categorical"
+            known = pd.Index(cats, dtype=object)
+            # a value an imputer replaces (its own entry: evaluated through the steps like every category)
+            cats += [v for i, v in enumerate(extra) if v not in extra[:i] and known.get_indexer([v])[0] < 0]
             _fill_table(col, cats, dtype, numeric_dtype)
+        elif outs and any(t == "sentinel" for p in paths for t, _ in p):
+            vs = [v for p in paths for t, vv in p if t == "sentinel" for v in vv]
+            raise NotColumnWise(f"column {name!r} goes through an imputer that replaces the value {vs[0]!r} "
+                                "(missing_values): not a monotone map of its values, so a split on it is not a "
+                                "threshold on the original value; for exact, make that value NaN in X and impute "
+                                "missing_values=np.nan")
         elif outs and numeric_dtype:
             col.kind = "numeric"
             col.direction = [int(np.prod([-1 if t == "decreasing" else 1 for t, _ in p])) for p in paths]
@@ -182,7 +289,11 @@ class PipelineTrees:
         self.ref = ref.iloc[:1].reset_index(drop=True)
         self.steps, self.final = split(model)
         self.response = response
-        Zref = transform(self.steps, self.ref)
+        raw = apply(self.steps, self.ref)
+        self.absent, self.sparse_refusal = 0.0, ""
+        if hasattr(raw, "tocoo"):
+            self.absent, self.sparse_refusal = absent_entries(self.final)
+        Zref = densify(raw, self.absent)
         self.inner = adapt(self.final)
         self.inner.validate_columns(Zref)
 
@@ -198,7 +309,7 @@ class PipelineTrees:
 
         with warnings.catch_warnings():  # e.g. "unknown categories": pdpx asks on purpose
             warnings.simplefilter("ignore")
-            Z = transform(self.steps, frame)
+            Z = transform(self.steps, frame, self.absent)
         E = np.asarray(self.tm_inner.encode(Z), dtype=np.float64)
         return {j: E[: len(ask[j])][:, self.plan[j].outputs] for j in ask}
 
@@ -209,14 +320,25 @@ class PipelineTrees:
             return f"its last step: {self.inner.tree_model_unavailable(self.response)}"
         if not hasattr(tm, "ensemble"):
             return f"its last step ({type(self.final).__name__}) is an ensemble of models, not one tree model"
+        if self.sparse_refusal:
+            return self.sparse_refusal
         self.tm_inner = tm
         try:
-            traced = trace(self.steps, self.ref.shape[1])
+            traced = trace(self.steps, self.ref.shape[1], list(self.ref.columns))
             self.plan = plan_columns(traced, self.ref)
         except NotColumnWise as exc:
             return str(exc)
         if len(traced) != tm.ensemble.n_features:
             return f"its steps make {len(traced)} columns, the final model reads {tm.ensemble.n_features}"
+        if np.isnan(self.absent):  # a number whose transformed value is 0 would be missing: not a threshold
+            ens = tm.ensemble
+            used = {traced[int(c)][0] for c in np.unique(ens.feature[ens.left >= 0])}
+            num = [self.plan[j].name for j in sorted(used) if j < len(self.plan) and self.plan[j].kind == "numeric"]
+            if num:
+                return (f"its steps give {type(self.final).__name__} a sparse matrix, whose absent entries (zeros) it "
+                        f"reads as missing, so a split on numeric column {num[0]!r} is not a threshold on its "
+                        "values; for exact, make the output dense (ColumnTransformer(sparse_threshold=0) or "
+                        "OneHotEncoder(sparse_output=False))")
         self._check_values()
         columns_of_output = [j for j, _ in traced]
         names = type(self.final).__name__
@@ -247,6 +369,28 @@ class PipelineTrees:
         except Exception:  # noqa: BLE001 - any refusal of the preprocessing counts
             return False
         return True
+
+
+#: how the final models pdpx knows read a sparse matrix's absent entries, by the library class they derive from
+_ZERO_ON_SPARSE = ("sklearn.tree._classes.BaseDecisionTree", "sklearn.ensemble._forest.BaseForest",
+                   "sklearn.ensemble._gb.BaseGradientBoosting", "lightgbm.sklearn.LGBMModel")
+_MISSING_ON_SPARSE = ("xgboost.sklearn.XGBModel",)
+
+
+def absent_entries(final) -> tuple:
+    """(the value a sparse matrix's absent entries are to ``final``, or why pdpx cannot say).
+
+    scikit-learn's trees, forests and gradient boosting, and LightGBM, read them as 0; XGBoost
+    reads them as missing (NaN). Any other model fed a sparse matrix makes the pipeline run brute.
+    """
+    paths = {f"{k.__module__}.{k.__name__}" for k in type(final).__mro__}
+    if paths.intersection(_ZERO_ON_SPARSE):
+        return 0.0, ""
+    if paths.intersection(_MISSING_ON_SPARSE):
+        return np.nan, ""
+    return 0.0, (f"its steps give {type(final).__name__} a sparse matrix, and pdpx does not know how it reads the "
+                 "absent entries; for exact, make the output dense (ColumnTransformer(sparse_threshold=0) or "
+                 "OneHotEncoder(sparse_output=False))")
 
 
 def _as_column(values: np.ndarray, dtype):
@@ -290,6 +434,34 @@ def _fitted_state(steps: list, inner, response: str) -> tuple:
         and isinstance(v, (np.ndarray, list, dict))) + tuple(s for _, s in steps) + (rules_version(),)
 
 
+def _steps_fingerprint(steps: list) -> str:
+    """A digest of the numbers the steps learnt (a scaler's ``mean_``, an encoder's ``categories_``, those of the
+    transformers inside a ColumnTransformer): a step edited in place changes it, where :func:`_fitted_state`
+    sees only new objects. The final model's contents are in its trees' own key."""
+    arrays: list = []
+
+    def collect(v, depth):
+        if isinstance(v, np.ndarray):
+            arrays.append(v)
+        elif isinstance(v, (list, tuple)):
+            for item in v:
+                collect(item, depth)
+        elif isinstance(v, dict):
+            for item in v.values():
+                collect(item, depth)
+        elif depth < 4 and hasattr(v, "get_params"):  # a fitted estimator inside the step
+            learnt(v, depth + 1)
+
+    def learnt(obj, depth):
+        for k, v in sorted(vars(obj).items()):
+            if k.endswith("_") and not k.startswith("_"):
+                collect(v, depth)
+
+    for _, step in steps:
+        learnt(step, 0)
+    return fingerprint(*arrays)
+
+
 def _known(model, signature: tuple, response: str):
     """The cached trees of ``model`` when its last lookup had the same columns, dtypes, steps and final model and
     nothing was refitted since; else None."""
@@ -303,7 +475,8 @@ def _known(model, signature: tuple, response: str):
     if final is not last[2] or len(steps) != len(last[1]) or any(a[1] is not b[1] for a, b in zip(steps, last[1])):
         return None
     try:
-        return model_cache.peek(model, response, _fitted_state(last[1], last[3], response))
+        return model_cache.peek(model, response, _fitted_state(last[1], last[3], response),
+                                fingerprint=_steps_fingerprint(last[1]))
     except Exception:  # noqa: BLE001 - a refit the old adapter cannot read: the full lookup says what happens
         return None
 
@@ -321,7 +494,8 @@ def _built(adapter, response: str):
         pt = PipelineTrees(model, ref, response)
     except Exception as exc:  # noqa: BLE001 - the pipeline refuses its own reference row: brute will say why
         return f"its steps could not be evaluated on one row of X ({type(exc).__name__}: {exc})"
-    out = model_cache.get(model, response, _fitted_state(pt.steps, pt.inner, response), pt.build)
+    out = model_cache.get(model, response, _fitted_state(pt.steps, pt.inner, response), pt.build,
+                          fingerprint=_steps_fingerprint(pt.steps))
     try:
         _LOOKUPS[model] = (signature, pt.steps, pt.final, pt.inner)
     except TypeError:

@@ -11,7 +11,14 @@ transformed column back into a split on the user's own column:
 * ``"preserve"``: non-missing values pass unchanged (imputers fill missing ones,
   ``passthrough``);
 * ``"encoder"``: a categorical encoder; ``categories[i]`` lists the values it was
-  fitted on, and a split on any of its outputs is a set of those values.
+  fitted on, and a split on any of its outputs is a set of those values;
+* ``"sentinel"``: values pass unchanged except those listed in ``categories[i]``
+  (an imputer's ``missing_values=0``), which become another value. Not a monotone
+  map, so a numeric column treated so runs ``brute``; in front of an encoder, the
+  listed values get their own entries in the column's table of values.
+
+A rule found through a base class applies only when the step's class keeps that
+base class's ``transform`` (a subclass that overrides it is not followed).
 
 pdpx never inverts a transformer's arithmetic: it evaluates the fitted
 transformer itself (see :mod:`pdpx.adapters.sklearn_pipeline`), so a rule only
@@ -40,7 +47,7 @@ from typing import Callable
 import numpy as np
 
 #: What a rule may say about one input column.
-TREATMENTS = ("increasing", "decreasing", "preserve", "encoder")
+TREATMENTS = ("increasing", "decreasing", "preserve", "encoder", "sentinel")
 
 
 @dataclass
@@ -55,7 +62,8 @@ class ColumnMap:
     treatment : list of str
         For each input column, one of :data:`TREATMENTS`.
     categories : dict
-        For each ``"encoder"`` input column, the values it was fitted on.
+        For each ``"encoder"`` input column, the values it was fitted on; for each
+        ``"sentinel"`` input column, the values it replaces.
     """
 
     source: list
@@ -108,16 +116,29 @@ def declare_elementwise(func: Callable, monotone: str = "increasing") -> Callabl
 
 
 def rule_for(step) -> Rule | None:
-    """The rule registered for ``step``'s class or its nearest registered base class."""
-    for klass in type(step).__mro__:
+    """The rule registered for ``step``'s class or its nearest registered base class.
+
+    A base class's rule is returned only when ``step``'s class keeps that base class's
+    ``transform``; a subclass that overrides it gets a rule that refuses (says why).
+    """
+    mro = type(step).__mro__
+    owner = next((i for i, k in enumerate(mro) if "transform" in vars(k)), len(mro))
+    for i, klass in enumerate(mro):
         rule = _RULES.get(f"{klass.__module__}.{klass.__qualname__}")
-        if rule is not None:
-            return rule
-        public = f"{klass.__module__.split('._')[0]}.{klass.__qualname__}"
-        rule = _RULES.get(public)
-        if rule is not None:
-            return rule
+        if rule is None:
+            rule = _RULES.get(f"{klass.__module__.split('._')[0]}.{klass.__qualname__}")
+        if rule is None:
+            continue
+        return rule if owner >= i else _overridden(klass)
     return None
+
+
+def _overridden(base) -> Rule:
+    def refuse(step, n):
+        return (f"{type(step).__name__} overrides transform of {base.__name__}, so pdpx cannot tell what it does "
+                f"to each column; register a rule for {type(step).__module__}.{type(step).__qualname__}")
+
+    return refuse
 
 
 def column_map(step, n_inputs: int) -> "ColumnMap | str":
@@ -156,6 +177,11 @@ def _minmax(step, n):
 
 
 def _imputer(step, n):
+    mv = getattr(step, "missing_values", np.nan)
+    if mv is None or (not _is_missing(mv) and _is_missing_like(mv)):
+        return (f"SimpleImputer(missing_values={mv!r}) fills {mv!r} but not NaN, and pdpx reads both as one missing "
+                "value; use missing_values=np.nan")
+    treatment, replaced = ("preserve", {}) if _is_missing(mv) else ("sentinel", {i: [mv] for i in range(n)})
     kept = list(range(n))
     stats = getattr(step, "statistics_", None)
     if stats is not None and not getattr(step, "keep_empty_features", False):
@@ -167,7 +193,7 @@ def _imputer(step, n):
     indicator = getattr(step, "indicator_", None)
     if indicator is not None:
         source += [int(i) for i in indicator.features_]  # "is missing" of input i: a function of input i
-    return ColumnMap(source, ["preserve"] * n)
+    return ColumnMap(source, [treatment] * n, replaced)
 
 
 def _is_missing(v) -> bool:
@@ -175,6 +201,15 @@ def _is_missing(v) -> bool:
         return bool(np.isnan(v))
     except TypeError:
         return v is None
+
+
+def _is_missing_like(v) -> bool:
+    import pandas as pd
+
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
 
 
 def _onehot(step, n):
@@ -210,10 +245,13 @@ def _function(step, n):
     if func is None:
         return ColumnMap.one_to_one(n, "preserve")
     declared = _ELEMENTWISE.get(id(func))
+    name = getattr(func, "__name__", repr(func))
     if declared is None or declared[0] is not func:
-        name = getattr(func, "__name__", repr(func))
         return (f"FunctionTransformer({name}) may mix columns; if it maps each value on its own and monotonically, "
                 "declare it with pdpx.adapters.sklearn_transforms.declare_elementwise")
+    if step.kw_args:
+        return (f"FunctionTransformer({name}, kw_args={step.kw_args!r}): {name} was declared element-wise and "
+                "monotone when called on the values alone, not with these keyword arguments")
     return ColumnMap.one_to_one(n, declared[1])
 
 
