@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..core.errors import NotFittedError, PdpxError
 from ..core.hookspecs import hookimpl
-from ..core.ir import model_cache
+from ..core.ir import fingerprint, model_cache
 from .randomforest import RandomForestAdapter
 from .randomforest_trees import read_forest
 from .rfunction import R_LOCK
@@ -152,6 +152,31 @@ def _read_r_forest(model):
     return fd, kind, formula_vars, transformed
 
 
+def forest_fingerprint(model) -> str:
+    """A digest of the R forest's arrays as R holds them (read in place, no copy), its type and classes: an
+    rpy2 object whose forest was replaced or edited in place (``model.rx2["forest"] = ...``) has another one.
+    Reading R's vectors where they lie costs a few milliseconds for hundreds of trees."""
+    with R_LOCK:
+        forest = _element(model, "forest")
+        if forest is None or _is_null(forest):
+            return ""
+        parts: list = [str(model.rx2("type")[0]), [str(c) for c in (_element(model, "classes") or [])]]
+        fnames = list(forest.names)
+        for part in _FOREST_PARTS + ("xlevels",):
+            if part not in fnames:
+                continue
+            vec = forest.rx2(part)
+            try:
+                parts.append(memoryview(vec))
+            except TypeError:  # not a numeric vector (xlevels: a list of level names)
+                parts.append(repr([list(map(str, v)) if not _is_null(v) else None for v in vec])
+                             if part == "xlevels" else _np(vec))
+        coefs = _element(model, "coefs")
+        if coefs is not None and not _is_null(coefs):
+            parts.append(_np(coefs))
+        return fingerprint(*parts)
+
+
 class RandomForestRpy2Adapter(RandomForestAdapter):
     """An R ``randomForest`` object held through rpy2.
 
@@ -173,8 +198,9 @@ class RandomForestRpy2Adapter(RandomForestAdapter):
         classes = r_class(model)
         if "randomForest" not in classes:
             raise PdpxError(f"expected an R randomForest object, got R class {classes}")
+        self._fingerprint = forest_fingerprint(model)  # an R object changed in place is read again
         fd, kind, formula_vars, transformed = model_cache.get(
-            model, "randomForest forest", (), lambda: _read_r_forest(model)
+            model, "randomForest forest", (), lambda: _read_r_forest(model), fingerprint=self._fingerprint
         )
         self._transformed = transformed
         super().__init__(fd, None, training_data=None, model=model)
@@ -232,8 +258,12 @@ class RandomForestRpy2Adapter(RandomForestAdapter):
 
     # trees
     def _ensemble(self):
-        # the IR outlives this adapter: kept with the rpy2 object (R objects do not change in place)
-        return model_cache.get(self.model, "randomForest IR", (), super()._ensemble)
+        # the IR outlives this adapter: kept with the rpy2 object, keyed on its contents as the adapter read them
+        return model_cache.get(self.model, "randomForest IR", (), super()._ensemble, fingerprint=self._fingerprint)
+
+    def fingerprint(self) -> str:
+        """:func:`forest_fingerprint` of the R object, as read when this adapter was made."""
+        return self._fingerprint
 
     def tree_model(self, response):
         if self._transformed:

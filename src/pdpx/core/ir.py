@@ -443,14 +443,69 @@ def numeric_values(_position: int, values) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
+#: Each array dtype's header in :func:`fingerprint` (a structured dtype's description costs more than its bytes).
+_DTYPE_HEADS: dict = {}
+
+
+def fingerprint(*parts) -> str:
+    """A digest of the contents of ``parts``: what an adapter's fingerprint of a fitted model is made of.
+
+    Each part is an array (its bytes, dtype and shape: a structured array's records
+    whole), a bytes-like object, a string, or another value (its ``repr``). Arrays
+    are read where they lie (no copy when contiguous). A model changed in place (a
+    leaf value, a threshold, a loaded model) has different bytes, so a different
+    fingerprint; the same contents always give the same one.
+
+    The digest is CRC-32 (zlib: several GB/s, against well under one for the
+    cryptographic hashes of hashlib), each part's kind, dtype and shape folded in.
+    It guards against changes, not against an adversary: two different models
+    agree by chance with odds of 2**-32.
+    """
+    import zlib
+
+    crc = 0
+    total = 0
+    for part in parts:
+        if isinstance(part, np.ndarray):
+            dt = part.dtype
+            head = _DTYPE_HEADS.get(dt)
+            if head is None:
+                head = _DTYPE_HEADS.setdefault(dt, f"a{dt.str}{dt.descr if dt.names else ''}".encode())
+            head += repr(part.shape).encode()
+            if dt.hasobject or not part.size:
+                buf = repr(part.tolist()).encode()
+            else:
+                buf = (part if part.flags.c_contiguous else np.ascontiguousarray(part)).reshape(-1).view(np.uint8)
+        elif isinstance(part, (bytes, bytearray)):
+            head, buf = b"b", part
+        elif isinstance(part, memoryview):
+            head, buf = b"b", part if part.contiguous else part.tobytes()
+        else:
+            head, buf = b"s", (part if isinstance(part, str) else repr(part)).encode()
+        size = buf.nbytes if isinstance(buf, (memoryview, np.ndarray)) else len(buf)
+        crc = zlib.crc32(buf, zlib.crc32(b"%s:%d|" % (head, size), crc))
+        total += size
+    return f"{crc:08x}.{total:x}.{len(parts)}"
+
+
 class ModelCache:
     """Extraction cache: one TreeModel per (model, response), kept while the model is alive.
 
-    ``key_objects`` identify the fitted state (e.g. the list of fitted trees): a
-    refitted model has new objects, so it misses the cache. They are held by the
-    entry, so their ids cannot be reused while cached. ``state`` is a value that
-    identifies it too (the rounds a prediction uses, a digest of the leaves). A new
-    state of a response replaces its old entry.
+    An entry is found by three things:
+
+    * ``key_objects``: objects a refit replaces (e.g. the list of fitted trees, the
+      booster); the entry holds them, so their ids cannot be reused while cached;
+    * ``state``: values that say which part of the model a prediction uses (the
+      rounds, the wrapper's missing value);
+    * ``fingerprint``: a digest of the contents a prediction depends on (the
+      adapter's ``fingerprint()``, made with :func:`fingerprint`: the trees' arrays,
+      or the library's own serialisation). A model changed in place (a loaded model,
+      an edited leaf or threshold, a refit reusing the objects) keeps its objects and
+      its state but not its fingerprint, so it misses the cache.
+
+    Anything kept with a model (its trees, the reasons they cannot be used, what is
+    derived from them) lives in an entry, so it follows these keys. A new entry of a
+    response replaces its old one (the old contents can no longer be asked for).
     """
 
     def __init__(self):
@@ -477,29 +532,33 @@ class ModelCache:
             self._by_id[id(model)] = entries
         return entries
 
-    def get(self, model, response: str, key_objects: tuple, build: Callable, *, state: str = ""):
-        """The cached value of ``model``'s ``response`` for this fitted state, built by ``build()`` if absent."""
-        key = self._key(response, key_objects, state)
+    def get(self, model, response: str, key_objects: tuple, build: Callable, *, state: str = "",
+            fingerprint: str = ""):
+        """The cached value of ``model``'s ``response`` for this fitted state and contents, built by ``build()``
+        if absent."""
+        key = self._key(response, key_objects, state, fingerprint)
         entries = self._entries(model)
         hit = entries.get(key)
         if hit is not None:
             return hit[1]
         value = build()
-        # forget stale entries of this response (a refit)
+        # forget stale entries of this response (a refit, a change in place)
         for k in [k for k in entries if k != "__model__" and k[0] == response]:
             del entries[k]
         entries[key] = (key_objects, value)
         return value
 
-    def peek(self, model, response: str, key_objects: tuple, *, state: str = ""):
-        """The cached value of ``model``'s ``response`` for this fitted state, or None (nothing is built)."""
-        hit = self._entries(model).get(self._key(response, key_objects, state))
+    def peek(self, model, response: str, key_objects: tuple, *, state: str = "", fingerprint: str = ""):
+        """The cached value of ``model``'s ``response`` for this fitted state and contents, or None (nothing is
+        built)."""
+        hit = self._entries(model).get(self._key(response, key_objects, state, fingerprint))
         return None if hit is None else hit[1]
 
     @staticmethod
-    def _key(response: str, key_objects: tuple, state: str) -> tuple:
-        """An entry's key: the response, the ids of the objects that identify the fitted state, and ``state``."""
-        return (response, tuple(id(o) for o in key_objects), state)
+    def _key(response: str, key_objects: tuple, state: str, fingerprint: str) -> tuple:
+        """An entry's key: the response, the ids of the objects that identify the fitted state, ``state`` and
+        ``fingerprint``."""
+        return (response, tuple(id(o) for o in key_objects), state, fingerprint)
 
     def clear(self) -> None:
         """Forget every entry (the next lookup of each model reads its trees again)."""

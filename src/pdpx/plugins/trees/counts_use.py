@@ -111,7 +111,11 @@ def counts_ready(tm, order: int, budget: int) -> bool:
 
 
 class _Token:
-    """Stands for one live fitted model in :data:`counts_cache` (kept by ``model_cache`` with the model)."""
+    """Stands for one live model object in :data:`counts_cache` (kept by ``model_cache`` with the model).
+
+    The object, not its contents: the counts' own key has the digest of the trees they were gathered on
+    (:func:`structure_digest`, read from the trees pdpx has just read, which follow the model's fingerprint),
+    so counts of a model changed in place are never used for it; :meth:`CountsCache.put` drops them."""
 
 
 class CountsCache:
@@ -165,13 +169,19 @@ class CountsCache:
             return hit
 
     def put(self, model, trees: str, rows: str, counts, budget: int) -> None:
-        """Keep ``counts`` (dropping the oldest counts while all would exceed ``budget`` bytes)."""
+        """Keep ``counts`` (dropping the oldest counts while all would exceed ``budget`` bytes).
+
+        Counts of this model gathered on other trees (another :func:`structure_digest`: the model was changed in
+        place or refitted) are dropped: they answer only a model that is gone."""
         token = self.token(model)
         key = (id(token), trees, rows)
+        structure = trees.rsplit(":", 1)[0]
         with self._lock:
             if id(token) not in self._tokens:
                 weakref.finalize(token, self._forget, id(token))
                 self._tokens.add(id(token))
+            for k in [k for k in self._entries if k[0] == id(token) and k[1].rsplit(":", 1)[0] != structure]:
+                del self._entries[k]
             self._entries.pop(key, None)
             total = sum(c.nbytes for c in self._entries.values())
             while self._entries and total + counts.nbytes > budget:
