@@ -249,16 +249,16 @@ def _numeric_step(draw, has_nan: bool):
     kind = draw(st.sampled_from(choices))
     strategy = draw(st.sampled_from(["mean", "median", "most_frequent", "constant"]))
     if kind == "impute_nan":
-        step = SimpleImputer(strategy=strategy, fill_value=-5.0)
+        step = SimpleImputer(strategy=strategy, fill_value=-5)
         if draw(st.booleans()):
             step = make_pipeline(step, StandardScaler())
         return step, False
     if kind == "impute_sentinel":
         sentinel = draw(st.sampled_from([0, -1]))
-        return SimpleImputer(missing_values=sentinel, strategy=strategy, fill_value=3.0), False
+        return SimpleImputer(missing_values=sentinel, strategy=strategy, fill_value=3), False
     step = {"passthrough": lambda: "passthrough", "standard": StandardScaler, "minmax": MinMaxScaler,
             "log1p": lambda: FunctionTransformer(lambda a: np.log1p(np.abs(a)), feature_names_out="one-to-one"),
-            "sqrt": lambda: FunctionTransformer(np.sqrt, inverse_func=np.square)}[kind]()
+            "sqrt": lambda: FunctionTransformer(np.sqrt)}[kind]()
     if kind == "sqrt":  # np.sqrt of negative values is NaN: an abs first
         step = make_pipeline(FunctionTransformer(np.abs), step)
         return step, True

@@ -85,7 +85,8 @@ def check_pdpx(case) -> list[str]:
                 event(f"{case.library}: grid='thresholds' refused (trees not read)")
                 return mismatches(caught)
             raise
-        event(f"{case.library}: auto answered by {res.method}")
+        why = f" ({res.notes[0][:70]})" if res.method == "brute" and res.notes else ""
+        event(f"{case.library}: auto answered by {res.method}{why}")
         assert_equals_definition(case, res, "method='auto'")
         try:
             ex = pdpx.partial_dependence(model, X, [f], method="exact", kind="both", sample_weight=case.weights,
