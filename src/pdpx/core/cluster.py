@@ -180,6 +180,9 @@ def partition_task(model, part: pd.DataFrame, weights, request: Request, method_
 
     adapter = adapt(model)
     part = part[columns] if list(part.columns) != list(columns) else part
+    # a fresh adapter learns the columns' encodings (category codes) from the rows it will see, as the
+    # head's adapter did: without it a category column's grid labels reach the encoder as "not numeric"
+    part = adapter.validate_columns(part)
     req = replace(request, X=part, sample_weight=weights, planned=(), memo={})  # one partition: no plan
     out = get_methods()[method_name].compute(adapter, req)
     W = float(len(part)) if weights is None else float(np.sum(weights))
