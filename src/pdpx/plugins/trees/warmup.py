@@ -145,7 +145,8 @@ def warm_up(jobs: int = 1) -> float:
         return time.perf_counter() - t0
     commands = [module_command(f"{__package__}.warmup", "--family", name) for name in FAMILIES[:jobs]]
     if any(c is None for c in commands):  # not a Python interpreter to start: all here
-        return warm_up(1) + time.perf_counter() - t0
+        warm_up(1)
+        return time.perf_counter() - t0
     procs = [subprocess.Popen(argv, **where) for argv, where in commands]
     for name in FAMILIES[jobs:]:
         _family(name)
