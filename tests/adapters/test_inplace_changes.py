@@ -280,3 +280,37 @@ def test_pattern_counts_after_a_change(library):
             np.testing.assert_allclose(r.average, truth, rtol=1e-6, atol=1e-6, err_msg=f"{method} {col}")
             moved |= not np.allclose(truth, old.average, atol=1e-3)
         assert moved, "the change did not move any curve"
+
+
+# ------------------------------------------------------------- the trees' check
+@pytest.mark.parametrize("library", ["sklearn", "xgboost"])
+def test_the_check_of_the_trees_runs_again_after_a_change(monkeypatch, tmp_path, library):
+    """The check of exact against the model's predict (pdpx.core.trust) is kept with the trees: asked once for a
+    model, and again once the model changed in place."""
+    from pdpx.core import trust
+
+    calls = []
+    real = trust._check
+    monkeypatch.setattr(trust, "_check", lambda *a, **k: calls.append(1) or real(*a, **k))
+    X, y1, y2 = _data()
+    if library == "sklearn":
+        model = DecisionTreeRegressor(max_depth=4, random_state=0).fit(X, y1)
+
+        def change():
+            model.tree_.value[...] += 1.0
+    else:
+        model = xgb.XGBRegressor(n_estimators=10, max_depth=3, n_jobs=1).fit(X, y1)
+        path = str(tmp_path / "other.ubj")
+        xgb.XGBRegressor(n_estimators=10, max_depth=3, n_jobs=1).fit(X, y2).save_model(path)
+
+        def change():
+            model.load_model(path)
+
+    for expected in (1, 1):  # a first call checks, a second one does not
+        pd_checked(model, X, "a", "exact")
+        assert len(calls) == expected
+    change()
+    after = pd_checked(model, X, "a", "exact")
+    assert len(calls) == 2, "the check was not asked again after the model changed"
+    np.testing.assert_allclose(after.average, by_hand(model.predict, X, "a", after.grid_values[0]), rtol=1e-6,
+                               atol=1e-6)

@@ -339,6 +339,13 @@ class SklearnAdapter(Adapter):
             return None
         return sklearn_trees.tree_model(self, response)
 
+    def fingerprint(self):
+        """:func:`pdpx.adapters.sklearn_trees.model_fingerprint` (a tree model's node arrays); "" for other
+        estimators (a pipeline's and an ensemble's trees are keyed by their parts)."""
+        from . import sklearn_trees
+
+        return sklearn_trees.model_fingerprint(self.model)
+
     def tree_model_unavailable(self, response):
         from . import sklearn_compose
 

@@ -161,9 +161,16 @@ def dtype_key(dtypes) -> tuple:
     return tuple(out)
 
 
-def _verdicts(model) -> dict:
-    """The check's verdicts kept with ``model`` (forgotten with it, and when its trees are read anew)."""
-    return model_cache.get(model, "pdpx.core.trust", (), dict)
+def _verdicts(adapter, response: str) -> dict:
+    """The check's verdicts kept with the model (forgotten with it, and when its trees are read anew).
+
+    Kept with the trees the adapter reads for ``response`` (asked once per call), which follow the model's
+    fingerprint: a model changed in place is checked again. Trees without one ensemble (a sum of models): kept
+    in the model's entry under the adapter's fingerprint."""
+    ensemble = getattr(adapter.tree_model(response), "ensemble", None)
+    if ensemble is not None:
+        return ensemble.derived("pdpx.core.trust", dict)
+    return model_cache.get(adapter.model, "pdpx.core.trust", (), dict, fingerprint=adapter.fingerprint())
 
 
 def check_rows(X, j: int, limit: int = CHECK_ROWS) -> np.ndarray:
@@ -224,7 +231,7 @@ def compare(mine: np.ndarray, reference: np.ndarray) -> tuple[str, tuple[int, in
 def verdict(adapter, method, brute, req, j: int, n_outputs: int, dtypes) -> str | None:
     """None when ``method`` agrees with ``brute`` (the model's own predict) on a sample of feature ``j``'s cells
     for ``req``'s response and these column dtypes, else what differed. Kept with the model: asked once."""
-    store = _verdicts(adapter.model)
+    store = _verdicts(adapter, req.response)
     key = (method.name, req.response, j, dtype_key(dtypes))
     if key not in store:
         store[key] = _check(adapter, method, brute, req, j, n_outputs)
