@@ -281,7 +281,7 @@ def _held_custom(name, arr: np.ndarray, narrow: np.dtype, notes: list | None) ->
     that coincide kept, in the order given), with a note in ``notes`` when any changed."""
     held = held_values(arr, narrow)
     if np.isinf(held).any():
-        big = arr[np.isinf(held)][0]
+        big = float(arr[np.isinf(held)][0])
         top = float(np.finfo(narrow).max)
         raise PdpxError(
             f"custom_values for {name!r} holds {big!r}, beyond what its {narrow.name} column can hold "
