@@ -225,3 +225,34 @@ def test_compare_tolerates_float32_sums_and_not_a_misread_leaf():
     nan = np.full((1, 1, 2), np.nan)
     assert trust.compare(nan, nan) is None
     assert trust.compare(np.zeros((1, 1, 2)), nan) is not None
+
+
+def test_pipelines_end_in_other_libraries_models_checked_on_their_own_code(data):
+    xgb = pytest.importorskip("xgboost")
+    X, y, _ = data
+
+    class Shifted(xgb.XGBRegressor):
+        def predict(self, X, **kw):
+            return super().predict(X, **kw) + 1.0
+
+    plain = make_pipeline(StandardScaler(), xgb.XGBRegressor(n_estimators=10, max_depth=3)).fit(X, y)
+    res = pdpx.partial_dependence(plain, X, ["a"], grid_resolution=10)
+    assert res.method == "exact", res.notes
+    shifted = make_pipeline(StandardScaler(), Shifted(n_estimators=10, max_depth=3)).fit(X, y)
+    res = pdpx.partial_dependence(shifted, X, ["a"], grid_resolution=10)
+    assert res.method == "brute" and "Shifted.predict is your own code" in " ".join(res.notes)
+    np.testing.assert_allclose(res.average.ravel(), by_definition(shifted, X, "a", res.grid_values[0]).ravel(),
+                               rtol=1e-6)
+
+
+def test_a_transformer_subclass_overriding_transform_runs_brute(data):
+    X, y, _ = data
+
+    class Squashed(StandardScaler):
+        def transform(self, X, copy=None):
+            return np.tanh(super().transform(X, copy=copy))
+
+    model = make_pipeline(Squashed(), DecisionTreeRegressor(max_depth=4)).fit(X, y)
+    res = pdpx.partial_dependence(model, X, ["a"], grid_resolution=10)
+    assert res.method == "brute"
+    np.testing.assert_allclose(res.average.ravel(), by_definition(model, X, "a", res.grid_values[0]).ravel())

@@ -41,6 +41,16 @@ def _single_output(model) -> bool:
     return isinstance(model, (BaseGradientBoosting, BaseHistGradientBoosting))
 
 
+def _roots(obj) -> tuple:
+    """The library roots of the adapter pdpx has for ``obj`` (empty for an object no library adapter claims)."""
+    from ..core.plugins import adapt
+
+    try:
+        return tuple(adapt(obj).library_roots)
+    except PdpxError:
+        return ()
+
+
 def _is_forest(model) -> bool:
     """A random forest or extra-trees model, whose prediction calls each tree's own predict."""
     try:
@@ -315,8 +325,9 @@ class SklearnAdapter(Adapter):
         from . import sklearn_pipeline
 
         model = self.model
-        if hasattr(model, "steps") and hasattr(sklearn_pipeline, "prediction_path"):
-            return sklearn_pipeline.prediction_path(model, response)
+        if hasattr(model, "steps"):  # a step of another library (the final model) is checked on its library's code
+            return [step if type(step[0]).__module__.startswith("sklearn.") else (*step, _roots(step[0]))
+                    for step in sklearn_pipeline.prediction_path(model, response)]
         path = [(model, response)]
         if _is_forest(model):
             member = "predict_proba" if self.is_classifier() else "predict"

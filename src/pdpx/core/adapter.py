@@ -154,7 +154,8 @@ class Adapter:
     def prediction_path(self, response: str) -> list:
         """``(object, method name)`` of every call on the way from X to ``response`` whose code the trees stand
         for: by default the model's own method of that name. Composite models (pipelines, forests whose
-        members' predict is called) list their parts too."""
+        members' predict is called) list their parts too; a part of another library is listed as
+        ``(object, method name, that library's roots)``."""
         return [(self.model, response)] if response in ("predict", "predict_proba", "decision_function") else []
 
     def tree_model(self, response: str) -> "TreeModel | None":

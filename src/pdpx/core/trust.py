@@ -116,8 +116,8 @@ def path_refusal(adapter, response: str) -> str | None:
     roots = tuple(getattr(adapter, "library_roots", ()) or ())
     if not roots:
         return None
-    for obj, method in adapter.prediction_path(response):
-        why = step_refusal(obj, method, roots)
+    for obj, method, *own in adapter.prediction_path(response):
+        why = step_refusal(obj, method, tuple(own[0]) if own else roots)
         if why is not None:
             return why
     return None
