@@ -119,9 +119,10 @@ def model_fingerprint(model) -> str:
     if kind == "gb":
         init = getattr(model, "init_", None)
         stages = model.estimators_
-        return fingerprint(stages.shape, float(model.learning_rate), repr(init) if isinstance(init, str) else
-                           [getattr(init, a, None) for a in ("constant_", "class_prior_")],
-                           *[a for t in stages.ravel() for a in _tree_arrays(t.tree_)])
+        constants = [np.asarray(v) for v in (getattr(init, "constant_", None), getattr(init, "class_prior_", None))
+                     if v is not None]
+        return fingerprint(f"{stages.shape}{float(model.learning_rate)!r}{init if isinstance(init, str) else ''}",
+                           *constants, *[a for t in stages.ravel() for a in _tree_arrays(t.tree_)])
     if kind == "hgb":
         parts = [np.asarray(model._baseline_prediction), getattr(model, "is_categorical_", None)]
         for it in model._predictors:

@@ -443,10 +443,6 @@ def numeric_values(_position: int, values) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
-#: Each array dtype's header in :func:`fingerprint` (a structured dtype's description costs more than its bytes).
-_DTYPE_HEADS: dict = {}
-
-
 def fingerprint(*parts) -> str:
     """A digest of the contents of ``parts``: what an adapter's fingerprint of a fitted model is made of.
 
@@ -457,7 +453,9 @@ def fingerprint(*parts) -> str:
     fingerprint; the same contents always give the same one.
 
     The digest is CRC-32 (zlib: several GB/s, against well under one for the
-    cryptographic hashes of hashlib), each part's kind, dtype and shape folded in.
+    cryptographic hashes of hashlib), each part's kind, size, dtype and leading
+    dimension folded in (a structured array's record size, not its fields' names:
+    a model's records keep their layout).
     It guards against changes, not against an adversary: two different models
     agree by chance with odds of 2**-32.
     """
@@ -468,14 +466,11 @@ def fingerprint(*parts) -> str:
     for part in parts:
         if isinstance(part, np.ndarray):
             dt = part.dtype
-            head = _DTYPE_HEADS.get(dt)
-            if head is None:
-                head = _DTYPE_HEADS.setdefault(dt, f"a{dt.str}{dt.descr if dt.names else ''}".encode())
-            head += repr(part.shape).encode()
             if dt.hasobject or not part.size:
-                buf = repr(part.tolist()).encode()
-            else:
-                buf = (part if part.flags.c_contiguous else np.ascontiguousarray(part)).reshape(-1).view(np.uint8)
+                head, buf = b"o", repr(part.tolist()).encode()
+            else:  # the array's own buffer (zlib reads it in place); its dtype's number, record size and shape
+                buf = part if part.flags.c_contiguous else np.ascontiguousarray(part)
+                head = b"a%d.%d.%d.%d" % (dt.num, dt.itemsize, part.ndim, part.shape[0] if part.ndim else 0)
         elif isinstance(part, (bytes, bytearray)):
             head, buf = b"b", part
         elif isinstance(part, memoryview):
