@@ -314,3 +314,35 @@ def test_the_check_of_the_trees_runs_again_after_a_change(monkeypatch, tmp_path,
     assert len(calls) == 2, "the check was not asked again after the model changed"
     np.testing.assert_allclose(after.average, by_hand(model.predict, X, "a", after.grid_values[0]), rtol=1e-6,
                                atol=1e-6)
+
+
+# -------------------------------------------------------------- R, through rpy2
+def test_rpy2_random_forest_replaced_in_place():
+    """An R randomForest held through rpy2 whose forest is replaced in the same R object."""
+    try:
+        import rpy2.robjects as ro
+        from rpy2.robjects import pandas2ri
+        from rpy2.robjects.conversion import localconverter
+        from rpy2.robjects.packages import importr
+
+        importr("randomForest")
+    except Exception as exc:  # noqa: BLE001 - ImportError, R or the package missing
+        pytest.skip(f"R with randomForest is not usable through rpy2 ({type(exc).__name__}: {exc}); make setup")
+    ro.r("""set.seed(3); n <- 300
+    d_ip <- data.frame(a = runif(n), b = rnorm(n), c = factor(sample(letters[1:4], n, TRUE)))
+    d_ip$y <- 2 * d_ip$a + d_ip$b * (d_ip$c == "a"); d_ip$y2 <- -3 * d_ip$a + d_ip$b
+    rf_ip <- randomForest(y ~ a + b + c, data = d_ip, ntree = 15)
+    rf_ip2 <- randomForest(y2 ~ a + b + c, data = d_ip, ntree = 15)""")
+    model, other = ro.r("rf_ip"), ro.r("rf_ip2")
+    with localconverter(ro.default_converter + pandas2ri.converter) as cv:
+        X = cv.rpy2py(ro.r("d_ip[, c('a', 'b', 'c')]")).reset_index(drop=True)
+
+    def predict(Z):
+        with localconverter(ro.default_converter + pandas2ri.converter) as cv:
+            frame = cv.py2rpy(Z)
+        return np.asarray(ro.r("predict")(model, frame), dtype=np.float64)
+
+    def change():
+        model.rx2["forest"] = other.rx2("forest")
+
+    assert_follows(model, X, predict, change)
