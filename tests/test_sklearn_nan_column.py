@@ -32,8 +32,8 @@ def definition(model, X, features, grids):
     out = np.empty([len(g) for g in grids])
     for idx in np.ndindex(*out.shape):
         Z = X.copy()
-        for f, g, i in zip(features, grids, idx):
-            Z[f] = g[i]
+        for f, g, i in zip(features, grids, idx):  # the column keeps its dtype
+            Z[f] = pd.array(np.repeat(g[i], len(Z)), dtype=X[f].dtype)
         out[idx] = model.predict(Z).mean()
     return out
 
@@ -62,3 +62,25 @@ def test_custom_values_on_a_nan_column(case):
     mine = pdpx_pd(model, X, ["a"], method="brute", custom_values={"a": [0.0, 1.5]})
     np.testing.assert_allclose(mine["average"], theirs["average"], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(mine["average"][0], definition(model, X, ["a"], [[0.0, 1.5]]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["Float32", "float32"])
+def test_float32_column(dtype):
+    """The drop-in's grid on a float32 column holds the column's values (they were matched to pdpx's grid by
+    value, which raised StopIteration): Float32 against scikit-learn (it refuses float32 itself: pandas will
+    not write its float64 grid into the column) and both against the definition."""
+    from sklearn.linear_model import LinearRegression
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"a": rng.normal(size=120).astype(np.float32), "b": rng.normal(size=120)}).astype({"a": dtype})
+    y = X["a"].to_numpy(dtype=float) ** 2 + X["b"].to_numpy()
+    for model in (HistGradientBoostingRegressor(max_iter=10, random_state=0).fit(X, y), LinearRegression().fit(X, y)):
+        for method in ("brute", "auto"):
+            mine = pdpx_pd(model, X, ["a"], method=method, kind="both", grid_resolution=7)
+            grid = mine["grid_values"][0]
+            np.testing.assert_allclose(mine["average"][0], definition(model, X, ["a"], [grid]), rtol=1e-9)
+            if dtype == "Float32":
+                theirs = sk_pd(model, X, ["a"], method="brute", kind="both", grid_resolution=7)
+                np.testing.assert_array_equal(grid, theirs["grid_values"][0])
+                np.testing.assert_allclose(mine["average"], theirs["average"], rtol=1e-12, atol=1e-12)
+                np.testing.assert_allclose(mine["individual"], theirs["individual"], rtol=1e-12, atol=1e-12)

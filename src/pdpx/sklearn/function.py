@@ -316,25 +316,43 @@ def _present(grid) -> list:
     """The grid's values that are not missing, each once, in order."""
     out: list = []
     for v in grid:
-        if not (pd.isna(v) or any(v == u for u in out)):
+        if not (_missing(v) or any(v == u for u in out)):
             out.append(v)
     return out
 
 
 def _on_grid(res, grids) -> tuple:
-    """(average, individual) of pdpx's result ``res`` taken at scikit-learn's ``grids`` (a missing grid value
-    at pdpx's missing-value point, a value given twice at its one point)."""
-    picks = []
-    for mine, theirs in zip(res.grid_values, grids):
-        mine = list(mine)
-        picks.append([next(k for k, u in enumerate(mine) if (pd.isna(u) if pd.isna(v) else (not pd.isna(u) and u == v)))
-                      for v in theirs])
-    average = res.average[(slice(None),) + np.ix_(*picks)] if len(picks) > 1 else res.average[:, picks[0]]
+    """(average, individual) of pdpx's result ``res`` taken at scikit-learn's ``grids``: pdpx computed each grid's
+    values (:func:`_present`, in order) then, when the column holds NaN, its missing-value point; a missing grid
+    value is taken at that point, a value given twice at its one point."""
+    picks = [_positions(list(mine), list(theirs)) for mine, theirs in zip(res.grid_values, grids)]
+    average = res.average[(slice(None),) + np.ix_(*picks)]
     individual = None
     if res.individual is not None:
-        individual = (res.individual[(slice(None), slice(None)) + np.ix_(*picks)] if len(picks) > 1
-                      else res.individual[:, :, picks[0]])
+        individual = res.individual[(slice(None), slice(None)) + np.ix_(*picks)]
     return average, individual
+
+
+def _positions(mine: list, theirs: list) -> list[int]:
+    """Where each of scikit-learn's grid values ``theirs`` is in pdpx's grid ``mine``."""
+    nan_at = next((k for k, u in enumerate(mine) if _missing(u)), None)
+    values = [u for u in mine if not _missing(u)]
+    present = _present(theirs)
+    out = []
+    for v in theirs:
+        if _missing(v):
+            out.append(nan_at)
+            continue
+        k = next(k for k, u in enumerate(present) if not _missing(u) and u == v)
+        if len(values) != len(present):  # pdpx merged values the column cannot tell apart: match by value
+            k = int(np.argmin([abs(float(u) - float(v)) for u in values])) if values else 0
+        out.append(k if nan_at is None or k < nan_at else k + 1)
+    return out
+
+
+def _missing(v) -> bool:
+    """A scalar missing value (NaN, None, pd.NA)."""
+    return bool(pd.isna(v)) if np.ndim(v) == 0 else False
 
 
 def _trees_answer(estimator, frame: pd.DataFrame, response: str) -> bool:
