@@ -31,7 +31,7 @@ from ..core.ir import TreeEnsemble
 from .ubjson import ubj_loads
 
 #: The allow-lists: each objective's predict checked against XGBoost's (tests/adapters/test_objectives.py);
-#: an objective on none of them (binary:hinge, reg:linear's successors to come, ...) refuses the tree
+#: an objective on none of them (binary:hinge, a new one of a later XGBoost, ...) refuses the tree
 #: engine and brute answers. Objectives whose prediction is the margin itself.
 IDENTITY_OBJECTIVES = {
     "reg:squarederror", "reg:linear", "reg:squaredlogerror", "reg:pseudohubererror",
