@@ -13,6 +13,23 @@ ignores that setting passes the library's own thread count to its self-check as 
 from __future__ import annotations
 
 import contextlib
+import sys
+import threading
+
+#: The OpenMP runtimes found (a threadpoolctl selection) and ``len(sys.modules)`` when they were looked for:
+#: looking costs about 10 ms, so it is done again only when modules were imported since (a library may have
+#: brought its runtime).
+_FOUND: list = [None, -1]
+_LOCK = threading.Lock()
+
+
+def _openmp():
+    with _LOCK:
+        if _FOUND[1] != len(sys.modules):
+            from threadpoolctl import ThreadpoolController
+
+            _FOUND[:] = [ThreadpoolController().select(user_api="openmp"), len(sys.modules)]
+        return _FOUND[0]
 
 
 @contextlib.contextmanager
@@ -20,9 +37,9 @@ def single_threaded():
     """OpenMP runtimes use one thread for this thread's parallel regions during the block (a no-op without
     threadpoolctl)."""
     try:
-        from threadpoolctl import threadpool_limits
+        runtimes = _openmp()
     except ImportError:  # pragma: no cover - no threadpoolctl: the adapters' own settings only
         yield
         return
-    with threadpool_limits(limits=1, user_api="openmp"):
+    with runtimes.limit(limits=1):
         yield
