@@ -197,3 +197,24 @@ def test_xgboost_objective_off_the_list_refuses(data, monkeypatch):
     m = xgb.XGBRegressor(objective="reg:squarederror", **XGB).fit(data["X"], data["reg"])
     monkeypatch.setattr(xa, "IDENTITY_OBJECTIVES", xa.IDENTITY_OBJECTIVES - {"reg:squarederror"})
     check(m, data["X"], m.predict, exact=False, rtol=1e-9, reason="reg:squarederror")
+
+
+def test_a_wrong_link_is_caught_when_the_trees_are_read(data, monkeypatch):
+    """The listed link is compared with the library's own transformed prediction on an all-missing row: a
+    wrong one (simulated: identity for poisson / count:poisson) keeps the trees out, and brute answers."""
+    from pdpx.adapters import lightgbm as la
+    from pdpx.adapters import xgboost_trees as xt
+
+    X = data["X"]
+    m = lgb.LGBMRegressor(objective="poisson", **LGB).fit(X, data["reg"])
+    link = la.LightGBMAdapter._link
+    monkeypatch.setattr(la.LightGBMAdapter, "_link", lambda self, r: ("identity",) + link(self, r)[1:])
+    res = pdpx.partial_dependence(m, X, "a", grid_resolution=12)
+    assert res.method == "brute" and any("does not reproduce" in n for n in res.notes), res.notes
+    np.testing.assert_allclose(res.average[0], definition(m.predict, X, "a", res.grid_values[0])[0], rtol=1e-12)
+
+    x = xgb.XGBRegressor(objective="count:poisson", **XGB).fit(X, data["reg"])
+    monkeypatch.setattr(xt, "EXP_OBJECTIVES", xt.EXP_OBJECTIVES - {"count:poisson"})
+    res = pdpx.partial_dependence(x, X, "a", grid_resolution=12)
+    assert res.method == "brute" and any("does not reproduce" in n for n in res.notes), res.notes
+    np.testing.assert_allclose(res.average[0], definition(x.predict, X, "a", res.grid_values[0])[0], rtol=1e-6)
