@@ -3,14 +3,17 @@
 The content is written to a temporary file in the destination's folder, flushed to
 disk, then renamed over the destination (``os.replace``, atomic on one file
 system). If anything fails on the way (a full disk, an error while drawing, an
-interrupt), the previous file is left as it was and the temporary file is removed.
+interrupt: Ctrl-C, or SIGTERM while the main thread writes), the previous file is left
+as it was and the temporary file is removed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
+import signal
+import threading
 from pathlib import Path
 
 from .errors import PdpxError
@@ -48,28 +51,84 @@ def atomic_path(path):
 
     Write to the yielded path (any library that takes a file name can). Missing
     folders are created. On an exception the temporary file is removed and ``path``
-    is untouched.
+    is untouched; so it is on SIGTERM (while the main thread writes, a handler removes
+    the temporary file, then does what the previous handler did: by default, end the
+    process as SIGTERM does) and on Ctrl-C (its ``KeyboardInterrupt``), even one that
+    arrives as the temporary file is created: its name is known before it exists.
     """
     dest = Path(os.fspath(path)).expanduser()
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=f".tmp{dest.suffix}", dir=dest.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
+    made: list[Path] = []  # the temporary file, named here before it is created
     try:
-        yield tmp_path
-        with open(tmp_path, "rb+") as fh:  # on disk before the rename
-            os.fsync(fh.fileno())
-        if dest.exists():
-            os.chmod(tmp_path, dest.stat().st_mode & 0o777)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp_path, 0o666 & ~umask)
-        os.replace(tmp_path, dest)
+        with _removed_on_sigterm(made):
+            _create_temporary(dest, made)
+            tmp_path = made[0]
+            yield tmp_path
+            with open(tmp_path, "rb+") as fh:  # on disk before the rename
+                os.fsync(fh.fileno())
+            if dest.exists():
+                os.chmod(tmp_path, dest.stat().st_mode & 0o777)
+            else:
+                umask = os.umask(0)
+                os.umask(umask)
+                os.chmod(tmp_path, 0o666 & ~umask)
+            os.replace(tmp_path, dest)
+            made.clear()
     except BaseException:
-        with contextlib.suppress(OSError):
-            tmp_path.unlink()
+        _remove(made)
         raise
+
+
+def _create_temporary(dest: Path, made: list) -> None:
+    """Create a new hidden file beside ``dest`` (``.<name>.<random>.tmp<suffix>``), its name put in ``made``
+    before the file exists, so that whatever interrupts its creation can remove it."""
+    for _ in range(100):
+        made[:] = [dest.parent / f".{dest.name}.{secrets.token_hex(6)}.tmp{dest.suffix}"]
+        try:
+            fd = os.open(made[0], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # another file has that name: not ours to remove
+            made.clear()
+            continue
+        os.close(fd)
+        return
+    raise PdpxError(f"could not create a temporary file in {str(dest.parent)!r} to write {dest.name!r}: "
+                    "100 random names were taken; remove the hidden .tmp files there")  # pragma: no cover
+
+
+def _remove(made: list) -> None:
+    for tmp in made:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    made.clear()
+
+
+@contextlib.contextmanager
+def _removed_on_sigterm(made: list):
+    """While the block runs on the main thread: on SIGTERM, remove the files in ``made``, then hand the signal to
+    the handler that was there before (by default: the process ends as SIGTERM ends it). The previous handler
+    is back when the block ends. Elsewhere (another thread, a handler set outside Python, SIGTERM ignored) the
+    block runs as it is."""
+    previous = None
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGTERM"):
+        previous = signal.getsignal(signal.SIGTERM)
+    if previous is None or previous is signal.SIG_IGN:
+        yield
+        return
+
+    def on_sigterm(signum, frame):
+        _remove(made)
+        if callable(previous):
+            previous(signum, frame)
+            return
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # what SIGTERM does without a handler: end the process
+        signal.raise_signal(signal.SIGTERM)
+        raise SystemExit(128 + signum)  # pragma: no cover - a platform where the default did not end it
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def write_text_atomic(path, text: str, encoding: str = "utf-8") -> Path:
