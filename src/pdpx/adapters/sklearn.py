@@ -41,10 +41,16 @@ def _single_output(model) -> bool:
     return isinstance(model, (BaseGradientBoosting, BaseHistGradientBoosting))
 
 
-def _roots(obj) -> tuple:
-    """The library roots of the adapter pdpx has for ``obj`` (empty for an object no library adapter claims)."""
+def _roots(obj, method: str) -> tuple:
+    """Whose code ``obj.method`` may be: the library of the adapter pdpx has for ``obj``; for a transformer with a
+    column rule registered by a plugin (:func:`pdpx.adapters.sklearn_transforms.register_rule`), also the package
+    of the class that defines its ``transform`` (the rule vouches for it). Empty: nobody's."""
     from ..core.plugins import adapt
+    from .sklearn_transforms import rule_for
 
+    if method == "transform" and rule_for(obj) is not None:
+        definer = next((k for k in type(obj).__mro__ if "transform" in vars(k)), type(obj))
+        return ("sklearn", definer.__module__.split(".")[0])
     try:
         return tuple(adapt(obj).library_roots)
     except PdpxError:
@@ -326,7 +332,7 @@ class SklearnAdapter(Adapter):
 
         model = self.model
         if hasattr(model, "steps"):  # a step of another library (the final model) is checked on its library's code
-            return [step if type(step[0]).__module__.startswith("sklearn.") else (*step, _roots(step[0]))
+            return [step if type(step[0]).__module__.startswith("sklearn.") else (*step, _roots(*step))
                     for step in sklearn_pipeline.prediction_path(model, response)]
         path = [(model, response)]
         if _is_forest(model):

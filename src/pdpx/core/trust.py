@@ -250,20 +250,33 @@ def _compare_on_sample(adapter, method, brute, req, j: int, n_outputs: int) -> s
     at = req.features.index(j)
     grid = np.asarray(req.grid_values[at])
     rows = req.X.iloc[check_rows(req.X, j)]
+    # the sample's ICE curves where the call wants them, else its average: the method runs the kernels the call
+    # runs (no others to compile first)
+    kind = "average" if req.kind == "average" else "individual"
     small = replace(req, X=rows, features=[j], grid_values=[grid], categorical=[req.categorical[at]],
-                    outputs=list(range(n_outputs)), kind="individual", sample_weight=None, n_jobs=1,
+                    outputs=list(range(n_outputs)), kind=kind, sample_weight=None, n_jobs=1,
                     progress=False, planned=((j,),), memo={})
-    mine = method.compute(adapter, small).individual  # (K, rows, G)
+    mine = _curves(method.compute(adapter, small), kind)  # (K, rows or 1, G)
     points = check_points(mine, grid)
     at_points = replace(small, grid_values=[grid[points]])
     with single_threaded():  # the model's own threads: a pool started here would hang a forked child
-        reference = brute.compute(adapter, at_points).individual
+        reference = _curves(brute.compute(adapter, at_points), kind)
     found = compare(mine[..., points], reference)
     if found is None:
         return None
     text, (k, i, g) = found
     value = grid[points][g]
     shown = f"{float(value):.9g}" if isinstance(value, (float, np.floating)) else repr(value)
-    label = rows.index[i]
-    label = int(label) if isinstance(label, (int, np.integer)) else repr(label)
-    return f"{text} at {str(req.X.columns[j])!r} = {shown}, row {label} of X, output {k}"
+    if kind == "average":
+        where = f"averaged over {len(rows)} rows of X"
+    else:
+        label = rows.index[i]
+        where = f"row {int(label) if isinstance(label, (int, np.integer)) else repr(label)} of X"
+    return f"{text} at {str(req.X.columns[j])!r} = {shown}, {where}, output {k}"
+
+
+def _curves(result, kind: str) -> np.ndarray:
+    """A method's values on a 1-way grid as (outputs, curves, grid points): ICE curves, or the average as one."""
+    if kind == "individual":
+        return np.asarray(result.individual, dtype=np.float64)
+    return np.asarray(result.average, dtype=np.float64)[:, None, :]
