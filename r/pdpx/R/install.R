@@ -30,8 +30,9 @@ install_pdpx <- function(envdir = .default_envdir(), source = NULL,
   }
   envdir <- path.expand(envdir)
   dir.create(dirname(envdir), recursive = TRUE, showWarnings = FALSE)
+  # PYTHONSAFEPATH: Python (3.11+) then imports nothing from R's working folder (a stray pip.py or numpy.py there)
   run <- function(cmd, args) {
-    status <- system2(cmd, args)
+    status <- system2(cmd, args, env = "PYTHONSAFEPATH=1")
     if (!identical(status, 0L)) stop("failed: ", cmd, " ", paste(args, collapse = " "), call. = FALSE)
   }
   run(python, c("-m", "venv", shQuote(envdir)))
