@@ -241,9 +241,23 @@ def output_columns(model, response: str, outputs, width: int) -> list[int]:
     raise AssertionError(f"cannot match outputs {outputs} to {width} columns of {response}")
 
 
+def model_method(model, response: str):
+    """The model's own method for ``response``; "raw" is the boosted margin, asked of the library's predict."""
+    if response != "raw":
+        return getattr(model, response)
+    module = type(model).__module__.split(".")[0]
+    if module == "xgboost" or any(k.__module__.startswith("xgboost") for k in type(model).__mro__):
+        return lambda Z: model.predict(Z, output_margin=True)
+    if any(k.__module__.startswith("lightgbm") for k in type(model).__mro__):
+        return lambda Z: model.predict(Z, raw_score=True)
+    if any(k.__module__.startswith("catboost") for k in type(model).__mro__):
+        return lambda Z: model.predict(Z, prediction_type="RawFormulaVal")
+    raise AssertionError(f"no reference for response 'raw' of {type(model).__name__}")
+
+
 def definition(model, X: pd.DataFrame, feature: str, grid, response: str, outputs, weights=None):
     """ICE (n_outputs, n_rows, n_grid) and PD (n_outputs, n_grid) from the definition."""
-    method = getattr(model, response)
+    method = model_method(model, response)
     ice = []
     for v in grid:
         Z = X.copy()

@@ -127,6 +127,8 @@ def xgboost_estimator(draw, task: str, *, categories: bool):
         params.update(enable_categorical=True, max_cat_to_onehot=draw(st.sampled_from([1, 8])))
     if draw(st.integers(0, 4)) == 0:
         params["base_score"] = draw(st.sampled_from([0.3, 0.5])) if task in ("unit", "binary") else 1.5
+    if draw(st.integers(0, 5)) == 0:  # a value XGBoost treats as missing (besides NaN)
+        params["missing"] = draw(st.sampled_from([0.0, -1.0]))
     if draw(st.integers(0, 5)) == 0:
         params["num_parallel_tree"] = 3
         params["subsample"] = 0.7

@@ -71,6 +71,14 @@ def mismatches(caught) -> list[str]:
     return [str(w.message) for w in caught if issubclass(w.category, pdpx.TreeMismatchWarning)]
 
 
+def refused_thresholds(case, error) -> bool:
+    """grid="thresholds" on a model whose trees pdpx may not read (a user's override): a documented refusal."""
+    if case.options.get("grid") == "thresholds" and str(error).startswith("grid='thresholds'"):
+        event(f"{case.library}: grid='thresholds' refused ({str(error)[80:150]})")
+        return True
+    return False
+
+
 def check_pdpx(case) -> list[str]:
     """auto, exact where it answers, and partial_dependence_many against the definition; the mismatch warnings."""
     model, X, f = case.model, case.X, case.feature
@@ -80,9 +88,7 @@ def check_pdpx(case) -> list[str]:
             res = pdpx.partial_dependence(model, X, [f], method="auto", kind="both", sample_weight=case.weights,
                                           **case.options)
         except pdpx.PdpxError as e:
-            # grid="thresholds" on a model whose trees pdpx may not read (a user's override): a documented refusal
-            if case.options.get("grid") == "thresholds" and str(e).startswith("grid='thresholds'"):
-                event(f"{case.library}: grid='thresholds' refused (trees not read)")
+            if refused_thresholds(case, e):
                 return mismatches(caught)
             raise
         why = f" ({res.notes[0][:70]})" if res.method == "brute" and res.notes else ""
@@ -96,8 +102,13 @@ def check_pdpx(case) -> list[str]:
         if ex is not None and ex.method == "exact":
             assert_equals_definition(case, ex, "method='exact'")
         features = many_features(X, case.options)
-        many = pdpx.partial_dependence_many(model, X, features, kind="average", sample_weight=case.weights,
-                                            **case.options)
+        try:
+            many = pdpx.partial_dependence_many(model, X, features, kind="average", sample_weight=case.weights,
+                                                **case.options)
+        except pdpx.PdpxError as e:
+            if refused_thresholds(case, e):
+                return mismatches(caught)
+            raise
         assert len(many) == len(features)
         for r in many:
             assert_equals_definition(case, r, f"partial_dependence_many[{r.features[0]}]")
