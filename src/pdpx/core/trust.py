@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import PdpxError
 from .forksafe import single_threaded
 from .ir import model_cache
 
@@ -238,12 +239,22 @@ def verdict(adapter, method, brute, req, j: int, n_outputs: int, dtypes) -> str 
     return store[key]
 
 
+class _ModelFailed(Exception):
+    """The model's own prediction failed on the sample: the call cannot succeed either way (re-raised as is)."""
+
+
 def _check(adapter, method, brute, req, j: int, n_outputs: int) -> str | None:
+    """:func:`_compare_on_sample`'s verdict. The method's own refusal (a :class:`PdpxError`, e.g. a category the
+    model was not trained on) and the model's failure on the sample propagate as they are: brute would meet them
+    too. Any other failure of the method is a verdict: it is not trusted, and brute answers."""
     try:
         return _compare_on_sample(adapter, method, brute, req, j, n_outputs)
-    except Exception as exc:  # noqa: BLE001 - a method that fails here is not trusted; brute then answers (or fails
-        # with the model's own error)
-        return f"the check could not compare them: {type(exc).__name__}: {exc}"
+    except _ModelFailed as failed:
+        raise failed.__cause__ from None
+    except PdpxError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the method failed where the model did not: brute then answers
+        return f"{method.name} failed on the sample: {type(exc).__name__}: {exc}"
 
 
 def _compare_on_sample(adapter, method, brute, req, j: int, n_outputs: int) -> str | None:
@@ -259,8 +270,11 @@ def _compare_on_sample(adapter, method, brute, req, j: int, n_outputs: int) -> s
     mine = _curves(method.compute(adapter, small), kind)  # (K, rows or 1, G)
     points = check_points(mine, grid)
     at_points = replace(small, grid_values=[grid[points]])
-    with single_threaded():  # the model's own threads: a pool started here would hang a forked child
-        reference = _curves(brute.compute(adapter, at_points), kind)
+    try:
+        with single_threaded():  # the model's own threads: a pool started here would hang a forked child
+            reference = _curves(brute.compute(adapter, at_points), kind)
+    except Exception as exc:  # noqa: BLE001 - raised again by _check, whatever the model raised
+        raise _ModelFailed() from exc
     found = compare(mine[..., points], reference)
     if found is None:
         return None
