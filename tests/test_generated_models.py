@@ -19,7 +19,7 @@ computed by brute, are still right) is printed with the model; it fails the test
 
 Profiles: ``pdpx-ci`` (the default: derandomized, so every run draws the same examples, and
 sized for ``make test``) and ``pdpx-fuzz`` (``PDPX_FUZZ=1``: random, ``PDPX_FUZZ_EXAMPLES``
-examples per family, default 400; ``make fuzz``).
+examples per family, default 800; ``make fuzz``).
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ import pdpx
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
            HealthCheck.function_scoped_fixture]
 #: No shrinking in make test (a failure is reported as drawn, in seconds, not minutes); make fuzz shrinks.
-settings.register_profile("pdpx-ci", max_examples=int(os.environ.get("PDPX_CI_EXAMPLES", 12)), deadline=None,
+settings.register_profile("pdpx-ci", max_examples=int(os.environ.get("PDPX_CI_EXAMPLES", 40)), deadline=None,
                           derandomize=True, database=None, suppress_health_check=_HEALTH, print_blob=True,
                           phases=[Phase.explicit, Phase.generate])
-settings.register_profile("pdpx-fuzz", max_examples=int(os.environ.get("PDPX_FUZZ_EXAMPLES", 400)), deadline=None,
+settings.register_profile("pdpx-fuzz", max_examples=int(os.environ.get("PDPX_FUZZ_EXAMPLES", 800)), deadline=None,
                           derandomize=False, suppress_health_check=_HEALTH, print_blob=True)
 PROFILE = settings.get_profile("pdpx-fuzz" if os.environ.get("PDPX_FUZZ", "") not in ("", "0") else "pdpx-ci")
 STRICT = os.environ.get("PDPX_FUZZ_STRICT", "") not in ("", "0")
