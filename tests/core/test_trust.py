@@ -256,3 +256,40 @@ def test_a_transformer_subclass_overriding_transform_runs_brute(data):
     res = pdpx.partial_dependence(model, X, ["a"], grid_resolution=10)
     assert res.method == "brute"
     np.testing.assert_allclose(res.average.ravel(), by_definition(model, X, "a", res.grid_values[0]).ravel())
+
+
+def test_an_engine_that_crashes_on_the_sample_is_answered_by_brute(data, monkeypatch):
+    from pdpx.plugins.exact import Exact
+
+    X, y, _ = data
+    model = RandomForestRegressor(n_estimators=4, random_state=5).fit(X, y)
+
+    def crash(self, adapter, req):
+        raise IndexError("index 1 is out of bounds")
+
+    monkeypatch.setattr(Exact, "compute", crash)
+    with pytest.warns(pdpx.TreeMismatchWarning, match="exact failed on the sample: IndexError"):
+        res = pdpx.partial_dependence(model, X, ["a"], grid_resolution=8)
+    assert res.method == "brute"
+    np.testing.assert_allclose(res.average.ravel(), by_definition(model, X, "a", res.grid_values[0]).ravel())
+
+
+def test_the_models_own_failure_on_the_sample_is_its_own_error(data, monkeypatch):
+    """Where the model's own predict fails on the check's sample, the call fails with that error (brute would meet
+    it too), not with a TreeMismatchWarning."""
+    from pdpx.plugins.brute import Brute
+
+    X, y, _ = data
+    model = RandomForestRegressor(n_estimators=4, random_state=6).fit(X, y)
+
+    class Boom(ValueError):
+        pass
+
+    def refuse(self, adapter, req):
+        raise Boom("the model refuses")
+
+    monkeypatch.setattr(Brute, "compute", refuse)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pdpx.TreeMismatchWarning)
+        with pytest.raises(Boom, match="the model refuses"):
+            pdpx.partial_dependence(model, X, ["a"], grid_resolution=8)
