@@ -53,6 +53,8 @@ class Column:
     unseen_code: int = -1
     nan_invalid: bool = False
     unseen_invalid: bool = False
+    none_code: int = -1  # None's own code, where the steps treat None and NaN differently (else None is missing)
+    none_invalid: bool = False
     reps: list | None = None  # values evaluated per code, when a code's own value is refused
 
     def codes(self, values) -> np.ndarray:
@@ -68,6 +70,9 @@ class Column:
         idx[missing] = -1  # a missing value is never a known one (its code is nan_code)
         out = np.where(idx >= 0, positions[np.maximum(idx, 0)] if len(positions) else 0, self.unseen_code)
         out = np.where(missing, self.nan_code, out).astype(np.float64)
+        if self.none_code >= 0:
+            arr = values.to_numpy(dtype=object) if isinstance(values, pd.Series) else np.asarray(values, dtype=object)
+            out[np.fromiter((v is None for v in arr.reshape(-1)), dtype=bool, count=arr.size)] = self.none_code
         return out
 
     def _known(self) -> tuple:
@@ -306,6 +311,8 @@ def check_valid(plan: list, encoded: np.ndarray, X) -> None:
         if p.kind == "categorical":
             if p.nan_invalid and p.nan_code >= 0:
                 bad |= encoded[:, j] == p.nan_code
+            if p.none_invalid and p.none_code >= 0:
+                bad |= encoded[:, j] == p.none_code
             if p.unseen_invalid and p.unseen_code >= 0:
                 bad |= encoded[:, j] == p.unseen_code
             bad |= encoded[:, j] < 0

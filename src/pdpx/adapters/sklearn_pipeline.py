@@ -265,9 +265,9 @@ def _fill_table(col: Column, cats: list, dtype, numeric_dtype: bool) -> None:
     known = pd.Index([c for c in table if not column_trees._isnan(c)], dtype=object)
     if isinstance(dtype, pd.CategoricalDtype):
         table += [c for c in dtype.categories if c not in set(known)]
-    if not any(column_trees._isnan(c) for c in table):
+    if not any(column_trees._isnan(c) and c is not None for c in table):
         table.append(np.nan)
-    col.nan_code = next(i for i, c in enumerate(table) if column_trees._isnan(c))
+    col.nan_code = next(i for i, c in enumerate(table) if column_trees._isnan(c) and c is not None)
     if not isinstance(dtype, pd.CategoricalDtype):
         if numeric_dtype:
             nums = [float(c) for c in table if not column_trees._isnan(c)]
@@ -357,11 +357,32 @@ class PipelineTrees:
                 col.nan_invalid = not self._accepts(j, np.array([np.nan], dtype=object))
             if col.unseen_code >= 0:
                 col.unseen_invalid = not self._accepts(j, np.array([col.table[col.unseen_code]], dtype=object))
-            if col.nan_invalid or col.unseen_invalid:  # the table is evaluated in one go: give them a valid value
+            if pd.api.types.is_object_dtype(self.ref.dtypes.iloc[j]):
+                self._split_none(j, col)
+            invalid = {c for c, bad in ((col.nan_code, col.nan_invalid), (col.unseen_code, col.unseen_invalid),
+                                        (col.none_code, col.none_invalid)) if bad and c >= 0}
+            if invalid:  # the table is evaluated in one go: give them a valid value
                 first = col.table[0] if col.table else np.nan
-                col.reps = [first if (i == col.nan_code and col.nan_invalid) or
-                            (i == col.unseen_code and col.unseen_invalid) else v
-                            for i, v in enumerate(col.table)]
+                col.reps = [first if i in invalid else v for i, v in enumerate(col.table)]
+
+    def _split_none(self, j: int, col: Column) -> None:
+        """An object column can hold None and NaN; where the steps treat them differently (an encoder fitted on
+        both, an imputer of one of them), None gets its own code, evaluated (or refused) as None."""
+        got = []
+        for v in (None, np.nan):
+            try:
+                got.append(self.evaluate({j: np.array([v], dtype=object)})[j])
+            except Exception:  # noqa: BLE001 - a refusal: compared below
+                got.append(None)
+        if got[0] is None and got[1] is None:
+            return
+        if got[0] is not None and got[1] is not None and np.array_equal(got[0], got[1], equal_nan=True):
+            return
+        at = [i for i, c in enumerate(col.table) if c is None]
+        if not at:
+            col.table.append(None)
+            at = [len(col.table) - 1]
+        col.none_code, col.none_invalid = at[0], got[0] is None
 
     def _accepts(self, j: int, values) -> bool:
         try:
@@ -403,6 +424,8 @@ def _as_column(values: np.ndarray, dtype):
             top = float(np.finfo(narrow).max)
             return pd.array(np.where(np.isfinite(v), np.clip(v, -top, top), v).astype(narrow), dtype=dtype)
         return np.asarray(values, dtype=np.float64)
+    if pd.api.types.is_object_dtype(dtype):  # kept object: a frame would read strings with None as str, None as NaN
+        return pd.Series(np.asarray(values, dtype=object), dtype=object)
     try:
         return pd.array(values, dtype=dtype)
     except (TypeError, ValueError):

@@ -184,11 +184,8 @@ def _imputer(step, n):
     treatment, replaced = ("preserve", {}) if _is_missing(mv) else ("sentinel", {i: [mv] for i in range(n)})
     kept = list(range(n))
     stats = getattr(step, "statistics_", None)
-    if stats is not None and not getattr(step, "keep_empty_features", False):
-        try:
-            kept = [i for i in range(n) if not _is_missing(stats[i])]
-        except TypeError:  # pragma: no cover
-            kept = list(range(n))
+    if stats is not None and not getattr(step, "keep_empty_features", False) and step.strategy != "constant":
+        kept = [i for i in range(n) if not _is_float_nan(stats[i])]  # a column without a statistic is dropped
     source = list(kept)
     indicator = getattr(step, "indicator_", None)
     if indicator is not None:
@@ -201,6 +198,10 @@ def _is_missing(v) -> bool:
         return bool(np.isnan(v))
     except TypeError:
         return v is None
+
+
+def _is_float_nan(v) -> bool:
+    return isinstance(v, (float, np.floating)) and v != v
 
 
 def _is_missing_like(v) -> bool:
