@@ -124,7 +124,11 @@ def _removed_on_sigterm(made: list):
         signal.raise_signal(signal.SIGTERM)
         raise SystemExit(128 + signum)  # pragma: no cover - a platform where the default did not end it
 
-    signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        signal.signal(signal.SIGTERM, on_sigterm)
+    except ValueError:  # not the main interpreter's main thread after all (a subinterpreter): no handler
+        yield
+        return
     try:
         yield
     finally:
