@@ -204,6 +204,8 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
     # every session below reads the same rows: what depends only on them is computed once (rows_fixed)
     with warnings.catch_warnings(), rows_fixed(session.X):
         warnings.simplefilter("ignore", ExtrapolationWarning)
+        # likewise the points a figure leaves out where the model predicted NaN (report_page flags them)
+        warnings.filterwarnings("ignore", message=r".*Removed \d+ rows containing missing values")
         bar = _bar(progress, total=len(wanted) * 2 + (len(pairs_given) if pairs_given is not None else
                                                        math.comb(TOP_FOR_PAIRS, 2)) * 2)
         # figures are drawn (Python, holding the GIL) on a side thread as soon as what they show is computed,
