@@ -180,7 +180,11 @@ def test_a_failing_method_leaves_no_check_running(monkeypatch):
         state["finished"] = True
         return out
 
-    def broken(*a, **k):
+    real_exact = exact.engine.exact
+
+    def broken(tm, req, *a, **k):
+        if len(req.X) < 100:  # the check of the trees on a sample of rows (pdpx.core.trust) passes
+            return real_exact(tm, req, *a, **k)
         time.sleep(0.02)  # the check has started by then
         raise RuntimeError("the kernel failed")
 
