@@ -364,3 +364,12 @@ def test_prediction_path_lists_every_call():
         ("FunctionTransformer", "transform"),  # remainder="passthrough", as scikit-learn fits it
         ("Pipeline", "predict"), ("MinMaxScaler", "transform"), ("DecisionTreeRegressor", "predict")]
     assert path[0][0] is model and path[1][0] is model.named_steps["pre"] and path[-1][0] is last[-1]
+
+
+def test_nan_in_a_sparse_matrix_is_refused_like_scikit_learn_refuses_it():
+    """scikit-learn's trees take NaN in a dense matrix but refuse it in a sparse one: exact refuses alike."""
+    model = sparse_pipe(DecisionTreeRegressor(max_depth=6, random_state=0))
+    Xn = X.assign(const=np.where(rng.random(N) < 0.1, np.nan, 2.0))
+    for method in ("brute", "exact", "auto"):  # exact: "holds value(s) that the preprocessing refuses"
+        with pytest.raises(ValueError, match="NaN|nan"):
+            pdpx.partial_dependence(model, Xn, ["x"], method=method)

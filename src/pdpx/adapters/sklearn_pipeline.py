@@ -293,6 +293,8 @@ class PipelineTrees:
         self.absent, self.sparse_refusal = 0.0, ""
         if hasattr(raw, "tocoo"):
             self.absent, self.sparse_refusal = absent_entries(self.final)
+        # scikit-learn's trees refuse NaN in a sparse matrix (they take it in a dense one): so must pdpx
+        self.sparse_nan_refused = hasattr(raw, "tocoo") and type(self.final).__module__.startswith("sklearn.")
         Zref = densify(raw, self.absent)
         self.inner = adapt(self.final)
         self.inner.validate_columns(Zref)
@@ -310,6 +312,8 @@ class PipelineTrees:
         with warnings.catch_warnings():  # e.g. "unknown categories": pdpx asks on purpose
             warnings.simplefilter("ignore")
             Z = transform(self.steps, frame, self.absent)
+        if self.sparse_nan_refused and np.isnan(Z.to_numpy(dtype=np.float64)).any():
+            raise ValueError(f"{type(self.final).__name__} does not accept NaN in a sparse matrix")
         E = np.asarray(self.tm_inner.encode(Z), dtype=np.float64)
         return {j: E[: len(ask[j])][:, self.plan[j].outputs] for j in ask}
 
