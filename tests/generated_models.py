@@ -175,6 +175,8 @@ def lightgbm_estimator(draw, task: str):
                   zero_as_missing=draw(st.booleans()), use_missing=draw(st.sampled_from([True, True, False])),
                   linear_tree=draw(st.sampled_from([False, False, False, True])),
                   boosting_type=draw(st.sampled_from(["gbdt", "gbdt", "dart", "rf"])))
+    if params["linear_tree"]:
+        params["zero_as_missing"] = False  # LightGBM refuses both
     if params["boosting_type"] == "rf":
         params.update(subsample=0.7, subsample_freq=1)
     if objective == "quantile":
@@ -238,13 +240,14 @@ def catboost_cases(draw):
 
 # ----------------------------------------------------------------------------------------- pipelines
 
-def _numeric_step(draw, has_nan: bool):
+def _numeric_step(draw, has_nan: bool, nullable: bool = False):
     """A transformer for one numeric column, and whether its output may still hold NaN."""
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import FunctionTransformer, MinMaxScaler, StandardScaler
 
-    choices = ["passthrough", "standard", "minmax", "log1p", "sqrt", "impute_nan"]
+    # scikit-learn refuses to pass pandas.NA of a nullable column through to a numpy array
+    choices = ([] if has_nan and nullable else ["passthrough"]) + ["standard", "minmax", "log1p", "sqrt", "impute_nan"]
     if not has_nan:
         # issue 35 (in progress): SimpleImputer with a numeric sentinel (0, -1) in pipelines.
         choices += ["impute_sentinel", "impute_sentinel"]
@@ -297,7 +300,7 @@ def pipeline_cases(draw):
                 step, sparse, nan = _category_step(draw, col_nan)
                 any_sparse |= sparse
             else:
-                step, nan = _numeric_step(draw, col_nan)
+                step, nan = _numeric_step(draw, col_nan, str(X[name].dtype) in ("Int64", "Float32"))
             nan_out |= nan
             steps.append((f"t_{name}", step, [name]))
         threshold = draw(st.sampled_from([0.0, 0.3, 1.0]))
