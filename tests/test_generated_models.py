@@ -39,7 +39,7 @@ import pdpx
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
            HealthCheck.function_scoped_fixture]
 #: No shrinking in make test (a failure is reported as drawn, in seconds, not minutes); make fuzz shrinks.
-settings.register_profile("pdpx-ci", max_examples=int(os.environ.get("PDPX_CI_EXAMPLES", 40)), deadline=None,
+settings.register_profile("pdpx-ci", max_examples=int(os.environ.get("PDPX_CI_EXAMPLES", 80)), deadline=None,
                           derandomize=True, database=None, suppress_health_check=_HEALTH, print_blob=True,
                           phases=[Phase.explicit, Phase.generate])
 settings.register_profile("pdpx-fuzz", max_examples=int(os.environ.get("PDPX_FUZZ_EXAMPLES", 800)), deadline=None,
