@@ -372,3 +372,32 @@ def test_the_missing_value_point_sits_past_the_outer_step(data):
     line = step_layer(p, "pd_line").geom.data
     point = p.layers[layer_names(p).index("pd_categories")].geom.data
     assert line["x"].max() >= Xm["a"].max() and (point["x"] > line["x"].max()).all()
+
+
+@pytest.mark.parametrize("dtype", ["int64", "Int64", "int8"])
+@pytest.mark.parametrize("library", ["sklearn", "hgb", "lightgbm", "xgboost"])
+def test_thresholds_of_an_integer_column_are_integers_on_both_sides(library, dtype):
+    """An integer column holds no 0.5: its steps are integers, and every method equals the definition there."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.tree import DecisionTreeRegressor
+
+    from tests.treetools import by_definition
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=150), "k": rng.integers(-3, 8, 150)}).astype({"k": dtype})
+    y = (X["k"] > 0).astype(float) + X["a"] + (X["k"] > 4)
+    if library == "sklearn":
+        model = DecisionTreeRegressor(max_depth=3, random_state=0)
+    elif library == "hgb":
+        model = HistGradientBoostingRegressor(max_iter=10)
+    elif library == "lightgbm":
+        model = pytest.importorskip("lightgbm").LGBMRegressor(n_estimators=10, min_child_samples=5, verbose=-1)
+    else:
+        model = pytest.importorskip("xgboost").XGBRegressor(n_estimators=10, max_depth=3)
+    model.fit(X, y)
+    for method in ("exact", "brute", "auto"):
+        res = pdpx.partial_dependence(model, X, ["k"], grid="thresholds", method=method)
+        grid = res.grid_values[0]
+        assert np.array_equal(grid, np.round(grid)) and len(grid) >= 3, grid
+        want = by_definition(model, X, "k", grid).ravel()
+        np.testing.assert_allclose(res.average.ravel(), want, rtol=1e-6, atol=1e-6)

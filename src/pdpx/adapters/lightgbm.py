@@ -277,11 +277,8 @@ class LightGBMAdapter(BoosterAdapter):
         return Extracted(
             ensemble=ens,
             encoding={int(j) for j in cat_features},
-            notes=[
-                "recursion weights nodes by LightGBM's internal_weight (sum of hessians); these equal "
-                "training row counts only for squared error without sample weights"
-            ],
-            recursion_weights="hessian sums (LightGBM internal_weight / leaf_weight)",
+            recursion_weights="hessian sums (LightGBM internal_weight / leaf_weight; these equal training row "
+                              "counts only for squared error without sample weights)",
         )
 
     @staticmethod

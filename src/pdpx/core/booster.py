@@ -36,17 +36,19 @@ from .ir import NAN_AS_ZERO, TreeModel, model_cache
 
 
 def library_classes(model, package: str, excluded: tuple[str, ...] = ()) -> set[str]:
-    """Names of the classes of ``model``'s type defined in ``package`` (without importing it).
+    """Names of the classes of ``model``'s type and its bases defined in ``package`` (without importing it).
 
     Empty for classes themselves and for objects of ``excluded`` submodules (e.g. the
     distributed wrappers, which pdpx does not read).
     """
     if isinstance(model, type):
         return set()
-    module = type(model).__module__ or ""
-    if not module.startswith(package) or (excluded and module.startswith(excluded)):
+    ours = [k for k in type(model).__mro__ if (k.__module__ or "").startswith(package)]
+    if not ours or (excluded and ours[0].__module__.startswith(excluded)):
         return set()
-    return {k.__name__ for k in type(model).__mro__ if (k.__module__ or "").startswith(package)}
+    # a user's subclass counts as the library's model: whether its trees may answer is decided on the methods it
+    # calls (pdpx.core.trust), not on its ancestry
+    return {k.__name__ for k in ours}
 
 
 class Extracted:

@@ -132,13 +132,21 @@ def _members(tm, position: int):
 
 def _candidates(ens, nodes, dtype=None) -> np.ndarray:
     """Each threshold and its neighbours one representable value either side, and zero's neighbourhood where zero
-    is missing. Representable in ``dtype`` (the column's narrow float type) when given, else in float32 when the
-    model rounds its inputs to float32, else in float64."""
+    is missing. Representable in ``dtype`` (the column's narrow float type, or its integer type: then the integers
+    around each threshold) when given, else in float32 when the model rounds its inputs to float32, else in
+    float64."""
     t = ens.threshold[nodes]
     t = np.unique(t[np.isfinite(t)])
     zero_missing = bool(np.any(ens.nan_mode[nodes] == ZERO_OR_NAN_MISSING))
     if dtype is None and ens.float32_input:
         dtype = np.dtype(np.float32)
+    if dtype is not None and np.dtype(dtype).kind in "iu":  # an integer column: the integers around each threshold
+        info = np.iinfo(dtype)
+        base = np.floor(t)
+        out = [np.clip(base + k, info.min, info.max) for k in (-1.0, 0.0, 1.0)]
+        if zero_missing:
+            out.append(np.array([-1.0, 0.0, 1.0]))
+        return np.concatenate(out)
     if dtype is not None:
         dtype = np.dtype(dtype)
         up, down = dtype.type(np.inf), dtype.type(-np.inf)
@@ -155,6 +163,16 @@ def _candidates(ens, nodes, dtype=None) -> np.ndarray:
         if zero_missing:
             out.append(np.array([0.0, np.nextafter(1e-35, np.inf), -np.nextafter(1e-35, np.inf)]))
     return np.concatenate(out) if out else np.empty(0)
+
+
+def integer_dtype(dtype) -> np.dtype | None:
+    """The numpy integer type of an integer column (numpy's, or pandas' nullable one), or None (booleans too)."""
+    base = getattr(dtype, "numpy_dtype", dtype)
+    try:
+        base = np.dtype(base)
+    except TypeError:
+        return None
+    return base if base.kind in "iu" else None
 
 
 def comparison(tm) -> str:
@@ -217,7 +235,7 @@ def feature_steps(adapter, response: str, position: int, name: str, column) -> t
     """
     tm = readable_trees(adapter, response)
     try:
-        grid = threshold_grid(tm, position, held_dtype(column.dtype))
+        grid = threshold_grid(tm, position, held_dtype(column.dtype) or integer_dtype(column.dtype))
     except PdpxError:
         raise PdpxError(
             f"grid='thresholds': the model splits on feature {name!r} by category sets, so its steps are its "
