@@ -78,7 +78,7 @@ bench: setup
 
 # Random fitted models (tests/test_generated_models.py) against the definition, with many more examples than
 # make test draws, not derandomized: about 25 minutes. PDPX_FUZZ_EXAMPLES sets the examples per model family,
-# PDPX_FUZZ_STRICT=1 fails on a TreeMismatchWarning, PDPX_FUZZ_KNOWN=0 leaves out the known bugs' branches.
+# PDPX_FUZZ_STRICT=1 fails on a TreeMismatchWarning.
 fuzz: setup
 	PDPX_FUZZ=1 $(PY) -m pytest -q -s -p no:cacheprovider --hypothesis-show-statistics tests/test_generated_models.py
 

@@ -17,14 +17,14 @@ frame X, a target feature and the grid options of one call. The strategies draw:
 :func:`definition` is partial dependence from its definition, written plainly: the column
 set to each grid value keeping its dtype, the model's own method called, rows averaged.
 
-Branches that exercise an area being fixed elsewhere (issue 35) carry a comment
-``# issue 35 (in progress): ...``; they stay in so the lead can re-run once the fixes land.
+Every branch is drawn: subclasses that override predict, sentinel imputers, sparse input to XGBoost, integer
+columns under ``grid="thresholds"``, float32 and NaN columns in the drop-in were each a bug this fuzzer found or
+covers (issue 35), now fixed and kept here.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,11 +32,6 @@ import numpy as np
 import pandas as pd
 from hypothesis import assume
 from hypothesis import strategies as st
-
-#: Branches that reach a pdpx bug found by this fuzzer and not yet fixed (listed in the report of issue 35),
-#: or an area being fixed (comments "issue 35 (in progress)"), are drawn unless PDPX_FUZZ_KNOWN=0, which
-#: leaves them out to explore past them.
-KNOWN_BUGS = os.environ.get("PDPX_FUZZ_KNOWN", "1") not in ("0", "")
 
 KINDS = ("float64", "float32", "Float32", "Int64", "int64", "category")
 NUMERIC = ("float64", "float32", "Float32", "Int64", "int64")
@@ -180,19 +175,11 @@ def grid_options(draw, model, X: pd.DataFrame, feature: str) -> dict:
     """The grid options of one call: resolution, thresholds, or custom values one ulp around thresholds."""
     kind = draw(st.sampled_from(["resolution", "thresholds", "custom"]))
     dtype = X[feature].dtype
-    if kind == "thresholds" and str(dtype) in ("int64", "Int64") and not KNOWN_BUGS:
-        # pdpx bug (found here): grid="thresholds" on an integer column gives values between integers
-        # (t +- 1 ulp around a split at 0.5), which the column cannot hold; brute turns the column into floats.
-        kind = "custom"
     if kind == "resolution" or (kind == "custom" and str(dtype) in ("int64", "Int64")):
         opts = {"grid_resolution": draw(st.integers(2, 8))}
         if draw(st.booleans()):
             opts["percentiles"] = (0.0, 1.0)
         return opts
-    if kind == "thresholds" and str(dtype) in ("int64", "Int64") and not KNOWN_BUGS:
-        # pdpx bug (found here): grid="thresholds" on an integer column gives values between integers
-        # (t +- 1 ulp around a split at 0.5), which the column cannot hold; brute turns the column into floats.
-        kind = "custom"
     if kind == "thresholds" or isinstance(dtype, pd.CategoricalDtype):
         return {"grid": "thresholds", "grid_resolution": draw(st.integers(2, 12))}
     t = thresholds_of(model, X, feature)
@@ -212,8 +199,6 @@ def grid_options(draw, model, X: pd.DataFrame, feature: str) -> dict:
 
 def many_features(X: pd.DataFrame, options: dict) -> list[str]:
     """The columns partial_dependence_many is asked for with ``options`` (known bugs left out if asked)."""
-    if options.get("grid") == "thresholds" and not KNOWN_BUGS:  # see grid_options
-        return [c for c in X.columns if str(X[c].dtype) not in ("int64", "Int64")]
     return list(X.columns)
 
 
@@ -296,7 +281,7 @@ def draw_weights(draw, n: int):
     return rng.uniform(0.1, 3.0, n)
 
 
-# issue 35 (in progress): subclasses that override predict / predict_proba must be answered by brute.
+# subclasses that override predict / predict_proba must be answered by brute (issue 35).
 POSTPROCESS = {
     "clip": lambda P, lo, hi: np.clip(P, lo, hi),
     "round": lambda P, lo, hi: np.round(P, 1),

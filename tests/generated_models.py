@@ -3,8 +3,7 @@
 Families: ``sklearn`` (scikit-learn's tree ensembles), ``xgboost``, ``lightgbm``, ``catboost``
 (through the pdpx-catboost plugin) and ``pipeline`` (Pipelines and ColumnTransformers of random
 steps in front of any of them). Each family may wrap its model's class in a user's subclass
-(:func:`generated.subclass`). Branches that exercise an area being fixed elsewhere (issue 35)
-carry a comment ``# issue 35 (in progress): ...``.
+(:func:`generated.subclass`).
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ CLASSIFY = ("binary", "multi")
 
 
 def _maybe_subclass(draw, cls: type, y) -> tuple[type, str]:
-    # issue 35 (in progress): subclasses (with and without overrides) are being fixed by another helper.
+    # a user's subclass, with or without overrides (issue 35)
     if draw(st.integers(0, 3)) == 0:
         return subclass(draw, cls, y)
     return cls, cls.__name__
@@ -249,7 +248,7 @@ def _numeric_step(draw, has_nan: bool, nullable: bool = False):
     # scikit-learn refuses to pass pandas.NA of a nullable column through to a numpy array
     choices = ([] if has_nan and nullable else ["passthrough"]) + ["standard", "minmax", "log1p", "sqrt", "impute_nan"]
     if not has_nan:
-        # issue 35 (in progress): SimpleImputer with a numeric sentinel (0, -1) in pipelines.
+        # SimpleImputer with a numeric sentinel (0, -1) in pipelines (issue 35)
         choices += ["impute_sentinel", "impute_sentinel"]
     kind = draw(st.sampled_from(choices))
     strategy = draw(st.sampled_from(["mean", "median", "most_frequent", "constant"]))
@@ -315,7 +314,7 @@ def pipeline_cases(draw):
     if lib == "sklearn":
         cls, params = sklearn_estimator(draw, task, categories=False, nan=nan_out, sparse=sparse_out)
     elif lib == "xgboost":
-        # issue 35 (in progress): XGBoost behind a sparse ColumnTransformer.
+        # XGBoost behind a sparse ColumnTransformer (issue 35)
         cls, params = xgboost_estimator(draw, task, categories=False)
     else:
         cls, params = lightgbm_estimator(draw, task)

@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from generated import KNOWN_BUGS, definition, has, many_features
+from generated import definition, has, many_features
 from generated_models import FAMILIES, NEEDS
 from hypothesis import HealthCheck, Phase, event, given, settings
 
@@ -122,15 +122,6 @@ def check_sklearn_dropin(case) -> list[str]:
     from pdpx.sklearn import partial_dependence as dropin
 
     model, X, f = case.model, case.X, case.feature
-    if X[f].isna().any() and not KNOWN_BUGS:
-        # issue 35 (in progress): the drop-in on a column with NaN (scikit-learn returns a grid of NaN,
-        # pdpx.sklearn raises "custom_values ... contains NaN").
-        return []
-    if str(X[f].dtype) in ("float32", "Float32") and not KNOWN_BUGS:
-        # issue 35 (in progress): float32 grid values. scikit-learn's grid on a float32 column is computed in
-        # float64 (values the column cannot hold); the drop-in's grid is the column's float32 values, and
-        # matching the two raised StopIteration (pdpx.sklearn.function._on_grid).
-        return []
     kw: dict = {"kind": "average", "grid_resolution": case.options.get("grid_resolution", 5)}
     for key in ("percentiles", "custom_values"):
         if key in case.options:

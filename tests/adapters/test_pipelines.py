@@ -198,8 +198,8 @@ def test_declared_elementwise_functions():
     # declared, but NaN below 0: not a threshold for every number, so brute
     for f, col, why in ((np.sqrt, "x2", "gives NaN for some numbers"),):
         declare_elementwise(f)
-        model = make_pipeline(make_column_transformer((OneHotEncoder(), ["city"]), (FunctionTransformer(f), [col])),
-                              rf()).fit(X, Y)
+        model = make_pipeline(make_column_transformer((OneHotEncoder(sparse_output=False), ["city"]),
+                                                      (FunctionTransformer(f), [col])), rf()).fit(X, Y)
         res = pdpx.partial_dependence(model, X, [col])
         assert res.method == "brute" and any(why in n for n in res.notes), res.notes
     undeclared = make_pipeline(make_column_transformer((OneHotEncoder(), ["city"]),

@@ -11,6 +11,8 @@ import pytest
 
 cb = pytest.importorskip("catboost")
 
+from catboost_cases import plugin_from_entry_point  # noqa: E402, F401 - every test: the plugin loaded
+
 import pdpx  # noqa: E402
 from pdpx.core.errors import PdpxError  # noqa: E402
 

@@ -77,6 +77,15 @@ class CatBoostAdapter(BoosterAdapter):
 
     library = "catboost"
     library_roots = ("catboost",)
+    #: a plain CatBoost model answers every response through predict (its prediction_type)
+    response_methods = {"predict": "predict", "predict_proba": "predict_proba", "raw": "predict"}
+
+    def prediction_path(self, response):
+        """The model's method ``response`` calls: ``predict`` for a plain CatBoost model (it has no other)."""
+        method = self.response_methods.get(response)
+        if method is not None and not hasattr(self.model, method):
+            method = "predict"
+        return [(self.model, method)] if method else []
     library_name = "CatBoost"
 
     def __init__(self, model):
@@ -157,7 +166,9 @@ class CatBoostAdapter(BoosterAdapter):
     def predict(self, X, response):
         """CatBoost's predict: ``Probability``, ``RawFormulaVal`` or the model's default prediction."""
         data = self.model_input(X)
-        if response == "predict_proba":
+        if response == "predict_proba" and hasattr(self.model, "predict_proba"):  # a subclass's own, if it has one
+            return as_2d(self.model.predict_proba(data))
+        if response == "predict_proba":  # a plain CatBoost model
             return as_2d(self.model.predict(data, prediction_type="Probability"))
         if response == "raw" and self._kind() != "CatBoostRanker":  # a ranker predicts its raw margin
             return as_2d(self.model.predict(data, prediction_type="RawFormulaVal"))
