@@ -122,3 +122,25 @@ def test_display_equals_scikit_learn(case):
     for a, b in zip(mine.pd_results, theirs.pd_results):
         np.testing.assert_allclose(a["average"], b["average"], rtol=1e-12, atol=1e-12)
     plt.close("all")
+
+
+def test_a_pipeline_with_a_row_dependent_function_equals_scikit_learn():
+    """A library's own Pipeline holding a user's function that standardises over the call: the drop-in calls it
+    once per grid point, as scikit-learn does; a library model without such a function is stacked (and equal)."""
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.normal(size=(120, 3)), columns=["x0", "x1", "x2"])
+    y = X["x0"] * 2 + X["x1"]
+    def centre(A):
+        B = np.asarray(A, dtype=np.float64)
+        return (B - B.mean(axis=0)) / (B.std(axis=0) + 1.0)
+
+    centred = make_pipeline(FunctionTransformer(centre), Ridge()).fit(X, y)
+    plain = make_pipeline(Ridge()).fit(X, y)
+    for model in (centred, plain):
+        want = sk_pd(model, X, ["x0"], method="brute", kind="average", grid_resolution=8)
+        got = pdpx_pd(model, X, ["x0"], method="brute", kind="average", grid_resolution=8)
+        np.testing.assert_allclose(got["average"], want["average"], rtol=1e-10, atol=1e-12)

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ..api import partial_dependence_many
+from ..core import trust
 from ..core.plugins import adapt
 from .checks import (
     InvalidParameterError,
@@ -356,16 +357,28 @@ def _missing(v) -> bool:
 
 
 def _trees_answer(estimator, frame: pd.DataFrame, response: str) -> bool:
-    """Whether pdpx reads the model's trees for ``response`` (its exact method answers, and a tree model is a
-    function of each row alone). When not, brute calls the model once per grid point with all the rows, as
-    scikit-learn's brute does, so that a model whose output on a row depends on the other rows of the call
-    gives scikit-learn's numbers (pdpx's brute stacks grid points into one call by default)."""
+    """Whether the model is known to be a function of each row alone: pdpx reads its trees for ``response``, or
+    every call on the way is its library's own code (:func:`_library_code`). When not, brute calls the model once
+    per grid point with all the rows, as scikit-learn's brute does, so that a model whose output on a row depends
+    on the other rows of the call gives scikit-learn's numbers (pdpx's brute stacks grid points by default)."""
     adapter = adapt(estimator)
     try:
         adapter.validate_columns(frame)
-        return adapter.tree_model(response) is not None
+        if adapter.tree_model(response) is not None:
+            return True
     except Exception:  # noqa: BLE001 - the pdpx call that follows says what is wrong with the input
         return False
+    return _library_code(adapter, response)
+
+
+def _library_code(adapter, response: str) -> bool:
+    """Whether every call on the way to ``response`` is the model library's own code, which predicts row by row
+    (:mod:`pdpx.core.trust`), and holds no function of the user's (a FunctionTransformer's ``func``, a
+    TransformedTargetRegressor's ``inverse_func``): then stacking grid points cannot change the numbers."""
+    if not adapter.library_roots or trust.path_refusal(adapter, response) is not None:
+        return False
+    return not any(callable(getattr(obj, attr, None)) for obj, *_ in adapter.prediction_path(response)
+                   for attr in ("func", "inverse_func"))
 
 
 def _recursion(estimator, frame, sets, custom, classifier, n_jobs, progress) -> list:
