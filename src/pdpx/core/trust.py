@@ -154,12 +154,14 @@ def guard(adapter):
 
 # ------------------------------------------------------------------------------------------------- the check
 def dtype_key(dtypes) -> tuple:
-    """The columns' dtypes as a key (a categorical column by its categories too)."""
-    out = []
-    for d in dtypes:
-        cats = getattr(d, "categories", None)
-        out.append((str(d), tuple(map(str, cats)) if cats is not None else None))
-    return tuple(out)
+    """The columns' dtypes as a key: the dtype objects themselves (numpy's and pandas' hash by what they hold, a
+    categorical one by its categories and order), or their text where one cannot be hashed."""
+    key = tuple(dtypes)
+    try:
+        hash(key)
+    except TypeError:  # pragma: no cover - an extension dtype without a hash
+        key = tuple((str(d), tuple(map(str, getattr(d, "categories", ()) or ()))) for d in dtypes)
+    return key
 
 
 def _verdicts(adapter, response: str) -> dict:
