@@ -17,7 +17,11 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
+import pandas as pd
 import pytest
+
+import pdpx
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -30,8 +34,10 @@ MODELS = {
     """),
     "xgboost": ("xgboost", """
         import xgboost
+        # one thread, as the user set it: pdpx's own calls must start no pool. (A booster set to every core starts
+        # its pool whenever it is called, by pdpx's brute as by the user's own predict; pdpx does not change the
+        # process's thread settings to prevent that: xgboost.config_context(nthread=1) would leave them at one.)
         model = xgboost.XGBRegressor(n_estimators=10, max_depth=3, n_jobs=1).fit(X, y)
-        model.get_booster().set_param({"nthread": 0})  # a booster that would predict on every core
     """),
     "lightgbm": ("lightgbm", """
         import lightgbm
@@ -82,3 +88,23 @@ def test_a_child_forked_after_exact_computes_again(library, tmp_path):
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=400)
     assert done.returncode == 0, done.stderr[-4000:]
+
+
+def test_pdpx_leaves_the_processs_thread_settings_as_it_found_them():
+    """pdpx's one-thread checks are scoped: after exact on an XGBoost model, OpenMP's thread count and XGBoost's
+    global configuration are what they were (xgboost.config_context(nthread=1) left them at one thread)."""
+    xgb = pytest.importorskip("xgboost")
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
+    model = xgb.XGBRegressor(n_estimators=5, max_depth=3).fit(X, X["a"] * 2)
+    model.predict(X)
+
+    def settings():
+        omp = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["internal_api"] == "openmp"]
+        return omp, xgb.get_config().get("nthread")
+
+    before = settings()
+    res = pdpx.partial_dependence(model, X, ["a"], grid_resolution=5)
+    assert res.method == "exact"
+    assert settings() == before

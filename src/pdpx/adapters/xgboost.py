@@ -12,6 +12,7 @@ XGBoost is imported only when a model of it is met.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -21,6 +22,7 @@ import pandas as pd
 from ..core.adapter import as_2d
 from ..core.booster import BoosterAdapter, Extracted, library_classes, nan_row_margin, self_check
 from ..core.errors import PdpxError
+from ..core.forksafe import single_threaded
 from ..core.hookspecs import hookimpl
 from ..core.ir import fingerprint
 from .ubjson import ubj_loads
@@ -95,7 +97,8 @@ class XGBoostAdapter(BoosterAdapter):
         booster = self.booster()
         key = self._contents_key()
         if getattr(self, "_config_key", None) != key:
-            self._config_cache = json.loads(booster.save_config())["learner"]
+            with single_threaded():
+                self._config_cache = json.loads(booster.save_config())["learner"]
             self._config_key = key
         return self._config_cache
 
@@ -268,13 +271,28 @@ class XGBoostAdapter(BoosterAdapter):
         # what can change without a refit: the rounds used, the wrapper's missing value
         return f"rounds={self._rounds()}#missing={getattr(self.model, 'missing', None)}"
 
+    @contextlib.contextmanager
+    def one_thread(self):
+        """The booster's own thread count set to one for the block and restored after (XGBoost takes it from the
+        booster, not from OpenMP; xgboost.config_context(nthread=1) would leave the process on one thread)."""
+        booster = self.booster()
+        with single_threaded():
+            before = json.loads(booster.save_config())["learner"]["generic_param"].get("nthread", "0")
+        booster.set_param({"nthread": 1})
+        try:
+            with single_threaded():
+                yield
+        finally:
+            booster.set_param({"nthread": int(before)})
+
     def fingerprint(self) -> str:
         """A digest of the booster's UBJSON model (``save_raw("ubj")``: trees, objective, base score): a model
         loaded into the same object (``load_model``, ``load_config``) or trees refreshed in place change it.
         It costs 0.2 to 0.45 of one ``predict`` of 1,000 rows (200 trees of depth 6); the bytes are
         kept for :meth:`learner` when the trees must be read again."""
         booster = self.booster()
-        raw = booster.save_raw("ubj")
+        with single_threaded():  # serialising may enter an OpenMP region: no pool started behind the user's back
+            raw = booster.save_raw("ubj")
         self._serialised = (id(booster), booster.num_boosted_rounds(), raw, fingerprint(raw))
         return self._serialised[3]
 
@@ -311,11 +329,9 @@ class XGBoostAdapter(BoosterAdapter):
         """Compare the IR's link on an all-NaN row with XGBoost's own transformed prediction."""
         if self.objective() == "multi:softmax":  # XGBoost's value is the class; predict_proba is softmax
             return None
-        import xgboost
-
         row = np.full((1, ens.n_features), np.nan)
         try:  # on one thread, as _reference_nan_margin (a forked child deadlocks on a started OpenMP pool)
-            with xgboost.config_context(nthread=1):
+            with self.one_thread():
                 theirs = self.booster().inplace_predict(
                     row, predict_type="value", iteration_range=(0, rounds), validate_features=False
                 )
@@ -331,11 +347,11 @@ class XGBoostAdapter(BoosterAdapter):
 
     def _reference_nan_margin(self, rounds: int, n_features: int) -> np.ndarray | None:
         """XGBoost's own margin for one row of missing values (None if it cannot say)."""
-        import xgboost
-
+        # on one thread: XGBoost's OpenMP pool, once started, deadlocks a forked child that uses it. (Not
+        # xgboost.config_context(nthread=1): leaving it leaves the whole process's OpenMP on one thread.)
         row = np.full((1, n_features), np.nan)
-        try:  # on one thread: XGBoost's OpenMP pool, once started, deadlocks a forked child that uses it
-            with xgboost.config_context(nthread=1):
+        try:
+            with self.one_thread():
                 pred = self.booster().inplace_predict(
                     row, predict_type="margin", iteration_range=(0, rounds), validate_features=False
                 )

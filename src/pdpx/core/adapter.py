@@ -158,6 +158,14 @@ class Adapter:
         ``(object, method name, that library's roots)``."""
         return [(self.model, response)] if response in ("predict", "predict_proba", "decision_function") else []
 
+    def one_thread(self):
+        """A context in which the model's own calls made by pdpx (its checks) run on one thread and start no thread
+        pool, restoring every setting afterwards: OpenMP's, by default (:func:`pdpx.core.forksafe.single_threaded`).
+        An adapter whose library keeps its own thread count overrides it."""
+        from .forksafe import single_threaded
+
+        return single_threaded()
+
     def tree_model(self, response: str) -> "TreeModel | None":
         """The model's trees in the common representation, for ``response``.
 

@@ -35,7 +35,6 @@ from typing import Any
 import numpy as np
 
 from .errors import PdpxError
-from .forksafe import single_threaded
 from .ir import model_cache
 
 #: Private names a subclass may define without changing what a prediction computes (tags, display).
@@ -273,7 +272,7 @@ def _compare_on_sample(adapter, method, brute, req, j: int, n_outputs: int) -> s
     points = check_points(mine, grid)
     at_points = replace(small, grid_values=[grid[points]])
     try:
-        with single_threaded():  # the model's own threads: a pool started here would hang a forked child
+        with adapter.one_thread():  # no thread pool started behind the user's back: it would hang a forked child
             reference = _curves(brute.compute(adapter, at_points), kind)
     except Exception as exc:  # noqa: BLE001 - raised again by _check, whatever the model raised
         raise _ModelFailed() from exc
