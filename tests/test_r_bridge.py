@@ -124,3 +124,29 @@ def test_logical_grid_values_reach_r_spelled_true_false_also_from_custom_values(
         rows = np.frombuffer(out["frame"]["columns"]["row"]["data"], "<f8").astype(int) - 1
         expected = [10.0 * (lab == "TRUE") + X["t"][r] for lab, r in zip(labels, rows)]
         np.testing.assert_allclose(yhat, expected)
+
+
+def test_dates_and_times_cross_both_ways():
+    days = [18262.0, R_NA, 18300.5]  # R's Date: days since 1970-01-01 (2020-01-01, NA, noon of a day)
+    secs = [1577880000.0, R_NA, 1600000000.0]  # R's POSIXct: seconds since 1970-01-01 UTC
+    payload = {"n": 3, "names": ["d", "t", "u"], "columns": {
+        "d": {"type": "date", "data": _raw(days)},
+        "t": {"type": "datetime", "data": _raw(secs), "tz": "America/New_York"},
+        "u": {"type": "datetime", "data": _raw(secs), "tz": ""},
+    }}
+    df = frame_from_r(payload)
+    assert str(df["d"].dtype).startswith("datetime64") and df["d"][0] == pd.Timestamp("2020-01-01")
+    assert df["d"][2] == pd.Timestamp("2020-02-08 12:00") and df["d"].isna().tolist() == [False, True, False]
+    assert str(df["t"].dt.tz) == "America/New_York"
+    assert df["t"][0] == pd.Timestamp("2020-01-01 12:00", tz="UTC")  # the same instant, in New York's zone
+    assert df["t"][0].hour == 7 and df["u"][0] == pd.Timestamp("2020-01-01 12:00")
+    # back to R (a predict closure's rows, a result's frame): seconds since the epoch, the zone kept
+    back = frame_columns(df)
+    for name, want in (("d", np.array([18262.0, 0, 18300.5]) * 86400), ("t", secs), ("u", secs)):
+        got = np.frombuffer(back["columns"][name], "<f8")
+        np.testing.assert_array_equal(np.isnan(got), [False, True, False])
+        np.testing.assert_allclose(got[[0, 2]], np.asarray(want, dtype=float)[[0, 2]])
+    out = frame_for_r(df)
+    assert out["columns"]["t"]["type"] == "datetime" and out["columns"]["t"]["tz"] == "America/New_York"
+    assert out["columns"]["u"]["tz"] == ""
+    np.testing.assert_allclose(np.frombuffer(out["columns"]["t"]["data"], "<f8")[[0, 2]], np.asarray(secs)[[0, 2]])

@@ -42,13 +42,16 @@ def frame_columns(X: pd.DataFrame) -> dict:
     ``{"n": n_rows, "names": [...], "columns": {name: value}}`` where each value is
     raw little-endian float64 bytes (a ``bytearray``, R ``raw``; read it with
     ``readBin(x, "double", n)``): the numbers of numeric and bool columns, and the
-    1-based codes of categorical columns (NaN for missing). Other columns (text)
-    are lists of str, None for missing.
+    1-based codes of categorical columns (NaN for missing), and the seconds since
+    1970-01-01 UTC of dates and times (R rebuilds its Date or POSIXct column from
+    them). Other columns (text) are lists of str, None for missing.
     """
     cols = {}
     for name in X.columns:
         s = X[name]
-        if isinstance(s.dtype, pd.CategoricalDtype):
+        if pd.api.types.is_datetime64_any_dtype(s.dtype):
+            arr = epoch_seconds(s)
+        elif isinstance(s.dtype, pd.CategoricalDtype):
             codes = s.cat.codes.to_numpy().astype(np.float64)
             arr = np.where(codes < 0, np.nan, codes + 1.0)
         elif pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
@@ -58,6 +61,33 @@ def frame_columns(X: pd.DataFrame) -> dict:
             continue
         cols[str(name)] = bytearray(np.ascontiguousarray(arr, dtype="<f8").tobytes())
     return {"n": int(len(X)), "names": [str(c) for c in X.columns], "columns": cols}
+
+
+def epoch_seconds(values) -> np.ndarray:
+    """Seconds since 1970-01-01 UTC of datetime values (naive ones read as UTC), NaN for NaT.
+
+    R's POSIXct holds exactly this number; a Date holds it divided by 86400.
+    """
+    idx = pd.DatetimeIndex(values)
+    if idx.tz is not None:
+        idx = idx.tz_convert("UTC").tz_localize(None)
+    ns = idx.as_unit("ns").asi8.astype(np.float64)
+    return np.where(idx.isna(), np.nan, ns / 1e9)
+
+
+def datetimes_from_r(seconds, tz: str | None, *, date: bool = False) -> pd.DatetimeIndex:
+    """R's Date (days, ``date=True``) or POSIXct (seconds) values as pandas datetimes.
+
+    A POSIXct with a time zone becomes tz-aware in that zone (the same instants); a Date,
+    or a POSIXct without one, naive (R prints a Date as its UTC calendar day).
+    """
+    arr = as_array(seconds)
+    if date:
+        arr = arr * 86400.0
+    out = pd.to_datetime(arr, unit="s")
+    if tz and not date:
+        out = out.tz_localize("UTC").tz_convert(str(tz))
+    return pd.DatetimeIndex(out)
 
 
 def _is_missing(v) -> bool:
@@ -74,7 +104,9 @@ def frame_from_r(payload: Mapping) -> pd.DataFrame:
     "double" and "integer" (``data``: float64 bytes, NaN for NA; integers without NA
     stay integers), "logical" (same; pandas' nullable boolean when NA occurs),
     "factor" (``codes``: 1-based float64 bytes, ``levels``, ``ordered``: a pandas
-    Categorical with the R levels) and "character" (``codes`` into ``levels``).
+    Categorical with the R levels), "character" (``codes`` into ``levels``), "date"
+    (``data``: R's days since 1970-01-01) and "datetime" (``data``: seconds, ``tz``:
+    R's ``tzone``): datetime64 columns, tz-aware when R names a zone.
     R's NA becomes missing in every type (reticulate's own conversion reads an
     integer NA as -2147483648, a logical NA as True and a character NA as "NA").
     """
@@ -99,6 +131,11 @@ def frame_from_r(payload: Mapping) -> pd.DataFrame:
                     np.where(missing, None, arr != 0).tolist(), dtype="boolean")
             else:
                 data[name] = arr
+        elif kind in ("date", "datetime"):
+            values = datetimes_from_r(col["data"], col.get("tz"), date=kind == "date")
+            if len(values) != n:
+                raise PdpxError(f"column {name!r} from R has {len(values)} values, expected {n}")
+            data[name] = values
         elif kind in ("factor", "character"):
             codes = as_array(col["codes"])
             levels = [str(v) for v in as_list(col["levels"]) or []]
@@ -130,13 +167,18 @@ def frame_for_r(df: pd.DataFrame, *, one_based: Sequence[str] = ()) -> dict:
     Returns ``{"n": n, "names": [...], "columns": {name: {"type": ..., ...}}}`` with
     ``type`` "double" (``data``: bytes, NaN for missing), "integer" (same, R
     converts), or "character" (``levels``: list of str, ``codes``: float64 bytes of
-    1-based codes, NaN for missing). Columns named in ``one_based`` get 1 added
+    1-based codes, NaN for missing), or "datetime" (``data``: seconds since 1970-01-01
+    UTC, ``tz``: the zone, "" when naive). Columns named in ``one_based`` get 1 added
     (positions become R's 1-based ones).
     """
     out = {}
     for name in df.columns:
         s = df[name]
-        if pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
+        if pd.api.types.is_datetime64_any_dtype(s.dtype):
+            tz = getattr(s.dtype, "tz", None)
+            out[str(name)] = {"type": "datetime", "tz": "" if tz is None else str(tz),
+                              "data": bytearray(np.ascontiguousarray(epoch_seconds(s), dtype="<f8").tobytes())}
+        elif pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
             arr = s.to_numpy(dtype=np.float64, na_value=np.nan)
             if name in one_based:
                 arr = arr + 1.0
@@ -208,7 +250,7 @@ def _options_from_r(opts: Mapping, known: frozenset) -> dict:
     if "percentiles" in opts and opts["percentiles"] is not None:
         opts["percentiles"] = tuple(as_list(opts["percentiles"]))
     if opts.get("custom_values") is not None:
-        opts["custom_values"] = {str(k): as_list(v) for k, v in dict(opts["custom_values"]).items()}
+        opts["custom_values"] = {str(k): _custom_from_r(v) for k, v in dict(opts["custom_values"]).items()}
     for key in ("categorical_features", "target", "order"):
         if opts.get(key) is not None and not isinstance(opts[key], (list, tuple)):
             opts[key] = as_list(opts[key])
@@ -220,6 +262,22 @@ def _options_from_r(opts: Mapping, known: frozenset) -> dict:
         if isinstance(opts.get(key), float) and float(opts[key]).is_integer():
             opts[key] = int(opts[key])
     return {k: v for k, v in opts.items() if v is not None}
+
+
+def _custom_from_r(values):
+    """One feature's custom grid from R: a list of values, or R's dates and times as datetimes."""
+    if isinstance(values, Mapping) and values.get("type") in ("date", "datetime"):
+        return list(datetimes_from_r(values["data"], values.get("tz"), date=values["type"] == "date"))
+    return as_list(values)
+
+
+def _grid_for_r(g):
+    """A numeric feature's grid values for R: numbers, or ``{"seconds": [...], "tz": ...}`` for datetimes."""
+    if pd.api.types.is_datetime64_any_dtype(getattr(g, "dtype", None)) or (
+            len(g) and all(isinstance(v, (pd.Timestamp, np.datetime64)) for v in g)):
+        idx = pd.DatetimeIndex(g)
+        return {"seconds": epoch_seconds(idx).tolist(), "tz": "" if idx.tz is None else str(idx.tz)}
+    return np.asarray(g, dtype=np.float64).tolist()
 
 
 def _pdpx_warnings(caught) -> list[str]:
@@ -251,7 +309,7 @@ def _result_for_r(res, df: pd.DataFrame, warned: list[str]) -> dict:
     grid = []
     for j, (g, c) in enumerate(zip(res.grid_values, res.categorical)):
         if not c:
-            grid.append(np.asarray(g, dtype=np.float64).tolist())
+            grid.append(_grid_for_r(g))
         elif len(g) and all(isinstance(v, (bool, np.bool_)) for v in g):  # R spells logicals TRUE / FALSE
             grid.append(["TRUE" if v else "FALSE" for v in g])
             df[f"label_{j + 1}"] = df[f"label_{j + 1}"].map({"True": "TRUE", "False": "FALSE"}).astype("string")

@@ -46,6 +46,8 @@ NULL
 #' @export
 pd_importance <- function(object, data, features = NULL, kind = c("pd", "ice"), pred_fun = NULL,
                           grid_resolution = 100L, n_trees = NULL, ...) {
+  api <- .enter_api("pd_importance")
+  on.exit(.leave_api(api), add = TRUE)
   kind <- .check_choice(kind, "kind", c("pd", "ice"), several = missing(kind))
   .check_count(grid_resolution, "grid_resolution", min = 2)
   out <- .explain_call("importance", object, data, features, pred_fun, n_trees,
@@ -57,6 +59,8 @@ pd_importance <- function(object, data, features = NULL, kind = c("pd", "ice"), 
 #' @export
 h_statistic <- function(object, data, features = NULL, pairs = NULL, sample = NULL, pred_fun = NULL,
                         random_state = 0L, n_trees = NULL, ...) {
+  api <- .enter_api("h_statistic")
+  on.exit(.leave_api(api), add = TRUE)
   if (!is.null(sample)) .check_count(sample, "sample", min = 2)
   .check_count(random_state, "random_state", min = 0)
   if (!is.null(pairs)) {
@@ -76,6 +80,8 @@ h_statistic <- function(object, data, features = NULL, pairs = NULL, sample = NU
 #' @rdname explain
 #' @export
 ale <- function(object, data, features, grid_resolution = 20L, pred_fun = NULL, n_trees = NULL, ...) {
+  api <- .enter_api("ale")
+  on.exit(.leave_api(api), add = TRUE)
   .check_count(grid_resolution, "grid_resolution", min = 1)
   if (!is.character(features) || !length(features) %in% 1:2) {
     stop("features must be one or two column names of data, e.g. \"wt\" or c(\"wt\", \"hp\")", call. = FALSE)
@@ -115,7 +121,7 @@ print.pdpx_h <- function(x, ...) {
   X_py <- if (is.null(payload)) prepared$data else payload
   out <- .py_call(py$bridge$r_explain(what, prepared$adapter, X_py,
                                       if (is.null(features)) NULL else as.list(features), options))
-  for (w in .as_chr(out$warnings %||% out$meta$warnings)) warning(w, call. = FALSE)
+  for (w in .as_chr(out$warnings %||% out$meta$warnings)) .py_warning(w)
   if (!is.null(out$meta)) out$meta$warnings <- list()  # raised once, here
   out
 }

@@ -82,8 +82,8 @@
   force(object)
   closure <- function(payload) {
     nd <- .rebuild_frame(payload, template)
-    r <- stats::predict(object, nd, n.trees = n_trees, type = "response")
-    l <- stats::predict(object, nd, n.trees = n_trees, type = "link")
+    r <- .r_predict(stats::predict(object, nd, n.trees = n_trees, type = "response"))
+    l <- .r_predict(stats::predict(object, nd, n.trees = n_trees, type = "link"))
     .raw64(cbind(as.double(r), as.double(l)))
   }
   py <- .pdpx_py()

@@ -83,6 +83,8 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
                     smooth = FALSE, rug = FALSE, chull = FALSE, levelplot = TRUE, contour = FALSE,
                     contour.color = "white", alpha = 1, train, cats = NULL, check.class = TRUE, progress = FALSE,
                     parallel = FALSE, paropts = NULL, n.trees = NULL, ...) {
+  api <- .enter_api("partial")
+  on.exit(.leave_api(api), add = TRUE)
   dots <- list(...)
   if (length(dots)) {
     stop("partial(): argument(s) pdpx cannot honour: ", paste(names(dots), collapse = ", "),

@@ -114,6 +114,8 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
                                categorical_features = NULL, response = "auto", n_jobs = NULL,
                                memory_budget = NULL, include_missing = "auto", by = NULL, by_bins = 4L,
                                interval = NULL, n_boot = 200L, random_state = 0L, n_trees = NULL, ...) {
+  api <- .enter_api("partial_dependence")
+  on.exit(.leave_api(api), add = TRUE)
   .check_dots(list(...))
   if (!(identical(include_missing, "auto") || (is.logical(include_missing) && length(include_missing) == 1 &&
                                                !is.na(include_missing)))) {
@@ -187,7 +189,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
     target = if (is.null(target)) NULL else as.list(as.character(target)),
     grid_resolution = as.integer(grid_resolution),
     percentiles = as.list(as.double(percentiles)), grid = grid,
-    custom_values = if (is.null(custom_values)) NULL else lapply(custom_values, as.list),
+    custom_values = if (is.null(custom_values)) NULL else lapply(custom_values, .custom_for_py),
     categorical_features = if (is.null(categorical_features)) NULL else as.list(categorical_features),
     sample_weight = if (is.null(sample_weight)) NULL else .raw64(sample_weight),
     centered = isTRUE(center),
@@ -203,6 +205,20 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   res <- .new_pd(out, data, features)
   attr(res, "pdpx")$model <- class(object)[1]
   res
+}
+
+# A feature's custom grid for Python: a list of values; Date and POSIXct as numbers with their kind.
+.custom_for_py <- function(v) {
+  if (inherits(v, "Date")) return(list(type = "date", data = .raw64(unclass(v))))
+  if (inherits(v, "POSIXt")) return(list(type = "datetime", data = .raw64(as.double(as.POSIXct(v))), tz = .tz_of(v)))
+  as.list(v)
+}
+
+# What dates and times of a feature come back as: its column's class (a Date, or a POSIXct in the
+# column's zone), else a POSIXct in the zone Python names.
+.time_template <- function(column, tz) {
+  if (inherits(column, c("Date", "POSIXt"))) return(column[0])
+  .POSIXct(numeric(0), tz = if (is.null(tz) || !nzchar(tz)) "UTC" else tz)
 }
 
 # A named list of models (not a model that is itself a list, such as a randomForest)
@@ -334,7 +350,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   template <- data[0, , drop = FALSE]
   closure <- function(payload) {
     nd <- .rebuild_frame(payload, template)
-    .raw64(.as_pred_matrix(f(object, nd), nrow(nd), object))
+    .raw64(.r_predict(.as_pred_matrix(f(object, nd), nrow(nd), object)))
   }
   py <- .pdpx_py()
   spec <- list(
@@ -351,13 +367,25 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   meta$features <- .as_chr(meta$features)
   meta$outputs <- .as_chr(meta$outputs)
   meta$notes <- .as_chr(meta$notes)
-  for (w in .as_chr(meta$warnings)) warning(w, call. = FALSE)
+  for (w in .as_chr(meta$warnings)) .py_warning(w)
   meta$categorical <- as.logical(unlist(meta$categorical))
+  # each feature's values as the class of its column in data (Date and POSIXct stay dates and times)
+  like <- lapply(meta$features, function(f) if (f %in% names(data)) data[[f]] else NULL)
   meta$grid_values <- lapply(seq_along(meta$features), function(j) {
     g <- meta$grid_values[[j]]
-    if (meta$categorical[j]) .as_chr(g) else as.double(unlist(g))
+    if (meta$categorical[j]) return(.as_chr(g))
+    if (is.list(g) && !is.null(g$seconds)) {
+      return(.as_time_like(as.double(unlist(g$seconds)), .time_template(like[[j]], g$tz)))
+    }
+    g <- as.double(unlist(g))
+    g[is.nan(g)] <- NA_real_
+    g
   })
   names(meta$grid_values) <- meta$features
+  for (j in seq_along(meta$features)) {
+    x <- paste0("x_", j)
+    if (inherits(df[[x]], "POSIXt")) df[[x]] <- .as_time_like(as.double(df[[x]]), .time_template(like[[j]], ""))
+  }
   # R-idiomatic columns: each feature's grid value under its own name (a factor for categories)
   for (j in seq_along(meta$features)) {
     f <- meta$features[j]

@@ -105,14 +105,109 @@ pdpx_available <- function() {
   identical(na, nb) || identical(dirname(dirname(a)), dirname(dirname(b)))
 }
 
-# Call Python; turn a Python exception into an R error with just its message.
+# ---------------------------------------------------------------------------
+# Python's errors and warnings in R's words
+# ---------------------------------------------------------------------------
+
+# The exported function the user called (the outermost one: partial() calls partial_dependence()),
+# named in errors and warnings, and the argument names of that function for Python's names.
+.enter_api <- function(name) {
+  prev <- .pdpx_env$api
+  if (is.null(prev)) .pdpx_env$api <- name
+  prev
+}
+
+.leave_api <- function(prev) {
+  .pdpx_env$api <- prev
+  invisible()
+}
+
+.api_name <- function() .pdpx_env$api %||% "partial_dependence"
+
+# Python's argument names as each R function spells them (the rest are the same in R and Python).
+.api_args <- list(
+  partial = c(X = "train", features = "pred.var", target = "which.class", grid_resolution = "grid.resolution",
+              custom_values = "pred.grid", centered = "center"),
+  partial_dependence = c(X = "data", centered = "center"),
+  ale = c(X = "data", centered = "center"),
+  pd_importance = c(X = "data"),
+  h_statistic = c(X = "data")
+)
+
+# Python's words in a message from Python, in R's: ['a', 'b'] -> c("a", "b"), 'a' -> "a",
+# True/False/None -> TRUE/FALSE/NULL, name=value -> name = value, res.plot() -> plot(res),
+# pdpx.partial_dependence -> partial_dependence(), Python's argument names -> the R function's,
+# no exception class names (RuntimeError:, PdpxError:) and no traceback.
+.r_words <- function(msg, api = .api_name()) {
+  msg <- sub("\n+(Detailed traceback|Run `reticulate::py_last_error\\(\\)`).*$", "", msg)
+  msg <- gsub("(^|\n)([A-Za-z_][A-Za-z0-9_.]*\\.)?[A-Za-z_][A-Za-z0-9_]*(Error|Exception|Warning|Interrupt): ", "\\1",
+              msg, perl = TRUE)
+  msg <- sub("^Error in py_call_impl\\([^)]*\\) *: *", "", msg)
+  msg <- trimws(msg)
+  # Python's repr of a list of strings or numbers: c(...)
+  msg <- gsub("\\[((?:'[^']*'|-?[0-9.]+(?:e[-+]?[0-9]+)?)(?:, (?:'[^']*'|-?[0-9.]+(?:e[-+]?[0-9]+)?))*)\\]",
+              "c(\\1)", msg, perl = TRUE)
+  msg <- gsub("(?<![A-Za-z0-9_.])\\(((?:'[^']*')(?:, '[^']*')+),?\\)", "c(\\1)", msg, perl = TRUE)
+  # quoted values: 'x' -> "x" (an apostrophe inside a word, as in model's, is left alone)
+  msg <- gsub("(^|[\\s(\\[{,=:])'([^'\n]*)'(?=$|[\\s)\\]},.;:])", "\\1\"\\2\"", msg, perl = TRUE)
+  msg <- gsub("\\bnp\\.[a-z_]+[0-9]*\\(([^()]*)\\)", "\\1", msg, perl = TRUE)  # numpy scalars' repr
+  msg <- gsub("\\bNaN\\b", "NA", msg, perl = TRUE)  # R reads Python's missing numbers as NA
+  msg <- gsub(" \\(or their positions [0-9]+\\.\\.[0-9]+\\)", "", msg)  # Python's 0-based positions
+  msg <- gsub("\\bTrue\\b", "TRUE", msg, perl = TRUE)
+  msg <- gsub("\\bFalse\\b", "FALSE", msg, perl = TRUE)
+  msg <- gsub("\\bNone\\b", "NULL", msg, perl = TRUE)
+  msg <- gsub("\\(an? (str|string)\\)", "(a character string)", msg)
+  msg <- gsub("\\(an? (float|int|integer)\\)", "(a number)", msg)
+  msg <- gsub("\\(a dict\\)", "(a named list)", msg)
+  msg <- gsub("\\ba dict\\b", "a named list", msg)
+  # results: Python's attributes and methods, R's functions
+  msg <- gsub("res\\.support and res\\.unsupported show where the grid has rows, and res\\.plot\\(\\) shades what has none",
+              "plot(res) draws where the grid has rows", msg)
+  msg <- gsub("\\bres\\.plot\\(\\)", "plot(res)", msg)
+  msg <- gsub("\\bres\\.to_frame\\(\\)", "as.data.frame(res)", msg)
+  msg <- gsub("\\bres\\.([a-z_]+)\\b", "attr(res, \"pdpx\")$\\1", msg)
+  msg <- gsub("\\(?\\bpdpx\\.importance\\b\\)?", "pd_importance()", msg)
+  msg <- gsub("\\bpdpx\\.(partial_dependence|h_statistic|ale)\\b(\\(\\))?", "\\1()", msg)
+  # argument names
+  args <- .api_args[[api]] %||% .api_args$partial_dependence
+  for (py_name in names(args)) {
+    # X (the data) wherever it stands alone; other names where they name an argument (followed by
+    # =, a value or "must"), not the English word
+    after <- if (py_name == "X") "(?=[= ]|$|[,.;:)'])" else "(?==| \"| must )"
+    msg <- gsub(paste0("(?<![A-Za-z0-9_.\"'])", py_name, after), args[[py_name]], msg, perl = TRUE)
+  }
+  msg <- gsub("\\b([A-Za-z_][A-Za-z0-9_.]*)=(?=[\"A-Za-z0-9c(-])", "\\1 = ", msg, perl = TRUE)
+  # the function: the one the user called
+  msg <- sub("^(pdpx\\.)?(partial_dependence|importance|h_statistic|ale)\\(\\): *", "", msg)
+  paste0(api, "(): ", msg)
+}
+
+# Call Python; turn a Python exception into an R error in R's words (.r_words). When an R predict
+# function failed inside the call, its own message is the error (with what pdpx says about where).
 .py_call <- function(expr) {
+  .pdpx_env$predict_error <- NULL
   tryCatch(expr, error = function(e) {
-    msg <- conditionMessage(e)
-    msg <- sub("\n+Detailed traceback:.*$", "", msg)
-    msg <- sub("^.*?(Pdpx[A-Za-z]*Error|NotFittedError|MalformedTreeError|ModelOutputError): ", "", msg,
-               perl = TRUE)
+    msg <- .r_words(conditionMessage(e))
+    r_err <- .pdpx_env$predict_error
+    .pdpx_env$predict_error <- NULL
+    if (!is.null(r_err) && !grepl(r_err, msg, fixed = TRUE)) {
+      msg <- paste0(msg, "\nthe model's predict() failed: ", r_err)
+    } else if (!is.null(r_err)) {
+      msg <- sub(paste0(": ", r_err), paste0(": the model's predict() failed: ", r_err), msg, fixed = TRUE)
+      if (!grepl("predict() failed", msg, fixed = TRUE)) msg <- paste0(msg, " (the model's predict() failed)")
+    }
     stop(msg, call. = FALSE)
+  })
+}
+
+# A warning from Python, in R's words.
+.py_warning <- function(w) warning(.r_words(w), call. = FALSE)
+
+# Run an R predict function for Python: its error's message is kept for .py_call (Python sees it
+# wrapped in its own exception class).
+.r_predict <- function(expr) {
+  withCallingHandlers(expr, error = function(e) {
+    .pdpx_env$predict_error <- conditionMessage(e)
   })
 }
 
@@ -136,14 +231,20 @@ pdpx_available <- function() {
 
 # A data.frame as plain data for Python (pdpx.r_bridge.frame_from_r):
 # numbers as raw float64 bytes, factors and text as codes + levels, NA kept as NA.
+# Dates and times as numbers too: a Date as its days since 1970-01-01, a POSIXct as its
+# seconds with its time zone (pandas datetime64, tz-aware when the column names a zone).
 # Faster than reticulate's conversion, which also reads an integer NA as
 # -2147483648, a logical NA as TRUE and a character NA as "NA". NULL when a column
-# is of another class (Date, POSIXct, list, ...): reticulate converts those.
+# is of another class (list, ...): reticulate converts those.
 .frame_payload <- function(df) {
   cols <- list()
   for (nm in names(df)) {
     v <- df[[nm]]
-    cols[[nm]] <- if (is.factor(v)) {
+    cols[[nm]] <- if (inherits(v, "Date")) {
+      list(type = "date", data = .raw64(unclass(v)))
+    } else if (inherits(v, "POSIXt")) {
+      list(type = "datetime", data = .raw64(as.double(as.POSIXct(v))), tz = .tz_of(v))
+    } else if (is.factor(v)) {
       list(type = "factor", codes = .raw64(as.integer(v)), levels = as.list(levels(v)), ordered = is.ordered(v))
     } else if (is.character(v) && is.null(attributes(v))) {
       lv <- unique(v[!is.na(v)])
@@ -161,6 +262,20 @@ pdpx_available <- function() {
   list(n = nrow(df), names = as.list(names(df)), columns = cols)
 }
 
+# The time zone of a POSIXct ("" for the session's zone: named, so Python keeps R's wall clock).
+.tz_of <- function(x) {
+  tz <- attr(as.POSIXct(x), "tzone")[1]
+  if (is.null(tz) || is.na(tz) || !nzchar(tz)) tz <- Sys.timezone()
+  if (is.null(tz) || is.na(tz) || !nzchar(tz)) "UTC" else tz
+}
+
+# Seconds since 1970-01-01 UTC as a vector of the class of `template` (Date or POSIXct, its zone kept).
+.as_time_like <- function(secs, template) {
+  secs[is.nan(secs)] <- NA_real_
+  if (inherits(template, "Date")) return(structure(secs / 86400, class = "Date"))
+  .POSIXct(secs, tz = attr(template, "tzone")[1])
+}
+
 # The rows pdpx sends to a predict closure (pdpx.r_bridge.frame_columns),
 # rebuilt as a data.frame with the column classes of `template` (a 0-row data.frame).
 .rebuild_frame <- function(payload, template) {
@@ -173,6 +288,8 @@ pdpx_available <- function() {
     tpl <- template[[nm]]
     if (is.null(tpl)) {
       v
+    } else if (inherits(tpl, c("Date", "POSIXt"))) {
+      .as_time_like(v, tpl)
     } else if (is.factor(tpl)) {
       v <- as.integer(v)
       attributes(v) <- list(levels = levels(tpl), class = class(tpl))
@@ -199,8 +316,12 @@ pdpx_available <- function() {
       levels <- .as_chr(col$levels)
       codes <- .read64(col$codes, n)
       levels[codes]
+    } else if (identical(col$type, "datetime")) {
+      tz <- if (nzchar(col$tz %||% "")) col$tz else "UTC"
+      .as_time_like(.read64(col$data, n), .POSIXct(0, tz = tz))
     } else {
       v <- .read64(col$data, n)
+      v[is.nan(v)] <- NA_real_  # Python's missing value (NaN) is R's NA
       if (identical(col$type, "integer")) as.integer(v) else v
     }
   })

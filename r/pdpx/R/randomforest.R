@@ -87,7 +87,7 @@
   force(template)
   function(payload) {
     nd <- .rebuild_frame(payload, template)
-    p <- stats::predict(object, nd, type = type)
+    p <- .r_predict(stats::predict(object, nd, type = type))
     .raw64(.as_pred_matrix(p, nrow(nd)))
   }
 }

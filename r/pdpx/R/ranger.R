@@ -77,7 +77,7 @@
   force(object)
   closure <- function(payload) {
     nd <- .rebuild_frame(payload, template)
-    .raw64(.as_pred_matrix(.ranger_predict(object, nd), nrow(nd)))
+    .raw64(.as_pred_matrix(.r_predict(.ranger_predict(object, nd)), nrow(nd)))
   }
   py <- .pdpx_py()
   spec <- list(type = "ranger", forest = .ranger_forest_data(object, levels), predict = closure)

@@ -16,7 +16,7 @@ bad_inputs <- list(
   list("center not a flag", list(center = "no"), "center must be TRUE or FALSE"),
   list("center NA", list(center = NA), "center must be TRUE or FALSE"),
   list("method not a string", list(method = c("exact", "brute")), "method must be a single string"),
-  list("unknown method", list(method = "fast"), "unknown method 'fast'"),
+  list("unknown method", list(method = "fast"), "unknown method \"fast\""),
   list("grid_resolution too small", list(grid_resolution = 1), "grid_resolution must be a whole number >= 2"),
   list("grid_resolution fractional", list(grid_resolution = 2.5), "grid_resolution must be a whole number"),
   list("grid_resolution text", list(grid_resolution = "10"), "grid_resolution must be a whole number"),
@@ -25,14 +25,14 @@ bad_inputs <- list(
   list("n_jobs zero", list(n_jobs = 0), "n_jobs must be a nonzero whole number"),
   list("n_jobs text", list(n_jobs = "2"), "n_jobs must be a nonzero whole number"),
   list("memory_budget infinite", list(memory_budget = Inf), "memory_budget"),
-  list("memory_budget nonsense", list(memory_budget = "lots"), "memory_budget 'lots' not understood"),
+  list("memory_budget nonsense", list(memory_budget = "lots"), "memory_budget \"lots\" not understood"),
   list("custom_values unnamed", list(custom_values = list(c(1, 2))), "custom_values must be a named list"),
   list("sample_weight length", list(sample_weight = c(1, 2)), "sample_weight must be a numeric vector with one"),
   list("negative weights", list(sample_weight = c(-1, rep(1, 31))), "sample_weight has 1 negative"),
   list("categorical_features numbers", list(categorical_features = 3), "categorical_features must be a character"),
   list("unknown feature", list(features = "weight"), "features not among the columns of data: weight"),
   list("pdp-style name", list(grid.resolution = 10), "grid.resolution \\(use grid_resolution\\)"),
-  list("target not a class", list(target = "zzz"), "target 'zzz' is not an output")
+  list("target not a class", list(target = "zzz"), "target \"zzz\" is not an output")
 )
 
 for (case in bad_inputs) {
@@ -72,4 +72,101 @@ test_that("a predict function returning the wrong length is reported as the mode
   fit <- lm(mpg ~ wt + hp, data = mtcars)
   short <- function(object, newdata) stats::predict(object, newdata)[-1]
   expect_error(partial_dependence(fit, mtcars, "wt", pred_fun = short), "predict")
+})
+
+# ---------------------------------------------------------------------------
+# Python's errors and warnings reach R in R's words
+# ---------------------------------------------------------------------------
+
+# No Python in a message: no exception class, no list or string repr, no True/False/None, no res.x.
+expect_r_words <- function(msg) {
+  expect_false(grepl("Error:|Exception|Traceback|py_last_error", msg))
+  expect_false(grepl("\\['|'\\]|\\bTrue\\b|\\bFalse\\b|\\bNone\\b|\\bres\\.|np\\.float", msg, perl = TRUE))
+}
+
+test_that("a class list from Python is an R vector c(...), strings in double quotes", {
+  skip_if_no_pdpx()
+  rfc <- randomForest::randomForest(Species ~ ., data = iris, ntree = 10)
+  msg <- tryCatch(partial_dependence(rfc, iris, "Petal.Width", target = "zzz"), error = conditionMessage)
+  expect_identical(msg, paste0("partial_dependence(): target \"zzz\" is not a class of this model; its classes are ",
+                               "c(\"setosa\", \"versicolor\", \"virginica\")"))
+  expect_r_words(msg)
+})
+
+test_that("include_missing's error names TRUE and FALSE, R's way", {
+  skip_if_no_pdpx()
+  aq <- airquality
+  fit <- lm(Ozone ~ Solar.R + Wind, data = aq)
+  expect_error(partial_dependence(fit, aq, "Solar.R", include_missing = TRUE, grid_resolution = 5),
+               paste0("partial_dependence(): include_missing = TRUE: the model does not accept a missing value ",
+                      "of feature \"Solar.R\": its predict returned NA or infinite values. Use ",
+                      "include_missing = \"auto\" or FALSE"), fixed = TRUE)
+})
+
+test_that("a failing predict is the R error of the model, not Python's RuntimeError", {
+  skip_if_no_pdpx()
+  fit <- lm(mpg ~ wt + hp, data = mtcars)
+  f <- function(object, newdata) {
+    if (any(newdata$wt > 5)) stop("wt too large")
+    stats::predict(object, newdata)
+  }
+  msg <- tryCatch(partial_dependence(fit, mtcars, "wt", pred_fun = f), error = conditionMessage)
+  expect_match(msg, "^partial_dependence\\(\\): ")
+  expect_match(msg, "the model's predict() failed: wt too large", fixed = TRUE)
+  expect_false(grepl("RuntimeError", msg))
+  expect_r_words(msg)
+})
+
+test_that("an error inside partial() names partial() and its arguments, not partial_dependence()", {
+  skip_if_no_pdpx()
+  boom <- structure(list(), class = "pdpx_test_boom")
+  registerS3method("predict", "pdpx_test_boom", function(object, newdata, ...) {
+    if (nrow(newdata) > 40) stop("too many rows for this model")
+    newdata$wt * 2
+  })
+  msg <- tryCatch(partial(boom, pred.var = "wt", train = mtcars, type = "regression"), error = conditionMessage)
+  expect_match(msg, "^partial\\(\\): ")
+  expect_match(msg, "the model's predict() failed: too many rows for this model", fixed = TRUE)
+  expect_false(grepl("partial_dependence", msg))
+})
+
+test_that("pdpx's warnings from Python speak R: NA, no numpy reprs", {
+  skip_if_no_pdpx()
+  fit <- lm(mpg ~ wt + hp, data = mtcars)
+  f <- function(object, newdata) {
+    p <- stats::predict(object, newdata)
+    p[newdata$wt > 5] <- NA
+    p
+  }
+  msg <- NULL
+  withCallingHandlers(partial_dependence(fit, mtcars, "wt", pred_fun = f, grid_resolution = 8),
+                      warning = function(w) {
+                        msg <<- conditionMessage(w)
+                        invokeRestart("muffleWarning")
+                      })
+  expect_match(msg, paste0("^partial_dependence\\(\\): the model's predictions are not all finite, so neither is the ",
+                           "partial dependence: 1 of 8 grid points of the average for output \"prediction\" are NA ",
+                           "\\(first at wt = 5\\.344"))
+  expect_r_words(msg)
+})
+
+test_that("Python's words are translated one by one (the table of .r_words)", {
+  cases <- list(
+    c("RuntimeError: boom", "partial_dependence(): boom"),
+    c("pdpx.core.errors.PdpxError: x must be one of ['a', 'b']", "partial_dependence(): x must be one of c(\"a\", \"b\")"),
+    c("grid of [1, 2.5, -3e-05]", "partial_dependence(): grid of c(1, 2.5, -3e-05)"),
+    c("pairs ('wt', 'hp') unknown", "partial_dependence(): pairs c(\"wt\", \"hp\") unknown"),
+    c("use include_missing=True, or None", "partial_dependence(): use include_missing = TRUE, or NULL"),
+    c("the model's output 'p' is False", "partial_dependence(): the model's output \"p\" is FALSE"),
+    c("got 3.5 (a float); got 'x' (a str)", "partial_dependence(): got 3.5 (a number); got \"x\" (a character string)"),
+    c("partial_dependence(): X has 3 rows", "partial_dependence(): data has 3 rows"),
+    c("call res.plot() or res.to_frame(); see res.notes", "partial_dependence(): call plot(res) or as.data.frame(res); see attr(res, \"pdpx\")$notes"),
+    c("at x = np.float64(1.5) it is NaN", "partial_dependence(): at x = 1.5 it is NA"),
+    c("ALE (pdpx.ale) stays within; pdpx.importance too", "partial_dependence(): ALE (ale()) stays within; pd_importance() too"),
+    c("boom\nRun `reticulate::py_last_error()` for details.", "partial_dependence(): boom")
+  )
+  for (case in cases) expect_identical(.r_words(case[1], "partial_dependence"), case[2])
+  expect_identical(.r_words("X has 3 rows; features='wt' must be a column, grid_resolution=3", "partial"),
+                   "partial(): train has 3 rows; pred.var = \"wt\" must be a column, grid.resolution = 3")
+  expect_identical(.r_words("3 features are strongly dependent", "partial"), "partial(): 3 features are strongly dependent")
 })
