@@ -7,17 +7,22 @@
 
 MODEL is read by its extension (:mod:`pdpx.model_files`): XGBoost .json / .ubj, LightGBM
 .txt, CatBoost .cbm, skops .skops, R .rds; pickle / joblib files only with --allow-pickle
-(or PDPX_ALLOW_PICKLE=1). DATA is a CSV or Parquet file; a CSV's categorical columns take
-the categories stored in the model (:mod:`pdpx.model_categories`).
-A mistake (a file that cannot be read, a feature that is not a column...) prints one line
-and exits with status 1 (2 for a wrong command line); a failed run leaves no partial
-output file. Progress bars go to stderr.
+(or PDPX_ALLOW_PICKLE=1), and then modules in the working directory can be imported (the
+user's own functions a pickled pipeline uses). DATA is a CSV or Parquet file, read by
+:mod:`pdpx.cli_data` (``--dates``, ``--dtypes``, ``--weights``, ``--drop``; a CSV's categorical
+columns take the categories stored in the model, :mod:`pdpx.model_categories`).
+A mistake (a file that cannot be read, a feature that is not a column, an output extension
+the command does not write...) prints one line in the command line's words (its flags, not
+the Python API's argument names) and exits with status 1 (2 for a wrong command line); a
+failed run leaves no partial output file. Each command says on stderr what it wrote.
+Progress bars go to stderr.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -30,8 +35,43 @@ MODEL_HELP = ("MODEL, by its extension: an XGBoost model (.json, .ubj), a LightG
               "model (.cbm, with the pdpx-catboost plugin), a scikit-learn model saved with skops (.skops) or an "
               "R randomForest saved with saveRDS (.rds, needs rpy2); a pickle / joblib file (.pkl, .pickle, "
               f".joblib) only with --allow-pickle (or {ALLOW_PICKLE_ENV}=1). " + PICKLE_WARNING)
-DATA_SUFFIXES = (".csv", ".parquet", ".pq")
+DATA_HELP = ("DATA: a CSV or Parquet file of rows with the model's columns (--drop the others, such as the "
+             "target). CSV columns of ISO dates are read as dates.")
 TABLE_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
+REPORT_SUFFIXES = (".html", ".htm")
+#: the examples each --help shows (tests/test_cli_help.py runs every one of them)
+EXAMPLES = {
+    "main": [
+        "pdpx pd model.json data.csv --drop y --feature age",
+        "pdpx plot model.json data.csv --drop y --feature age -o age.png",
+        "pdpx report model.json data.csv --drop y -o report.html",
+        "pdpx pd --help",
+    ],
+    "pd": [
+        "pdpx pd model.json data.csv --drop y --feature age",
+        "pdpx pd model.json data.csv --drop y --feature age --feature income -o pd.parquet",
+        "pdpx pd model.json data.csv --drop y --feature age --kind both --ice 20 -o ice.csv",
+        "pdpx pd model.json data.csv --drop y --weights w --feature income --format json",
+        "pdpx pd churn.json data.csv --drop y --feature age --target 1 --response predict_proba",
+        "pdpx pd --allow-pickle sales.pkl sales.csv --drop units --dates day --feature day",
+    ],
+    "plot": [
+        "pdpx plot model.json data.csv --drop y --feature age -o age.png",
+        "pdpx plot model.json data.csv --drop y --feature age --feature income -o age_income.svg",
+        "pdpx plot model.json data.csv --drop y --feature age --kind both --ice 30 --centered -o ice.pdf",
+        "pdpx plot churn.json data.csv --drop y --feature age --target 1 -o churn_age.png",
+    ],
+    "report": [
+        "pdpx report model.json data.csv --drop y -o report.html",
+        "pdpx report model.skops data.csv --drop y --feature age --feature income --ice 50 -o report.html",
+        "PDPX_ALLOW_PICKLE=1 pdpx report model.pkl data.csv --drop y --weights w -o weighted.html",
+    ],
+}
+
+
+def _examples(command: str) -> str:
+    return "\b\nExamples:\n" + "\n".join("  " + line for line in EXAMPLES[command])
 
 
 class UserError(click.ClickException):
@@ -41,11 +81,11 @@ class UserError(click.ClickException):
         click.echo(f"pdpx: error: {self.format_message()}", err=True, file=file)
 
 
-# ------------------------------------------------------------------ reading files
 def _say(kind: str):
     return lambda text: click.echo(f"pdpx: {kind}: {text}", err=True)
 
 
+# ------------------------------------------------------------------ reading files
 def load_model(path: str, allow_pickle: bool = False):
     """The fitted model stored in ``path``, by its extension (:func:`pdpx.model_files.load_model_file`).
 
@@ -59,40 +99,19 @@ def load_model(path: str, allow_pickle: bool = False):
         raise UserError(str(exc)) from None
 
 
-def load_data(path: str, drop: tuple[str, ...] = (), model=None):
-    """The rows in a CSV or Parquet file, without the ``drop`` columns.
+def _read(model: str, data: str, allow_pickle: bool, spec):
+    """The model, its adapter, the rows (checked against the model's columns) and the weights."""
+    from .cli_data import DataError, check_columns, read_data
+    from .core.plugins import adapt
 
-    With ``model``, its categorical columns take the categories the model stores
-    (:func:`pdpx.model_categories.apply_categories`).
-    """
-    import pandas as pd
-
-    from .model_categories import ModelCategories, apply_categories, model_categories
-
-    p = Path(path)
-    suffix = p.suffix.lower()
-    if suffix not in DATA_SUFFIXES:
-        raise UserError(f"cannot identify the data file {str(p)!r}: expected a CSV (.csv) or Parquet (.parquet) file")
-    cats = model_categories(model) if model is not None else ModelCategories()
-    try:
-        frame = pd.read_csv(p, dtype=cats.csv_dtypes() or None) if suffix == ".csv" else pd.read_parquet(p)
-    except ImportError:
-        raise UserError("reading Parquet needs pyarrow: pip install pyarrow") from None
-    except Exception as exc:  # noqa: BLE001 - unreadable data file
-        raise UserError(f"could not read {str(p)!r}: {_one_line(exc)}") from None
-    missing = [c for c in drop if c not in frame.columns]
-    if missing:
-        raise UserError(f"--drop: {missing} not among the columns of {str(p)!r}: {list(frame.columns)}")
-    frame = frame.drop(columns=list(drop))
-    try:
-        return apply_categories(frame, cats, repr(str(p)), note=_say("note"))
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-
-
-def _read(model: str, data: str, drop, allow_pickle: bool):
     m = load_model(model, allow_pickle)
-    return m, load_data(data, drop, m)
+    try:
+        X, weights = read_data(data, spec, m, note=_say("note"))
+        adapter = adapt(m)
+        check_columns(adapter, X, repr(str(data)), spec)
+    except DataError as exc:
+        raise UserError(str(exc)) from None
+    return m, adapter, X, weights
 
 
 def _one_line(exc: BaseException) -> str:
@@ -100,14 +119,29 @@ def _one_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
-def write_table(frame, path: str | None, fmt: str | None) -> None:
+# ------------------------------------------------------------------ writing files
+def table_format(path: str | None, fmt: str | None) -> str:
+    """The table format for ``-o path`` / ``--format fmt``; an extension that is not a table is refused."""
+    if path is None:
+        return fmt or "csv"
+    suffix = Path(path).suffix.lower()
+    by_suffix = TABLE_FORMATS.get(suffix)
+    if by_suffix is None and suffix:
+        hint = (f"; for a figure use pdpx plot ... -o {Path(path).name}" if suffix in FIGURE_SUFFIXES else "")
+        raise UserError(f"-o {path!r}: pdpx pd writes tables: give a file ending in .csv, .parquet (or .pq) or "
+                        f".json{hint}")
+    if by_suffix is None and fmt is None:
+        raise UserError(f"-o {path!r}: give a file ending in .csv, .parquet or .json, or pass --format")
+    if by_suffix is not None and fmt is not None and fmt != by_suffix:
+        raise UserError(f"-o {path!r} and --format {fmt} disagree: a {suffix} file is {by_suffix}; drop --format "
+                        f"or name the file .{fmt}")
+    return by_suffix or fmt
+
+
+def write_table(frame, path: str | None, fmt: str) -> None:
     """``frame`` as CSV / Parquet / JSON to ``path`` (atomically) or to stdout."""
     from .core.files import atomic_path, check_writable
 
-    if fmt is None:
-        fmt = TABLE_FORMATS.get(Path(path).suffix.lower()) if path else "csv"
-        if fmt is None:
-            raise UserError(f"-o {path!r}: give a file ending in .csv, .parquet or .json, or pass --format")
     if path is None:
         if fmt == "parquet":
             buf = io.BytesIO()
@@ -126,11 +160,55 @@ def write_table(frame, path: str | None, fmt: str | None) -> None:
 
 def _render(frame, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(json.loads(frame.to_json(orient="records")), indent=None) + "\n"
+        return json.dumps(json.loads(frame.to_json(orient="records", date_format="iso")), indent=None) + "\n"
     return frame.to_csv(index=False)
 
 
-# ------------------------------------------------------------------ commands
+def _check_output(path: str, suffixes: tuple, what: str, hint: str = "") -> None:
+    from .core.files import check_writable
+
+    suffix = Path(path).suffix.lower()
+    if suffix not in suffixes:
+        shown = ", ".join(suffixes)
+        raise UserError(f"-o {path!r}: {what} is written as {shown} (not {suffix or 'a file without extension'})"
+                        f"{hint}")
+    check_writable(path, what="-o")
+
+
+# ------------------------------------------------------------------ the API's words in the command line's
+_API_WORDS = [
+    (r"\b(?:partial_dependence(?:_many)?|report|h_statistic)\(\):? ?", ""),
+    (r"\bor custom_values for the values you want\b", "or --grid-resolution for more points"),
+    (r"\(grid='uniform', with grid_resolution for more points\)", "(leave out --grid thresholds)"),
+    (r"\bgrid='(\w+)'", r"--grid \1"),
+    (r"\bgrid_resolution\b", "--grid-resolution"),
+    (r"\bcategorical_features\b", "--categorical"),
+    (r"\bunknown categorical feature\b", "--categorical: unknown column"),
+    (r"\bsample_weight\b", "--weights"),
+    (r"\b(?:ice_sample|n_ice)\b", "--ice"),
+    (r"\bmax_rows\b", "--max-rows"),
+    (r"\bresponse='(\w+)'", r"--response \1"),
+    (r"\bresponse=", "--response "),
+    (r"\btarget=", "--target "),
+    (r"^target\b", "--target"),
+    (r"\bmethod='(\w+)'", r"--method \1"),
+    (r"^unknown method\b", "--method: unknown method"),
+    (r"\bkind='(\w+)'", r"--kind \1"),
+    (r"\bcentered=True\b", "--centered"),
+    (r"^unknown feature\b", "--feature: unknown column"),
+    (r"\bfeatures lists\b", "--feature names"),
+    (r"\bX has no such column\b", "DATA has no such column"),
+    (r"\bX\b(?= (?:has|holds|column)\b)", "DATA"),
+]
+
+
+def cli_words(text: str) -> str:
+    """A message of the Python API in the command line's words (its flags instead of argument names)."""
+    for pattern, words in _API_WORDS:
+        text = re.sub(pattern, words, text)
+    return text
+
+
 def _run(fn):
     """Run ``fn()``; a user's mistake becomes one line on stderr and exit status 1."""
     from .core.errors import PdpxError
@@ -140,108 +218,225 @@ def _run(fn):
     except click.ClickException:
         raise
     except (PdpxError, ValueError, TypeError, KeyError, OSError, ImportError) as exc:
-        raise UserError(_one_line(exc)) from None
+        raise UserError(cli_words(_one_line(exc))) from None
     except Exception as exc:
         if type(exc).__module__.startswith("rpy2"):  # R's own error message, e.g. a model R cannot predict with
             raise UserError("R: " + _one_line(exc)) from None
         raise
 
 
-def _options(method, grid_resolution, grid="uniform", kind=None):
-    out = {"method": method, "grid_resolution": grid_resolution}
+# ------------------------------------------------------------------ options
+def _spec(drop, dates, dtypes, categorical, weights):
+    from .cli_data import DataError, DataSpec, parse_dtypes, split_list
+
+    try:
+        return DataSpec(drop=tuple(split_list(drop)), dates=tuple(split_list(dates)), dtypes=parse_dtypes(dtypes),
+                        categorical=tuple(split_list(categorical)), weights=weights)
+    except DataError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _target(adapter, values):
+    """``--target`` values as the model's own labels (``"1"`` is the class 1 of a model whose classes are numbers)."""
+    if not values:
+        return None
+    labels = adapter.classes() or []
+    by_text = {str(c): c for c in labels}
+    out = []
+    for value in values:
+        parts = [value] if value in by_text or "," not in value else [v.strip() for v in value.split(",")]
+        for v in parts:
+            if v in by_text:
+                out.append(by_text[v])
+            elif not labels:
+                out.append(int(v) if re.fullmatch(r"-?\d+", v) else v)
+            else:
+                raise UserError(f"--target {v}: not a class of this model; its classes are "
+                                f"{', '.join(map(str, labels))}")
+    return out[0] if len(out) == 1 else out
+
+
+def _pd_options(adapter, spec, weights, *, method, grid_resolution, grid, response, target, kind=None,
+                centered=False, ice=None):
+    out = {"method": method, "grid_resolution": grid_resolution, "response": response,
+           "target": _target(adapter, target)}
     if grid != "uniform":
         out["grid"] = grid
     if kind is not None:
         out["kind"] = kind
-    return out
+    if centered:
+        out["centered"] = True
+    if spec.categorical:
+        out["categorical_features"] = list(spec.categorical)
+    if weights is not None:
+        out["sample_weight"] = weights
+    if ice is not None:
+        out["ice_sample"] = ice
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _check_features(features, X, spec) -> None:
+    """Each --feature is a column of the rows (a dropped or weights column is named as such)."""
+    cols = [str(c) for c in X.columns]
+    for f in features:
+        if f in cols:
+            continue
+        if f in spec.drop:
+            raise UserError(f"--feature {f}: you left {f!r} out with --drop")
+        if f == spec.weights:
+            raise UserError(f"--feature {f}: {f!r} is the --weights column, which is not a feature")
+        raise UserError(f"--feature {f}: not a column of DATA; its columns are {cols}")
 
 
 model_arg = click.argument("model", type=click.Path(exists=True, dir_okay=False))
 data_arg = click.argument("data", type=click.Path(exists=True, dir_okay=False))
-drop_opt = click.option("--drop", multiple=True, metavar="COLUMN",
-                        help="Leave this column of DATA out (e.g. the target). Repeatable.")
-method_opt = click.option("--method", default="auto", show_default=True,
-                          help="auto, brute, exact, recursion, or a plugin's method.")
+
+
+def data_options(fn):
+    """The options that say how DATA is read: --drop, --dates, --dtypes, --categorical, --weights."""
+    for opt in reversed([
+        click.option("--drop", multiple=True, metavar="COL[,COL...]",
+                     help="Leave these columns of DATA out (the target, IDs...). Repeatable."),
+        click.option("--dates", multiple=True, metavar="COL[,COL...]",
+                     help="Parse these columns as dates (ISO dates are detected on their own). Repeatable."),
+        click.option("--dtypes", multiple=True, metavar="COL=TYPE[,...]",
+                     help="pandas dtypes of CSV columns, e.g. zip=string,age=Int64,day=date. Repeatable."),
+        click.option("--categorical", multiple=True, metavar="COL[,COL...]",
+                     help="Treat these columns as categorical: the grid is their distinct values (text "
+                          "columns always are). Repeatable."),
+        click.option("--weights", default=None, metavar="COL",
+                     help="A column of DATA holding each row's weight in the average; it is not a feature."),
+    ]):
+        fn = opt(fn)
+    return fn
+
+
+def model_options(fn):
+    """What to average: --response, --target (--class), and how: --method, --allow-pickle, --progress."""
+    for opt in reversed([
+        click.option("--response", type=click.Choice(["auto", "predict", "predict_proba", "decision_function",
+                                                      "raw"]), default="auto", show_default=True,
+                     help="What to average: auto is predict for regressors, predict_proba for classifiers; raw "
+                          "is a boosted model's margin."),
+        click.option("--target", "--class", "target", multiple=True, metavar="LABEL",
+                     help="The class (or output) to show, e.g. --target 1; repeatable. Default: every class, "
+                          "the positive one only for a binary classifier."),
+        click.option("--method", default="auto", show_default=True,
+                     help="auto, brute, exact, recursion, or a plugin's method."),
+        click.option("--allow-pickle", is_flag=True,
+                     help=f"Load a pickle / joblib MODEL (.pkl, .pickle, .joblib), a .skops file's untrusted "
+                          f"types or an .rds file that holds code; modules in the working directory can then be "
+                          f"imported (your own functions the model uses). This runs code stored in the file: only "
+                          f"for files you trust. Scripts may set {ALLOW_PICKLE_ENV}=1 instead."),
+        click.option("--progress/--no-progress", default=None,
+                     help="Progress bars on stderr (default: for long runs in a terminal)."),
+    ]):
+        fn = opt(fn)
+    return fn
+
+
 grid_opt = click.option("--grid-resolution", default=100, show_default=True, type=click.IntRange(min=2),
                         help="Grid points per numeric feature.")
 grid_kind_opt = click.option("--grid", "grid", type=click.Choice(["uniform", "thresholds"]), default="uniform",
                              show_default=True,
                              help="uniform: --grid-resolution points between the 5th and 95th percentiles; "
                                   "thresholds: one point per step of a tree model's curve (the exact curve).")
-pickle_opt = click.option("--allow-pickle", is_flag=True,
-                          help=f"Load a pickle / joblib MODEL (.pkl, .pickle, .joblib), a .skops file's untrusted "
-                               f"types or an .rds file that holds code. This runs code stored in the file: only for "
-                               f"files you trust. Scripts may set {ALLOW_PICKLE_ENV}=1 instead.")
-progress_opt = click.option("--progress/--no-progress", default=None,
-                            help="Progress bars on stderr (default: for long runs in a terminal).")
+kind_opt = click.option("--kind", type=click.Choice(["average", "individual", "both"]), show_default=True,
+                        help="The PD curve (average), the ICE curves (individual), or both.")
+centered_opt = click.option("--centered", is_flag=True, help="Centered ICE / PD.")
 
 
-@click.group(help=__doc__.split("\n\n")[0] + "\n\n" + MODEL_HELP + "\n\nDATA: a CSV or Parquet file of rows.",
-             context_settings={"help_option_names": ["-h", "--help"]})
+def ice_opt(default_text: str):
+    """``--ice N``: how many ICE curves (rows, a seeded sample)."""
+    return click.option("--ice", default=None, type=click.IntRange(min=1), metavar="N",
+                        help=f"ICE curves for a seeded sample of N rows ({default_text}); the PD still averages "
+                             "every row.")
+
+
+# ------------------------------------------------------------------ commands
+@click.group(help="The pdpx command line: reports, figures and tidy tables of partial dependence from a saved "
+             "model and a data file.\n\n" + MODEL_HELP + "\n\n" + DATA_HELP + "\n\n" + _examples("main"),
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.version_option(package_name="pdpx")
 def main():
     """The ``pdpx`` command."""
 
 
-@main.command(help="Write a self-contained HTML report. " + MODEL_HELP)
+@main.command(help="Write a self-contained HTML report (.html). " + MODEL_HELP + "\n\n" + _examples("report"))
 @model_arg
 @data_arg
-@click.option("-o", "--output", required=True, help="The HTML file to write.")
+@click.option("-o", "--output", required=True, help="The HTML file to write (.html or .htm).")
 @click.option("--feature", "features", multiple=True, help="Show this feature (repeatable; default: every column).")
 @click.option("--title", default=None, help="The report's title.")
 @click.option("--max-rows", default=None, type=click.IntRange(min=1), help="Average over a sample of this many rows.")
-@drop_opt
-@pickle_opt
-@progress_opt
-def report(model, data, output, features, title, max_rows, drop, progress, allow_pickle):
+@ice_opt("default 100")
+@grid_opt
+@data_options
+@model_options
+def report(model, data, output, features, title, max_rows, ice, grid_resolution, drop, dates, dtypes, categorical,
+           weights, response, target, method, allow_pickle, progress):
     """``pdpx report``."""
     def go():
-        from .core.files import check_writable
         from .reporting import report as write_report
 
-        check_writable(output, what="-o")
-        m, X = _read(model, data, drop, allow_pickle)
+        _check_output(output, REPORT_SUFFIXES, "the report", "; pdpx writes the report as one HTML file (open it "
+                      "in a browser and print it to PDF if you need one)")
+        spec = _spec(drop, dates, dtypes, categorical, weights)
+        m, adapter, X, w = _read(model, data, allow_pickle, spec)
+        _check_features(features, X, spec)
+        options = _pd_options(adapter, spec, w, method=method, grid_resolution=grid_resolution, grid="uniform",
+                              response=response, target=target)
         path = write_report(m, X, output, features=list(features) or None, title=title, max_rows=max_rows,
-                            progress=True if progress is None else progress)
-        click.echo(f"wrote {path}", err=True)
+                            n_ice=ice or 100, progress=True if progress is None else progress, **options)
+        shown = f"features {', '.join(features)}" if features else f"every column of {len(X.columns)}"
+        click.echo(f"pdpx: wrote {str(path)!r}: HTML report, {shown}, {len(X)} rows", err=True)
     _run(go)
 
 
 @main.command(help="Draw the partial dependence of one feature (or a 2-way grid of two) to PNG, SVG or PDF. "
-              + MODEL_HELP)
+              + MODEL_HELP + "\n\n" + _examples("plot"))
 @model_arg
 @data_arg
 @click.option("--feature", "features", multiple=True, required=True,
               help="A target feature; give it twice for a joint 2-way grid.")
 @click.option("-o", "--output", required=True, help="The figure to write (.png, .svg or .pdf).")
-@click.option("--kind", type=click.Choice(["average", "individual", "both"]), default="both", show_default=True)
-@click.option("--centered", is_flag=True, help="Centered ICE / PD.")
-@method_opt
+@kind_opt
+@centered_opt
+@ice_opt("default 100")
 @grid_opt
 @grid_kind_opt
-@drop_opt
-@pickle_opt
-@progress_opt
-def plot(model, data, features, output, kind, centered, method, grid_resolution, grid, drop, progress, allow_pickle):
+@data_options
+@model_options
+def plot(model, data, features, output, kind, centered, ice, grid_resolution, grid, drop, dates, dtypes,
+         categorical, weights, response, target, method, allow_pickle, progress):
     """``pdpx plot``."""
     def go():
         import pdpx
 
-        from .core.files import check_writable
-        from .outputs.plot import FORMATS
-
-        check_writable(output, what="-o", suffixes=tuple("." + f for f in FORMATS))
-        m, X = _read(model, data, drop, allow_pickle)
-        kind_ = kind if len(features) == 1 else "average"
-        res = pdpx.partial_dependence(m, X, list(features), kind=kind_, centered=centered, progress=progress,
-                                      ice_sample=100 if kind_ != "average" else None,
-                                      **_options(method, grid_resolution, grid))
-        click.echo(f"wrote {res.save(output)}", err=True)
+        _check_output(output, FIGURE_SUFFIXES, "a figure",
+                      "; for a table use pdpx pd ... -o" if Path(output).suffix.lower() in TABLE_FORMATS else "")
+        kind_ = kind or ("both" if len(features) == 1 else "average")
+        if len(features) > 1 and kind_ != "average":
+            raise UserError(f"--kind {kind_}: a 2-way figure shows the average only; leave out --kind, or give "
+                            "one --feature for ICE curves")
+        if kind_ == "average" and ice is not None:
+            raise UserError("--ice: ICE curves are drawn with --kind both or individual, not average")
+        spec = _spec(drop, dates, dtypes, categorical, weights)
+        m, adapter, X, w = _read(model, data, allow_pickle, spec)
+        _check_features(features, X, spec)
+        n_ice = None if kind_ == "average" else min(ice or 100, len(X))
+        res = pdpx.partial_dependence(m, X, list(features), progress=progress, **_pd_options(
+            adapter, spec, w, method=method, grid_resolution=grid_resolution, grid=grid, response=response,
+            target=target, kind=kind_, centered=centered, ice=n_ice))
+        path = res.save(output)
+        curves = "PD" if kind_ == "average" else ("PD and " if kind_ == "both" else "") + f"{n_ice} ICE curves"
+        click.echo(f"pdpx: wrote {str(path)!r}: {Path(path).suffix[1:].upper()} figure, {curves} of "
+                   f"{' x '.join(features)}", err=True)
     _run(go)
 
 
 @main.command("pd", help="Print the tidy partial dependence table (CSV, Parquet or JSON) to stdout or -o. "
-              + MODEL_HELP)
+              + MODEL_HELP + "\n\n" + _examples("pd"))
 @model_arg
 @data_arg
 @click.option("--feature", "features", multiple=True, required=True,
@@ -249,28 +444,39 @@ def plot(model, data, features, output, kind, centered, method, grid_resolution,
 @click.option("-o", "--output", default=None, help="Write here (.csv, .parquet, .json) instead of stdout.")
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet", "json"]), default=None,
               help="Table format (default: from -o's extension, else csv).")
-@click.option("--kind", type=click.Choice(["average", "individual", "both"]), default="average", show_default=True)
-@click.option("--centered", is_flag=True, help="Centered ICE / PD.")
-@method_opt
+@kind_opt
+@centered_opt
+@ice_opt("default: every row")
 @grid_opt
 @grid_kind_opt
-@drop_opt
-@pickle_opt
-@progress_opt
-def pd_command(model, data, features, output, fmt, kind, centered, method, grid_resolution, grid, drop,
-               progress, allow_pickle):
+@data_options
+@model_options
+def pd_command(model, data, features, output, fmt, kind, centered, ice, grid_resolution, grid, drop, dates, dtypes,
+               categorical, weights, response, target, method, allow_pickle, progress):
     """``pdpx pd``."""
     def go():
         import pdpx
 
         from .core.files import check_writable
 
+        fmt_ = table_format(output, fmt)
         if output is not None:
             check_writable(output, what="-o")
-        m, X = _read(model, data, drop, allow_pickle)
-        res = pdpx.partial_dependence(m, X, list(features), kind=kind, centered=centered, progress=progress,
-                                      **_options(method, grid_resolution, grid))
-        write_table(res.to_frame(), output, fmt)
+        kind_ = kind or "average"
+        if kind_ == "average" and ice is not None:
+            raise UserError("--ice: ICE rows are written with --kind both or individual, not average")
+        spec = _spec(drop, dates, dtypes, categorical, weights)
+        m, adapter, X, w = _read(model, data, allow_pickle, spec)
+        _check_features(features, X, spec)
+        res = pdpx.partial_dependence(m, X, list(features), progress=progress, **_pd_options(
+            adapter, spec, w, method=method, grid_resolution=grid_resolution, grid=grid, response=response,
+            target=target, kind=kind_, centered=centered, ice=min(ice, len(X)) if ice else None))
+        frame = res.to_frame()
+        write_table(frame, output, fmt_)
+        where = repr(str(output)) if output is not None else "stdout"
+        what = {"average": "PD", "individual": "ICE", "both": "PD and ICE"}[kind_]
+        click.echo(f"pdpx: wrote {len(frame)} rows of {fmt_.upper() if fmt_ != 'parquet' else 'Parquet'} to "
+                   f"{where}: {what} of {' x '.join(features)}", err=True)
     _run(go)
 
 

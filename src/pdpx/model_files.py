@@ -12,13 +12,23 @@ the trusted ones and an .rds holding code load. A file whose content does not ma
 extension (a pickle named ``model.json``) is refused before any loader sees it, with or
 without the opt-in.
 
+A pickle refers to the functions and classes it holds by module name. A model that uses the
+user's own code (a ``FunctionTransformer`` of a function in ``helpers.py``) loads when that
+module can be imported: with the opt-in, the working directory is importable while the file
+loads (added at the end of ``sys.path``, so a file there never shadows an installed module:
+:func:`working_directory_importable`). A module that still cannot be imported is named in the
+error, as the user's code (run from the folder that holds it, or set ``PYTHONPATH``) unless it
+is a known package (:data:`PACKAGES`: then ``pip install``).
+
 :func:`load_model_file` raises :class:`ModelFileError` with a message for the user.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -48,6 +58,16 @@ R_PACKAGE_ONLY = {"ranger": "ranger", "gbm": "gbm"}
 #: scikit-learn's own tree containers, which skops does not trust by default: their content
 #: (arrays, numbers) is checked by skops like any other node, and constructing them runs no
 #: code of the file. Everything else beyond skops' defaults needs the pickle opt-in.
+#: modules a pickled model commonly refers to -> the distribution to install (others may be the user's own code)
+PACKAGES = {
+    "sklearn": "scikit-learn", "xgboost": "xgboost", "lightgbm": "lightgbm", "catboost": "catboost",
+    "skops": "skops", "joblib": "joblib", "numpy": "numpy", "pandas": "pandas", "scipy": "scipy",
+    "rpy2": "rpy2", "pyarrow": "pyarrow", "statsmodels": "statsmodels", "imblearn": "imbalanced-learn",
+    "category_encoders": "category-encoders", "feature_engine": "feature-engine", "cloudpickle": "cloudpickle",
+    "dill": "dill", "numba": "numba", "torch": "torch", "tensorflow": "tensorflow", "keras": "keras",
+    "ngboost": "ngboost", "interpret": "interpret", "pygam": "pygam", "optbinning": "optbinning",
+    "sktime": "sktime", "mlxtend": "mlxtend", "polars": "polars", "tabpfn": "tabpfn",
+}
 SKOPS_TRUSTED = ("sklearn.tree._tree.Tree", "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor")
 
 _PICKLE_GLOBAL = re.compile(rb"^c[A-Za-z_][\w.]*\n[A-Za-z_][\w.]*\n")
@@ -160,25 +180,74 @@ def load_model_file(path, *, allow_pickle: bool = False, warn: Callable[[str], N
             return _load_skops(p, allow_pickle, warn)
         return _load_rds(p, allow_pickle, warn)
     except ImportError as exc:
-        pkg = {"sklearn": "scikit-learn"}.get(exc.name or "", exc.name or "the missing package")
-        raise ModelFileError(f"reading {name!r} ({kind}) needs the {pkg} package: pip install {pkg}") from None
+        raise ModelFileError(missing_module(p, kind, exc.name)) from None
     except ModelFileError:
         raise
+    except AttributeError as exc:  # a module of the user's that lacks what the pickle refers to
+        found = re.search(r"Can't get attribute '([^']+)' on <module '([^']+)'(?: from '([^']+)')?", str(exc))
+        if found is None:
+            raise ModelFileError(f"could not load the model in {name!r} as {kind}: {exc}") from None
+        attr, module, where = found.groups()
+        raise ModelFileError(
+            f"the model in {name!r} uses {attr} from the module {module}, but the {module} Python imports here "
+            f"({where or 'built in'}) does not define it: run pdpx where the {module} the model was saved with "
+            "can be imported (the folder that holds it, or set PYTHONPATH to that folder)") from None
     except Exception as exc:  # noqa: BLE001 - a file that looked right but does not load
         text = str(exc).strip().splitlines()
         raise ModelFileError(f"could not load the model in {name!r} as {kind}: "
                              f"{text[0] if text else type(exc).__name__}") from None
 
 
+@contextlib.contextmanager
+def working_directory_importable():
+    """While inside, modules in the working directory can be imported (the user's own code a pickle uses).
+
+    The folder goes at the end of ``sys.path``: a file there never shadows an installed
+    module (a stray ``json.py`` stays unused). Only used once the user opted in to code
+    running from the model file.
+    """
+    cwd = os.getcwd()
+    added = "" not in sys.path and cwd not in sys.path
+    if added:
+        sys.path.append(cwd)
+    try:
+        yield
+    finally:
+        if added and cwd in sys.path:
+            sys.path.remove(cwd)
+
+
+def missing_module(p: Path, kind: str, module: str | None) -> str:
+    """What to say when loading ``p`` needs ``module``, which cannot be imported: install a known package,
+    else (the user's own code) run from the folder that holds it or set PYTHONPATH."""
+    name, top = str(p), (module or "").split(".")[0]
+    if not top:
+        return f"reading {name!r} ({kind}) needs a Python module that cannot be imported"
+    if top in PACKAGES:
+        return f"reading {name!r} ({kind}) needs the {PACKAGES[top]} package: pip install {PACKAGES[top]}"
+    here = Path.cwd()
+    homes = [d for d in dict.fromkeys([p.resolve().parent, here])
+             if (d / f"{top}.py").is_file() or (d / top / "__init__.py").is_file()]
+    text = (f"the model in {name!r} uses code from the module {module!r}, which Python cannot import here "
+            f"(pdpx ran in {str(here)!r}). ")
+    if homes and homes[0] != here:
+        found = f"{top}.py" if (homes[0] / f"{top}.py").is_file() else f"the folder {top}/"
+        return text + (f"{found} is in {str(homes[0])!r}: run pdpx from that folder, or set "
+                       f"PYTHONPATH={str(homes[0])!r} before the command")
+    return text + (f"If {top} is your own code (a {top}.py file or a {top}/ folder), run pdpx from the folder that "
+                   f"holds it, or set PYTHONPATH to that folder; if it is a published package, install it")
+
+
 def _load_pickle(p: Path):
     import pickle
 
-    try:
-        import joblib
-    except ImportError:  # plain pickles load without joblib
-        with open(p, "rb") as fh:
-            return pickle.load(fh)  # noqa: S301 - the user opted in (--allow-pickle)
-    return joblib.load(p)
+    with working_directory_importable():
+        try:
+            import joblib
+        except ImportError:  # plain pickles load without joblib
+            with open(p, "rb") as fh:
+                return pickle.load(fh)  # noqa: S301 - the user opted in (--allow-pickle)
+        return joblib.load(p)
 
 
 def _load_catboost(p: Path):
@@ -207,7 +276,10 @@ def _load_skops(p: Path, allow_pickle: bool, warn):
     if untrusted and warn is not None:
         warn(f"loading {str(p)!r} with --allow-pickle trusts the types {', '.join(untrusted)}: "
              "building them may run code; load only files you trust")
-    return sio.load(p, trusted=list(SKOPS_TRUSTED) + untrusted)
+    if not untrusted:
+        return sio.load(p, trusted=list(SKOPS_TRUSTED))
+    with working_directory_importable():  # the types trusted by the opt-in may be the user's own code
+        return sio.load(p, trusted=list(SKOPS_TRUSTED) + untrusted)
 
 
 #: readRDS (which attaches no package) and the object's class attribute; then, for a formula model,
