@@ -45,7 +45,7 @@
 #' @param recursive gbm only: Friedman's weighted tree traversal (not with `ice`).
 #' @param plot,plot.engine,smooth,rug,levelplot,contour,contour.color,alpha Draw
 #'   the result instead of returning it: `plot.engine = "ggplot2"` gives
-#'   [autoplot.partial()]; `"lattice"` (pdp's default) a lattice plot.
+#'   [autoplot.pdpx_partial()]; `"lattice"` (pdp's default) a lattice plot.
 #' @param chull Restrict the grid of the first two predictors to the convex hull
 #'   of their values in `train`.
 #' @param train The data to average over (a data.frame or matrix). By default the
@@ -60,11 +60,15 @@
 #' @param n.trees gbm: the number of trees (default: what `predict()` would use).
 #' @param ... Further arguments of pdp's `partial()` that pdpx does not know are an error.
 #'
-#' @return A data.frame of class `c("partial", "data.frame")`: one column per
-#'   predictor (factors stay factors) and `yhat`. ICE curves (`ice = TRUE`, or a
-#'   `pred.fun` returning one number per row): class `c("ice", "data.frame")` with
-#'   `yhat.id` (the row of `train`); centered ICE: class `c("cice", "data.frame")`,
-#'   as in pdp 0.8.2.
+#' @return A data.frame of class `c("pdpx_partial", "partial", "data.frame")`: one
+#'   column per predictor (factors stay factors) and `yhat`. ICE curves (`ice = TRUE`,
+#'   or a `pred.fun` returning one number per row): class `c("pdpx_ice", "ice",
+#'   "data.frame")` with `yhat.id` (the row of `train`); centered ICE: class
+#'   `c("pdpx_cice", "cice", "data.frame")`. The second class is pdp 0.8.2's, so
+#'   code written for pdp's results works on them; the first is pdpx's own, which its
+#'   `print()`, `summary()`, `plot()` and `autoplot()` methods are registered for (pdpx
+#'   registers no method for pdp's classes: with pdp loaded too, pdp's results print
+#'   and plot as pdp draws them).
 #' @examples
 #' \dontrun{
 #' library(randomForest)
@@ -166,7 +170,7 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
   }
   if (ice || "yhat.id" %in% names(res)) {
     res <- res[order(res$yhat.id), , drop = FALSE]
-    class(res) <- c("ice", "data.frame")
+    class(res) <- c("pdpx_ice", "ice", "data.frame")
     if (center) {
       res <- .center_curves(res)
       if (type == "classification" && prob) {
@@ -175,29 +179,30 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
       }
     }
   } else {
-    class(res) <- c("partial", "data.frame")
+    class(res) <- c("pdpx_partial", "partial", "data.frame")
   }
   rownames(res) <- NULL
   attr(res, "train") <- train[, intersect(pred.var, names(train)), drop = FALSE]
   if (!plot) return(res)
   out <- if (plot.engine == "ggplot2") {
-    autoplot.partial(res, rug = rug, alpha = alpha, smooth = smooth, contour = contour,
-                     contour.color = contour.color)
+    autoplot.pdpx_partial(res, rug = rug, alpha = if (missing(alpha)) NULL else alpha, smooth = smooth,
+                          contour = contour, contour.color = contour.color)
   } else {
-    .lattice_partial(res, pred.var, levelplot = levelplot, contour = contour, alpha = alpha)
+    .lattice_partial(res, pred.var, levelplot = levelplot, contour = contour,
+                     alpha = if (missing(alpha)) NULL else alpha)
   }
   attr(out, "partial.data") <- res
   out
 }
 
 # pdp's centered ICE curves: each curve minus its value at the first grid point; the first
-# column, yhat and yhat.id, class c("cice", "data.frame").
+# column, yhat and yhat.id, class c("pdpx_cice", "cice", "data.frame").
 .center_curves <- function(res) {
   first <- !duplicated(res$yhat.id)
   out <- data.frame(res[[1L]], yhat = res$yhat - res$yhat[first][match(res$yhat.id, res$yhat.id[first])],
                     yhat.id = res$yhat.id, check.names = FALSE)
   names(out)[1L] <- names(res)[1L]
-  class(out) <- c("cice", "data.frame")
+  class(out) <- c("pdpx_cice", "cice", "data.frame")
   out
 }
 
@@ -279,17 +284,18 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
 
 #' Print and summarise a partial() result
 #'
-#' Compact printing of [partial()] results: pdp's classes `partial`, `ice`
-#' (ICE curves) and `cice` (centered ICE curves), all data.frames.
+#' Compact printing of [partial()] results: pdpx's classes `pdpx_partial`,
+#' `pdpx_ice` (ICE curves) and `pdpx_cice` (centered ICE curves), which come
+#' before pdp's `partial`, `ice` and `cice` in the class of every result.
 #'
 #' @param x,object A [partial()] result.
 #' @param n Rows to show.
 #' @param ... Passed to [print.data.frame()] (print) or not used (summary).
 #' @return `print()`: `x`, invisibly. `summary()`: a `summary.pdpx` list
 #'   (features, rows, curves, a summary of `yhat`).
-#' @name print.partial
+#' @name print.pdpx_partial
 #' @export
-print.partial <- function(x, n = 10L, ...) {
+print.pdpx_partial <- function(x, n = 10L, ...) {
   ice <- "yhat.id" %in% names(x)
   vars <- setdiff(names(x), c("yhat", "yhat.id"))
   cat(sprintf("<partial dependence%s: %s | %d rows%s>\n",
@@ -304,30 +310,30 @@ print.partial <- function(x, n = 10L, ...) {
   invisible(x)
 }
 
-#' @rdname print.partial
+#' @rdname print.pdpx_partial
 #' @export
-print.ice <- function(x, n = 10L, ...) print.partial(x, n = n, ...)
+print.pdpx_ice <- function(x, n = 10L, ...) print.pdpx_partial(x, n = n, ...)
 
-#' @rdname print.partial
+#' @rdname print.pdpx_partial
 #' @export
-print.cice <- function(x, n = 10L, ...) print.partial(x, n = n, ...)
+print.pdpx_cice <- function(x, n = 10L, ...) print.pdpx_partial(x, n = n, ...)
 
-#' @rdname print.partial
+#' @rdname print.pdpx_partial
 #' @export
-summary.partial <- function(object, ...) {
+summary.pdpx_partial <- function(object, ...) {
   vars <- setdiff(names(object), c("yhat", "yhat.id"))
   structure(list(features = vars, n_rows = nrow(object),
                  n_curves = if ("yhat.id" %in% names(object)) length(unique(object$yhat.id)) else 1L,
                  yhat = summary(object$yhat)), class = "summary.pdpx")
 }
 
-#' @rdname print.partial
+#' @rdname print.pdpx_partial
 #' @export
-summary.ice <- function(object, ...) summary.partial(object, ...)
+summary.pdpx_ice <- function(object, ...) summary.pdpx_partial(object, ...)
 
-#' @rdname print.partial
+#' @rdname print.pdpx_partial
 #' @export
-summary.cice <- function(object, ...) summary.partial(object, ...)
+summary.pdpx_cice <- function(object, ...) summary.pdpx_partial(object, ...)
 
 #' @export
 print.summary.pdpx <- function(x, ...) {

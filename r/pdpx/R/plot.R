@@ -2,7 +2,9 @@
 #'
 #' `autoplot()` returns a ggplot of a [partial_dependence()] result; `plot()`
 #' draws it. One feature: the PD line with a rug of the feature's values, ICE
-#' curves in grey under it when present (points for categorical features). Two
+#' curves in grey under it when present, lighter the more curves there are, and the
+#' PD line over them (for an ICE-only result, `kind = "individual"`, the average of
+#' its curves; points for categorical features). Two
 #' features: a tile plot of the PD surface. Several outputs (classes) get one
 #' panel each. Results of several models or `by` groups draw one coloured curve
 #' per model or group (2-way: one panel each); a bootstrap `interval` draws a
@@ -12,7 +14,8 @@
 #'
 #' @param object,x A `pdpx_pd` data.frame from [partial_dependence()].
 #' @param rug Draw the feature's values along the x axis (numeric features).
-#' @param ice_alpha Transparency of the ICE curves.
+#' @param ice_alpha Opacity of the ICE curves; `NULL` (the default): lighter the
+#'   more curves there are (`10 / curves`, between 0.02 and 0.6).
 #' @param ... Not used.
 #' @return `autoplot()`: a ggplot object. `plot()`: the same, invisibly, after drawing it.
 #' @examples
@@ -24,7 +27,7 @@
 #' }
 #' @name autoplot.pdpx_pd
 #' @rawNamespace S3method(ggplot2::autoplot, pdpx_pd)
-autoplot.pdpx_pd <- function(object, rug = TRUE, ice_alpha = 0.2, ...) {
+autoplot.pdpx_pd <- function(object, rug = TRUE, ice_alpha = NULL, ...) {
   meta <- attr(object, "pdpx")
   if (is.null(meta)) stop("not a pdpx partial dependence result", call. = FALSE)
   d <- .strip_pd(object)
@@ -84,8 +87,18 @@ autoplot.pdpx_pd <- function(object, rug = TRUE, ice_alpha = 0.2, ...) {
   comparison <- if (!categorical && length(meta$steps)) meta$steps[[feature]] else NULL
   curve <- if (is.null(comparison)) ggplot2::geom_line
            else function(...) ggplot2::geom_step(..., direction = if (identical(comparison, "<")) "hv" else "vh")
+  if (nrow(ice) && !nrow(avg)) {
+    # ICE curves only: their average is the partial dependence (centered curves: the centered PD)
+    keys <- list(x = ice$x, output = ice$output, .group = ice$.group)
+    if (categorical) keys$label_1 <- ice$label_1
+    avg <- stats::aggregate(ice["yhat"], by = keys, FUN = mean)
+    avg$kind <- "average"
+    if (categorical) avg$x <- factor(avg$label_1, levels = meta$grid_values[[1]])
+    avg <- avg[order(avg$output, avg$.group, avg$x), , drop = FALSE]
+  }
   if (nrow(ice)) {
     ice$curve <- interaction(ice$output, ice$row, ice$.group, drop = TRUE)
+    if (is.null(ice_alpha)) ice_alpha <- .ice_alpha(length(unique(ice$row)))
     p <- p + curve(data = ice, ggplot2::aes(group = .data$curve), colour = "grey40",
                    alpha = ice_alpha, linewidth = 0.3)
   }
@@ -162,7 +175,7 @@ plot.pdpx_pd <- function(x, ...) {
 #'
 #' @param object A [partial()] or [partial_dependence()] result (or anything
 #'   ggplot2's `autoplot()` accepts).
-#' @param ... Passed to the method: see [autoplot.partial()] and [autoplot.pdpx_pd()].
+#' @param ... Passed to the method: see [autoplot.pdpx_partial()] and [autoplot.pdpx_pd()].
 #' @return A ggplot object.
 #' @examples
 #' \dontrun{

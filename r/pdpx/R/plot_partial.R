@@ -1,22 +1,25 @@
 #' Plot a pdp-style partial dependence
 #'
 #' ggplot2 figures of [partial()] results (pdp's classes `partial`, `ice` and
-#' `cice`): one predictor gives a line (points for a factor), ICE and centered ICE
-#' curves in grey with their average on top; two predictors give a
+#' `cice`, pdpx's `pdpx_partial`, `pdpx_ice` and `pdpx_cice`): one predictor gives a
+#' line (points for a factor), ICE and centered ICE curves in grey, lighter the more
+#' curves there are, with their average (the partial dependence) on top in red; two
+#' predictors give a
 #' filled grid (only the points kept by `chull = TRUE`, when used), optionally
 #' with contour lines.
 #'
-#' @param object,x A `partial`, `ice` or `cice` data.frame from [partial()].
+#' @param object,x A `pdpx_partial`, `pdpx_ice` or `pdpx_cice` data.frame from [partial()].
 #' @param rug Tick marks at the deciles, minimum and maximum of the predictor's
 #'   training values (as pdp draws them).
-#' @param alpha Transparency of ICE curves.
+#' @param alpha Opacity of ICE curves; `NULL` (the default): lighter the more curves
+#'   there are (`10 / curves`, between 0.02 and 0.6).
 #' @param smooth Add a loess smooth (one predictor).
 #' @param contour,contour.color Contour lines on a 2-way plot.
 #' @param plot.pdp With ICE curves: draw their average too.
 #' @param ... Not used.
 #' @return `autoplot()`: a ggplot. `plot()`: the same, invisibly, after drawing it.
-#' @rawNamespace S3method(ggplot2::autoplot, partial)
-autoplot.partial <- function(object, rug = FALSE, alpha = 1, smooth = FALSE, contour = FALSE,
+#' @rawNamespace S3method(ggplot2::autoplot, pdpx_partial)
+autoplot.pdpx_partial <- function(object, rug = FALSE, alpha = NULL, smooth = FALSE, contour = FALSE,
                              contour.color = "white", plot.pdp = TRUE, ...) {
   vars <- setdiff(names(object), c("yhat", "yhat.id"))
   d <- as.data.frame(unclass(object)[c(vars, "yhat", if ("yhat.id" %in% names(object)) "yhat.id")],
@@ -27,6 +30,7 @@ autoplot.partial <- function(object, rug = FALSE, alpha = 1, smooth = FALSE, con
     d$x <- d[[v]]
     p <- ggplot2::ggplot(d, ggplot2::aes(x = .data$x, y = .data$yhat))
     if ("yhat.id" %in% names(d)) {
+      if (is.null(alpha)) alpha <- .ice_alpha(length(unique(d$yhat.id)))
       p <- p + ggplot2::geom_line(ggplot2::aes(group = .data$yhat.id), colour = "grey40", alpha = alpha)
       if (plot.pdp) {
         avg <- stats::aggregate(d["yhat"], by = list(x = d$x), FUN = mean)
@@ -65,32 +69,36 @@ autoplot.partial <- function(object, rug = FALSE, alpha = 1, smooth = FALSE, con
   stop("plots show 1 or 2 predictors; this result has ", length(vars), call. = FALSE)
 }
 
-#' @rdname autoplot.partial
-#' @rawNamespace S3method(ggplot2::autoplot, ice)
-autoplot.ice <- function(object, ...) autoplot.partial(object, ...)
+#' @rdname autoplot.pdpx_partial
+#' @rawNamespace S3method(ggplot2::autoplot, pdpx_ice)
+autoplot.pdpx_ice <- function(object, ...) autoplot.pdpx_partial(object, ...)
 
-#' @rdname autoplot.partial
-#' @rawNamespace S3method(ggplot2::autoplot, cice)
-autoplot.cice <- function(object, ...) autoplot.partial(object, ...)
+#' @rdname autoplot.pdpx_partial
+#' @rawNamespace S3method(ggplot2::autoplot, pdpx_cice)
+autoplot.pdpx_cice <- function(object, ...) autoplot.pdpx_partial(object, ...)
 
-#' @rdname autoplot.partial
+#' @rdname autoplot.pdpx_partial
 #' @export
-plot.partial <- function(x, ...) {
-  p <- autoplot.partial(x, ...)
+plot.pdpx_partial <- function(x, ...) {
+  p <- autoplot.pdpx_partial(x, ...)
   print(p)
   invisible(p)
 }
 
-#' @rdname autoplot.partial
+#' @rdname autoplot.pdpx_partial
 #' @export
-plot.ice <- function(x, ...) plot.partial(x, ...)
+plot.pdpx_ice <- function(x, ...) plot.pdpx_partial(x, ...)
 
-#' @rdname autoplot.partial
+#' @rdname autoplot.pdpx_partial
 #' @export
-plot.cice <- function(x, ...) plot.partial(x, ...)
+plot.pdpx_cice <- function(x, ...) plot.pdpx_partial(x, ...)
+
+# The opacity of n ICE curves: lighter the more there are, so that where many curves run
+# together reads darker than a lone curve, and the average drawn over them stays visible.
+.ice_alpha <- function(n) max(0.02, min(0.6, 10 / max(1, n)))
 
 # pdp's default engine: lattice (a recommended package shipped with R).
-.lattice_partial <- function(res, pred.var, levelplot = TRUE, contour = FALSE, alpha = 1) {
+.lattice_partial <- function(res, pred.var, levelplot = TRUE, contour = FALSE, alpha = NULL) {
   if (!requireNamespace("lattice", quietly = TRUE)) {
     stop("plot.engine = \"lattice\" needs the lattice package; use plot.engine = \"ggplot2\"", call. = FALSE)
   }
@@ -98,6 +106,7 @@ plot.cice <- function(x, ...) plot.partial(x, ...)
   if (length(pred.var) == 1) {
     f <- stats::as.formula(paste("yhat ~", pred.var))
     if ("yhat.id" %in% names(d)) {
+      if (is.null(alpha)) alpha <- .ice_alpha(length(unique(d$yhat.id)))
       return(lattice::xyplot(f, data = d, groups = d$yhat.id, type = "l", col = "black", alpha = alpha))
     }
     return(lattice::xyplot(f, data = d, type = if (is.numeric(d[[pred.var]])) "l" else "p"))

@@ -143,6 +143,9 @@ pdpx_available <- function() {
   msg <- gsub("(^|\n)([A-Za-z_][A-Za-z0-9_.]*\\.)?[A-Za-z_][A-Za-z0-9_]*(Error|Exception|Warning|Interrupt): ", "\\1",
               msg, perl = TRUE)
   msg <- sub("^Error in py_call_impl\\([^)]*\\) *: *", "", msg)
+  # a class name inside a sentence ("the model raised RuntimeError: ..."): R's errors have none
+  msg <- gsub("\\braised [A-Za-z_.]*(Error|Exception|Warning): ", "raised the error: ", msg, perl = TRUE)
+  msg <- gsub("\\b[A-Za-z_]+\\.?[A-Z][A-Za-z]*(Error|Exception): ", "", msg, perl = TRUE)
   msg <- trimws(msg)
   # Python's repr of a list of strings or numbers: c(...)
   msg <- gsub("\\[((?:'[^']*'|-?[0-9.]+(?:e[-+]?[0-9]+)?)(?:, (?:'[^']*'|-?[0-9.]+(?:e[-+]?[0-9]+)?))*)\\]",
@@ -161,8 +164,9 @@ pdpx_available <- function() {
   msg <- gsub("\\(a dict\\)", "(a named list)", msg)
   msg <- gsub("\\ba dict\\b", "a named list", msg)
   # results: Python's attributes and methods, R's functions
-  msg <- gsub("res\\.support and res\\.unsupported show where the grid has rows, and res\\.plot\\(\\) shades what has none",
-              "plot(res) draws where the grid has rows", msg)
+  # (R's results hold no support table: the sentence that points to it is left out)
+  msg <- gsub(";? ?res\\.support and res\\.unsupported show where the grid has rows, and res\\.plot\\(\\) shades what has none",
+              "", msg)
   msg <- gsub("\\bres\\.plot\\(\\)", "plot(res)", msg)
   msg <- gsub("\\bres\\.to_frame\\(\\)", "as.data.frame(res)", msg)
   msg <- gsub("\\bres\\.([a-z_]+)\\b", "attr(res, \"pdpx\")$\\1", msg)
@@ -192,9 +196,8 @@ pdpx_available <- function() {
     .pdpx_env$predict_error <- NULL
     if (!is.null(r_err) && !grepl(r_err, msg, fixed = TRUE)) {
       msg <- paste0(msg, "\nthe model's predict() failed: ", r_err)
-    } else if (!is.null(r_err)) {
-      msg <- sub(paste0(": ", r_err), paste0(": the model's predict() failed: ", r_err), msg, fixed = TRUE)
-      if (!grepl("predict() failed", msg, fixed = TRUE)) msg <- paste0(msg, " (the model's predict() failed)")
+    } else if (!is.null(r_err) && !grepl("predict", msg, fixed = TRUE)) {
+      msg <- sub(r_err, paste0("the model's predict() failed: ", r_err), msg, fixed = TRUE)
     }
     stop(msg, call. = FALSE)
   })

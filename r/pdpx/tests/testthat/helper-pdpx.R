@@ -63,17 +63,17 @@ logit_col <- function(p, k) {
   lp[, k] - rowMeans(lp)
 }
 
-# A partial() result against the definition: the class pdp 0.8.2 gives it ("partial", "ice" or
-# "cice", then "data.frame"), and its numbers to `tol`. `shift`: what pdp adds to centered
+# A partial() result against the definition: pdpx's class, then the class pdp 0.8.2 gives it
+# ("partial", "ice" or "cice"), then "data.frame", and its numbers to `tol`. `shift`: what pdp adds to centered
 # probability curves (0.5).
 expect_partial <- function(res, train, row_value, tol = 1e-8, shift = 0) {
   vars <- setdiff(names(res), c("yhat", "yhat.id"))
   if (!"yhat.id" %in% names(res)) {
-    expect_s3_class(res, c("partial", "data.frame"), exact = TRUE)
+    expect_s3_class(res, c("pdpx_partial", "partial", "data.frame"), exact = TRUE)
     want <- pdp_loop(res[vars], train, vars, row_value)
   } else {
-    expect_true(inherits(res, "ice") || inherits(res, "cice"))
-    expect_equal(length(class(res)), 2)
+    expect_true(identical(class(res), c("pdpx_ice", "ice", "data.frame")) ||
+                  identical(class(res), c("pdpx_cice", "cice", "data.frame")))
     grid <- res[res$yhat.id == res$yhat.id[1], vars, drop = FALSE]
     n <- nrow(train)
     expect_equal(res$yhat.id, rep(seq_len(n), each = nrow(grid)))

@@ -11,7 +11,7 @@ rf_cls <- randomForest::randomForest(Species ~ ., data = iris, ntree = 40)
 test_that("default grid is pdp's: min(distinct values, 51) evenly spaced points; factors by level", {
   skip_if_no_pdpx()
   pd <- partial(rf_reg, pred.var = "wt", train = mtcars)
-  expect_s3_class(pd, c("partial", "data.frame"), exact = TRUE)
+  expect_s3_class(pd, c("pdpx_partial", "partial", "data.frame"), exact = TRUE)
   expect_equal(names(pd), c("wt", "yhat"))
   expect_equal(pd$wt, seq(min(mtcars$wt), max(mtcars$wt), length.out = length(unique(mtcars$wt))))
   expect_lt(max(abs(pd$yhat - pdp_loop(pd, mtcars, "wt", function(d) predict(rf_reg, d)))), 1e-9)
@@ -27,14 +27,14 @@ test_that("regression: 2-way, ICE (yhat.id, centered), inv.link match the loop",
   expect_equal(pd$wt[1:2], c(min(mtcars$wt), min(mtcars$wt) + diff(range(mtcars$wt)) / 4))  # first varies fastest
   expect_lt(max(abs(pd$yhat - pdp_loop(pd, mtcars, c("wt", "hp"), function(d) predict(rf_reg, d)))), 1e-9)
   ice <- partial(rf_reg, pred.var = "hp", train = mtcars, grid.resolution = 4, ice = TRUE)
-  expect_s3_class(ice, c("ice", "data.frame"), exact = TRUE)  # pdp 0.8.2's classes
+  expect_s3_class(ice, c("pdpx_ice", "ice", "data.frame"), exact = TRUE)  # pdpx's, then pdp 0.8.2's
   expect_equal(names(ice), c("hp", "yhat", "yhat.id"))
   expect_equal(ice$yhat.id, rep(seq_len(nrow(mtcars)), each = 4))
   grid <- unique(ice["hp"])
   ref <- matrix(pdp_loop(grid, mtcars, "hp", function(d) predict(rf_reg, d), ice = TRUE), ncol = 4)
   expect_lt(max(abs(ice$yhat - as.vector(t(ref)))), 1e-9)
   cice <- partial(rf_reg, pred.var = "hp", train = mtcars, grid.resolution = 4, ice = TRUE, center = TRUE)
-  expect_s3_class(cice, c("cice", "data.frame"), exact = TRUE)
+  expect_s3_class(cice, c("pdpx_cice", "cice", "data.frame"), exact = TRUE)
   expect_equal(names(cice), c("hp", "yhat", "yhat.id"))
   expect_lt(max(abs(cice$yhat - as.vector(t(ref - ref[, 1])))), 1e-9)
   pl <- partial(rf_reg, pred.var = "hp", train = mtcars, grid.resolution = 4, inv.link = log)

@@ -64,3 +64,70 @@ test_that("grid = 'thresholds' gives the exact step curve, equal to brute force 
   ggplot2::ggplot_build(p)
   expect_error(partial_dependence(rf, mtcars, "wt", grid = "steps"), "grid")
 })
+
+# The layers of a built ggplot: each layer's data (with its alpha and colour), by geom.
+built_lines <- function(p) {
+  b <- ggplot2::ggplot_build(p)
+  keep <- vapply(p$layers, function(l) inherits(l$geom, "GeomLine") || inherits(l$geom, "GeomStep"), TRUE)
+  b$data[keep]
+}
+
+test_that("ICE plots: curves lightened with their count, the PD line (their average) drawn over them", {
+  skip_if_no_pdpx()
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  set.seed(2)
+  rf <- randomForest::randomForest(mpg ~ ., data = mtcars, ntree = 20)
+  big <- mtcars[rep(seq_len(nrow(mtcars)), 16), ]  # 512 curves
+  partial_dependence <- function(...) without_support_warning(pdpx::partial_dependence(...))
+  partial <- function(...) without_support_warning(pdpx::partial(...))
+  alpha_of <- function(p) unique(built_lines(p)[[1]]$alpha)
+  for (draw in list(autoplot, function(x) plot(x))) {
+    few <- partial_dependence(rf, mtcars, "wt", ice = TRUE, grid_resolution = 6)
+    many <- partial_dependence(rf, big, "wt", ice = TRUE, grid_resolution = 6)
+    p_few <- draw(few)
+    p_many <- draw(many)
+    expect_lt(alpha_of(p_many), alpha_of(p_few))
+    expect_lte(alpha_of(p_many), 0.05)
+    # ICE only (kind = "individual", as ice = TRUE gives): two line layers, the second the average of the curves
+    lines <- built_lines(p_few)
+    expect_length(lines, 2)
+    d <- as.data.frame(few)
+    want <- tapply(d$yhat, d$x_1, mean)
+    got <- lines[[2]][order(lines[[2]]$x), ]
+    expect_equal(got$x, as.double(names(want)))
+    expect_equal(got$y, unname(as.vector(want)), tolerance = 1e-12)
+  }
+  # centered ICE: the line is the average of the centered curves (the centered PD)
+  cice <- partial_dependence(rf, mtcars, "wt", ice = TRUE, center = TRUE, grid_resolution = 6)
+  avg <- built_lines(autoplot(cice))[[2]]
+  expect_equal(avg$y[order(avg$x)], unname(as.vector(tapply(cice$yhat, cice$x_1, mean))), tolerance = 1e-12)
+  # partial(ice = TRUE): the same for pdp-style results
+  pc <- partial(rf, pred.var = "wt", ice = TRUE, train = mtcars, grid.resolution = 6)
+  pm <- partial(rf, pred.var = "wt", ice = TRUE, train = big, grid.resolution = 6)
+  lines <- built_lines(plot(pc))
+  expect_length(lines, 2)
+  expect_equal(lines[[2]]$y[order(lines[[2]]$x)], unname(as.vector(tapply(pc$yhat, pc$wt, mean))), tolerance = 1e-12)
+  expect_lt(unique(built_lines(autoplot(pm))[[1]]$alpha), unique(lines[[1]]$alpha))
+  expect_equal(unique(built_lines(autoplot(pc, alpha = 1))[[1]]$alpha), 1)  # an alpha given is kept
+})
+
+test_that("a missing grid point is NA in the data frame and in print(), never NaN", {
+  skip_if_no_pdpx()
+  aq <- airquality
+  fit <- lm(Ozone ~ Solar.R + Wind, data = aq)
+  f <- function(object, newdata) {
+    p <- stats::predict(object, transform(newdata, Solar.R = ifelse(is.na(Solar.R), 180, Solar.R)))
+    p
+  }
+  pd <- partial_dependence(fit, aq, "Solar.R", pred_fun = f, grid_resolution = 4, include_missing = TRUE)
+  expect_true(anyNA(pd$Solar.R))
+  expect_false(any(is.nan(pd$Solar.R)) || any(is.nan(pd$x_1)) || any(is.nan(attr(pd, "pdpx")$grid_values$Solar.R)))
+  out <- capture.output(print(pd))
+  expect_false(any(grepl("NaN", out)))
+  expect_true(any(grepl("\\bNA\\b", out)))
+  # the missing point's value is the definition: the column set to NA, the model's own predict, averaged
+  d2 <- aq
+  d2$Solar.R <- NA_real_
+  expect_equal(pd$yhat[is.na(pd$Solar.R)], mean(f(fit, d2)), tolerance = 1e-12)
+})

@@ -80,9 +80,9 @@ test_that("pdp's classes partial, ice and cice; plot() and autoplot() draw each;
   pd <- partial(fit, pred.var = "x1", grid.resolution = 5)
   ice <- partial(fit, pred.var = "x1", grid.resolution = 5, ice = TRUE)
   cice <- partial(fit, pred.var = "x1", grid.resolution = 5, ice = TRUE, center = TRUE)
-  expect_equal(class(pd), c("partial", "data.frame"))
-  expect_equal(class(ice), c("ice", "data.frame"))
-  expect_equal(class(cice), c("cice", "data.frame"))
+  expect_equal(class(pd), c("pdpx_partial", "partial", "data.frame"))
+  expect_equal(class(ice), c("pdpx_ice", "ice", "data.frame"))
+  expect_equal(class(cice), c("pdpx_cice", "cice", "data.frame"))
   expect_false(inherits(cice, "ice"))
   expect_equal(names(cice), c("x1", "yhat", "yhat.id"))
   for (res in list(pd, ice, cice)) {
@@ -95,7 +95,7 @@ test_that("pdp's classes partial, ice and cice; plot() and autoplot() draw each;
   drawn <- partial(fit, pred.var = "x1", grid.resolution = 5, ice = TRUE, center = TRUE, plot = TRUE,
                    plot.engine = "ggplot2")
   expect_s3_class(drawn, "ggplot")
-  expect_equal(class(attr(drawn, "partial.data")), c("cice", "data.frame"))
+  expect_equal(class(attr(drawn, "partial.data")), c("pdpx_cice", "cice", "data.frame"))
   if (requireNamespace("lattice", quietly = TRUE)) {  # pdp's default engine
     for (flags in list(c(FALSE, FALSE), c(TRUE, FALSE), c(TRUE, TRUE))) {
       tr <- partial(fit, pred.var = "x1", grid.resolution = 5, ice = flags[1], center = flags[2], plot = TRUE)

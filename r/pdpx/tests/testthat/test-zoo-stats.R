@@ -46,7 +46,7 @@ test_that("binomial glm: cbind(p, 1 - p) of type = \"response\", the event first
                  function(d) p(d)[, 2])
   expect_warning(cice <- partial(fit, pred.var = "x1", grid.resolution = 7, prob = TRUE, ice = TRUE, center = TRUE),
                  "outside \\[0, 1\\]")
-  expect_s3_class(cice, c("cice", "data.frame"), exact = TRUE)
+  expect_s3_class(cice, c("pdpx_cice", "cice", "data.frame"), exact = TRUE)
   expect_partial(cice, sim, function(d) p(d)[, 1], shift = 0.5)
   expect_error(partial(fit, pred.var = "x1", which.class = 3), "which.class must be a class position 1..2")
 })
