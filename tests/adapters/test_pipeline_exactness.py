@@ -373,3 +373,19 @@ def test_nan_in_a_sparse_matrix_is_refused_like_scikit_learn_refuses_it():
     for method in ("brute", "exact", "auto"):  # exact: "holds value(s) that the preprocessing refuses"
         with pytest.raises(ValueError, match="NaN|nan"):
             pdpx.partial_dependence(model, Xn, ["x"], method=method)
+
+
+def test_a_pipeline_read_for_one_frames_dtypes_is_read_again_for_another():
+    """A scaler computes a float32 column in float32 and a pandas Float32 column in float64 (scikit-learn converts
+    the nullable type): the pipeline's trees read for the first frame must not answer for the second."""
+    rng = np.random.default_rng(1)
+    n = 400
+    X32 = pd.DataFrame({"a": rng.normal(size=n).astype(np.float32), "b": rng.normal(size=n).astype(np.float32)})
+    y = np.sin(3 * X32["a"]) + X32["b"]
+    model = make_pipeline(StandardScaler(), DecisionTreeRegressor(max_depth=6, random_state=0)).fit(X32, y)
+    XF = X32.astype("Float32")
+    for X in (X32, XF, X32):
+        with pdpx.config_context(check_trees=False):  # the engine's own answer, without the check behind it
+            res = pdpx.partial_dependence(model, X, "a", grid="thresholds", method="exact")
+        want = definition(model, X, "a", res.grid_values[0])
+        np.testing.assert_allclose(res.average.reshape(-1), want.reshape(-1), rtol=0, atol=1e-9)

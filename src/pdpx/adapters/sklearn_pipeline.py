@@ -503,9 +503,16 @@ def _known(model, signature: tuple, response: str):
         return None
     try:
         return model_cache.peek(model, response, _fitted_state(last[1], last[3], response),
-                                fingerprint=_steps_fingerprint(last[1]))
+                                state=_columns_state(signature), fingerprint=_steps_fingerprint(last[1]))
     except Exception:  # noqa: BLE001 - a refit the old adapter cannot read: the full lookup says what happens
         return None
+
+
+def _columns_state(signature: tuple) -> str:
+    """The cache state of a pipeline's trees: they are read through the steps on a frame of X's columns and
+    dtypes (a float32 column is scaled in float32, the same values as pandas' Float32 in float64), so a frame
+    of other dtypes reads them again rather than reusing the trees read for the first."""
+    return f"columns {hash(signature):x}"
 
 
 def _built(adapter, response: str):
@@ -522,7 +529,7 @@ def _built(adapter, response: str):
     except Exception as exc:  # noqa: BLE001 - the pipeline refuses its own reference row: brute will say why
         return f"its steps could not be evaluated on one row of X ({type(exc).__name__}: {exc})"
     out = model_cache.get(model, response, _fitted_state(pt.steps, pt.inner, response), pt.build,
-                          fingerprint=_steps_fingerprint(pt.steps))
+                          state=_columns_state(signature), fingerprint=_steps_fingerprint(pt.steps))
     try:
         _LOOKUPS[model] = (signature, pt.steps, pt.final, pt.inner)
     except TypeError:
