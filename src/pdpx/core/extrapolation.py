@@ -35,7 +35,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .support import as_floats
+from .dates import is_date_type
+from .support import as_floats, grid_floats
 
 #: Rows the extrapolation check looks at (a seeded sample beyond).
 SAMPLE = 5_000  # with at most 10 x 10 coarse cells, 50 rows per cell under independence
@@ -210,7 +211,7 @@ def _grid_bins(grid, mapping) -> np.ndarray:
     if kind == "levels":
         codes = m.get_indexer(pd.Series(np.asarray(grid), dtype=object))
         return codes.astype(np.int64)  # -1: a level absent from the sample (not judged)
-    g = np.asarray(grid, dtype=np.float64)
+    g = grid_floats(grid)
     codes = np.searchsorted(m, g, side="right")
     codes[np.isnan(g)] = m.size + 1
     return codes.astype(np.int64)
@@ -272,8 +273,8 @@ class _Rows:
         # the whole frame)
         nan = np.full(self.n, np.nan)
         return np.column_stack([
-            as_floats(rows.iloc[:, k]) if pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
-            else nan for k, t in enumerate(dtypes)])
+            as_floats(rows.iloc[:, k]) if (pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t))
+            or is_date_type(t) else nan for k, t in enumerate(dtypes)])  # dates: days since 1970
 
 
 def n_bins(n: int) -> int:
@@ -375,7 +376,7 @@ def _one_way(F: np.ndarray, ja: int, grid, numeric, B: int, cache: dict, wb, col
     cols, codes, edges, nb, pad, offsets = _stack(F, numeric, B, cache)
     own = cols.index(ja)
     inner = _inner_edges(edges[own])
-    g = np.asarray(grid, dtype=np.float64)
+    g = grid_floats(grid)
     ia = np.searchsorted(inner, g, side="right")  # the grid points' bins, as _grid_bins maps them
     ia[np.isnan(g)] = inner.size + 1
     cell = (offsets + (codes[own] * nb)[None, :]).ravel()  # each partner's cells, the feature's bins padded

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from . import dates
 from .errors import PdpxError
 
 
@@ -66,6 +67,8 @@ def feature_grid(
     percentiles of the data, or the unique values when there are fewer; integer
     columns get whole numbers. Categorical features: the categories that occur,
     in the column's category order (sorted for object / string columns).
+    Date features (``datetime64``, with or without a time zone, and periods): a grid of
+    dates of the column's own type (:func:`pdpx.core.dates.date_grid`).
     Neither ``NaN`` nor infinity ever enters a grid, and a grid of an integer column
     has a dtype that holds every value (:func:`grid_dtype`). ``custom`` replaces all
     of this.
@@ -84,6 +87,9 @@ def feature_grid(
     name = column.name
     if custom is not None:
         return _custom_grid(column, custom, categorical, notes)
+    if not categorical and dates.is_date_type(column.dtype):  # dates: a grid of dates (pdpx.core.dates)
+        return dates.date_grid(column, grid_resolution=grid_resolution, percentiles=percentiles,
+                               quantiles=sorted_mquantiles)
 
     if categorical:
         present = column.dropna()
@@ -258,6 +264,8 @@ def _custom_grid(column: pd.Series, custom, categorical: bool, notes: list | Non
         if len(set(values)) != len(values):
             raise PdpxError(f"custom_values for {name!r} has repeated values; give each value once")
         return np.array(values, dtype=object)
+    if dates.is_date_type(column.dtype):
+        return dates.custom_dates(column, values, notes)
     try:
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from . import dates
 from .adapter import checked_predict
 
 #: Rows of X the probe predicts on.
@@ -20,7 +21,9 @@ PROBE_ROWS = 8
 
 
 def with_missing(grid: np.ndarray) -> np.ndarray:
-    """``grid`` with NaN appended (as float64: NaN is not an integer)."""
+    """``grid`` with NaN appended (as float64: NaN is not an integer); a grid of dates gets a missing date (NaT)."""
+    if dates.is_date_grid(grid):
+        return dates.with_missing(grid)
     return np.append(np.asarray(grid, dtype=np.float64), np.nan)
 
 
@@ -32,7 +35,9 @@ def refusal(adapter, X: pd.DataFrame, j: int, response: str) -> str | None:
     """
     probe = X.iloc[:PROBE_ROWS].copy()
     dtype = probe.dtypes.iloc[j]
-    if isinstance(dtype, pd.api.extensions.ExtensionDtype):
+    if dates.is_date_type(dtype):  # a missing date of the column's own type
+        col = dates.missing_column(dtype, len(probe))
+    elif isinstance(dtype, pd.api.extensions.ExtensionDtype):
         col = pd.array([pd.NA] * len(probe), dtype=dtype if not pd.api.types.is_integer_dtype(dtype) else "Float64")
     else:
         col = np.full(len(probe), np.nan)

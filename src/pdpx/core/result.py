@@ -10,16 +10,20 @@ output        string    class label, target name, or the response's name
 kind          string    ``"average"`` (the PD curve) or ``"individual"`` (ICE)
 row           Int64     position of the row in X for ICE; <NA> for the average
 feature_j     string    name of the j-th target feature (j = 1, 2, ...)
-type_j        string    ``"numeric"`` or ``"categorical"``
-x_j           float64   grid value (numeric) or position in the category list
-label_j       string    grid value as text (the category for categorical features)
+type_j        string    ``"numeric"``, ``"categorical"`` or ``"date"``
+x_j           float64   grid value (numeric) or position in the category list; for a date
+                        feature the date, in the column's own dtype (``datetime64``, with
+                        its time zone, or ``period``)
+label_j       string    grid value as text (the category for categorical features; a date
+                        in ISO form, the day alone when every grid date is at midnight)
 yhat          float64   partial dependence (or ICE) value, centered if asked
 lower, upper  float64   bounds of the bootstrap interval of the PD (only with ``interval=``;
                         NaN on ICE rows)
 ============  ========  =========================================================
 
-The missing-value grid point (``include_missing``) has ``x_j`` NaN and ``label_j``
-``"missing"``.
+The missing-value grid point (``include_missing``) has ``x_j`` NaN (NaT for a date) and
+``label_j`` ``"missing"``. A collection mixing date and numeric features stacks ``x_j`` as
+an object column (each value keeps its type).
 
 How much data supports each grid point is kept out of this schema (so it stays stable):
 ``res.support`` / ``res.unsupported`` are arrays of the grid's shape and
@@ -39,6 +43,7 @@ from typing import Iterator, Sequence
 import numpy as np
 import pandas as pd
 
+from . import dates
 from .drawing import Drawable
 from .errors import PdpxError
 from .extrapolation import Extrapolation
@@ -57,10 +62,34 @@ def feature_columns(j: int) -> list[str]:
 
 
 def grid_label(v) -> str:
-    """A grid value as text, as ``label_j`` of the tidy frame writes it (floats to 6 significant digits)."""
+    """A grid value as text, as ``label_j`` of the tidy frame writes it (floats to 6 significant digits; a date
+    in ISO form, the day alone at midnight; a missing value or date ``"missing"``)."""
     if isinstance(v, (float, np.floating)):
         return "missing" if np.isnan(v) else f"{float(v):.6g}"
+    if isinstance(v, (pd.Timestamp, np.datetime64, pd.Period)) or v is pd.NaT:
+        return dates.date_label(v)
     return str(v)
+
+
+def grid_labels(grid) -> list[str]:
+    """Every value of one feature's grid as text (:func:`grid_label`); a grid of dates shows the time of day only
+    when some date is not at midnight."""
+    if dates.is_date_grid(grid):
+        return dates.date_labels(grid)
+    return [grid_label(v) for v in grid]
+
+
+def grid_type(categorical: bool, grid) -> str:
+    """``type_j`` of the tidy frame: ``"categorical"``, ``"date"`` (a grid of dates) or ``"numeric"``."""
+    return "categorical" if categorical else "date" if dates.is_date_grid(grid) else "numeric"
+
+
+def grid_column(grid, idx: np.ndarray):
+    """``x_j`` of the tidy frame for a numeric or date grid at positions ``idx``: float64, or the dates in the
+    column's own type (time zone or period frequency kept)."""
+    if dates.is_date_grid(grid):
+        return grid[idx] if isinstance(grid, np.ndarray) else pd.array(grid).take(idx)
+    return np.asarray(grid, dtype=np.float64)[idx]
 
 
 class CurveResult(Drawable):
@@ -213,10 +242,9 @@ class PartialDependenceResult(CurveResult):
             along = (cell // strides[j]) % self.grid_shape[j]
             names = feature_columns(j + 1)
             cols[names[0]] = pd.array([self.features[j]] * n_grid, dtype="string")
-            cols[names[1]] = pd.array(["categorical" if self.categorical[j] else "numeric"] * n_grid, dtype="string")
-            cols[names[2]] = (along.astype(np.float64) if self.categorical[j]
-                              else np.asarray(grid, dtype=np.float64)[along])
-            cols[names[3]] = pd.array([grid_label(v) for v in grid], dtype="string").take(along)
+            cols[names[1]] = pd.array([grid_type(self.categorical[j], grid)] * n_grid, dtype="string")
+            cols[names[2]] = along.astype(np.float64) if self.categorical[j] else grid_column(grid, along)
+            cols[names[3]] = pd.array(grid_labels(grid), dtype="string").take(along)
         cols["support"] = np.asarray(support, dtype=np.float64).reshape(-1)
         hull = (pd.array([pd.NA] * n_grid, dtype="boolean") if self.outside_hull is None
                 else pd.array(np.asarray(self.outside_hull, dtype=bool).reshape(-1), dtype="boolean"))
@@ -258,7 +286,7 @@ class PartialDependenceResult(CurveResult):
         n_features = max(n_features or d, d)
         text = [len(self.feature_set), float(np.mean([len(o) for o in self.outputs])), 9.0]
         for j in range(d):
-            labels = [grid_label(v) for v in self.grid_values[j][:1000]]
+            labels = grid_labels(self.grid_values[j][:1000])
             text += [len(self.features[j]), 11.0, float(np.mean([len(x) for x in labels])) if labels else 0.0]
         per_row = 8 + 9 + 8 * n_features + (16 if self.lower is not None else 0)
         per_row += sum(_STRING_ROW + t for t in text) + _STRING_ROW * 3 * (n_features - d)
@@ -352,12 +380,12 @@ class PartialDependenceResult(CurveResult):
             idx = np.concatenate([np.tile(along, K * v.shape[1]) for _, _, v in parts])
             grid = self.grid_values[j]
             cols[names[0]] = constant(self.features[j])
-            cols[names[1]] = constant("categorical" if self.categorical[j] else "numeric")
+            cols[names[1]] = constant(grid_type(self.categorical[j], grid))
             if self.categorical[j]:
                 cols[names[2]] = idx.astype(np.float64)
             else:
-                cols[names[2]] = np.asarray(grid, dtype=np.float64)[idx]
-            cols[names[3]] = text([grid_label(v) for v in grid], idx)
+                cols[names[2]] = grid_column(grid, idx)
+            cols[names[3]] = text(grid_labels(grid), idx)
             del idx
         cols["yhat"] = np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1) for _, _, v in parts])
         if self.lower is not None:

@@ -41,6 +41,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from . import dates
+
 
 # ------------------------------------------------------------------ support
 @dataclass(eq=False)
@@ -86,13 +88,21 @@ class SupportInputs:
 
 
 def as_floats(values) -> np.ndarray:
-    """``values`` as float64, NaN where a value is missing or not a number."""
+    """``values`` as float64, NaN where a value is missing or not a number; dates as days since 1970-01-01
+    (:func:`pdpx.core.dates.day_numbers`)."""
+    if dates.is_date_grid(values) or (isinstance(values, pd.Series) and dates.is_date_type(values.dtype)):
+        return dates.day_numbers(values)
     if isinstance(values, (np.ndarray, pd.Series)) and isinstance(values.dtype, np.dtype) \
             and values.dtype.kind in "fiu":  # numbers already: no conversion by pandas
         return np.asarray(values, dtype=np.float64)
     return pd.to_numeric(pd.Series(np.asarray(values, dtype=object) if isinstance(values, np.ndarray)
                                    and values.dtype == object else values), errors="coerce").to_numpy(
         dtype=np.float64, na_value=np.nan)
+
+
+def grid_floats(grid) -> np.ndarray:
+    """A numeric grid as float64, a grid of dates as days since 1970-01-01 (the missing point: NaN)."""
+    return dates.day_numbers(grid) if dates.is_date_grid(grid) else np.asarray(grid, dtype=np.float64)
 
 
 def _halfway(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -102,7 +112,7 @@ def _halfway(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def intervals(grid) -> tuple[np.ndarray, np.ndarray]:
     """Each finite grid point's interval [low, high) (the last one closed), in grid order; NaN points get NaN."""
-    g = np.asarray(grid, dtype=np.float64)
+    g = grid_floats(grid)
     lo, hi = np.full(g.size, np.nan), np.full(g.size, np.nan)
     finite = np.flatnonzero(np.isfinite(g))
     if finite.size == 0:
@@ -124,8 +134,8 @@ def grid_index(column, grid, categorical: bool, step: str | None = None) -> np.n
 
     ``step`` (``"<="`` or ``"<"``): ``grid`` is a threshold grid, each point stands for a step.
     """
-    grid = np.asarray(grid)
     if categorical:
+        grid = np.asarray(grid)
         levels = pd.Index(pd.Series(grid, dtype=object))
         values = pd.Series(np.asarray(column, dtype=object) if not isinstance(column, pd.Series) else column)
         values = values.astype(object)
@@ -133,7 +143,7 @@ def grid_index(column, grid, categorical: bool, step: str | None = None) -> np.n
         idx[values.isna().to_numpy()] = -1
         return idx.astype(np.int64)
     x = as_floats(column)
-    g = np.asarray(grid, dtype=np.float64)
+    g = grid_floats(grid)
     idx = np.full(x.size, -1, dtype=np.int64)
     nan_points = np.flatnonzero(np.isnan(g))
     if nan_points.size:
@@ -191,7 +201,7 @@ def outside_hull(a, b, g1, g2) -> np.ndarray:
 
     a, b = as_floats(a), as_floats(b)
     ok = np.isfinite(a) & np.isfinite(b)
-    G1, G2 = np.asarray(g1, dtype=np.float64), np.asarray(g2, dtype=np.float64)
+    G1, G2 = grid_floats(g1), grid_floats(g2)
     out = np.zeros((G1.size, G2.size), dtype=bool)
     gx, gy = np.meshgrid(G1, G2, indexing="ij")
     applies = np.isfinite(gx) & np.isfinite(gy)
@@ -290,7 +300,7 @@ def unsupported_cells(counts, grids, categorical, hull=None) -> np.ndarray:
     for ax, (grid, cat) in enumerate(zip(grids, categorical)):
         if cat:
             continue
-        g = np.asarray(grid, dtype=np.float64)
+        g = grid_floats(grid)
         finite = np.flatnonzero(np.isfinite(g))
         order = finite[np.argsort(g[finite], kind="stable")]
         moved = np.moveaxis(out, ax, 0).copy()

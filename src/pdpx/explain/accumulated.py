@@ -49,6 +49,7 @@ import pandas as pd
 
 from ..core.adapter import checked_predict
 from ..core.data import LocalData
+from ..core.dates import is_date_type
 from ..core.errors import PdpxError
 from ..core.grid import column_dtype
 from ..core.progress import progress_bar
@@ -130,6 +131,10 @@ def ale(model, X, features, *, grid_resolution: int = 20, order=None, response: 
     if order is not None and (len(feats) != 1 or not cats[0]):
         raise PdpxError("ale(): order= orders the categories of one categorical feature; "
                         f"{[session.names[j] for j in feats]} is not one categorical feature")
+    dated = [session.names[j] for j, c in zip(feats, cats) if not c and is_date_type(session.dtypes[j])]
+    if dated:
+        raise PdpxError(f"ale(): feature {dated[0]!r} holds dates; ALE of a date feature is not supported. Use "
+                        f"pdpx.partial_dependence(model, X, [{dated[0]!r}]), whose grid and figure are dates")
     w = session.sample_weight if session.sample_weight is not None else np.ones(session.n_rows)
     notes: list[str] = []
     if len(feats) == 2:

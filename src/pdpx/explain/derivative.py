@@ -19,8 +19,9 @@ standard deviation of those slopes across rows at each grid point.
   ``sum w (d - m)^2 / (V1 - V2 / V1)`` with ``V1 = sum w``, ``V2 = sum w^2``). Zero
   everywhere for a model additive in the feature.
 
-Numeric features, one at a time; ``pdpx.partial_dependence(..., kind="derivative")``
-calls this function.
+A date feature's derivatives are changes per day (24 hours; the grid's dates counted
+in days, fractions of a day for times). Numeric and date features, one at a time;
+``pdpx.partial_dependence(..., kind="derivative")`` calls this function.
 """
 
 from __future__ import annotations
@@ -32,10 +33,12 @@ import numpy as np
 import pandas as pd
 
 from ..core.data import to_backend
+from ..core.dates import is_date_grid
 from ..core.errors import PdpxError
 from ..core.options import PDOptions
 from ..core.result import PartialDependenceResult
 from ..core.session import Session
+from ..core.support import grid_floats
 
 
 @dataclass(repr=False)
@@ -121,7 +124,8 @@ def derivatives(model, X, feature, options: PDOptions) -> DerivativeResult:
         raise PdpxError(f"derivative_ice(): feature {name!r} is categorical; derivatives need a numeric "
                         "feature (use pdpx.partial_dependence(kind='individual') for its ICE)")
     res = session.compute(feats)
-    grid = np.asarray(res.grid_values[0], dtype=np.float64)
+    dated = is_date_grid(res.grid_values[0])
+    grid = grid_floats(res.grid_values[0])  # a date feature: days since 1970, so derivatives are per day
     if grid.size < 2:
         raise PdpxError(f"derivative_ice(): the grid of {name!r} has {grid.size} point; differences need two "
                         "or more (raise grid_resolution)")
@@ -133,6 +137,8 @@ def derivatives(model, X, feature, options: PDOptions) -> DerivativeResult:
     sd = spread(d_ice, w)
     notes = list(res.notes) + ["derivatives: numpy.gradient along the grid (second-order differences inside, "
                                "one-sided at the ends)"]
+    if dated:
+        notes.append(f"derivatives of date feature {name!r} are changes per day (24 hours)")
     base = {f.name: getattr(res, f.name) for f in fields(PartialDependenceResult)}
     base.update(average=d_avg, individual=d_ice, kind="both", centered=False, notes=notes)
     return DerivativeResult(**base, sd=sd)

@@ -32,6 +32,7 @@ import pandas as pd
 from ..core.adapter import checked_predict
 from ..core.compute import compute, compute_many
 from ..core.config import get_config
+from ..core.dates import is_date_type
 from ..core.errors import PdpxError
 from ..core.ir import ZERO_OR_NAN_MISSING, TreeModel
 from ..core.options import PDOptions
@@ -219,7 +220,8 @@ def cell_grid(X: pd.DataFrame, j: int, cells: Cells, categorical: bool, subset=N
     subset = np.arange(cells.m) if subset is None else np.asarray(subset)
     keep = subset[~cells.missing[subset]]
     vals = col.iloc[cells.reps[keep]]
-    values = list(vals) if categorical else [float(v) for v in vals.to_numpy(dtype=np.float64, na_value=np.nan)]
+    values = list(vals) if categorical or is_date_type(col.dtype) else [  # dates stay dates (their own dtype)
+        float(v) for v in vals.to_numpy(dtype=np.float64, na_value=np.nan)]
     position = np.full(cells.m, -1, dtype=np.int64)
     position[keep] = np.arange(len(keep))
     if cells.missing.any():

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.compute import compute_many
+from ..core.dates import is_date_grid
 from ..core.errors import PdpxError
 from ..core.options import PDOptions
 
@@ -99,13 +100,18 @@ def importance_table(results, kind: str, weights=None, skipped=None) -> pd.DataF
                     if res.ice_rows is not None:
                         w = w[np.asarray(res.ice_rows)]
                 value = float(np.average(per_row, weights=w)) if w is None or w.sum() > 0 else float(per_row.mean())
-            rows.append((res.features[0], out, float(value), "categorical" if cat else "numeric", kind,
+            rows.append((res.features[0], out, float(value), feature_type(cat, res.grid_values[0]), kind,
                          int(keep.sum())))
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame = frame.sort_values("importance", ascending=False, kind="stable").reset_index(drop=True)
     skipped = skipped or {}
     frame.attrs["skipped"] = {(k[0] if isinstance(k, tuple) and len(k) == 1 else k): v for k, v in skipped.items()}
     return frame
+
+
+def feature_type(categorical: bool, grid) -> str:
+    """``feature_type`` of the table: ``"categorical"``, ``"date"`` or ``"numeric"``."""
+    return "categorical" if categorical else "date" if is_date_grid(grid) else "numeric"
 
 
 def spread(curves: np.ndarray, categorical: bool):

@@ -30,7 +30,9 @@ CHUNK_BYTES = 256 * 2**20
 def grid_points(req: Request) -> list[np.ndarray]:
     """For each target feature, its value at every grid point (C order over the grid)."""
     mesh = np.indices(req.grid_shape).reshape(len(req.grid_shape), -1)
-    return [np.asarray(g)[m] for g, m in zip(req.grid_values, mesh)]
+    # a pandas array (dates with a time zone, periods) stays one: no Python object per value
+    return [g.take(m) if isinstance(g, pd.api.extensions.ExtensionArray) else np.asarray(g)[m]
+            for g, m in zip(req.grid_values, mesh)]
 
 
 def stacked_frame(base: pd.DataFrame, features: list[int], values: list[np.ndarray],
@@ -44,7 +46,7 @@ def stacked_frame(base: pd.DataFrame, features: list[int], values: list[np.ndarr
     out = base.take(np.tile(np.arange(n), B))
     out.index = pd.RangeIndex(n * B)
     for j, (pos, vals) in enumerate(zip(features, values)):
-        col = np.repeat(vals, n)
+        col = vals.repeat(n) if isinstance(vals, pd.api.extensions.ExtensionArray) else np.repeat(vals, n)
         dtype = base.dtypes.iloc[pos] if dtypes is None else dtypes[j]
         try:
             col = pd.array(col, dtype=dtype)

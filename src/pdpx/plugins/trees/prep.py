@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...core.dates import is_date_type
 from ...core.ir import NAN_AS_ZERO, ZERO_OR_NAN_MISSING, TreeEnsemble, TreeModel
 from ...core.method import Request
 
@@ -28,6 +29,11 @@ def tree_unavailable(adapter, request: Request) -> str | None:
     missing = numba_missing()
     if missing:
         return missing
+    dtypes = request.X.dtypes
+    for j in request.features:  # trees split on numbers; the model reads dates through its own code
+        if is_date_type(dtypes.iloc[j]):
+            return (f"feature {str(request.X.columns[j])!r} holds dates ({dtypes.iloc[j]}), which the tree engine "
+                    "does not read; brute calls the model with the dates")
     if adapter.tree_model(request.response) is None:
         return adapter.tree_model_unavailable(request.response)
     return None
