@@ -119,8 +119,9 @@ autoplot.pdpx_pd <- function(object, rug = TRUE, ice_alpha = NULL, ...) {
   }
   if (coloured) p <- p + ggplot2::labs(colour = group, fill = group)
   if (rug && !categorical && !is.null(feature_data) && feature %in% names(feature_data)) {
-    r <- data.frame(x = as.double(feature_data[[feature]]))
-    r <- r[is.finite(r$x), , drop = FALSE]
+    v <- feature_data[[feature]]
+    r <- data.frame(x = if (inherits(v, c("Date", "POSIXt"))) v else as.double(v))  # dates on a date axis
+    r <- r[is.finite(as.double(r$x)), , drop = FALSE]
     p <- p + ggplot2::geom_rug(data = r, ggplot2::aes(x = .data$x), inherit.aes = FALSE, sides = "b",
                                alpha = 0.3, length = ggplot2::unit(0.02, "npc"))
   }
