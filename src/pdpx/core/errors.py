@@ -59,3 +59,100 @@ class ExtrapolationWarning(PdpxWarning):
         self.features = tuple(features)
         self.share = share
         self.partner = partner
+
+
+class ModelPredictError(PdpxError):
+    """The model's own prediction raised, and its exception cannot be raised again with pdpx's context as its own
+    type (a constructor that takes more than a message). The model's exception is ``__cause__``."""
+
+
+#: Modules whose frames are pdpx's own, or machinery between pdpx's frames: a warning is attributed past them.
+_INTERNAL = ("pdpx", "pluggy", "contextlib")
+
+
+def _internal(frame) -> bool:
+    name = frame.f_globals.get("__name__", "") or ""
+    return any(name == top or name.startswith(top + ".") for top in _INTERNAL)
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that :func:`warnings.warn`, called in the function that calls this one, needs to point at
+    the first frame outside pdpx (the user's line; the R bridge is pdpx's too). The outermost frame when every frame
+    is pdpx's (a call from R through the bridge)."""
+    import sys
+
+    frame = sys._getframe(1)  # the frame that calls warnings.warn: its stacklevel 1
+    level = 1
+    while frame.f_back is not None and _internal(frame):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def warn(message, category: type[Warning] | None = None) -> None:
+    """``warnings.warn`` attributed to the user's line: the first frame outside pdpx (:func:`user_stacklevel`).
+
+    ``message`` is a text (then ``category``, default :class:`PdpxWarning`, is its class) or a warning instance.
+    """
+    import warnings
+
+    if isinstance(message, Warning):
+        warnings.warn(message, stacklevel=user_stacklevel())
+    else:
+        warnings.warn(message, category or PdpxWarning, stacklevel=user_stacklevel())
+
+
+#: Attribute set on an exception that pdpx raised for the model's own failure (its ``__cause__``).
+CONTEXT = "pdpx_context"
+
+
+def model_failure(exc: BaseException, context: str, advice: str = "") -> BaseException:
+    """The exception to raise, ``from`` the model's own ``exc``, when the model's prediction failed inside pdpx.
+
+    Its message says pdpx's ``context`` (which call, feature, grid value or rows), the model's exception type and
+    message, and ``advice``. Its type is ``exc``'s own where that type is built from a message alone, so an
+    ``except`` clause the user wrote for the model's errors still catches it; otherwise a
+    :class:`ModelPredictError`. When ``exc`` is itself such an exception (pdpx's context on an inner call), the
+    new one replaces it: the outer context is prepended and the model's exception stays the direct cause.
+    Raise it with ``raise model_failure(exc, ...) from model_cause(exc)``.
+    """
+    inner = getattr(exc, CONTEXT, None)
+    cause = model_cause(exc)
+    if inner is not None:
+        context = f"{context}; {inner}"
+        advice = advice or getattr(exc, "pdpx_advice", "")
+    own = str(cause).strip() or "(no message)"
+    text = f"{context}: the model raised {type(cause).__name__}: {own}"
+    if advice:
+        text += f". {advice}"
+    new = None
+    if type(cause).__module__ != __name__:  # pdpx's own errors are never re-raised with model context
+        try:
+            candidate = type(cause)(text)
+            if text in str(candidate) or str(candidate) == repr(text):
+                new = candidate
+        except Exception:  # noqa: BLE001 - a constructor that wants more than a message
+            new = None
+    if new is None:
+        new = ModelPredictError(text)
+    setattr(new, CONTEXT, context)
+    new.pdpx_advice = advice
+    return new
+
+
+def model_cause(exc: BaseException) -> BaseException:
+    """The model's own exception behind ``exc`` (``exc`` itself unless pdpx raised it with context)."""
+    while getattr(exc, CONTEXT, None) is not None and exc.__cause__ is not None:
+        exc = exc.__cause__
+    return exc
+
+
+def from_model(exc: BaseException) -> bool:
+    """Whether ``exc`` is a model's failure that pdpx raised again with its context (:func:`model_failure`)."""
+    return getattr(exc, CONTEXT, None) is not None
+
+
+def reraisable(exc: BaseException) -> bool:
+    """Whether pdpx adds its context to ``exc`` raised by a model's prediction: not pdpx's own errors (they say
+    what to do already), not interrupts, exits or memory exhaustion (they pass as they are)."""
+    return isinstance(exc, Exception) and not isinstance(exc, (PdpxError, MemoryError))

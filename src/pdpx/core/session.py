@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import numbers
 import time
-import warnings
 from dataclasses import replace
 from typing import Any
 
@@ -22,7 +21,7 @@ from . import config as _config
 from .adapter import Adapter, trees_read_once
 from .bootstrap import bootstrap_interval
 from .data import LocalData, has_missing, short_list
-from .errors import ExtrapolationWarning, NonFiniteWarning, PdpxError, PdpxTypeError, TreeMismatchWarning
+from .errors import ExtrapolationWarning, NonFiniteWarning, PdpxError, PdpxTypeError, TreeMismatchWarning, warn
 from .grid import feature_grid, is_categorical_type
 from .method import Request
 from .options import PDOptions
@@ -359,10 +358,10 @@ class Session:
             if why is not None:
                 notes.append(f"{method.name} not used: its values disagreed with the model's own {self.response} "
                              f"on a sample of grid points ({why}); brute answered")
-                warnings.warn(TreeMismatchWarning(
+                warn(TreeMismatchWarning(
                     f"pdpx's reading of this {type(self.model).__name__} disagreed with its own {self.response} "
                     f"({why}), so pdpx called the model instead (method='brute'); the result is right, only "
-                    "slower. Please report this to pdpx with the model's type and settings."), stacklevel=5)
+                    "slower. Please report this to pdpx with the model's type and settings."))
                 return brute
         return method
 
@@ -515,8 +514,8 @@ class Session:
         if check is not None and check.warns and not self._extrapolation_warned:
             self._extrapolation_warned = True
             names = [self.names[j] for j in features]
-            warnings.warn(ExtrapolationWarning(extrapolation.warning_message(names, check), features=names,
-                                               share=check.share, partner=check.partner), stacklevel=5)
+            warn(ExtrapolationWarning(extrapolation.warning_message(names, check), features=names,
+                                      share=check.share, partner=check.partner))
         return check, hull
 
 
@@ -557,10 +556,10 @@ def warn_non_finite(average, individual, outputs, features, grids, ice_rows=None
             shown_rows = ", ".join(str(int(r)) for r in rows[:8]) + (", ..." if len(rows) > 8 else "")
             parts.append(f"the ICE curves of {len(rows)} row(s) hold NaN or inf (rows {shown_rows})")
     if parts:
-        warnings.warn(
+        warn(
             "the model's predictions are not all finite, so neither is the partial dependence: "
             + "; ".join(parts) + ". Check the model's predict on these inputs (pdpx reports them as they are).",
-            NonFiniteWarning, stacklevel=5,
+            NonFiniteWarning,
         )
 
 

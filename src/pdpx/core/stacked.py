@@ -15,7 +15,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from .errors import ExtrapolationWarning, PdpxError
+from .errors import ExtrapolationWarning, PdpxError, from_model, model_cause, model_failure
 from .options import PDOptions
 from .result import SCHEMA_HEAD, CurveResult, PartialDependenceResult
 from .session import Session
@@ -105,6 +105,10 @@ def stacked_partial_dependence(model, X, features, options: PDOptions) -> Stacke
                     results.append(session.compute(session.resolve_features(features)))
                 except PdpxError as exc:
                     raise PdpxError(f"model {name!r}: {exc}") from None
+                except Exception as exc:
+                    if not from_model(exc):  # the model's failure, with pdpx's context: name the model too
+                        raise
+                    raise model_failure(exc, f"model {name!r}") from model_cause(exc)
                 labels.append(str(name))
         if len(set(labels)) != len(labels):
             raise PdpxError(f"the dict of models has names that are equal as text: {labels}")
@@ -164,7 +168,12 @@ def _by_groups(model, X, features, options: PDOptions, by, by_bins) -> StackedRe
             opts = opts.but(sample_weight=main.sample_weight[rows])
         session = Session(model, main.X.iloc[rows], opts)
         session._accepts_missing = main._accepts_missing  # same model and columns: asked once, not per group
-        r = session.compute(session.resolve_features([main.names[j] for j in feats]))
+        try:
+            r = session.compute(session.resolve_features([main.names[j] for j in feats]))
+        except Exception as exc:
+            if not from_model(exc):  # the model's failure, with pdpx's context: name the group too
+                raise
+            raise model_failure(exc, f"by={name!r}, group {lab!r} ({len(rows):,} rows)") from model_cause(exc)
         if r.individual is not None:
             r.ice_rows = rows if r.ice_rows is None else rows[np.asarray(r.ice_rows)]
         r.background = main.X

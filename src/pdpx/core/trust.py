@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import PdpxError
+from .errors import PdpxError, model_cause, model_failure, reraisable
 from .ir import model_cache
 
 #: Private names a subclass may define without changing what a prediction computes (tags, display).
@@ -251,7 +251,14 @@ def _check(adapter, method, brute, req, j: int, n_outputs: int) -> str | None:
     try:
         return _compare_on_sample(adapter, method, brute, req, j, n_outputs)
     except _ModelFailed as failed:
-        raise failed.__cause__ from None
+        exc = failed.__cause__
+        if not reraisable(exc):
+            raise exc from None
+        rows = min(len(req.X), CHECK_ROWS)
+        context = (f"while pdpx checked its {method.name} method against the model's own {req.response} on "
+                   f"{rows:,} rows of X for {str(req.X.columns[j])!r}")
+        raise model_failure(exc, context, "the model fails there on its own, so the call would fail with any "
+                            "method: fix the model or the rows") from model_cause(exc)
     except PdpxError:
         raise
     except Exception as exc:  # noqa: BLE001 - the method failed where the model did not: brute then answers

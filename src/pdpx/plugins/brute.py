@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.adapter import checked_predict
-from ..core.errors import PdpxError
+from ..core.errors import PdpxError, model_failure, reraisable
 from ..core.grid import column_dtype
 from ..core.hookspecs import hookimpl
 from ..core.method import Method, MethodResult, Request
@@ -115,17 +115,69 @@ class Brute(Method):
             p0, p1, r0, r1 = task
             base = X.iloc[r0:r1]
             frame = stacked_frame(base, req.features, [v[p0:p1] for v in points], dtypes)
-            pred = checked_predict(adapter, frame, req.response)[:, outputs]  # (B * nr, K)
+            try:
+                pred = checked_predict(adapter, frame, req.response)[:, outputs]  # (B * nr, K)
+            except Exception as exc:
+                if not reraisable(exc):
+                    raise
+                return task, exc  # raised on the caller's thread, where a thread pool leaves its cause as it is
             return task, pred.reshape(p1 - p0, r1 - r0, K)
 
         with progress_bar(len(tasks), progress=req.progress, desc="pdpx brute") as bar:
             for (p0, p1, r0, r1), pred in run_tasks(run, tasks, n_jobs=n_jobs, bar=bar):
+                if isinstance(pred, Exception):
+                    failed(adapter, req, points, dtypes, (p0, p1, r0, r1), pred)
                 sums[p0:p1] += np.einsum("r,prk->pk", share[r0:r1], pred)
                 if ice is not None:
                     ice[:, r0:r1, p0:p1] = pred.transpose(2, 1, 0)
         average = sums.T.reshape((K,) + req.grid_shape)
         individual = ice.reshape((K, n) + req.grid_shape) if ice is not None else None
         return MethodResult(average=average, individual=individual)
+
+
+def shown_value(v) -> str:
+    """A grid value as a message shows it (the missing-value point by name)."""
+    if isinstance(v, (float, np.floating)):
+        return "missing (NaN)" if np.isnan(v) else f"{float(v):.9g}"
+    return repr(v.item() if isinstance(v, np.generic) else v)
+
+
+def failed(adapter, req: Request, points: list[np.ndarray], dtypes, task, exc: Exception):
+    """Raise the model's failure on ``task``'s stacked call again, with the feature, grid value and rows it was
+    predicting (:func:`pdpx.core.errors.model_failure`). A call of several grid points is tried again one grid point
+    at a time (the rows of the failed call, the cost of that call) to name the first grid value the model fails on;
+    when each succeeds alone, the message names the range of grid points stacked into the call."""
+    p0, p1, r0, r1 = task
+    X = req.X
+    names = [str(X.columns[j]) for j in req.features]
+    cause, at = exc, None
+    if p1 - p0 > 1:
+        base = X.iloc[r0:r1]
+        for p in range(p0, p1):
+            try:
+                checked_predict(adapter, stacked_frame(base, req.features, [v[p:p + 1] for v in points], dtypes),
+                                req.response)
+            except Exception as single:  # noqa: BLE001 - the model's own failure on this grid point
+                if reraisable(single):
+                    cause, at = single, p
+                    break
+    else:
+        at = p0
+    if at is not None:
+        where = ", ".join(f"{n!r} = {shown_value(v[at])}" for n, v in zip(names, points))
+    else:
+        where = (f"grid points {p0 + 1} to {p1} of {req.n_grid} stacked into one call (each alone succeeded; "
+                 + ", ".join(f"{n!r} from {shown_value(v[p0])} to {shown_value(v[p1 - 1])}"
+                             for n, v in zip(names, points)) + ")")
+    rows = (f"all {len(X):,} rows" if (r0, r1) == (0, len(X)) else
+            f"rows {r0:,} to {r1 - 1:,} (positions) of the {len(X):,} rows averaged over")
+    shown = " x ".join(repr(n) for n in names)
+    context = (f"computing the partial dependence on {shown}, the model's {req.response} failed at {where}, "
+               f"predicting on {rows}")
+    advice = ("To reproduce it, set " + " and ".join(f"{n!r}" for n in names) + " to that value in every row of X "
+              f"and call the model's {req.response}" if at is not None else
+              "pass method_options={'stack': False} to call the model once per grid point")
+    raise model_failure(cause, context, advice) from cause
 
 
 @hookimpl

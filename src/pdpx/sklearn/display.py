@@ -283,7 +283,7 @@ class PartialDependenceDisplay(_SklearnDisplay):
                       grid_resolution=grid_resolution, custom_values=custom_values, method=method, kind=k,
                       memo=memo)
                  for k, fxs in zip(kinds, sets)]
-        pd_results = run(plans, n_jobs=n_jobs, progress=bool(verbose))
+        pd_results = run(plans, n_jobs=n_jobs, progress=bool(verbose), caller=f"{cls.__name__}.from_estimator")
 
         first = pd_results[0]
         n_tasks = (first.average if kinds[0] == "average" else first.individual).shape[0]

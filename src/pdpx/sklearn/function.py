@@ -27,6 +27,7 @@ the reference the tests compare with. What differs (``docs/sklearn.md``):
 from __future__ import annotations
 
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,7 @@ import pandas as pd
 
 from ..api import partial_dependence_many
 from ..core import trust
+from ..core.errors import ExtrapolationWarning, warn
 from ..core.plugins import adapt
 from .checks import (
     InvalidParameterError,
@@ -258,8 +260,10 @@ def plan(estimator, X, features, *, sample_weight=None, categorical_features=Non
                 recursion=method == "recursion", classifier=classifier, response=response, sample_weight=w)
 
 
-def run(plans: list[Plan], *, n_jobs=None, progress=False) -> list:
+def run(plans: list[Plan], *, n_jobs=None, progress=False, caller: str = "partial_dependence") -> list:
     """Compute ``plans`` (one model, one X) and return one :class:`sklearn.utils.Bunch` per plan, in order.
+
+    ``caller`` names the scikit-learn function the user called, in the warnings (:func:`in_sklearn_words`).
 
     The plans are computed in one pdpx session per kind of computation: scikit-learn's
     recursion numbers, brute's averages, brute's ICE curves (most calls need one).
@@ -296,12 +300,13 @@ def run(plans: list[Plan], *, n_jobs=None, progress=False) -> list:
             kind = kinds.pop() if len(kinds) == 1 else "both"
             method, options = ("auto", None) if _trees_answer(first.estimator, frame, first.response) else (
                 "brute", {"stack": False})
-            collection = partial_dependence_many(
-                first.estimator, frame, sets, kind=kind, method=method, method_options=options,
-                response=first.response,
-                custom_values=custom, categorical_features=sorted(categorical) or None,
-                sample_weight=first.sample_weight, include_missing=missing, n_jobs=n_jobs, progress=progress,
-            )
+            with in_sklearn_words(first.X, frame, caller):
+                collection = partial_dependence_many(
+                    first.estimator, frame, sets, kind=kind, method=method, method_options=options,
+                    response=first.response,
+                    custom_values=custom, categorical_features=sorted(categorical) or None,
+                    sample_weight=first.sample_weight, include_missing=missing, n_jobs=n_jobs, progress=progress,
+                )
             results = [_on_grid(r, plans[i].grid_values) for i, r in zip(members, collection)]
         for i, (average, individual) in zip(members, results):
             bunch = Bunch(grid_values=plans[i].grid_values)
@@ -311,6 +316,45 @@ def run(plans: list[Plan], *, n_jobs=None, progress=False) -> list:
                 bunch["individual"] = np.asarray(individual, dtype=float)
             out[i] = bunch
     return out
+
+
+@contextmanager
+def in_sklearn_words(X, frame: pd.DataFrame, caller: str):
+    """Pass on the warnings raised inside, pdpx's :class:`~pdpx.core.errors.ExtrapolationWarning` said in
+    scikit-learn's words (:func:`sklearn_extrapolation`) and attributed to the user's line."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for w in caught:
+        if issubclass(w.category, ExtrapolationWarning):
+            warn(sklearn_extrapolation(w.message, X, frame, caller))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+
+
+def sklearn_extrapolation(found: ExtrapolationWarning, X, frame: pd.DataFrame, caller: str) -> ExtrapolationWarning:
+    """The extrapolation warning for a user of the scikit-learn drop-in: features as the user names them (a
+    DataFrame's column names, else positions), and what to do with scikit-learn's arguments, or with pdpx's own
+    functions for those who use them."""
+    named = isinstance(X, pd.DataFrame)
+
+    def feature(name) -> str:
+        return repr(name) if named else f"{int(frame.columns.get_loc(name))}"
+
+    what = " and ".join(feature(f) for f in found.features)
+    share = f"{100 * found.share:.0f}%"
+    if found.partner is not None:
+        lead = (f"{share} of the partial dependence of feature {what} is computed on combinations of it with "
+                f"feature {feature(found.partner)} that do not occur in X (the two are strongly dependent)")
+    else:
+        lead = (f"{share} of the grid of the 2-way partial dependence of features {what} are combinations of "
+                "values that do not occur together in X")
+    text = (f"{caller}: {lead}, so there the curve shows the model extrapolating, not what it learnt from data. "
+            "With scikit-learn: the deciles that PartialDependenceDisplay marks on the x axis show where the data "
+            "lie, and a narrower grid (percentiles=(0.1, 0.9), or custom_values) keeps the curve within them. With "
+            "pdpx (pdpx.partial_dependence), the result's plot() shades the grid points without rows, and pdpx.ale "
+            "computes accumulated local effects, which stay within the data.")
+    return ExtrapolationWarning(text, features=found.features, share=found.share, partner=found.partner)
 
 
 def _present(grid) -> list:
@@ -389,8 +433,8 @@ def _recursion(estimator, frame, sets, custom, classifier, n_jobs, progress) -> 
             raise NotImplementedError(f"{type(estimator).__name__} does not support partial dependence plots with "
                                       "the 'recursion' method when sample weights were given during fit time.")
         if getattr(estimator, "init", None) is not None:
-            warnings.warn("Using recursion method with a non-constant init predictor will lead to incorrect partial "
-                          f"dependence values. Got init={estimator.init}.", UserWarning, stacklevel=4)
+            warn("Using recursion method with a non-constant init predictor will lead to incorrect partial "
+                 f"dependence values. Got init={estimator.init}.", UserWarning)
     response = "decision_function" if classifier else "predict"
     if _boosting(estimator) and not classifier and "raw" in adapter.responses():
         response = "raw"
