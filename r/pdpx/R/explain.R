@@ -33,11 +33,16 @@
 #'   `pairwise` (`feature_1`, `feature_2`, `output`, `h2`, `h`) and `overall`
 #'   (`feature`, `output`, `h2`, `h`). `ale()`: a `pdpx_pd` data.frame.
 #' @examples
-#' \dontrun{
-#' rf <- randomForest::randomForest(mpg ~ ., data = mtcars, ntree = 100)
-#' pd_importance(rf, mtcars)
-#' h_statistic(rf, mtcars, c("wt", "hp", "disp"))$pairwise
-#' plot(ale(rf, mtcars, "wt"))
+#' # (runs where the pdpx Python package is importable: see pdpx_python())
+#' if (pdpx_available()) {
+#'   fit <- lm(mpg ~ wt * hp + disp, data = mtcars)
+#'   pd_importance(fit, mtcars, c("wt", "hp", "disp"), grid_resolution = 20)
+#'   h_statistic(fit, mtcars, c("wt", "hp", "disp"))$pairwise
+#'   plot(ale(fit, mtcars, "wt"))
+#'   if (requireNamespace("randomForest", quietly = TRUE)) {
+#'     rf <- randomForest::randomForest(mpg ~ ., data = mtcars, ntree = 50)
+#'     pd_importance(rf, mtcars)  # read from the trees: the exact engine
+#'   }
 #' }
 #' @name explain
 NULL

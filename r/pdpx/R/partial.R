@@ -70,14 +70,21 @@
 #'   registers no method for pdp's classes: with pdp loaded too, pdp's results print
 #'   and plot as pdp draws them).
 #' @examples
-#' \dontrun{
-#' library(randomForest)
-#' rf <- randomForest(mpg ~ ., data = mtcars, ntree = 100)
-#' pd <- partial(rf, pred.var = "wt", train = mtcars)
-#' ice <- partial(rf, pred.var = "wt", ice = TRUE, center = TRUE, train = mtcars)
-#' autoplot(pd)
-#' fit <- MASS::lda(Species ~ ., data = iris)
-#' partial(fit, pred.var = "Petal.Width", prob = TRUE, which.class = "virginica")
+#' # (runs where the pdpx Python package is importable: see pdpx_python())
+#' if (pdpx_available()) {
+#'   fit <- lm(mpg ~ wt * hp, data = mtcars)
+#'   pd <- partial(fit, pred.var = "wt", train = mtcars)
+#'   class(pd)  # "pdpx_partial" "partial" "data.frame"
+#'   ice <- partial(fit, pred.var = "wt", ice = TRUE, center = TRUE, train = mtcars)
+#'   autoplot(ice)  # centered ICE curves and their average
+#'   if (requireNamespace("randomForest", quietly = TRUE)) {
+#'     rf <- randomForest::randomForest(mpg ~ ., data = mtcars, ntree = 50)
+#'     autoplot(partial(rf, pred.var = "wt", train = mtcars))
+#'   }
+#'   if (requireNamespace("MASS", quietly = TRUE)) {
+#'     lda <- MASS::lda(Species ~ ., data = iris)
+#'     partial(lda, pred.var = "Petal.Width", prob = TRUE, which.class = "virginica")
+#'   }
 #' }
 #' @export
 partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolution = NULL, ice = FALSE,

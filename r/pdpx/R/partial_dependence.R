@@ -94,16 +94,24 @@
 #'   rugs); [autoplot()] and [plot()] draw it.
 #'
 #' @examples
-#' \dontrun{
-#' library(randomForest)
-#' rf <- randomForest(mpg ~ ., data = mtcars, ntree = 100)
-#' pd <- partial_dependence(rf, mtcars, "wt")
-#' plot(pd)
-#' ice <- partial_dependence(rf, mtcars, "wt", ice = TRUE, center = TRUE)
-#' pd2 <- partial_dependence(rf, mtcars, c("wt", "hp"), grid_resolution = 20)
+#' # (runs where the pdpx Python package is importable: see pdpx_python())
+#' if (pdpx_available()) {
+#'   fit <- lm(mpg ~ wt * hp, data = mtcars)
+#'   partial_dependence(fit, mtcars, "wt", grid_resolution = 10)
+#'   ice <- partial_dependence(fit, mtcars, "wt", ice = TRUE, center = TRUE, grid_resolution = 10)
+#'   plot(ice)  # the centered curves, and their average over them
+#'   pd2 <- partial_dependence(fit, mtcars, c("wt", "hp"), grid_resolution = 5)
 #'
-#' fit <- lm(mpg ~ wt * hp, data = mtcars)
-#' partial_dependence(fit, mtcars, "wt")
+#'   # a Date feature: the grid is a vector of Dates
+#'   sales <- data.frame(day = as.Date("2024-01-01") + 0:99, price = rep(c(9, 11), 50))
+#'   sales$units <- 50 + 0.1 * as.numeric(sales$day - as.Date("2024-01-01")) - 2 * sales$price
+#'   by_day <- lm(units ~ as.numeric(day) + price, data = sales)
+#'   partial_dependence(by_day, sales, "day", grid_resolution = 5)
+#'
+#'   if (requireNamespace("randomForest", quietly = TRUE)) {
+#'     rf <- randomForest::randomForest(mpg ~ ., data = mtcars, ntree = 50)
+#'     partial_dependence(rf, mtcars, "wt")  # method "exact": read from the trees
+#'   }
 #' }
 #' @export
 partial_dependence <- function(object, data, features, kind = c("average", "individual", "both"),

@@ -19,11 +19,11 @@
 #' @param ... Not used.
 #' @return `autoplot()`: a ggplot object. `plot()`: the same, invisibly, after drawing it.
 #' @examples
-#' \dontrun{
-#' library(randomForest)
-#' rf <- randomForest(mpg ~ ., data = mtcars, ntree = 100)
-#' autoplot(partial_dependence(rf, mtcars, "wt", kind = "both"))
-#' plot(partial_dependence(rf, mtcars, c("wt", "hp"), grid_resolution = 20))
+#' # (runs where the pdpx Python package is importable: see pdpx_python())
+#' if (pdpx_available()) {
+#'   fit <- lm(mpg ~ wt * hp, data = mtcars)
+#'   autoplot(partial_dependence(fit, mtcars, "wt", kind = "both", grid_resolution = 10))
+#'   plot(partial_dependence(fit, mtcars, c("wt", "hp"), grid_resolution = 10))
 #' }
 #' @name autoplot.pdpx_pd
 #' @rawNamespace S3method(ggplot2::autoplot, pdpx_pd)
@@ -179,8 +179,8 @@ plot.pdpx_pd <- function(x, ...) {
 #' @param ... Passed to the method: see [autoplot.pdpx_partial()] and [autoplot.pdpx_pd()].
 #' @return A ggplot object.
 #' @examples
-#' \dontrun{
-#' autoplot(partial(rf, pred.var = "wt", train = mtcars))
+#' if (pdpx_available()) {
+#'   autoplot(partial(lm(mpg ~ wt, data = mtcars), pred.var = "wt", train = mtcars))
 #' }
 #' @export
 autoplot <- function(object, ...) ggplot2::autoplot(object, ...)
