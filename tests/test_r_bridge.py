@@ -150,3 +150,34 @@ def test_dates_and_times_cross_both_ways():
     assert out["columns"]["t"]["type"] == "datetime" and out["columns"]["t"]["tz"] == "America/New_York"
     assert out["columns"]["u"]["tz"] == ""
     np.testing.assert_allclose(np.frombuffer(out["columns"]["t"]["data"], "<f8")[[0, 2]], np.asarray(secs)[[0, 2]])
+
+
+def test_a_datetime_feature_reaches_r_as_seconds_with_its_zone_and_custom_dates_are_taken():
+    """The grid of a tz-aware feature goes to R as seconds and zone; R's custom dates come back as those dates."""
+    days = pd.date_range("2021-01-01", periods=40, freq="D", tz="America/New_York")
+    X = pd.DataFrame({"at": days, "x": np.arange(40.0)})
+
+    def closure(payload):  # the model: the day of the year in New York plus x, from the seconds R would read
+        secs = np.frombuffer(payload["columns"]["at"], "<f8")
+        local = pd.to_datetime(secs, unit="s", utc=True).tz_convert("America/New_York")
+        x = np.frombuffer(payload["columns"]["x"], "<f8")
+        return bytearray((local.day_of_year.to_numpy() + x).astype("<f8").tobytes())
+
+    fn = r_adapter({"type": "function", "predict": closure, "output_names": "prediction",
+                    "feature_names": ["at", "x"], "model_name": "lm"})
+    out = r_partial_dependence(fn, X, "at", {"grid_resolution": 4})
+    grid = out["meta"]["grid_values"][0]
+    assert grid["tz"] == "America/New_York"
+    stamps = pd.to_datetime(grid["seconds"], unit="s", utc=True).tz_convert("America/New_York")
+    assert stamps.min() >= days.min() and stamps.max() <= days.max()
+    x1 = out["frame"]["columns"]["x_1"]
+    assert x1["type"] == "datetime" and x1["tz"] == "America/New_York"
+    np.testing.assert_allclose(np.frombuffer(x1["data"], "<f8"), grid["seconds"])
+    yhat = np.frombuffer(out["frame"]["columns"]["yhat"]["data"], "<f8")
+    np.testing.assert_allclose(yhat, stamps.day_of_year.to_numpy() + X["x"].mean())  # the definition
+    # custom values from R: a Date vector (days since 1970-01-01)
+    custom = {"at": {"type": "date", "data": _raw([18628.0, 18640.0])}}  # 2021-01-01, 2021-01-13
+    X2 = X.assign(at=X["at"].dt.tz_localize(None))
+    out = r_partial_dependence(fn, X2, "at", {"custom_values": custom})
+    got = pd.to_datetime(out["meta"]["grid_values"][0]["seconds"], unit="s")
+    assert list(got) == [pd.Timestamp("2021-01-01"), pd.Timestamp("2021-01-13")]
