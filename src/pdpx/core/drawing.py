@@ -42,3 +42,12 @@ class Drawable:
         Returns the path written; see :func:`pdpx.outputs.plot.save` for the file and size.
         """
         return figure_backend().save(self, path, width=width, height=height, dpi=dpi, **plot_options)
+
+    def _repr_html_(self) -> str | None:
+        """Jupyter's display: the figure backend's page (a header, the table's first rows, the figure),
+        or None (Jupyter shows the repr then) where the backend has none or it fails."""
+        try:
+            page = getattr(figure_backend(), "html", None)
+            return None if page is None else page(self)
+        except Exception:  # noqa: BLE001 - a display never raises
+            return None

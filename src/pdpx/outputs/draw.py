@@ -68,6 +68,12 @@ class PlotnineBackend:
             return plot.save_result(result, path, width=width, height=height, dpi=dpi, **plot_options)
         return plot.save(self.draw(result, **plot_options), path, width=width, height=height, dpi=dpi)
 
+    def html(self, result) -> str:
+        """``result``'s page in a notebook (its ``_repr_html_``): see :mod:`.notebook`."""
+        from .notebook import html
+
+        return html(result)
+
 
 @hookimpl
 def pdpx_figure_backend():
