@@ -83,5 +83,15 @@ test_that("columns travel to Python as plain data: types, levels and NA", {
   expect_equal(unlist(cats[[1]]), c("b", "a", "c"))
   expect_true(cats[[2]])
   expect_equal(unlist(cats[[3]]), c("p", "q"))
-  expect_null(pdpx:::.frame_payload(data.frame(day = Sys.Date())))
+  # dates and times travel as numbers too (pandas datetime64); other classes (lists) through reticulate
+  dt <- data.frame(day = as.Date(c("2024-03-01", NA)),
+                   at = as.POSIXct(c("2024-03-01 12:00", "2024-07-01 08:30"), tz = "Europe/Paris"))
+  frame <- py$bridge$frame_from_r(pdpx:::.frame_payload(dt))
+  shown <- reticulate::py_eval("lambda df: [str(t) for t in df.dtypes] + [str(v) for v in df['day']] + [str(v) for v in df['at']]")(frame)
+  expect_equal(unlist(shown)[-c(1, 2)], c("2024-03-01 00:00:00", "NaT", "2024-03-01 12:00:00+01:00", "2024-07-01 08:30:00+02:00"))
+  expect_match(unlist(shown)[1], "^datetime64")
+  expect_match(unlist(shown)[2], "^datetime64\\[.*Europe/Paris\\]")
+  lists <- data.frame(id = 1:2)
+  lists$v <- list(1, "a")
+  expect_null(pdpx:::.frame_payload(lists))
 })
