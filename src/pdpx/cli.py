@@ -52,7 +52,7 @@ EXAMPLES = {
         "pdpx pd model.json data.csv --drop y --feature age",
         "pdpx pd model.json data.csv --drop y --feature age --feature income -o pd.parquet",
         "pdpx pd model.json data.csv --drop y --feature age --kind both --ice 20 -o ice.csv",
-        "pdpx pd model.json data.csv --drop y --weights w --feature income --format json",
+        "pdpx pd model.json weighted.csv --drop y --weights w --feature income --format json",
         "pdpx pd churn.json data.csv --drop y --feature age --target 1 --response predict_proba",
         "pdpx pd --allow-pickle sales.pkl sales.csv --drop units --dates day --feature day",
     ],
@@ -65,7 +65,7 @@ EXAMPLES = {
     "report": [
         "pdpx report model.json data.csv --drop y -o report.html",
         "pdpx report model.skops data.csv --drop y --feature age --feature income --ice 50 -o report.html",
-        "PDPX_ALLOW_PICKLE=1 pdpx report model.pkl data.csv --drop y --weights w -o weighted.html",
+        "PDPX_ALLOW_PICKLE=1 pdpx report model.pkl weighted.csv --drop y --weights w -o weighted.html",
     ],
 }
 
@@ -188,6 +188,7 @@ _API_WORDS = [
     (r"\b(?:ice_sample|n_ice)\b", "--ice"),
     (r"\bmax_rows\b", "--max-rows"),
     (r"\bresponse='(\w+)'", r"--response \1"),
+    (r"\bhas no response '(\w+)'", r"has no --response \1"),
     (r"\bresponse=", "--response "),
     (r"\btarget=", "--target "),
     (r"^target\b", "--target"),

@@ -121,11 +121,17 @@ def read_data(path: str, spec: DataSpec, model=None, note: Callable[[str], None]
     frame = frame.drop(columns=[c for c in spec.drop if c in frame.columns])
     keep_text = set(spec.categorical) | set(spec.dtypes) | set(cats.known)
     for col in frame.columns:
-        if col not in keep_text and _looks_like_dates(frame[col]):
+        if col in keep_text:
+            continue
+        share, other = _date_share(frame[col])
+        if 0.5 <= share < 1:
+            raise DataError(f"column {col!r} of {name} holds dates except {other}: fix those values (leave a "
+                            f"missing date empty) and pass --dates {col}, or pass --categorical {col} to use the "
+                            "column as text")
+        if share == 1:
             frame[col] = _dates(frame[col], col, name, None)
             if note is not None:
-                shown = frame[col].dropna()
-                note(f"column {col!r} of {name} holds dates ({shown.min()} to {shown.max()}): read as dates; "
+                note(f"column {col!r} of {name} holds dates ({_span(frame[col])}): read as dates; "
                      f"pass --categorical {col} to keep it as text")
     try:
         return apply_categories(frame, cats, name, note=note), weights
@@ -151,13 +157,17 @@ def _dtypes_text(typed: dict) -> str:
     return ",".join(f"{c}={k}" for c, k in typed.items())
 
 
-def _looks_like_dates(values: pd.Series) -> bool:
+def _date_share(values: pd.Series) -> tuple[float, str]:
+    """The share of a text column's values that are ISO dates, and the others (counted, one shown)."""
     if not (pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)):
-        return False
+        return 0.0, ""
     present = values.dropna()
     if present.empty or not all(isinstance(v, str) for v in present):
-        return False
-    return bool(present.str.strip().str.match(ISO_DATE).all())
+        return 0.0, ""
+    dates = present.str.strip().str.match(ISO_DATE)
+    others = present[~dates]
+    shown = f"{len(others)} value(s) such as {others.iloc[0]!r}" if len(others) else ""
+    return float(dates.mean()), shown
 
 
 def _dates(values: pd.Series, col: str, name: str, flag: str | None) -> pd.Series:
@@ -175,6 +185,14 @@ def _dates(values: pd.Series, col: str, name: str, flag: str | None) -> pd.Serie
     fix = (f"check the column, or leave it out of {flag}" if flag else
            f"pass --categorical {col} to keep it as text, or --dates {col} after fixing the value")
     raise DataError(f"column {col!r} of {name}: {what}; {fix}")
+
+
+def _span(values: pd.Series) -> str:
+    present = values.dropna()
+    lo, hi = present.min(), present.max()
+    if (present == present.dt.normalize()).all():
+        return f"{lo.date()} to {hi.date()}"
+    return f"{lo} to {hi}"
 
 
 def _weights(values: pd.Series, col: str, name: str) -> np.ndarray:
@@ -217,8 +235,8 @@ def check_columns(adapter, frame: pd.DataFrame, data_name: str, spec: DataSpec) 
                          f"out with {' '.join(f'--drop {_shell(c)}' for c in extra)}")
         if missing:
             gone = [c for c in missing if c in left_out]
-            why = (f" ({', '.join(map(repr, gone))} left out by --drop / --weights: give it back)" if gone else "")
-            parts.append(f"the model was fit on column(s) {data_name} does not have: {missing}{why}")
+            why = (f" (you left {', '.join(map(repr, gone))} out with --drop / --weights: keep it)" if gone else "")
+            parts.append(f"{data_name} lacks column(s) the model was fit on: {missing}{why}")
         if parts:
             raise DataError("; ".join(parts) + f". The model's columns: {names}")
         return
