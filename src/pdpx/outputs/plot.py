@@ -20,6 +20,10 @@ collection with 2-way results  a plotnine composition: the 1-way facets on top, 
                                one panel per 2-way result
 =============================  ==========================================================
 
+Date features (``datetime64``, periods) are drawn on a datetime axis, with breaks on
+whole calendar steps and ISO labels; beside numeric or categorical features in a
+collection, at offsets on the shared continuous axis with date labels (:mod:`.plot_dates`).
+
 Categorical features in a collection are drawn on a continuous x axis at their
 positions in the category list, with the categories as tick labels, so numeric and
 categorical features can share one ``facet_wrap`` (plotnine cannot mix discrete and
@@ -37,6 +41,7 @@ import pandas as pd
 from ..core.errors import PdpxError, PdpxTypeError
 from ..core.files import atomic_path, check_writable
 from ..core.validation import Integral, Options, PathLike, Real, check_param, shown, validate_params
+from . import plot_dates
 from .plot_oneway import oneway_plot
 from .plot_style import ICE_COLOR, PALETTE, PD_COLOR, PlotOptions, check_backend, check_plot_options, theme_pdpx
 from .plot_twoway import compose, twoway_plot
@@ -153,9 +158,9 @@ def plot_result(
                     unsupported=unsupported)
     d = len(res.features)
     if d == 1:
-        return oneway_plot([res], opts)
+        return oneway_plot_dated([res], opts)
     if d == 2:
-        return twoway_plot(res, opts)
+        return twoway_plot_dated(res, opts)
     raise PdpxError(
         f"cannot plot partial dependence on {d} features at once ({res.feature_set}); "
         "plot 1- or 2-feature results, or use res.to_frame() for your own figure"
@@ -195,13 +200,25 @@ def plot_collection(coll: "PartialDependenceCollection", **kwargs):
         raise PdpxError(f"cannot plot feature sets of more than 2 features: {too_wide}; drop them from the collection")
     one = [r for r in results if len(r.features) == 1]
     two = [r for r in results if len(r.features) == 2]
-    oneway = oneway_plot(one, opts, ncol=ncol) if one else None
-    twoway = [twoway_plot(r, opts) for r in two]
+    oneway = oneway_plot_dated(one, opts, ncol=ncol) if one else None
+    twoway = [twoway_plot_dated(r, opts) for r in two]
     if not twoway:
         return oneway
     if oneway is None and len(twoway) == 1:
         return twoway[0]
     return compose(oneway, twoway, wide=[len(r.outputs) > 1 for r in two])
+
+
+def oneway_plot_dated(results: list, opts: PlotOptions, ncol: int | None = None):
+    """:func:`.plot_oneway.oneway_plot`, date features drawn on date axes (:mod:`.plot_dates`)."""
+    views, plan = plot_dates.prepare_oneway(results)
+    return plot_dates.finish(oneway_plot(views, opts, ncol=ncol), plan)
+
+
+def twoway_plot_dated(res, opts: PlotOptions):
+    """:func:`.plot_twoway.twoway_plot`, a date feature drawn on a date axis (:mod:`.plot_dates`)."""
+    shown, plan = plot_dates.prepare_twoway(res)
+    return plot_dates.finish(twoway_plot(shown, opts), plan)
 
 
 @validate_params({
