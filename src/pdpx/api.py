@@ -102,8 +102,8 @@ def partial_dependence(
     n_jobs : int, optional
         Threads for the computation (``-1``: all cores).
     progress : bool, optional
-        Show a progress bar. Default: only for runs longer than a few seconds in
-        an interactive terminal.
+        Show a progress bar. Default: only for runs longer than a few seconds, in
+        an interactive terminal or a Jupyter notebook (not under CI).
     memory_budget : int or str, optional
         Bytes intermediate arrays and the result may use (default from :func:`pdpx.set_config`: half the
         memory available).
