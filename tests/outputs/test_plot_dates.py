@@ -104,3 +104,17 @@ def test_missing_date_point_is_labelled():
     res = pdpx.partial_dependence(AcceptsMissing(X["when"].dtype), X, ["when"], grid_resolution=8)
     _, xlabels, _ = drawn_panels(res.plot())
     assert xlabels[0][-1] == "missing" and all(ISO.match(s) for s in xlabels[0][:-1])
+
+
+def test_report_prints_dates(tmp_path):
+    X = frame("tz")
+    path = pdpx.report(DateModel(X["when"].dtype), X, tmp_path / "dates.html", features=["when", "x"],
+                       interactions=0, progress=False)
+    page = Path(path).read_text()
+    table = page[page.index('<table class="columns"'):]
+    table = table[:table.index("</table>")]
+    row = table[table.index("<td>when"):]
+    row = row[:row.index("</tr>")]
+    first, last = X["when"].min().strftime("%Y-%m-%d"), X["when"].max().strftime("%Y-%m-%d")
+    assert f"min {first}" in row and f"max {last}" in row and "<td>date</td>" in row
+    assert "e+1" not in table  # no epoch numbers

@@ -97,14 +97,18 @@ def midnight_only(values) -> bool:
     return bool(len(idx) == 0 or (idx.as_unit("ns").asi8 % _DAY_NS == 0).all())
 
 
-def date_labels(values) -> list[str]:
+def date_labels(values, like=None) -> list[str]:
     """ISO text of each date: the day alone when every date is at midnight, else day and time (to the finest
-    unit used); periods as pandas writes them; a missing date ``"missing"``."""
+    unit used); periods as pandas writes them; a missing date ``"missing"``. ``like``: the dates whose finest
+    unit sets the form (default: ``values`` themselves)."""
     idx = as_index(values)
     if isinstance(idx, pd.PeriodIndex):
         return ["missing" if pd.isna(v) else str(v) for v in idx]
     wall = idx.tz_localize(None) if idx.tz is not None else idx
-    fmt = _format(wall)
+    ref = wall if like is None else as_index(like)
+    if like is not None and getattr(ref, "tz", None) is not None:
+        ref = ref.tz_localize(None)
+    fmt = _format(ref)
     return ["missing" if pd.isna(v) else v.strftime(fmt) for v in wall]
 
 

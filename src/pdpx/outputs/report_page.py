@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..core.dates import date_labels, is_date_grid, is_date_type
 from ..core.grid import is_categorical_dtype
 from ..core.result import grid_label
 from ..core.support import support_summary
@@ -259,7 +260,7 @@ class Page:
             width = max(1, round(160 * s / top)) if np.isfinite(s) else 0
             rows.append(
                 f'<tr><td class="num">{i}</td><td><a href="#feature-{_slug(r.feature_set)}">{_e(r.feature_set)}'
-                f"</a></td><td>{'categorical' if r.categorical[0] else 'numeric'}</td>"
+                f"</a></td><td>{_kind(r.categorical[0], r.grid_values[0])}</td>"
                 f'<td class="num">{_fmt(s)}</td><td class="num">{_fmt(rng)}</td>'
                 f'<td><span class="bar" style="width:{width}px"></span></td></tr>'
             )
@@ -383,6 +384,9 @@ def columns_table(frame: pd.DataFrame, results: list, skipped: dict) -> str:
             top = ", ".join(f"{_e(k)} ({v:,})" for k, v in counts.head(4).items())
             more = f", … {len(counts) - 4} more" if len(counts) > 4 else ""
             values = f"{len(counts)} levels: {top}{more}"
+        elif is_date_type(s.dtype):
+            lo, med, hi, distinct = _date_summary(s)
+            values = f"min {_e(lo)} · median {_e(med)} · max {_e(hi)} · {distinct:,} distinct"
         else:
             lo, med, hi, distinct = _numeric_summary(s)
             values = f"min {_fmt(lo)} · median {_fmt(med)} · max {_fmt(hi)} · {distinct:,} distinct"
@@ -390,10 +394,28 @@ def columns_table(frame: pd.DataFrame, results: list, skipped: dict) -> str:
                                              if str(c) in skipped else "")
         body.append(
             f"<tr><td>{_e(c)}{note}</td><td><code>{_e(s.dtype)}</code></td>"
-            f"<td>{'categorical' if cat else 'numeric'}</td><td class=\"num\">{missing:.1%}</td>"
+            f"<td>{_kind(cat, s.dtype)}</td><td class=\"num\">{missing:.1%}</td>"
             f"<td>{values}</td></tr>"
         )
     return f'<table class="columns"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def _kind(categorical: bool, dtype_or_grid) -> str:
+    """How a column was treated (given its dtype, or a result's grid): ``categorical``, ``date`` or ``numeric``."""
+    dtype = isinstance(dtype_or_grid, (np.dtype, pd.api.extensions.ExtensionDtype))
+    dated = is_date_type(dtype_or_grid) if dtype else is_date_grid(dtype_or_grid)
+    return "categorical" if categorical else "date" if dated else "numeric"
+
+
+def _date_summary(column: pd.Series) -> tuple:
+    """(first, median, last, distinct dates) of a date column as ISO text (the day alone when every value is at
+    midnight), missing dates left out; the median is the lower middle date the column holds."""
+    idx = pd.Index(column.array[~np.asarray(column.isna())]).sort_values()
+    if not len(idx):
+        return "–", "–", "–", 0
+    n = len(idx)
+    shown = date_labels(idx[[0, (n - 1) // 2, n - 1]], like=idx)
+    return shown[0], shown[1], shown[2], int(idx.nunique())
 
 
 def _numeric_summary(column: pd.Series) -> tuple:
