@@ -223,10 +223,18 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
     x <- train[[v]]
     if (is.factor(x)) return(levels(x))
     if (is.character(x) || v %in% cats) return(sort(unique(x)))
-    if (quantiles) return(stats::quantile(x, probs = probs, na.rm = TRUE, names = FALSE))
+    if (inherits(x, c("Date", "POSIXt"))) {  # dates and times: the grid of their numbers, as dates and times
+      time <- x[0]
+      x <- as.double(if (inherits(x, "Date")) x else as.POSIXct(x))
+      restore <- function(v) if (inherits(time, "Date")) structure(v, class = "Date")
+                             else .POSIXct(v, tz = attr(as.POSIXct(time), "tzone"))
+    } else {
+      restore <- identity
+    }
+    if (quantiles) return(restore(stats::quantile(x, probs = probs, na.rm = TRUE, names = FALSE)))
     k <- if (is.null(grid.resolution)) min(length(unique(x)), 51L) else grid.resolution
     if (trim.outliers) x <- x[!x %in% grDevices::boxplot.stats(x)$out]
-    seq(min(x, na.rm = TRUE), max(x, na.rm = TRUE), length.out = k)
+    restore(seq(min(x, na.rm = TRUE), max(x, na.rm = TRUE), length.out = k))
   })
   names(values) <- pred.var
   expand.grid(values, KEEP.OUT.ATTRS = FALSE, stringsAsFactors = TRUE)
@@ -279,7 +287,7 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
 # One row standing for the data: medians of numbers, the most frequent level of factors.
 .exemplar <- function(train) {
   row <- lapply(train, function(x) {
-    if (inherits(x, "Date")) return(stats::median(x, na.rm = TRUE))
+    if (inherits(x, c("Date", "POSIXt"))) return(stats::median(x, na.rm = TRUE))
     if (is.numeric(x)) return(methods::as(stats::median(x, na.rm = TRUE), class(x)[1]))
     tab <- table(x)
     top <- names(tab)[which.max(tab)]

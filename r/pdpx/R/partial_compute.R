@@ -66,6 +66,14 @@
   lapply(grid, function(x) if (is.factor(x)) levels(droplevels(x)) else sort(unique(x)))
 }
 
+# A grid value as the number it is matched by: dates and times by their microsecond (pdpx's
+# datetimes hold microseconds; a Date of pdp's grid may hold a fraction of a day), numbers as they are.
+.grid_key <- function(x) {
+  if (inherits(x, "Date")) return(round(unclass(x) * 86400 * 1e6))
+  if (inherits(x, "POSIXt")) return(round(as.double(as.POSIXct(x)) * 1e6))
+  as.double(x)
+}
+
 # pdpx's tidy rows and the rows of `grid` as positions in the Cartesian grid pdpx computed
 # (numbers matched exactly, categories by label): list(tidy, grid, size).
 .grid_index <- function(tidy, grid, pred.var) {
@@ -74,9 +82,9 @@
   size <- 1
   for (j in seq_along(pred.var)) {
     categorical <- identical(tidy[[paste0("type_", j)]][1], "categorical")
-    t <- if (categorical) tidy[[paste0("label_", j)]] else tidy[[paste0("x_", j)]]
+    t <- if (categorical) tidy[[paste0("label_", j)]] else .grid_key(tidy[[paste0("x_", j)]])
     g <- grid[[pred.var[j]]]
-    g <- if (categorical) as.character(g) else as.double(g)
+    g <- if (categorical) as.character(g) else .grid_key(g)
     u <- unique(t)
     at_tidy <- at_tidy + (match(t, u) - 1) * size
     at_grid <- at_grid + (match(g, u) - 1) * size

@@ -79,7 +79,28 @@ test_that("a POSIXct feature keeps its time zone: the grid is POSIXct in that zo
 
 test_that("partial() with a Date predictor: pdp's grid of Dates, the definition's numbers", {
   skip_if_no_pdpx()
+  pred <- function(d) stats::predict(day_fit, d)
   pd <- partial(day_fit, pred.var = "day", train = dated, grid.resolution = 5)
   expect_s3_class(pd$day, "Date")
-  expect_lt(max(abs(pd$yhat - definition(function(d) stats::predict(day_fit, d), dated, "day", pd$day))), 1e-9)
+  expect_lt(max(abs(pd$yhat - definition(pred, dated, "day", pd$day))), 1e-9)
+  # pdp's default grid (up to 51 evenly spaced points: fractions of a day) and its quantiles, as Dates
+  pd <- partial(day_fit, pred.var = "day", train = dated)
+  expect_equal(nrow(pd), 51)
+  expect_equal(pd$day, seq(min(dated$day), max(dated$day), length.out = 51))
+  expect_lt(max(abs(pd$yhat - definition(pred, dated, "day", pd$day))), 1e-9)
+  pq <- partial(day_fit, pred.var = "day", train = dated, quantiles = TRUE, probs = c(0.25, 0.75))
+  expect_equal(as.numeric(pq$day), unname(stats::quantile(as.numeric(dated$day), c(0.25, 0.75))))
+  expect_s3_class(pq$day, "Date")
+  # a POSIXct predictor, its zone kept; approx = TRUE takes the median time
+  at_fit <- stats::lm(y ~ as.numeric(at) + x, data = dated)
+  pat <- function(d) stats::predict(at_fit, d)
+  pa <- partial(at_fit, pred.var = "at", train = dated, grid.resolution = 13)
+  expect_identical(attr(pa$at, "tzone"), "America/New_York")
+  expect_lt(max(abs(pa$yhat - definition(pat, dated, "at", pa$at))), 1e-9)
+  one <- partial(at_fit, pred.var = "x", train = dated, grid.resolution = 3, approx = TRUE)
+  row <- dated[1, ]
+  row$at <- stats::median(dated$at)
+  row$day <- stats::median(dated$day)
+  row$y <- stats::median(dated$y)
+  expect_lt(max(abs(one$yhat - definition(pat, row, "x", one$x))), 1e-9)
 })
