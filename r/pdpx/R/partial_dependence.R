@@ -374,7 +374,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   meta <- out$meta
   meta$features <- .as_chr(meta$features)
   meta$outputs <- .as_chr(meta$outputs)
-  meta$notes <- .as_chr(meta$notes)
+  meta$notes <- vapply(.as_chr(meta$notes), .r_words, "", prefix = FALSE, USE.NAMES = FALSE)  # in R's words
   for (w in .as_chr(meta$warnings)) .py_warning(w)
   meta$categorical <- as.logical(unlist(meta$categorical))
   # each feature's values as the class of its column in data (Date and POSIXct stay dates and times)

@@ -138,7 +138,7 @@ pdpx_available <- function() {
 # True/False/None -> TRUE/FALSE/NULL, name=value -> name = value, res.plot() -> plot(res),
 # pdpx.partial_dependence -> partial_dependence(), Python's argument names -> the R function's,
 # no exception class names (RuntimeError:, PdpxError:) and no traceback.
-.r_words <- function(msg, api = .api_name()) {
+.r_words <- function(msg, api = .api_name(), prefix = TRUE) {
   msg <- sub("\n+(Detailed traceback|Run `reticulate::py_last_error\\(\\)`).*$", "", msg)
   msg <- gsub("(^|\n)([A-Za-z_][A-Za-z0-9_.]*\\.)?[A-Za-z_][A-Za-z0-9_]*(Error|Exception|Warning|Interrupt): ", "\\1",
               msg, perl = TRUE)
@@ -183,7 +183,7 @@ pdpx_available <- function() {
   msg <- gsub("\\b([A-Za-z_][A-Za-z0-9_.]*)=(?=[\"A-Za-z0-9c(-])", "\\1 = ", msg, perl = TRUE)
   # the function: the one the user called
   msg <- sub("^(pdpx\\.)?(partial_dependence|importance|h_statistic|ale)\\(\\): *", "", msg)
-  paste0(api, "(): ", msg)
+  if (prefix) paste0(api, "(): ", msg) else msg
 }
 
 # Call Python; turn a Python exception into an R error in R's words (.r_words). When an R predict

@@ -175,4 +175,7 @@ test_that("Python's words are translated one by one (the table of .r_words)", {
   expect_identical(.r_words("X has 3 rows; features='wt' must be a column, grid_resolution=3", "partial"),
                    "partial(): train has 3 rows; pred.var = \"wt\" must be a column, grid.resolution = 3")
   expect_identical(.r_words("3 features are strongly dependent", "partial"), "partial(): 3 features are strongly dependent")
+  # notes (attr(res, "pdpx")$notes) are translated without the function's name
+  expect_identical(.r_words("X's rows: ['a']; see res.notes", "ale", prefix = FALSE),
+                   "data's rows: c(\"a\"); see attr(res, \"pdpx\")$notes")
 })
