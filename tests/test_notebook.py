@@ -8,6 +8,8 @@ without those packages (the ``test`` extra installs them); in CI a skip fails th
 
 import base64
 import html
+import json
+import os
 import re
 import sys
 
@@ -192,16 +194,23 @@ REPORT = ('out = pdpx.report(lambda d: 2 * d["a"] + d["b"], X, "report.html", me
           'n_ice=10, dpi=30)')
 
 
-def _run_notebook(tmp_path, cells: list[str]):
+def _run_notebook(tmp_path, monkeypatch, cells: list[str]):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
     pytest.importorskip("plotnine")
+    # a kernel of this very interpreter (a "python3" kernel installed elsewhere may lack pdpx)
+    spec = tmp_path / "jupyter" / "kernels" / "pdpx-test"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "pdpx test", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    env = dict(__import__("os").environ)
+    env = dict(os.environ)
     env.pop("CI", None)  # a person at a notebook; the CI rule is checked inside the notebook
     env.pop("MPLBACKEND", None)  # the kernel's own (inline) matplotlib backend, as in Jupyter
-    client = nbclient.NotebookClient(nb, timeout=180, kernel_name="python3",
+    client = nbclient.NotebookClient(nb, timeout=180, kernel_name="pdpx-test",
                                      resources={"metadata": {"path": str(tmp_path)}})
     client.execute(env=env)
     return nb.cells
@@ -227,9 +236,9 @@ def _check_result_cell(cell):
     return rows
 
 
-def test_notebook_with_ipywidgets_shows_the_widget_bar_and_a_rich_result(tmp_path):
+def test_notebook_with_ipywidgets_shows_the_widget_bar_and_a_rich_result(tmp_path, monkeypatch):
     pytest.importorskip("ipywidgets")
-    cells = _run_notebook(tmp_path, [SETUP.format(hide_widgets=""), LONG_RUN, QUICK_RUN, CI_RUN, "res",
+    cells = _run_notebook(tmp_path, monkeypatch, [SETUP.format(hide_widgets=""), LONG_RUN, QUICK_RUN, CI_RUN, "res",
                                      "float(res.grid_values[0][0]), float(X['b'].mean())"])
     setup, long_run, quick, in_ci, result, check = cells
     assert not setup.outputs
@@ -243,9 +252,9 @@ def test_notebook_with_ipywidgets_shows_the_widget_bar_and_a_rich_result(tmp_pat
     assert float(rows[0][-1]) == pytest.approx(2 * x0 + b_mean, rel=1e-5)  # the slow model's PD, by definition
 
 
-def test_notebook_without_ipywidgets_shows_a_text_bar_and_no_warning(tmp_path):
+def test_notebook_without_ipywidgets_shows_a_text_bar_and_no_warning(tmp_path, monkeypatch):
     hide = 'sys.modules["ipywidgets"] = None  # ipywidgets not installed, as far as this kernel can tell'
-    cells = _run_notebook(tmp_path, [SETUP.format(hide_widgets=hide), LONG_RUN, REPORT, "res"])
+    cells = _run_notebook(tmp_path, monkeypatch, [SETUP.format(hide_widgets=hide), LONG_RUN, REPORT, "res"])
     setup, long_run, report, result = cells
     assert not setup.outputs
     assert not _widgets(long_run.outputs)

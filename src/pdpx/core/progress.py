@@ -78,7 +78,7 @@ def _widget_bar():
     try:
         import ipywidgets  # noqa: F401
         from tqdm import notebook
-    except ImportError:
+    except Exception:  # noqa: BLE001 - missing or broken: the text bar will do
         return None
     return notebook.tqdm if getattr(notebook, "IProgress", None) is not None else None
 
