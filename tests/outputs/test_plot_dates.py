@@ -118,3 +118,15 @@ def test_report_prints_dates(tmp_path):
     first, last = X["when"].min().strftime("%Y-%m-%d"), X["when"].max().strftime("%Y-%m-%d")
     assert f"min {first}" in row and f"max {last}" in row and "<td>date</td>" in row
     assert "e+1" not in table  # no epoch numbers
+
+
+def test_groups_and_derivative_figures_have_date_axes():
+    X = frame("tz")
+    model = DateModel(X["when"].dtype)
+    for res in (pdpx.partial_dependence(model, X, ["when"], by="c", grid_resolution=8),
+                pdpx.partial_dependence(model, X, ["when"], kind="derivative", grid_resolution=8)):
+        p = res.plot()
+        scales, xlabels, _ = drawn_panels(p)
+        assert "scale_x_datetime" in scales, type(res).__name__
+        assert all(ISO.match(s) for s in xlabels[0]) and len(xlabels[0]) >= 3
+    assert "per day" in p.labels.y

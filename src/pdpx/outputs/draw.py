@@ -57,8 +57,10 @@ class PlotnineBackend:
     """pdpx's figure backend: plotnine figures (:mod:`pdpx.outputs`)."""
 
     def draw(self, result, **options):
-        """An undrawn plotnine figure of ``result``."""
-        return drawer(result)(result, **options)
+        """An undrawn plotnine figure of ``result`` (a date feature on a date axis: :mod:`.plot_dates`)."""
+        from .plot_dates import draw_dated
+
+        return draw_dated(drawer(result), result, **options)
 
     def save(self, result, path, *, width=None, height=None, dpi=200, **plot_options) -> Path:
         """Draw ``result`` and write the figure to PNG, SVG or PDF (by the extension of ``path``)."""

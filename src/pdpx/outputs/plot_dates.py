@@ -202,6 +202,30 @@ def finish(p, plan: DatePlan | None):
     return p
 
 
+def draw_dated(draw, result, **options):
+    """``draw(result, **options)``; a by= / several-model result or a derivative of one date feature is drawn from
+    its view in days and given a date axis (1-way and 2-way results draw theirs in :mod:`.plot`)."""
+    figure = getattr(result, "figure", "")
+    if figure == "stacked" and len(result.features) == 1 and dated(result.results[0])[0]:
+        shown = dataclasses.replace(result, results=[view(r) for r in result.results])
+        first = result.results[0]
+    elif figure == "derivative" and dated(result)[0]:
+        shown, first = view(result), result
+    else:
+        return draw(result, **options)
+    title = zone_title(first, 0)
+    p = finish(draw(shown, **options), DatePlan("datetime", titles={"x": title}))
+    y = getattr(p.labels, "y", None)
+    if figure == "derivative" and isinstance(y, str) and "per day" not in y:
+        from plotnine import labs
+
+        names = getattr(p, "_pdpx_layers", None)
+        p = p + labs(y=f"{y} (per day)")
+        if names is not None:
+            p._pdpx_layers = names
+    return p
+
+
 _AESTHETICS = {"x": ("x", "xmin", "xmax", "xend", "xintercept"), "y": ("y", "ymin", "ymax", "yend", "yintercept")}
 
 
