@@ -7,7 +7,8 @@
 * :mod:`.draw`: the figure backend plugin behind every ``res.plot()`` / ``res.save()``
   (the ``pdpx_figure_backend`` hook: which function draws which result);
 * :mod:`.report_page`: the HTML page of ``pdpx.report()``, from results computed by
-  :mod:`pdpx.reporting`.
+  :mod:`pdpx.reporting`;
+* :mod:`.notebook`: how results show in Jupyter (their ``_repr_html_``, through the backend).
 
 Outputs draw what they are given: they import the core and :mod:`pdpx.explain`, compute
 nothing, and never import the top floor. plotnine is imported inside the functions only.
