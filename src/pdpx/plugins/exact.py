@@ -98,9 +98,11 @@ class Exact(Method):
         if counts_use.engine_option(requests[0].options) == "rows":
             return None
         from .trees import curve_means, jit
+        from .trees.plan import plan_means
 
         tm = adapter.tree_model(requests[0].response)
-        if not curve_means.available(tm) or jit.deferred_means():
+        plan = plan_means(tm)
+        if plan is None or jit.deferred_means(plan.kernels):
             return None
         return curve_means.curve_means(tm, requests, shares, requests[0].n_jobs, requests[0].memory_budget)
 

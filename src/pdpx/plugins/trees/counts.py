@@ -34,12 +34,15 @@ from ...core.errors import PdpxError
 from ...core.ir import TreeModel
 from ...core.threads import in_threads, thread_count
 from ...core.treesum import TreeSum
+from .counts_kernels import kernel_shape  # noqa: F401 - the gather kernels' shape facts, named here too
 from .engine import encoded_chunk
+from .plan import COUNTS_KERNELS as KERNELS
+from .plan import counts_kernel
 from .prep import static_layout
 from .rows import spans
 
-#: Values of the ``kernel`` argument of :func:`gather`.
-KERNELS = ("auto", "patterns", "leafsets", "partition")
+#: The planner's choice of the gather kernel (:func:`.plan.counts_kernel`), under its older name.
+choose_kernel = counts_kernel
 #: Orders a gather can be made at: the largest feature sets it answers.
 ORDERS = (1, 2)
 #: Rows the partition kernel takes at a time (their columns stay in cache while rows are partitioned).
@@ -293,7 +296,7 @@ def _gather_one(tm: TreeModel, X, w, order, budget, n_jobs, kernel, pairs=None) 
     ens = tm.ensemble
     layout = count_layout(ens, order)
     st = static_layout(ens)
-    name = choose_kernel(ens, kernel, budget - 8 * layout.n_slots, order)
+    name = counts_kernel(ens, kernel, budget - 8 * layout.n_slots, order)  # the planner's choice
     if name != "leafsets":
         pairs = None  # the other kernels count every pair
     n = len(X)
@@ -331,67 +334,6 @@ def _gather_one(tm: TreeModel, X, w, order, budget, n_jobs, kernel, pairs=None) 
         total = acc
     tw = float(n) if unit else float(w.sum())
     return PatternCounts(order, total, tw, n, layout.key, pairs if order >= 2 else None)
-
-
-def choose_kernel(ens, kernel: str, budget: int, order: int = 2) -> str:
-    """The gather kernel for ``ens`` (``kernel="auto"``), or the one asked for, checked.
-
-    ``auto``: at order 2, ``patterns`` for shallow trees whose histograms fit the
-    budget (its cost does not grow with the order); at order 1, ``leafsets`` when
-    every tree has at most 64 leaves (cheaper than histograms of every leaf then);
-    then whichever of the two fits; ``partition`` for anything else.
-    """
-    from .counts_patterns import MAX_BINS
-
-    max_bins, total, max_leaves = kernel_shape(ens)
-    patterns_fit = max_bins <= MAX_BINS and 8 * total <= budget
-    leafsets_fit = max_leaves <= 64
-    if kernel == "patterns" and not patterns_fit:
-        raise PdpxError(f"kernel='patterns': a tree of this model is too deep (more than {MAX_BINS} histogram "
-                        "bins) or the histograms exceed the memory budget; use 'auto', 'leafsets' or 'partition'")
-    if kernel == "leafsets" and not leafsets_fit:
-        raise PdpxError("kernel='leafsets': a tree of this model has more than 64 leaves; use 'auto' or 'partition'")
-    if kernel != "auto":
-        return kernel
-    preferred = ("patterns", "leafsets") if order >= 2 else ("leafsets", "patterns")
-    for name in preferred:
-        if (patterns_fit if name == "patterns" else leafsets_fit):
-            return name
-    return "partition"
-
-
-def kernel_shape(ens) -> tuple[int, int, int]:
-    """(most histogram bins of a tree, total bins, most leaves of a tree): what :func:`choose_kernel` reads.
-
-    numpy only (nothing is compiled), so that :mod:`.jit` can tell which kernels a gather will run before
-    any of them is compiled. A leaf at depth ``d`` takes ``2^d`` bins, two leaves of one parent share theirs
-    (:func:`.counts_patterns.pattern_layout`).
-    """
-    def build():
-        left, right = ens.left, ens.right
-        depth = np.zeros(ens.n_nodes, dtype=np.int64)
-        frontier = np.asarray(ens.tree_start[:-1], dtype=np.int64)
-        d = 0
-        while frontier.size:
-            inner = frontier[left[frontier] >= 0]
-            frontier = np.concatenate([left[inner], right[inner]])
-            d += 1
-            depth[frontier] = d
-        is_leaf = left < 0
-        lc, rc = np.maximum(left, 0), np.maximum(right, 0)
-        twin = ~is_leaf & (left[lc] < 0) & (left[rc] < 0)  # both children leaves: one histogram for the two
-        twin_leaf = np.zeros(ens.n_nodes, dtype=bool)
-        twin_leaf[left[twin]] = True
-        twin_leaf[right[twin]] = True
-        own = (is_leaf & ~twin_leaf) | twin
-        tree_of = np.repeat(np.arange(ens.n_trees), np.diff(ens.tree_start))
-        bins = np.zeros(ens.n_trees, dtype=np.float64)
-        np.add.at(bins, tree_of[own], np.ldexp(1.0, np.minimum(depth[own] + twin[own], 62)))
-        leaves = np.bincount(tree_of[is_leaf], minlength=ens.n_trees)
-        big = float(1 << 62)
-        return int(min(bins.max(), big)), int(min(bins.sum(), big)), int(leaves.max())
-
-    return ens.derived("pdpx.plugins.trees.counts.shape", build)
 
 
 def _patterns(ens, st):

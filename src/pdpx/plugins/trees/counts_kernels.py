@@ -41,6 +41,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from .kernels import BLOCK, go_left_packed, load_block
 from .nbcache import njit
 from .partition import split_rows
+from .records import Case, KernelRecord
 
 
 @njit(cache=True, inline="always")
@@ -494,3 +495,59 @@ def subset_weights(slot_base, n_pf, pf_ptr, pf, counts, fa, fb):
             w += counts[s + pair_slot(p, oa, ob)]
         W[node] = w
     return W
+
+
+def kernel_shape(ens) -> tuple[int, int, int]:
+    """(most histogram bins of a tree, total bins, most leaves of a tree): what the gather kernels' records
+    (:data:`RECORDS`) read.
+
+    numpy only (nothing is compiled), so that the planner (:mod:`.plan`) can tell which kernels a gather will run before
+    any of them is compiled. A leaf at depth ``d`` takes ``2^d`` bins, two leaves of one parent share theirs
+    (:func:`.counts_patterns.pattern_layout`).
+    """
+    def build():
+        left, right = ens.left, ens.right
+        depth = np.zeros(ens.n_nodes, dtype=np.int64)
+        frontier = np.asarray(ens.tree_start[:-1], dtype=np.int64)
+        d = 0
+        while frontier.size:
+            inner = frontier[left[frontier] >= 0]
+            frontier = np.concatenate([left[inner], right[inner]])
+            d += 1
+            depth[frontier] = d
+        is_leaf = left < 0
+        lc, rc = np.maximum(left, 0), np.maximum(right, 0)
+        twin = ~is_leaf & (left[lc] < 0) & (left[rc] < 0)  # both children leaves: one histogram for the two
+        twin_leaf = np.zeros(ens.n_nodes, dtype=bool)
+        twin_leaf[left[twin]] = True
+        twin_leaf[right[twin]] = True
+        own = (is_leaf & ~twin_leaf) | twin
+        tree_of = np.repeat(np.arange(ens.n_trees), np.diff(ens.tree_start))
+        bins = np.zeros(ens.n_trees, dtype=np.float64)
+        np.add.at(bins, tree_of[own], np.ldexp(1.0, np.minimum(depth[own] + twin[own], 62)))
+        leaves = np.bincount(tree_of[is_leaf], minlength=ens.n_trees)
+        big = float(1 << 62)
+        return int(min(bins.max(), big)), int(min(bins.sum(), big)), int(leaves.max())
+
+    return ens.derived("pdpx.plugins.trees.counts.shape", build)
+
+
+def _leafsets_fit(ens, budget, order) -> bool:
+    return kernel_shape(ens)[2] <= 64
+
+
+#: This module's kernels (:mod:`.records`): the slot layout and the subset weights every gather's PD reads, the
+#: tree-local feature numbers (shared with the averaged curves), and the ``leafsets`` and ``partition`` gathers.
+RECORDS = (
+    KernelRecord("counts.layout", "counts_kernels", "shared", {"count_layout": 1.2}, family="counts"),
+    KernelRecord("counts", "counts_kernels", "counts", {"subset_weights": 0.6}, family="counts",
+                 # the PD from counts: regions as intervals (sorted numeric grids) or grid masks, either
+                 uses=lambda plan: ("counts.layout", "intervals", "masks", "scatter")),
+    KernelRecord("counts.locals", "counts_kernels", "shared", {"leafset_locals": 0.8}, family="counts"),
+    KernelRecord("counts.leafsets", "counts_kernels", "counts", {"leafset_slots": 0.4, "gather_leafsets": 2.6},
+                 fits=_leafsets_fit, uses=lambda plan: ("leafsets.layout", "counts.locals"), family="counts",
+                 cases=(Case(run="counts", kernel="leafsets"),)),
+    KernelRecord("counts.partition", "counts_kernels", "counts", {"gather_partition": 1.8},
+                 uses=lambda plan: ("partition.nan",), family="counts",
+                 cases=(Case(run="counts", kernel="partition"),)),
+)

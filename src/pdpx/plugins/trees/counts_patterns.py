@@ -27,6 +27,7 @@ import numpy as np
 from .counts_kernels import pair_slot
 from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block
 from .nbcache import njit
+from .records import Case, KernelRecord
 
 #: Most histogram bins per tree (sum over its leaves of 2^depth) the kernel takes.
 MAX_BINS = 1 << 14
@@ -219,3 +220,18 @@ def parents_first(tree_start, left, right, max_tree_nodes):
                 stack[sp + 1] = left[node]
                 sp += 2
     return topo
+
+
+def _fits(ens, budget, order) -> bool:
+    from .counts_kernels import kernel_shape
+
+    max_bins, total, _ = kernel_shape(ens)
+    return max_bins <= MAX_BINS and 8 * total <= budget
+
+
+#: This module's kernel (:mod:`.records`): the ``patterns`` gather, for shallow trees whose histograms fit the budget.
+RECORDS = (
+    KernelRecord("counts.patterns", "counts_patterns", "counts",
+                 {"parents_first": 0.2, "pattern_layout": 0.4, "gather_patterns": 1.2, "patterns_to_counts": 0.8},
+                 fits=_fits, family="counts", cases=(Case(run="counts", kernel="patterns"),)),
+)

@@ -48,31 +48,15 @@ import pandas as pd
 
 from ...core.data import fixed_memo
 from ...core.errors import PdpxError
+from .plan import ENGINES, GATHER_SETS, PAIR_SETS, engine_option, gather_order, planned_pairs  # noqa: F401
+from .plan import planned_sets as _sets
 
-#: Values of ``method_options["engine"]``.
-ENGINES = ("auto", "counts", "rows")
-#: A gather's cost at each order, in row walks of ``exact`` for one feature set (measured with
-#: XGBoost 200 trees of depth 6 on 100,000 rows: about 2.7 at order 1, 5.4 at order 2; rounded up).
-GATHER_SETS = {1: 3.0, 2: 6.0}
-#: What each pair adds to an order-1 gather when the ``leafsets`` kernel counts only the planned pairs
-#: (``gather(..., pairs=...)``), in the same row walks (measured with HistGradientBoosting, 100 trees of at
-#: most 31 leaves, on 100,000 rows: the two pairs of the display benchmark added about one walk each).
-PAIR_SETS = 1.0
 _MEMO = "pdpx.plugins.trees.counts_use"
 #: Seconds of one row through one tree in ``exact``'s row walk for one feature set (XGBoost, depth 6: about
 #: 1.3e-8 s measured, rounded up).
 ROW_TREE_SECONDS = 1.5e-8
 #: Rows whose encoding is part of the key of kept counts (see :func:`encoding_digest`).
 ENCODED_ROWS = 256
-
-
-def engine_option(options: dict) -> str:
-    """The ``engine`` method option, checked."""
-    engine = options.get("engine", "auto")
-    if engine not in ENGINES:
-        raise PdpxError(f"method_options={{'engine': {engine!r}}}: expected one of {list(ENGINES)} "
-                        "('counts' computes averages from pattern counts, 'rows' walks the rows per feature set)")
-    return engine
 
 
 def worth_compiling(tm, req, order: int, budget: int) -> bool:
@@ -83,10 +67,11 @@ def worth_compiling(tm, req, order: int, budget: int) -> bool:
     if counts_ready(tm, order, budget):
         return True
     from ...core.treesum import TreeSum
-    from .jit import cold_seconds_of, compile_in_background, counts_needed, pending
+    from .jit import cold_seconds_of, compile_in_background, pending
+    from .plan import plan_counts
 
     try:
-        needed = counts_needed(tm, order, memory_budget=budget)
+        needed = plan_counts(tm, order, memory_budget=budget).kernels
         compile_s = cold_seconds_of(pending(needed) or needed)
     except Exception:  # noqa: BLE001 - cannot tell: do not wait
         return False
@@ -302,53 +287,16 @@ class Choice:
     note: str
 
 
-def _sets(req) -> tuple[int, int]:
-    """(1-way sets, 2-way sets) among the planned averages (the request's own set at least)."""
-    sets = {tuple(s) for s in req.planned} | {tuple(int(f) for f in req.features)}
-    return sum(len(s) == 1 for s in sets), sum(len(s) == 2 for s in sets)
-
-
-def planned_pairs(req) -> frozenset:
-    """The pairs of columns among the planned sets (the request's own set included), as ``gather``'s ``pairs``."""
-    from .counts import pair_key
-
-    sets = {tuple(int(f) for f in s) for s in req.planned} | {tuple(int(f) for f in req.features)}
-    return frozenset(pair_key(s) for s in sets if len(s) == 2)
-
-
 def pairs_only(tm, budget: int) -> bool:
-    """Whether an order-2 gather on ``tm`` counts only the pairs asked for (every tree takes the ``leafsets``
-    kernel, which can), so that it costs :data:`PAIR_SETS` per pair over an order-1 gather."""
-    from ...core.treesum import TreeSum
-    from .counts import choose_kernel, counts_nbytes
+    """Whether an order-2 gather on ``tm`` within ``budget`` counts only the pairs asked for
+    (:func:`.plan.pairs_only`); False when that cannot be told."""
+    from . import plan
+    from .counts import counts_nbytes
 
-    models = [t.model for t in tm.terms] if isinstance(tm, TreeSum) else [tm]
     try:
-        left = budget - counts_nbytes(tm, 2)
-        return all(choose_kernel(m.ensemble, "auto", left, 2) == "leafsets" for m in models)
+        return plan.pairs_only(tm, budget - counts_nbytes(tm, 2))
     except Exception:  # noqa: BLE001 - cannot tell: the cost of a full order-2 gather
         return False
-
-
-def gather_order(req, pairs_only: bool = False) -> tuple[int | None, str]:
-    """The order to gather at for ``req``'s plan, or None when walking the rows is cheaper; and why.
-
-    ``pairs_only``: an order-2 gather would count only the planned pairs (:func:`pairs_only`).
-    """
-    ones, twos = _sets(req)
-    rows = ones + twos
-    # order 1 answers the 1-way sets (pairs walk the rows); order 2 answers them all
-    order2 = GATHER_SETS[2]
-    if pairs_only and twos:  # no pairs: order 1
-        order2 = min(order2, GATHER_SETS[1] + PAIR_SETS * twos)
-    cost = {1: GATHER_SETS[1] + twos, 2: order2}
-    if len(req.features) == 2:
-        cost.pop(1)
-    order = 2 if cost[2] <= cost.get(1, np.inf) else 1  # on a tie, order 2: it answers later pairs too
-    if cost[order] > rows:  # a tie gathers: the counts are kept for the next call
-        return None, (f"walking the rows for {rows} feature set(s) costs less than gathering pattern counts "
-                      f"(about {cost[order]:.0f} row walks)")
-    return order, ""
 
 
 def choose(model, tm, req, budget: int) -> Choice | None:

@@ -39,6 +39,7 @@ from ...core.treesum import TreeSum
 from .counts_kernels import leaf_words
 from .kernels import BLOCK, load_block
 from .nbcache import njit
+from .records import Case, KernelRecord
 from .rows import spans
 
 #: Bytes of encoded rows per chunk at most (as ``engine.MAX_CHUNK_BYTES``).
@@ -98,14 +99,11 @@ def means_walk(X, r0, r1, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l
 
 
 def available(tm) -> bool:
-    """Whether :func:`curve_means` can compute on ``tm`` (numpy only: nothing is compiled to tell)."""
-    if isinstance(tm, TreeSum):
-        return all(available(term.model) for term in tm.terms)
-    if not isinstance(tm, TreeModel) or not tm.ensemble.is_linear:
-        return False
-    from .prep import static_layout
+    """Whether :func:`curve_means` can compute on ``tm`` (numpy only: nothing is compiled to tell): the
+    planner's :func:`.plan.means_available`."""
+    from .plan import means_available
 
-    return int(static_layout(tm.ensemble).leaves_per_tree.max()) <= 64
+    return means_available(tm)
 
 
 def curve_means(tm, requests: list, shares: list, n_jobs=None, memory_budget: int = 256 << 20):
@@ -240,3 +238,18 @@ def _leaf_shares(tm: TreeModel, req, share: np.ndarray) -> np.ndarray:
     leaves = leaf_mask >= 0
     out[leaves] = per_mask[leaf_mask[leaves]]
     return out
+
+
+def _fits(ens, budget, order) -> bool:
+    from .prep import static_layout
+
+    return int(static_layout(ens).leaves_per_tree.max()) <= 64
+
+
+#: This module's kernel (:mod:`.records`): the walk of every row's averaged ICE curves, for trees of at most 64
+#: leaves; the layouts and leaf regions it shares with the counts and ``exact``.
+RECORDS = (
+    KernelRecord("means", "curve_means", "means", {"means_walk": 2.0}, fits=_fits, family="counts",
+                 uses=lambda plan: ("leafsets.layout", "counts.layout", "counts.locals", "intervals", "masks"),
+                 cases=(Case(run="means"),)),
+)

@@ -16,19 +16,9 @@ from ...core.method import MethodResult, Request
 from ...core.progress import progress_bar
 from ...core.threads import thread_count
 from ...core.treesum import TreeSum
+from .plan import KERNELS, NOT_OBLIVIOUS, Plan, kernel_option, plan_rows  # noqa: F401 - KERNELS named here too
 from .prep import integrate, prepare
 from .rows import Finish, link_factor
-
-#: Values of ``method_options={"kernel": ...}`` for ``exact``.
-KERNELS = ("auto", "oblivious", "leafsets", "partition")
-
-
-def kernel_option(options: dict) -> str:
-    """The ``kernel`` method option, checked."""
-    kernel = options.get("kernel", "auto")
-    if kernel not in KERNELS:
-        raise PdpxError(f"method_options={{'kernel': {kernel!r}}}: expected one of {list(KERNELS)}")
-    return kernel
 
 
 def encoded_chunk(tm: TreeModel, X) -> np.ndarray:
@@ -39,26 +29,27 @@ def encoded_chunk(tm: TreeModel, X) -> np.ndarray:
     return np.ascontiguousarray(tm.encode(X), dtype=np.float64)
 
 
-def choose_kernel(prep, kernel: str = "auto"):
-    """The row kernel for a prepared request: oblivious when every tree is, else leaf sets when every tree
-    has at most 64 leaves, else partition."""
+def kernel_for(plan: Plan, prep, option: str = "auto"):
+    """The row kernel object of ``plan`` (:func:`.plan.plan_rows`) for a prepared request.
+
+    The plan read the trees with numpy only; building the kernel checks what only the tables can tell:
+    whether the splits of each level of "oblivious" trees match, and (``kernel="leafsets"`` asked for, on
+    trees of more than 64 leaves) whether the grid reaches at most 64 leaves of each. Where they do not,
+    ``auto`` takes the next kernel in the planner's order and an explicit ``kernel`` is refused.
+    """
     from . import leafsets, oblivious, partition
 
-    if kernel in ("auto", "oblivious"):
-        ob = oblivious.plan(prep)
+    if plan.kernel == "oblivious":
+        ob = oblivious.plan(prep, products=plan.link == "products")
         if ob is not None:
             return ob
-        if kernel == "oblivious":
-            raise PdpxError(
-                "method_options={'kernel': 'oblivious'}: a tree of this model is not oblivious (the nodes of "
-                "each level splitting alike, all leaves at one depth); use kernel 'auto', 'leafsets' or "
-                "'partition'"
-            )
-    if kernel != "partition":
-        ls = leafsets.plan(prep, required=kernel == "leafsets")
+        if option == "oblivious":
+            raise PdpxError(NOT_OBLIVIOUS)
+    if plan.kernel in ("oblivious", "leafsets"):
+        ls = leafsets.plan(prep, required=option == "leafsets")
         if ls is not None:
             return ls
-        if kernel == "leafsets":
+        if option == "leafsets":
             raise PdpxError(
                 "method_options={'kernel': 'leafsets'}: a tree of this model has more than "
                 f"{leafsets.MAX_LEAVES} leaves that the grid reaches; use kernel 'auto' or 'partition'"
@@ -81,7 +72,8 @@ def exact(tm: TreeModel, req: Request) -> MethodResult:
     ens = tm.ensemble
     n = len(req.X)
     prep = prepare(tm, req)
-    kernel = choose_kernel(prep, kernel_name)
+    plan = plan_rows(tm, req, prep)
+    kernel = kernel_for(plan, prep, kernel_name)
     outputs = np.asarray(req.outputs, dtype=np.int64)
     K = outputs.size
     M = int(ens.n_margins)
@@ -90,7 +82,7 @@ def exact(tm: TreeModel, req: Request) -> MethodResult:
     # weights divided by their total: every sum is a weighted mean, within the range of what it averages
     row_w = np.full(n, 1.0 / n) if w is None else np.ascontiguousarray(w, dtype=np.float64) / float(w.sum())
     unit = 1.0 / n if w is None else 0.0
-    linear = ens.is_linear and not req.needs_individual
+    linear = plan.link == "linear"
     base = ens.base_score.reshape((M,) + (1,) * len(prep.grid_shape))
     threads = thread_count(req.n_jobs)
 

@@ -41,30 +41,34 @@ import time
 import warnings
 
 from ...core.userdir import private_dir
-from . import nbcache
+from . import nbcache, registry
 
-#: Seconds each kernel takes to compile from scratch, measured with an empty numba cache
-#: (benchmarks/bench_first_call.py prints them; rounded up). Keys: ``module.function`` of this package.
-COLD_SECONDS = {
-    "kernels.leaf_boxes_sorted": 1.4, "kernels.leaf_regions": 1.4, "kernels.grid_left": 0.6,
-    "kernels.scatter_boxes": 0.9, "kernels.leaf_corners": 0.8, "kernels.integrate_columns": 0.3,
-    "kernels.exp_columns": 0.3, "kernels.recursion_weights": 0.3,
-    "leafsets.leafset_layout": 1.5, "leafsets.leafset_walk": 1.5,
-    "partition.partition_walk": 3.4,
-    "oblivious.oblivious_layout": 1.3, "oblivious.request_layout": 1.0, "oblivious.pattern_tables": 0.6,
-    "oblivious.oblivious_walk": 1.4, "products.bytes_walk": 3.2, "products.merged_corners": 2.1,
+#: The cold-compile tables, read from the kernels' records (:mod:`.registry`) when first asked: ``COLD_SECONDS``
+#: (``exact``'s and recursion's kernels), ``COUNTS_COLD_SECONDS`` (the pattern counts'), ``MEANS_COLD_SECONDS``
+#: (the averaged curves' own), ``MEANS_KERNELS`` (every function :func:`.curve_means.curve_means` runs). Keys:
+#: ``module.function`` of this package; values: seconds measured with an empty numba cache.
+_TABLES = {
+    "COLD_SECONDS": lambda: _exact_table(),
+    "COUNTS_COLD_SECONDS": lambda: registry.cold_seconds_table(families=("counts",), engines=("counts", "shared")),
+    "MEANS_COLD_SECONDS": lambda: registry.cold_seconds_table(engines=("means",)),
+    "MEANS_KERNELS": lambda: registry.runs(["means"], None),
 }
-#: The same for the pattern counts' kernels (:mod:`.counts`, :mod:`.counts_pd`), measured the same way.
-COUNTS_COLD_SECONDS = {
-    "counts_kernels.count_layout": 1.2, "counts_kernels.subset_weights": 0.6,
-    "counts_kernels.leafset_locals": 0.8, "counts_kernels.leafset_slots": 0.4, "counts_kernels.gather_leafsets": 2.6,
-    "partition.nan_columns": 0.3, "counts_kernels.gather_partition": 1.8,
-    "counts_patterns.parents_first": 0.2, "counts_patterns.pattern_layout": 0.4,
-    "counts_patterns.gather_patterns": 1.2, "counts_patterns.patterns_to_counts": 0.8,
-}
-#: The same for the kernels of every row's averaged ICE curve (:mod:`.curve_means`); ``leafset_layout``,
-#: ``leafset_locals`` and ``count_layout`` are shared with the counts.
-MEANS_COLD_SECONDS = {"curve_means.means_walk": 2.0}
+
+
+#: The warm-up families of ``exact``'s and recursion's kernels (the counts' family compiles the rest).
+EXACT_FAMILIES = ("leafsets", "partition", "oblivious")
+
+
+def _exact_table() -> dict:
+    return registry.cold_seconds_table(families=EXACT_FAMILIES)
+
+
+def __getattr__(name: str):
+    if name in _TABLES:
+        return _TABLES[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: What the first compilation of a process costs on top of its kernel (numba's and LLVM's start-up).
 FIRST_COMPILE_SECONDS = 1.0
 #: Most bytes one of brute's stacked predict calls takes (as :mod:`pdpx.plugins.brute` sizes them).
@@ -76,68 +80,20 @@ _lock = threading.Lock()
 
 
 def needed(tm, req) -> set[str]:
-    """The kernels ``exact`` runs for ``req`` on tree model ``tm`` (a TreeModel or a TreeSum)."""
-    from ...core.treesum import TreeSum
+    """The kernels ``exact`` runs for ``req`` on tree model ``tm`` (a TreeModel or a TreeSum): the plan's
+    (:func:`.plan.plan_rows`)."""
+    from .plan import plan_rows
 
-    if isinstance(tm, TreeSum):
-        from .combine import member_request
-
-        out = set()
-        for term in tm.terms:
-            sub, _ = member_request(term, req)
-            if sub is not None:  # a member that reads no target feature is averaged without a kernel
-                out |= needed(term.model, sub)
-        return out
-    from .engine import kernel_option
-    from .oblivious import maybe_oblivious
-    from .prep import static_layout, uses_intervals
-
-    ens = tm.ensemble
-    kernel = kernel_option(req.options)
-    intervals = uses_intervals(tm, req)
-    regions = {"kernels.leaf_boxes_sorted"} if intervals else {"kernels.leaf_regions", "kernels.grid_left"}
-    rows = not (ens.is_linear and not req.needs_individual)
-    finish = {"kernels.leaf_corners", "kernels.integrate_columns"}
-    if ens.link not in ("identity", "softmax"):
-        finish.add("kernels.exp_columns")
-    if kernel in ("auto", "oblivious") and maybe_oblivious(ens):
-        names = regions | {"oblivious.oblivious_layout", "oblivious.request_layout", "products.bytes_walk"}
-        if rows:
-            products = {"products.merged_corners"} if ens.link in ("logistic", "binary_logistic", "exp") else set()
-            return names | finish | products | {"oblivious.pattern_tables", "oblivious.oblivious_walk"}
-        return names | {"kernels.scatter_boxes", "oblivious.oblivious_walk"}
-    if kernel == "leafsets" or (kernel == "auto" and static_layout(ens).leaves_per_tree.max() <= 64):
-        return regions | {"leafsets.leafset_layout", "leafsets.leafset_walk"} | (finish if rows else
-                                                                                  {"kernels.scatter_boxes"})
-    if rows:
-        return regions | finish | {"partition.partition_walk"}
-    return {"partition.partition_walk"} | (set() if intervals else regions)
+    return set(plan_rows(tm, req).kernels)
 
 
 def counts_needed(tm, order: int = 2, kernel: str = "auto", memory_budget: int = 256 << 20) -> set[str]:
     """The kernels a gather of pattern counts at ``order`` on ``tm`` (TreeModel or TreeSum) and the partial
-    dependence from them (:func:`.counts_pd.partial_dependence`) run; read with numpy only, nothing compiled."""
-    from ...core.treesum import TreeSum
+    dependence from them (:func:`.counts_pd.partial_dependence`) run: the plan's (:func:`.plan.plan_counts`);
+    read with numpy only, nothing compiled."""
+    from .plan import plan_counts
 
-    if isinstance(tm, TreeSum):
-        out = set()
-        for term in tm.terms:
-            out |= counts_needed(term.model, order, kernel, memory_budget)
-        return out
-    from .counts import choose_kernel
-
-    ens = tm.ensemble
-    # regions as intervals (sorted numeric grids) or as grid masks (categories, unsorted grids): either
-    names = {"counts_kernels.count_layout", "counts_kernels.subset_weights", "kernels.leaf_boxes_sorted",
-             "kernels.leaf_regions", "kernels.grid_left", "kernels.scatter_boxes"}
-    name = choose_kernel(ens, kernel, memory_budget, order)
-    if name == "patterns":
-        return names | {"counts_patterns.parents_first", "counts_patterns.pattern_layout",
-                        "counts_patterns.gather_patterns", "counts_patterns.patterns_to_counts"}
-    if name == "leafsets":
-        return names | {"leafsets.leafset_layout", "counts_kernels.leafset_locals", "counts_kernels.leafset_slots",
-                        "counts_kernels.gather_leafsets"}
-    return names | {"partition.nan_columns", "counts_kernels.gather_partition"}
+    return set(plan_counts(tm, order, kernel, memory_budget).kernels)
 
 
 def counts_ready(tm, order: int = 2, kernel: str = "auto", memory_budget: int = 256 << 20) -> bool:
@@ -184,18 +140,12 @@ def deferred_counts(tm, order: int = 2, alternative_seconds: float | None = None
             "background, and later calls will use them")
 
 
-#: The kernels :func:`.curve_means.curve_means` runs, whatever the (leaf-set) trees: its walk, and the layouts and
-#: leaf regions it shares with the counts and ``exact``.
-MEANS_KERNELS = frozenset({"leafsets.leafset_layout", "counts_kernels.count_layout", "counts_kernels.leafset_locals",
-                           "kernels.leaf_boxes_sorted", "kernels.leaf_regions", "kernels.grid_left",
-                           "curve_means.means_walk"})
-
-
-def deferred_means() -> bool:
-    """Whether the averaged ICE curves should be left to the row kernels now: their one-pass kernels are not
-    compiled and a background process has started compiling them (later calls use them). Where no background
-    compilation can run, they compile now (False)."""
-    if not pending(MEANS_KERNELS):
+def deferred_means(kernels=None) -> bool:
+    """Whether the averaged ICE curves should be left to the row kernels now: their one-pass kernels
+    (``kernels``, a plan's; None: every one, ``MEANS_KERNELS``) are not compiled and a background process has
+    started compiling them (later calls use them). Where no background compilation can run, they compile now
+    (False)."""
+    if not pending(registry.runs(["means"], None) if kernels is None else kernels):
         return False
     return compile_in_background()
 
@@ -204,8 +154,8 @@ def cold_seconds_of(names) -> float:
     """:func:`cold_seconds` of exact's and the counts' kernels alike."""
     if not names:
         return 0.0
-    return FIRST_COMPILE_SECONDS + sum(COLD_SECONDS.get(n, COUNTS_COLD_SECONDS.get(n, MEANS_COLD_SECONDS.get(n, 1.0)))
-                                       for n in names)
+    table = registry.cold_seconds_table()
+    return FIRST_COMPILE_SECONDS + sum(table.get(n, 1.0) for n in names)
 
 
 def _dispatcher(name: str):
@@ -262,7 +212,8 @@ def cold_seconds(names) -> float:
     """Estimated seconds to compile ``names`` from scratch in this process."""
     if not names:
         return 0.0
-    return FIRST_COMPILE_SECONDS + sum(COLD_SECONDS.get(n, 1.0) for n in names)
+    table = _exact_table()
+    return FIRST_COMPILE_SECONDS + sum(table.get(n, 1.0) for n in names)
 
 
 def brute_seconds(adapter, req) -> float:
@@ -300,13 +251,16 @@ def defer_reason(adapter, req) -> str | None:
     Once every kernel is compiled or cached (checked once per process, then remembered), this is a
     look at one flag: a call costs what its kernel costs.
     """
-    if _state.get("all_ready") or not pending(COLD_SECONDS):
+    if _state.get("all_ready"):
+        return None
+    exact_kernels = _exact_table()
+    if not pending(exact_kernels):
         _state["all_ready"] = True
         return None
     try:
         names = needed(adapter.tree_model(req.response), req)
     except Exception:  # noqa: BLE001 - a model this cannot read ahead: count every kernel
-        names = set(COLD_SECONDS)
+        names = set(exact_kernels)
     missing = pending(names)
     if not missing:
         return None

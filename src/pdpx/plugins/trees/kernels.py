@@ -25,6 +25,7 @@ import numpy as np
 
 from ...core.ir import NAN_AS_ZERO, ZERO_OR_NAN_MISSING
 from .nbcache import njit
+from .records import SORTED, Case, KernelRecord
 
 # bits of the packed node flags (see prep.pack_nodes)
 F_MISSING_LEFT = 1
@@ -512,3 +513,18 @@ def recursion_weights(tree_start, left, right, node_weight, tgt, reach, max_tree
                 frac[sp] = fl
                 sp += 1
     return share
+
+
+#: This module's kernels (:mod:`.records`): the leaves' grid regions (intervals on sorted numeric grids, else grid
+#: masks), the corners and integral of the rows' margins, the link's exp, the boxes of counted leaves, and
+#: recursion's weights.
+RECORDS = (
+    KernelRecord("intervals", "kernels", "shared", {"leaf_boxes_sorted": 1.4}, family="leafsets"),
+    KernelRecord("masks", "kernels", "shared", {"leaf_regions": 1.4, "grid_left": 0.6}, family="leafsets"),
+    KernelRecord("corners", "kernels", "shared", {"leaf_corners": 0.8, "integrate_columns": 0.3}, family="leafsets"),
+    KernelRecord("link", "kernels", "shared", {"exp_columns": 0.3}, family="leafsets"),
+    KernelRecord("scatter", "kernels", "shared", {"scatter_boxes": 0.9}, family="leafsets"),
+    KernelRecord("recursion", "kernels", "recursion", {"recursion_weights": 0.3},
+                 uses=lambda plan: (plan.regions, "scatter"), family="leafsets",
+                 cases=(Case(run="recursion", kernel="leafsets", grids=SORTED),)),
+)

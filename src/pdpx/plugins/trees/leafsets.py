@@ -40,6 +40,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .kernels import BLOCK, F_SPECIAL, NO_CORNERS, go_left_packed, load_block, scatter_boxes
 from .nbcache import njit
+from .records import SORTED, Case, KernelRecord
 from .rows import run
 
 MAX_LEAVES = 64
@@ -301,3 +302,21 @@ def plan(prep, required: bool = False) -> LeafSets | None:
     if not layout[0]:
         return None
     return LeafSets(prep, layout)
+
+
+def _fits(ens, budget, order) -> bool:
+    from .prep import static_layout
+
+    return int(static_layout(ens).leaves_per_tree.max()) <= MAX_LEAVES
+
+
+#: This module's kernels (:mod:`.records`): the node masks (shared with the counts and the averaged curves) and the
+#: walk, for trees of at most 64 leaves.
+RECORDS = (
+    KernelRecord("leafsets.layout", "leafsets", "shared", {"leafset_layout": 1.5}, family="leafsets"),
+    KernelRecord("leafsets", "leafsets", "rows", {"leafset_walk": 1.5}, fits=_fits, family="leafsets",
+                 uses=lambda plan: ("leafsets.layout", plan.regions) + (plan.finish if plan.per_row else ("scatter",)),
+                 cases=(Case(kernel="leafsets"), Case(kernel="leafsets", kind="both"),
+                        Case(kernel="leafsets", link="logistic", grids=SORTED),  # per-row finish with exp
+                        Case(kernel="leafsets", link="softmax", n_margins=3, grids=SORTED))),
+)

@@ -39,6 +39,7 @@ import numpy as np
 from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block, scatter_boxes
 from .nbcache import njit
 from .products import counts_by_bytes, products_sums
+from .records import SORTED, Case, KernelRecord
 from .rows import run
 
 #: deepest tree, and most leaves over all trees, the kernel takes (the per-part counts are that long)
@@ -336,8 +337,9 @@ class Oblivious:
 
     name = "oblivious"
 
-    def __init__(self, prep, static):
+    def __init__(self, prep, static, products: bool = False):
         self.prep = prep
+        self.products = products  # the plan's link "products" (:mod:`.plan`): an average of one margin's exp
         ens = prep.ens
         st = prep.static
         self.depth, self.level_ptr, self.level_node, self.slot_ptr, self.slot_node = static
@@ -395,7 +397,7 @@ class Oblivious:
         or logistic response takes the products of :mod:`.products` when they fit.
         """
         link, outputs = fin.link, fin.outputs
-        if len(fin.start) == 1 and fin.ice is None and link in ("logistic", "binary_logistic", "exp"):
+        if self.products:  # the plan's choice; None when the byte tests or the range do not fit
             fused = products_sums(self, X, row_weight, threads, fin.grid_shape, fin.factor, fin.start[0],
                                   link != "exp")
             if fused is not None:
@@ -417,9 +419,29 @@ class Oblivious:
 NO_PATTERNS = (np.zeros(1, dtype=np.int64),) * 2 + (np.zeros(0, dtype=np.int64),) * 2 + (np.zeros(0),)
 
 
-def plan(prep, required: bool = False) -> Oblivious | None:
-    """Oblivious kernels for a prepared request, or None when a tree is not oblivious."""
+def plan(prep, required: bool = False, products: bool = False) -> Oblivious | None:
+    """Oblivious kernels for a prepared request, or None when a tree is not oblivious; ``products``: the plan
+    takes the products of :mod:`.products` for its average (link ``"products"`` of :class:`.plan.Plan`)."""
     static = static_oblivious(prep.ens)
     if static is None:
         return None
-    return Oblivious(prep, static)
+    return Oblivious(prep, static, products)
+
+
+def _uses(plan) -> tuple:
+    if not plan.per_row:
+        return ("products", plan.regions, "scatter")
+    exp = ("products.corners",) if plan.response_link in ("logistic", "binary_logistic", "exp") else ()
+    return ("products", plan.regions, "oblivious.corners") + plan.finish + exp
+
+
+#: This module's kernels (:mod:`.records`): the layouts and the walk for ensembles of oblivious trees, and the
+#: corner tables of the rows' margins.
+RECORDS = (
+    KernelRecord("oblivious", "oblivious", "rows",
+                 {"oblivious_layout": 1.3, "request_layout": 1.0, "oblivious_walk": 1.4},
+                 fits=lambda ens, budget, order: maybe_oblivious(ens), uses=_uses, family="oblivious",
+                 cases=(Case(kernel="oblivious", depth=2), Case(kernel="oblivious", depth=2, kind="both"),
+                        Case(kernel="oblivious", depth=9, grids=SORTED))),  # deeper than a byte: the float walk
+    KernelRecord("oblivious.corners", "oblivious", "shared", {"pattern_tables": 0.6}, family="oblivious"),
+)

@@ -32,6 +32,7 @@ import numpy as np
 
 from .kernels import F_SPECIAL, NO_CORNERS, box_corner, go_left_packed, grid_strides
 from .nbcache import njit
+from .records import SORTED, Case, KernelRecord
 from .rows import run
 
 
@@ -278,3 +279,18 @@ class Partition:
 def plan(prep) -> Partition:
     """The partition kernels for a prepared request (any tree size)."""
     return Partition(prep)
+
+
+def _uses(plan) -> tuple:
+    if plan.per_row:
+        return (plan.regions,) + plan.finish
+    return () if plan.intervals else (plan.regions,)  # intervals: carried down the trees, no region tables
+
+
+#: This module's kernels (:mod:`.records`): the walk, for any tree, and the scan for NaN the counts' gather uses.
+RECORDS = (
+    KernelRecord("partition", "partition", "rows", {"partition_walk": 3.4}, uses=_uses, family="partition",
+                 cases=(Case(kernel="partition"), Case(kernel="partition", kind="both"),
+                        Case(kernel="partition", link="logistic", grids=SORTED))),
+    KernelRecord("partition.nan", "partition", "shared", {"nan_columns": 0.3}, family="counts"),
+)

@@ -34,6 +34,7 @@ import numpy as np
 
 from .kernels import go_left_packed
 from .nbcache import njit
+from .records import SORTED, Case, KernelRecord
 from .rows import run
 
 #: rows per block (the fastest of 64, 128 and 256 on benchmarks/bench_catboost.py: 2-way 30 x 30 grid)
@@ -451,3 +452,13 @@ def counts_by_bytes(kern, X, row_weight, threads):
     if levels is None:
         return None
     return _walk(kern, X, row_weight, threads, levels, NO_PRODUCTS, int(kern.slot_ptr[-1]))
+
+
+#: This module's kernels (:mod:`.records`): the walk on byte tests (products of exp factors, or counts of rows),
+#: and the merged corners of a logistic or exp average.
+RECORDS = (
+    KernelRecord("products", "products", "shared", {"bytes_walk": 3.2}, family="oblivious"),
+    KernelRecord("products.corners", "products", "shared", {"merged_corners": 2.1}, family="oblivious",
+                 cases=(Case(kernel="oblivious", link="logistic", depth=2, grids=SORTED),  # products of exp factors
+                        Case(kernel="oblivious", link="logistic", depth=2, kind="both", grids=SORTED))),
+)

@@ -29,10 +29,11 @@ import pandas as pd
 from ...core.ir import TreeEnsemble, TreeModel, numeric_encoder, numeric_values
 from ...core.method import Request
 from ...core.userdir import open_private, private_dir
-from . import engine, nbcache
+from . import engine, nbcache, registry
 from .jit import module_command
 
-#: The kernel families, each compiled by one process when several run at once.
+#: The kernel families, each compiled by one process when several run at once (the records' ``family``,
+#: :mod:`.records`, names one of them).
 FAMILIES = ("leafsets", "partition", "oblivious", "counts")
 
 
@@ -71,52 +72,43 @@ def _run(tm: TreeModel, kernel: str, kind: str, grid, features=(0,), method=engi
 
 
 def _family(name: str) -> None:
-    """Run every kernel of one family on the argument types real calls use."""
-    grids = ([[0.0, 1.0]], [[1.0, 0.0]])  # sorted (regions as intervals) and not (grid masks)
-    if name == "leafsets":
-        for grid in grids:
-            for kind in ("average", "both"):
-                _run(_model(), "leafsets", kind, grid)
-        _run(_model("logistic"), "leafsets", "average", grids[0])  # per-row finish with exp
-        _run(_model("softmax", n_margins=3), "leafsets", "average", grids[0])
-        _run(_model(), "leafsets", "average", grids[0], method=engine.recursion)
-    elif name == "partition":
-        for grid in grids:
-            for kind in ("average", "both"):
-                _run(_model(), "partition", kind, grid)
-        _run(_model("logistic"), "partition", "average", grids[0])
-    elif name == "oblivious":
-        for grid in grids:
-            for kind in ("average", "both"):
-                _run(_model(depth=2), "oblivious", kind, grid)
-        _run(_model("logistic", depth=2), "oblivious", "average", grids[0])  # products of exp factors
-        _run(_model("logistic", depth=2), "oblivious", "both", grids[0])  # margins, then exp
-        deep = _model(depth=9)  # deeper than a byte of leaf bits: the float walk counts
-        _run(deep, "oblivious", "average", grids[0])
-    elif name == "counts":
-        _counts()
+    """Run the warm-up case of every kernel of one family (its records', :mod:`.registry`) on the argument types
+    real calls use."""
+    if name not in FAMILIES:
+        raise ValueError(f"unknown kernel family {name!r}; one of {FAMILIES}")
+    for _, case in registry.cases(name):
+        run_case(case)
+
+
+def run_case(case) -> None:
+    """Run one :class:`.records.Case`."""
+    if case.run == "counts":
+        _counts(case.kernel)
+    elif case.run == "means":
         _means()
     else:
-        raise ValueError(f"unknown kernel family {name!r}; one of {FAMILIES}")
+        tm = _model(case.link, case.n_margins, case.depth)
+        method = engine.recursion if case.run == "recursion" else engine.exact
+        for grid in case.grids:
+            _run(tm, case.kernel, case.kind, [list(grid)], method=method)
 
 
-def _counts() -> None:
-    """Every pattern-counts gather kernel at both orders, unweighted and weighted, and the PD from counts
+def _counts(kernel: str) -> None:
+    """A pattern-counts gather kernel at both orders, unweighted and weighted, and the PD from counts
     (1-way and 2-way, sorted and unsorted grids): the argument types :func:`.counts.gather` gives them."""
     from . import counts, counts_pd
 
     tm = _model(depth=2)
     X = pd.DataFrame({"a": [0.0, 1.0, np.nan, 2.0], "b": [1.0, 0.0, 0.3, 2.0]})
-    for kernel in ("leafsets", "partition", "patterns"):
-        for order in counts.ORDERS:
-            for w in (None, np.ones(len(X))):
-                got = counts.gather(tm, X, w, order=order, kernel=kernel, n_jobs=1)
-            for grid in ([0.0, 1.0], [1.0, 0.0]):
-                for features in ([0], [0, 1])[:order]:
-                    req = Request(X=X, features=features, grid_values=[np.array(grid)] * len(features),
-                                  categorical=[False] * len(features), response="predict", outputs=[0],
-                                  kind="average", sample_weight=None, memory_budget=2**24, n_jobs=1)
-                    counts_pd.partial_dependence(tm, got, req)
+    for order in counts.ORDERS:
+        for w in (None, np.ones(len(X))):
+            got = counts.gather(tm, X, w, order=order, kernel=kernel, n_jobs=1)
+        for grid in ([0.0, 1.0], [1.0, 0.0]):
+            for features in ([0], [0, 1])[:order]:
+                req = Request(X=X, features=features, grid_values=[np.array(grid)] * len(features),
+                              categorical=[False] * len(features), response="predict", outputs=[0],
+                              kind="average", sample_weight=None, memory_budget=2**24, n_jobs=1)
+                counts_pd.partial_dependence(tm, got, req)
 
 
 def _means() -> None:
