@@ -81,6 +81,14 @@ def test_a_quick_run_in_a_kernel_opens_no_bar(monkeypatch, outside_ci, capsys):
     assert capsys.readouterr() == ("", "")
 
 
+def test_no_bar_opens_when_the_work_is_already_done(monkeypatch, outside_ci, capsys):
+    monkeypatch.setattr(progress, "_stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    with progress.progress_bar(4, progress=None, desc="x") as bar:
+        bar.update(4)  # one step did all the work: a bar now would only flash
+    assert bar._bar is None and capsys.readouterr() == ("", "")
+
+
 def test_a_long_run_in_a_kernel_without_ipywidgets_shows_a_text_bar_and_no_warning(
         monkeypatch, outside_ci, no_widgets, capsys):
     _ipython(monkeypatch, kernel=True)

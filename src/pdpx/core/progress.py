@@ -122,7 +122,7 @@ class _LateBar:
         self.n += n
         if self._bar is not None:
             self._bar.update(n)
-        elif time.time() - self._start >= DELAY:
+        elif (self._total is None or self.n < self._total) and time.time() - self._start >= DELAY:  # work left
             self._bar = self._make(self.n, self._start)
             self._bar.total = self._total
             if self._postfix:
