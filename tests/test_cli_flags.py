@@ -327,3 +327,30 @@ def test_weights_column_is_taken_out_and_checked(tmp_path):
         read_data(str(path), DataSpec(weights="bad"))
     with pytest.raises(DataError, match="--weights text: .*must hold numbers"):
         read_data(str(path), DataSpec(weights="text"))
+
+
+def test_values_percentiles_and_memory_budget(ex):
+    X = ex["frame"][["age", "income"]]
+    frame = table(run(ex, "pdpx pd model.json data.csv --drop y --feature age --values age=20,45,70"))
+    assert frame["x_1"].tolist() == [20, 45, 70]
+    np.testing.assert_allclose(frame["yhat"], pd_by_definition(ex["reg"], X, "age", [20, 45, 70]), rtol=1e-6)
+    sales, pipe = ex["sales"], ex["pipe"]
+    frame = table(run(ex, "pdpx pd --allow-pickle sales.pkl sales.csv --drop units --feature day "
+                          "--values day=2021-03-01,2021-06-01"))
+    days = [pd.Timestamp("2021-03-01"), pd.Timestamp("2021-06-01")]
+    assert pd.to_datetime(frame["x_1"]).tolist() == days
+    np.testing.assert_allclose(frame["yhat"], pd_by_definition(pipe, sales[["day", "price"]], "day", days),
+                               rtol=1e-9)
+    frame = table(run(ex, "pdpx pd model.json data.csv --drop y --feature income --percentiles 0,1 "
+                          "--grid-resolution 5"))
+    assert frame["x_1"].iloc[0] == X["income"].min() and frame["x_1"].iloc[-1] == X["income"].max()
+    error(run(ex, "pdpx pd model.json data.csv --drop y --feature age --values age=20,x"), "--values", "'x'")
+    error(run(ex, "pdpx pd model.json data.csv --drop y --feature age --percentiles 0.9,0.1"), "--percentiles")
+    error(run(ex, "pdpx pd model.json data.csv --drop y --feature age --feature income --grid-resolution 100 "
+                  "--kind both --memory-budget 2MB"), "--memory-budget", "--kind average", "--ice")
+    error(run(ex, "pdpx pd model.json data.csv --drop y --feature age --memory-budget lots"), "--memory-budget")
+
+
+def test_a_constant_feature_points_to_values(ex):
+    ex["frame"].assign(age=40)[["age", "income", "y"]].to_csv(ex["dir"] / "constant.csv", index=False)
+    error(run(ex, "pdpx pd model.json constant.csv --drop y --feature age"), "--values age=", "--feature")

@@ -177,10 +177,24 @@ def _check_output(path: str, suffixes: tuple, what: str, hint: str = "") -> None
 
 # ------------------------------------------------------------------ the API's words in the command line's
 _API_WORDS = [
-    (r"\b(?:partial_dependence(?:_many)?|report|h_statistic)\(\):? ?", ""),
+    (r"\b(?:partial_dependence(?:_many)?|report|h_statistic|to_frame)\(\):? ?", ""),
+    (r"Use to_frame\(kind='average'\), the arrays res\.average / res\.individual directly, ", "Use --kind average, "),
+    (r"\(to_frame\(memory_budget='([^']+)'\) or pdpx\.set_config\(memory_budget='[^']+'\)\)",
+     r"(--memory-budget \1)"),
+    (r"\(?pdpx\.set_config\(memory_budget='([^']+)'\)\)?", r"--memory-budget \1"),
+    (r"\bmemory_budget='([^']+)'", r"--memory-budget \1"),
+    (r"\bmemory_budget\b", "--memory-budget"),
+    (r", or None; got '([^']*)' \(a str\)", r"; got \1"),
+    (r"\bcustom_values=\{'([^']+)': \[\.\.\.\]\}", r"--values \1=V1,V2,..."),
+    (r"\bcustom_values for (?:numeric |date )?feature\b", "--values for"),
+    (r"\bcustom_values\b", "--values"),
+    (r"\bDrop it from features\b", "Leave out its --feature"),
+    (r"\bice_sample=(\d+)", r"--ice \1"),
     (r"\bor custom_values for the values you want\b", "or --grid-resolution for more points"),
     (r"\(grid='uniform', with grid_resolution for more points\)", "(leave out --grid thresholds)"),
     (r"\bgrid='(\w+)'", r"--grid \1"),
+    (r"\bWiden percentiles \(e\.g\. \(0, 1\)\)", "Widen them with --percentiles 0,1"),
+    (r"\bwiden percentiles\b", "widen them with --percentiles 0,1"),
     (r"\bgrid_resolution\b", "--grid-resolution"),
     (r"\bcategorical_features\b", "--categorical"),
     (r"\bunknown categorical feature\b", "--categorical: unknown column"),
@@ -258,11 +272,13 @@ def _target(adapter, values):
 
 
 def _pd_options(adapter, spec, weights, *, method, grid_resolution, grid, response, target, kind=None,
-                centered=False, ice=None):
+                centered=False, ice=None, values=None, memory_budget=None, percentiles=None):
     out = {"method": method, "grid_resolution": grid_resolution, "response": response,
-           "target": _target(adapter, target)}
+           "target": _target(adapter, target), "custom_values": values or None, "memory_budget": memory_budget}
     if grid != "uniform":
         out["grid"] = grid
+    if percentiles is not None:
+        out["percentiles"] = _percentiles(percentiles)
     if kind is not None:
         out["kind"] = kind
     if centered:
@@ -274,6 +290,25 @@ def _pd_options(adapter, spec, weights, *, method, grid_resolution, grid, respon
     if ice is not None:
         out["ice_sample"] = ice
     return {k: v for k, v in out.items() if v is not None}
+
+
+def _percentiles(text: str) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in text.split(","))
+    except ValueError:
+        raise UserError(f"--percentiles {text}: give two numbers between 0 and 1, e.g. --percentiles 0,1") from None
+    if not 0 <= lo < hi <= 1:
+        raise UserError(f"--percentiles {text}: give LO,HI with 0 <= LO < HI <= 1, e.g. --percentiles 0.01,0.99")
+    return lo, hi
+
+
+def _values(items, X) -> dict | None:
+    from .cli_data import DataError, parse_values
+
+    try:
+        return parse_values(items, X) or None
+    except DataError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _check_features(features, X, spec) -> None:
@@ -292,6 +327,14 @@ def _check_features(features, X, spec) -> None:
 model_arg = click.argument("model", type=click.Path(exists=True, dir_okay=False))
 data_arg = click.argument("data", type=click.Path(exists=True, dir_okay=False))
 
+
+values_opt = click.option("--values", "values", multiple=True, metavar="COL=V1,V2,...",
+                          help="A feature's grid: these values (numbers, categories, dates). Repeatable.")
+percentiles_opt = click.option("--percentiles", default=None, metavar="LO,HI",
+                               help="The grid of a numeric feature spans these percentiles of its values "
+                                    "(default 0.05,0.95).")
+budget_opt = click.option("--memory-budget", default=None, metavar="SIZE",
+                          help="Memory the computation may use, e.g. 4GB (default: half the memory available).")
 
 def data_options(fn):
     """The options that say how DATA is read: --drop, --dates, --dtypes, --categorical, --weights."""
@@ -331,6 +374,7 @@ def model_options(fn):
                           f"for files you trust. Scripts may set {ALLOW_PICKLE_ENV}=1 instead."),
         click.option("--progress/--no-progress", default=None,
                      help="Progress bars on stderr (default: for long runs in a terminal)."),
+        budget_opt,
     ]):
         fn = opt(fn)
     return fn
@@ -375,7 +419,7 @@ def main():
 @data_options
 @model_options
 def report(model, data, output, features, title, max_rows, ice, grid_resolution, drop, dates, dtypes, categorical,
-           weights, response, target, method, allow_pickle, progress):
+           weights, response, target, method, allow_pickle, progress, memory_budget):
     """``pdpx report``."""
     def go():
         from .reporting import report as write_report
@@ -386,7 +430,7 @@ def report(model, data, output, features, title, max_rows, ice, grid_resolution,
         m, adapter, X, w = _read(model, data, allow_pickle, spec)
         _check_features(features, X, spec)
         options = _pd_options(adapter, spec, w, method=method, grid_resolution=grid_resolution, grid="uniform",
-                              response=response, target=target)
+                              response=response, target=target, memory_budget=memory_budget)
         path = write_report(m, X, output, features=list(features) or None, title=title, max_rows=max_rows,
                             n_ice=ice or 100, progress=True if progress is None else progress, **options)
         shown = f"features {', '.join(features)}" if features else f"every column of {len(X.columns)}"
@@ -406,10 +450,12 @@ def report(model, data, output, features, title, max_rows, ice, grid_resolution,
 @ice_opt("default 100")
 @grid_opt
 @grid_kind_opt
+@values_opt
+@percentiles_opt
 @data_options
 @model_options
-def plot(model, data, features, output, kind, centered, ice, grid_resolution, grid, drop, dates, dtypes,
-         categorical, weights, response, target, method, allow_pickle, progress):
+def plot(model, data, features, output, kind, centered, ice, grid_resolution, grid, values, percentiles, drop, dates,
+         dtypes, categorical, weights, response, target, method, allow_pickle, progress, memory_budget):
     """``pdpx plot``."""
     def go():
         import pdpx
@@ -428,7 +474,8 @@ def plot(model, data, features, output, kind, centered, ice, grid_resolution, gr
         n_ice = None if kind_ == "average" else min(ice or 100, len(X))
         res = pdpx.partial_dependence(m, X, list(features), progress=progress, **_pd_options(
             adapter, spec, w, method=method, grid_resolution=grid_resolution, grid=grid, response=response,
-            target=target, kind=kind_, centered=centered, ice=n_ice))
+            target=target, kind=kind_, centered=centered, ice=n_ice, values=_values(values, X),
+            memory_budget=memory_budget, percentiles=percentiles))
         path = res.save(output)
         curves = "PD" if kind_ == "average" else ("PD and " if kind_ == "both" else "") + f"{n_ice} ICE curves"
         click.echo(f"pdpx: wrote {str(path)!r}: {Path(path).suffix[1:].upper()} figure, {curves} of "
@@ -450,10 +497,13 @@ def plot(model, data, features, output, kind, centered, ice, grid_resolution, gr
 @ice_opt("default: every row")
 @grid_opt
 @grid_kind_opt
+@values_opt
+@percentiles_opt
 @data_options
 @model_options
-def pd_command(model, data, features, output, fmt, kind, centered, ice, grid_resolution, grid, drop, dates, dtypes,
-               categorical, weights, response, target, method, allow_pickle, progress):
+def pd_command(model, data, features, output, fmt, kind, centered, ice, grid_resolution, grid, values, percentiles,
+               drop, dates, dtypes, categorical, weights, response, target, method, allow_pickle, progress,
+               memory_budget):
     """``pdpx pd``."""
     def go():
         import pdpx
@@ -471,7 +521,8 @@ def pd_command(model, data, features, output, fmt, kind, centered, ice, grid_res
         _check_features(features, X, spec)
         res = pdpx.partial_dependence(m, X, list(features), progress=progress, **_pd_options(
             adapter, spec, w, method=method, grid_resolution=grid_resolution, grid=grid, response=response,
-            target=target, kind=kind_, centered=centered, ice=min(ice, len(X)) if ice else None))
+            target=target, kind=kind_, centered=centered, ice=min(ice, len(X)) if ice else None,
+            values=_values(values, X), memory_budget=memory_budget, percentiles=percentiles))
         frame = res.to_frame()
         write_table(frame, output, fmt_)
         where = repr(str(output)) if output is not None else "stdout"

@@ -71,6 +71,43 @@ def parse_dtypes(values) -> dict:
     return out
 
 
+def parse_values(items, frame: pd.DataFrame) -> dict:
+    """``("age=20,40,60", "city=north")`` -> ``{"age": [20, 40, 60], "city": ["north"]}``: ``--values``, a
+    feature's own grid, each value in its column's type (numbers, a category's own labels, dates as text)."""
+    out: dict = {}
+    for item in items or ():
+        name, eq, text = str(item).partition("=")
+        name = name.strip()
+        if not eq or not name or not text.strip():
+            raise DataError(f"--values {item!r}: give COLUMN=V1,V2,..., e.g. --values age=20,40,60")
+        if name not in frame.columns:
+            raise DataError(f"--values {item!r}: {name!r} is not a column of DATA; its columns are "
+                            f"{[str(c) for c in frame.columns]}")
+        out[name] = [_value(v.strip(), frame[name], item) for v in text.split(",") if v.strip()]
+    return out
+
+
+def _value(text: str, column: pd.Series, item: str):
+    dtype = column.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        labels = {str(c): c for c in dtype.categories}
+        if text not in labels:
+            raise DataError(f"--values {item!r}: {text!r} is not a category of {column.name!r}; its categories are "
+                            f"{', '.join(labels)}")
+        return labels[text]
+    if pd.api.types.is_bool_dtype(dtype):
+        if text.lower() not in ("true", "false", "1", "0"):
+            raise DataError(f"--values {item!r}: {column.name!r} holds true / false, not {text!r}")
+        return text.lower() in ("true", "1")
+    if pd.api.types.is_numeric_dtype(dtype):
+        try:
+            number = float(text)
+        except ValueError:
+            raise DataError(f"--values {item!r}: {column.name!r} holds numbers, not {text!r}") from None
+        return int(number) if pd.api.types.is_integer_dtype(dtype) and number.is_integer() else number
+    return text  # text and dates (the grid reads dates given as text)
+
+
 def _is_date_type(kind: str) -> bool:
     return kind.lower() in DATE_TYPES or kind.lower().startswith("datetime64[")
 
