@@ -66,6 +66,8 @@ STEPS = [
 ]
 #: about this many labelled breaks per panel
 N_BREAKS = 6
+#: share of a panel's width at each end left without a date label
+EDGE = 0.03
 
 
 def _step(span_days: float, n: int = N_BREAKS) -> tuple:
@@ -90,7 +92,8 @@ def date_break_days(lo: float, hi: float, n: int = N_BREAKS) -> tuple[np.ndarray
         on = (stops.year % k == 0) if freq.endswith("YS") else ((stops.month - 1) % k == 0)
         stops = stops[on]
     days = day_numbers(stops)
-    days = days[(days >= lo - 1e-9) & (days <= hi + 1e-9)]
+    margin = EDGE * (hi - lo)  # a label at the panel's very edge runs into the next panel's
+    days = days[(days >= lo + margin) & (days <= hi - margin)]
     if fmt == "%Y-%m-%d %H:%M" and days.size and np.all(np.mod(days, 1) == 0):
         fmt = "%Y-%m-%d"
     return days, fmt
