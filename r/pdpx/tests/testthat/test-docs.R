@@ -1,13 +1,13 @@
-# The R blocks of docs/r.md, run in page order in one environment, as a reader who copies them
+# The R blocks of docs/r.md (and of README.md), run in page order in one environment, as a reader who copies them
 # runs them: each must run without error (warnings are shown, not failures). A ```r block followed
 # by a ```text block shows what the R block prints: the test checks the printed text equals it.
 
-find_doc <- function() {
+find_doc <- function(page = file.path("docs", "r.md")) {
   starts <- c(testthat::test_path("."), dirname(dirname(dirname(pdpx_python() %||% "."))))
   for (start in starts) {
     dir <- normalizePath(start, mustWork = FALSE)
     for (i in 1:6) {
-      doc <- file.path(dir, "docs", "r.md")
+      doc <- file.path(dir, page)
       if (file.exists(doc)) return(doc)
       dir <- dirname(dir)
     }
@@ -73,4 +73,25 @@ test_that("every R block of docs/r.md runs as shown, printing what the page show
     }
   }
   expect_gte(shown, 1)
+})
+
+test_that("the R block of README.md runs as shown", {
+  doc <- find_doc("README.md")
+  if (is.null(doc) || is.null(find_doc())) skip("README.md is not beside this copy of the package; make test-r runs it")
+  skip_if_no_pdpx()
+  skip_if_not_installed("randomForest")
+  blocks <- Filter(function(b) b$lang == "r", fenced_blocks(readLines(doc, warn = FALSE)))
+  expect_gte(length(blocks), 1)
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  env <- new.env(parent = globalenv())
+  for (b in blocks) {
+    code <- b$code[!grepl("^\\s*library\\(pdpx\\)\\s*$", b$code)]
+    expect_no_error(suppressMessages(run_block(code, env)))
+  }
+  # the README's ICE example: plot() draws the curves and the PD line over them
+  if (exists("pd", env) && inherits(env$pd, "pdpx_pd")) {
+    p <- autoplot(env$pd)
+    expect_equal(sum(vapply(p$layers, function(l) inherits(l$geom, "GeomLine"), TRUE)), 2)
+  }
 })
