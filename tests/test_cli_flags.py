@@ -354,3 +354,26 @@ def test_values_percentiles_and_memory_budget(ex):
 def test_a_constant_feature_points_to_values(ex):
     ex["frame"].assign(age=40)[["age", "income", "y"]].to_csv(ex["dir"] / "constant.csv", index=False)
     error(run(ex, "pdpx pd model.json constant.csv --drop y --feature age"), "--values age=", "--feature")
+
+
+@pytest.mark.parametrize("message, flag", [
+    ("X does not have the columns the model was fitted on: not seen at fit time ['y']. Pass X with exactly these "
+     "columns: ['a', 'b'].", "--drop"),
+    ("X has 3 columns but this Booster was fitted on 2; pass X with the 2 columns used for fitting, in the same order",
+     "--drop"),
+    ("partial_dependence(): ice_sample must be an integer >= 1, or None; got 0", "--ice"),
+    ("to_frame(): the tidy frame of this result would take about 9 GiB (...), over the memory budget of 1 GiB. Use "
+     "to_frame(kind='average'), the arrays res.average / res.individual directly, ICE for a sample of rows "
+     "(ice_sample=1000 when computing), or raise the budget (to_frame(memory_budget='4GB') or "
+     "pdpx.set_config(memory_budget='4GB')).", "--memory-budget 4GB"),
+    ("the percentiles (0.05, 0.95) of feature 'x' are equal (0): most of its values are the same. Widen percentiles "
+     "(e.g. (0, 1)) or pass custom_values for it", "--percentiles 0,1"),
+    ("unknown categorical feature 'zz': X has no such column. Columns: ['a']", "--categorical"),
+])
+def test_the_apis_messages_in_the_command_lines_words(message, flag):
+    from pdpx.cli import cli_words
+
+    text = cli_words(message)
+    assert flag in text, text
+    for w in API_WORDS + ("res.", "set_config", "to_frame", "kind='"):
+        assert w not in text, (w, text)

@@ -212,6 +212,12 @@ _API_WORDS = [
     (r"\bcentered=True\b", "--centered"),
     (r"^unknown feature\b", "--feature: unknown column"),
     (r"\bfeatures lists\b", "--feature names"),
+    (r"^X does not have the columns the model was fitted on: (.*)\. Pass X with exactly these columns: (.*)\.$",
+     r"DATA does not have the columns the model was fit on: \1; leave the others out with --drop COL (the model's "
+     r"columns: \2)"),
+    (r"^X has (\d+) columns but (.*) was fitted on (\d+); pass X with the \d+ columns used for fitting, in the same "
+     r"order$",
+     r"DATA has \1 columns but \2 was fit on \3: leave the others (the target, an ID...) out with --drop COL"),
     (r"\bX has no such column\b", "DATA has no such column"),
     (r"\bX\b(?= (?:has|holds|column)\b)", "DATA"),
 ]

@@ -241,10 +241,12 @@ def missing_module(p: Path, kind: str, module: str | None) -> str:
 def _load_pickle(p: Path):
     import pickle
 
+    try:  # imported before the working directory is importable: a joblib.py there is never taken for it
+        import joblib
+    except ImportError:  # plain pickles load without joblib
+        joblib = None
     with working_directory_importable():
-        try:
-            import joblib
-        except ImportError:  # plain pickles load without joblib
+        if joblib is None:
             with open(p, "rb") as fh:
                 return pickle.load(fh)  # noqa: S301 - the user opted in (--allow-pickle)
         return joblib.load(p)
