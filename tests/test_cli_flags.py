@@ -377,3 +377,10 @@ def test_the_apis_messages_in_the_command_lines_words(message, flag):
     assert flag in text, text
     for w in API_WORDS + ("res.", "set_config", "to_frame", "kind='"):
         assert w not in text, (w, text)
+
+
+def test_common_slips_of_the_command_line(ex):
+    error(run(ex, "pdpx pd data.csv model.json --feature age"), "the model comes first")
+    error(run(ex, "pdpx pd model.json data.csv --drop y --feature age,income"), "--feature age --feature income")
+    error(run(ex, "pdpx plot model.json weighted.csv --drop y,w --feature age --feature income --feature age -o f.png"),
+          "--feature given 3 times")

@@ -96,7 +96,8 @@ def load_model(path: str, allow_pickle: bool = False):
     try:
         return load_model_file(path, allow_pickle=pickle_allowed(allow_pickle), warn=_say("warning"))
     except ModelFileError as exc:
-        raise UserError(str(exc)) from None
+        swapped = Path(path).suffix.lower() in (".csv", ".parquet", ".pq")
+        raise UserError(str(exc) + ("; the model comes first: pdpx COMMAND MODEL DATA" if swapped else "")) from None
 
 
 def _read(model: str, data: str, allow_pickle: bool, spec):
@@ -327,6 +328,10 @@ def _check_features(features, X, spec) -> None:
             raise UserError(f"--feature {f}: you left {f!r} out with --drop")
         if f == spec.weights:
             raise UserError(f"--feature {f}: {f!r} is the --weights column, which is not a feature")
+        parts = [p.strip() for p in f.split(",")]
+        if len(parts) > 1 and all(p in cols for p in parts):
+            raise UserError(f"--feature {f}: give one name per --feature ({' '.join('--feature ' + p for p in parts)}"
+                            " for a joint grid)")
         raise UserError(f"--feature {f}: not a column of DATA; its columns are {cols}")
 
 
@@ -468,6 +473,9 @@ def plot(model, data, features, output, kind, centered, ice, grid_resolution, gr
 
         _check_output(output, FIGURE_SUFFIXES, "a figure",
                       "; for a table use pdpx pd ... -o" if Path(output).suffix.lower() in TABLE_FORMATS else "")
+        if len(features) > 2:
+            raise UserError(f"--feature given {len(features)} times: a figure shows one feature, or the 2-way grid of "
+                            "two (pdpx pd writes joint grids of more)")
         kind_ = kind or ("both" if len(features) == 1 else "average")
         if len(features) > 1 and kind_ != "average":
             raise UserError(f"--kind {kind_}: a 2-way figure shows the average only; leave out --kind, or give "
