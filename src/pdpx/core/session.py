@@ -21,6 +21,7 @@ from . import config as _config
 from .adapter import Adapter, trees_read_once
 from .bootstrap import bootstrap_interval
 from .data import LocalData, has_missing, short_list
+from .dates import is_date_type
 from .errors import ExtrapolationWarning, NonFiniteWarning, PdpxError, PdpxTypeError, TreeMismatchWarning, warn
 from .grid import feature_grid, is_categorical_type
 from .method import Request
@@ -431,7 +432,8 @@ class Session:
             ice_rows=self.ice_rows if individual is not None else None,
             elapsed=elapsed,
             notes=notes,
-            feature_data={self.names[j]: c.to_numpy() for j, c in zip(features, columns)},
+            feature_data={self.names[j]: c.array if is_date_type(c.dtype) else c.to_numpy()  # dates: no object array
+                          for j, c in zip(features, columns)},
             model_name=type(self.adapter.model).__name__,
             lower=lower, upper=upper, interval=self.interval,
             background=self.X if self.data.supports_ice_sample else None,
