@@ -89,7 +89,7 @@ ale <- function(object, data, features, grid_resolution = 20L, pred_fun = NULL, 
   on.exit(.leave_api(api), add = TRUE)
   .check_count(grid_resolution, "grid_resolution", min = 1)
   if (!is.character(features) || !length(features) %in% 1:2) {
-    stop("features must be one or two column names of data, e.g. \"wt\" or c(\"wt\", \"hp\")", call. = FALSE)
+    .stop("features must be one or two column names of data, e.g. \"wt\" or c(\"wt\", \"hp\")", call. = FALSE)
   }
   out <- .explain_call("ale", object, data, features, pred_fun, n_trees,
                        c(list(grid_resolution = as.integer(grid_resolution)), list(...)))
@@ -109,17 +109,17 @@ print.pdpx_h <- function(x, ...) {
 }
 
 .explain_call <- function(what, object, data, features, pred_fun, n_trees, options) {
-  if (!is.data.frame(data)) stop("data must be a data.frame of background rows (e.g. the training data)", call. = FALSE)
+  if (!is.data.frame(data)) .stop("data must be a data.frame of background rows (e.g. the training data)", call. = FALSE)
   data <- as.data.frame(data)
-  if (nrow(data) == 0) stop("data has no rows", call. = FALSE)
+  if (nrow(data) == 0) .stop("data has no rows", call. = FALSE)
   if (!is.null(features)) {
     if (!is.character(features) || !length(features)) {
-      stop("features must be a character vector of column names of data", call. = FALSE)
+      .stop("features must be a character vector of column names of data", call. = FALSE)
     }
     absent <- setdiff(features, names(data))
-    if (length(absent)) stop("features not among the columns of data: ", paste(absent, collapse = ", "), call. = FALSE)
+    if (length(absent)) .stop("features not among the columns of data: ", paste(absent, collapse = ", "), call. = FALSE)
   }
-  if (!is.null(pred_fun) && !is.function(pred_fun)) stop("pred_fun must be a function(object, newdata)", call. = FALSE)
+  if (!is.null(pred_fun) && !is.function(pred_fun)) .stop("pred_fun must be a function(object, newdata)", call. = FALSE)
   py <- .pdpx_py()
   prepared <- .prepare_model(object, data, pred_fun, NULL, "auto", n_trees)
   payload <- .frame_payload(prepared$data)

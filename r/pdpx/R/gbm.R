@@ -30,7 +30,7 @@
     .arg_error("n.trees", n_trees, "a single whole number >= 1")
   }
   if (n_trees > object$n.trees) {
-    stop("n.trees = ", n_trees, " exceeds the ", object$n.trees, " trees the gbm model has", call. = FALSE)
+    .stop("n.trees = ", n_trees, " exceeds the ", object$n.trees, " trees the gbm model has", call. = FALSE)
   }
   as.integer(n_trees)
 }
@@ -96,7 +96,7 @@
   if (!dist %in% .gbm_supported) return(NULL)
   absent <- setdiff(object$var.names, names(data))
   if (length(absent)) {
-    stop("data lacks the gbm model's predictors: ", paste(absent, collapse = ", "), call. = FALSE)
+    .stop("data lacks the gbm model's predictors: ", paste(absent, collapse = ", "), call. = FALSE)
   }
   X <- data[, object$var.names, drop = FALSE]
   list(adapter = .gbm_adapter(object, X, n_trees), data = X)

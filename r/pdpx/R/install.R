@@ -23,17 +23,17 @@
 install_pdpx <- function(envdir = .default_envdir(), source = NULL,
                          python = Sys.which("python3")) {
   .check_string(envdir, "envdir")
-  if (!nzchar(python)) stop("no python3 found on the PATH; give python = '/path/to/python3'", call. = FALSE)
+  if (!nzchar(python)) .stop("no python3 found on the PATH; give python = '/path/to/python3'", call. = FALSE)
   if (is.null(source)) source <- .repo_root()
   if (is.null(source)) {
-    stop("give source = the path of a pdpx checkout (or a pip requirement naming pdpx)", call. = FALSE)
+    .stop("give source = the path of a pdpx checkout (or a pip requirement naming pdpx)", call. = FALSE)
   }
   envdir <- path.expand(envdir)
   dir.create(dirname(envdir), recursive = TRUE, showWarnings = FALSE)
   # PYTHONSAFEPATH: Python (3.11+) then imports nothing from R's working folder (a stray pip.py or numpy.py there)
   run <- function(cmd, args) {
     status <- system2(cmd, args, env = "PYTHONSAFEPATH=1")
-    if (!identical(status, 0L)) stop("failed: ", cmd, " ", paste(args, collapse = " "), call. = FALSE)
+    if (!identical(status, 0L)) .stop("failed: ", cmd, " ", paste(args, collapse = " "), call. = FALSE)
   }
   run(python, c("-m", "venv", shQuote(envdir)))
   exe <- file.path(envdir, if (.Platform$OS.type == "windows") "Scripts/python.exe" else "bin/python")

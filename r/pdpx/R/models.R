@@ -31,7 +31,7 @@
 .pdp_task <- function(object) {
   kind <- .model_kind(object)
   other <- function(what) {
-    stop("partial() computes partial dependence of regression and classification models; this ",
+    .stop("partial() computes partial dependence of regression and classification models; this ",
          .model_label(object), " model is ", what, ". Give a pred.fun returning the number to average, e.g. ",
          "pred.fun = function(object, newdata) mean(predict(object, newdata))", call. = FALSE)
   }
@@ -39,7 +39,7 @@
                         else if (f %in% c("gaussian", "Gamma", "inverse.gaussian", "poisson")) "regression"
                         else other(paste0("of family ", f))
   if (is.na(kind)) {
-    warning("the task of a ", .model_label(object), " model could not be determined; assuming ",
+    .warn("the task of a ", .model_label(object), " model could not be determined; assuming ",
             "type = \"regression\" (as pdp does): give type = \"classification\" for a classifier",
             call. = FALSE)
     return("regression")
@@ -48,7 +48,7 @@
     train = switch(object$modelType, Classification = "classification", Regression = "regression",
                    other(paste("a caret", object$modelType, "model"))),
     randomForest = {
-      if (identical(object$type, "unsupervised")) stop("an unsupervised randomForest makes no predictions", call. = FALSE)
+      if (identical(object$type, "unsupervised")) .stop("an unsupervised randomForest makes no predictions", call. = FALSE)
       object$type
     },
     ranger = switch(object$treetype, Regression = "regression", "Probability estimation" = "classification",
@@ -108,7 +108,7 @@
     numeric_parts <- if (is.list(p) && !is.null(names(p))) names(p)[vapply(p, is.numeric, TRUE)] else character(0)
     example <- if (length(numeric_parts)) paste0("predict(object, newdata)$", numeric_parts[1])
                else "predict(object, newdata, type = \"prob\")"
-    stop("predict() of a ", .model_label(object), " model returns ", what, ", not numbers, and pdpx has no rule ",
+    .stop("predict() of a ", .model_label(object), " model returns ", what, ", not numbers, and pdpx has no rule ",
          "for this class: give pred_fun returning a numeric vector or a matrix with one column per output, e.g. ",
          "pred_fun = function(object, newdata) ", example, call. = FALSE)
   }
@@ -122,7 +122,7 @@
            "pred.fun = function(object, newdata) mean(predict(object, newdata, type = \"prob\")[, 1]) for the ",
            "probability of the first class, or type = \"classification\" if it has a predict(type = \"prob\")")
   }
-  stop("predict() of a ", .model_label(object), " model returns ", what, ", not one number per row on the ",
+  .stop("predict() of a ", .model_label(object), " model returns ", what, ", not one number per row on the ",
        "regression scale, and pdpx never averages those; ", hint, call. = FALSE)
 }
 
@@ -159,16 +159,16 @@
     },
     svm = {
       if (is.null(object$call$probability)) {
-        stop("class probabilities of an svm model need it fitted with probability = TRUE (pdp refuses it ",
+        .stop("class probabilities of an svm model need it fitted with probability = TRUE (pdp refuses it ",
              "too): refit with svm(..., probability = TRUE), or give a pred.fun", call. = FALSE)
       }
       p <- attr(predict(object, newdata = newdata, probability = TRUE), "probabilities")
-      if (is.null(p)) stop("this svm model returns no class probabilities: refit it with probability = TRUE", call. = FALSE)
+      if (is.null(p)) .stop("this svm model returns no class probabilities: refit it with probability = TRUE", call. = FALSE)
       p
     },
     ksvm = {
       if (is.null(object@kcall$prob.model)) {
-        stop("class probabilities of a ksvm model need it fitted with prob.model = TRUE (pdp refuses it too): ",
+        .stop("class probabilities of a ksvm model need it fitted with prob.model = TRUE (pdp refuses it too): ",
              "refit with ksvm(..., prob.model = TRUE), or give a pred.fun", call. = FALSE)
       }
       predict(object, newdata = newdata, type = "probabilities")
@@ -181,7 +181,7 @@
       p
     },
     tryCatch(predict(object, newdata = newdata, type = "prob"), error = function(e) {
-      stop("class probabilities of a ", .model_label(object), " model could not be obtained with ",
+      .stop("class probabilities of a ", .model_label(object), " model could not be obtained with ",
            "predict(type = \"prob\"): ", conditionMessage(e), ". Give a pred.fun", call. = FALSE)
     })
   )
@@ -200,7 +200,7 @@
     what <- if (is.factor(p) || is.character(p)) "class labels" else if (is.matrix(p) || is.data.frame(p))
       sprintf("a %d x %d %s", NROW(p), NCOL(p), if (is.numeric(p)) "matrix" else "table of non-numbers")
       else paste("an object of class", class(p)[1])
-    stop("the class probabilities of a ", .model_label(object), " model came back as ", what, ", not a ",
+    .stop("the class probabilities of a ", .model_label(object), " model came back as ", what, ", not a ",
          "matrix of one column per class and one row per row of data. Give a pred.fun returning the number to ",
          "average, e.g. pred.fun = function(object, newdata) mean(predict(object, newdata, type = \"prob\")[, 1])",
          call. = FALSE)
@@ -208,14 +208,14 @@
   storage.mode(p) <- "double"
   v <- p[!is.na(p)]
   if (any(v < -1e-9 | v > 1 + 1e-9)) {
-    stop("the class probabilities of a ", .model_label(object), " model are outside [0, 1] (from ",
+    .stop("the class probabilities of a ", .model_label(object), " model are outside [0, 1] (from ",
          signif(min(v), 4), " to ", signif(max(v), 4), "): they are not probabilities, and pdpx does not ",
          "average them. Give a pred.fun returning the number to average", call. = FALSE)
   }
   s <- rowSums(p)
   bad <- which(!is.na(s) & abs(s - 1) > 1e-6)
   if (length(bad)) {
-    stop("the class probabilities of a ", .model_label(object), " model do not sum to 1 in ", length(bad),
+    .stop("the class probabilities of a ", .model_label(object), " model do not sum to 1 in ", length(bad),
          " of ", n, " rows (e.g. ", signif(s[bad[1]], 6), "): they are not one probability per class, and pdpx ",
          "does not average them. Give a pred.fun returning the number to average", call. = FALSE)
   }

@@ -98,11 +98,11 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
   on.exit(.leave_api(api), add = TRUE)
   dots <- list(...)
   if (length(dots)) {
-    stop("partial(): argument(s) pdpx cannot honour: ", paste(names(dots), collapse = ", "),
+    .stop("partial(): argument(s) pdpx cannot honour: ", paste(names(dots), collapse = ", "),
          " (pdp passes these to predict(); give a pred.fun instead)", call. = FALSE)
   }
   if (!is.null(paropts)) {
-    stop("paropts configures foreach, which pdpx does not use (it runs its own threads); drop paropts",
+    .stop("paropts configures foreach, which pdpx does not use (it runs its own threads); drop paropts",
          call. = FALSE)
   }
   type <- match.arg(type)
@@ -114,7 +114,7 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
   if (!is.null(pred.fun)) {
     pred.fun <- match.fun(pred.fun)
     if (!identical(names(formals(pred.fun)), c("object", "newdata"))) {
-      stop("pred.fun must be a function with exactly two arguments: object and newdata", call. = FALSE)
+      .stop("pred.fun must be a function with exactly two arguments: object and newdata", call. = FALSE)
     }
   }
   if (!is.null(inv.link)) inv.link <- match.fun(inv.link)
@@ -128,17 +128,17 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
   if (is.numeric(pred.var)) pred.var <- names(train)[pred.var]
   if (!is.character(pred.var) || !length(pred.var)) .arg_error("pred.var", pred.var, "predictor names")
   absent <- setdiff(pred.var, names(train))
-  if (length(absent)) stop(paste(absent, collapse = ", "), " not found in the training data (train)", call. = FALSE)
-  if ("yhat" %in% pred.var) stop("\"yhat\" cannot be a predictor name", call. = FALSE)
-  if (ice && length(pred.var) != 1) stop("ICE curves need a single predictor in pred.var", call. = FALSE)
+  if (length(absent)) .stop(paste(absent, collapse = ", "), " not found in the training data (train)", call. = FALSE)
+  if ("yhat" %in% pred.var) .stop("\"yhat\" cannot be a predictor name", call. = FALSE)
+  if (ice && length(pred.var) != 1) .stop("ICE curves need a single predictor in pred.var", call. = FALSE)
 
   grid <- if (missing(pred.grid)) {
     .pdp_grid(train, pred.var, grid.resolution, quantiles, probs, trim.outliers, cats)
   } else {
     if (!is.data.frame(pred.grid)) .arg_error("pred.grid", pred.grid, "a data.frame of grid points")
     absent <- setdiff(pred.var, names(pred.grid))
-    if (length(absent)) stop(paste(absent, collapse = ", "), " not found in pred.grid", call. = FALSE)
-    if (quantiles || trim.outliers) warning("quantiles and trim.outliers are ignored when pred.grid is given")
+    if (length(absent)) .stop(paste(absent, collapse = ", "), " not found in pred.grid", call. = FALSE)
+    if (quantiles || trim.outliers) .warn("quantiles and trim.outliers are ignored when pred.grid is given")
     pred.grid <- pred.grid[, pred.var, drop = FALSE]
     pred.grid[do.call(order, unname(as.list(pred.grid))), , drop = FALSE]
   }
@@ -159,7 +159,7 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
     which.class <- wrapped$levels[.pick_class(wrapped$levels, which.class)]
   }
   if (gbm && recursive && ice) {
-    warning("the recursive method is not available for gbm models with ice = TRUE; using brute force (exact)",
+    .warn("the recursive method is not available for gbm models with ice = TRUE; using brute force (exact)",
             call. = FALSE)
   }
   n_jobs <- if (parallel) -1L else NULL
@@ -167,7 +167,7 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
   res <- if (!is.null(pred.fun)) {
     .partial_pred_fun(object, pred.fun, grid, train, pred.var, ice, as_matrix)
   } else if (gbm && recursive && !ice) {
-    if (!is.null(inv.link)) warning("inv.link is ignored when recursive = TRUE", call. = FALSE)
+    if (!is.null(inv.link)) .warn("inv.link is ignored when recursive = TRUE", call. = FALSE)
     .partial_gbm_recursive(object, grid, train, pred.var, type, which.class, prob, n.trees, n_jobs)
   } else if (trees) {
     .partial_compute(model, grid, train, pred.var, type, ice, inv.link, which.class, prob, n.trees, n_jobs,
@@ -181,7 +181,7 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
     if (center) {
       res <- .center_curves(res)
       if (type == "classification" && prob) {
-        warning("centering may give probabilities outside [0, 1]", call. = FALSE)
+        .warn("centering may give probabilities outside [0, 1]", call. = FALSE)
         res$yhat <- res$yhat + 0.5
       }
     }
@@ -216,8 +216,8 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
 # pdp's default grid: factor levels, sorted unique values of text, quantiles or an even
 # sequence (min(distinct values, 51) points unless grid.resolution is given); expand.grid order.
 .pdp_grid <- function(train, pred.var, grid.resolution, quantiles, probs, trim.outliers, cats = NULL) {
-  if (!is.null(grid.resolution) && quantiles) stop("give grid.resolution or quantiles, not both", call. = FALSE)
-  if (quantiles && trim.outliers) stop("give quantiles or trim.outliers, not both", call. = FALSE)
+  if (!is.null(grid.resolution) && quantiles) .stop("give grid.resolution or quantiles, not both", call. = FALSE)
+  if (quantiles && trim.outliers) .stop("give quantiles or trim.outliers, not both", call. = FALSE)
   if (!is.null(grid.resolution)) .check_count(grid.resolution, "grid.resolution", min = 1)
   values <- lapply(pred.var, function(v) {
     x <- train[[v]]

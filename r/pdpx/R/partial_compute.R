@@ -9,7 +9,7 @@
     pred.fun(object, newdata = if (as_matrix) data.matrix(temp) else temp)
   })
   len <- unique(lengths(out))
-  if (length(len) != 1) stop("pred.fun returned predictions of different lengths across grid points", call. = FALSE)
+  if (length(len) != 1) .stop("pred.fun returned predictions of different lengths across grid points", call. = FALSE)
   yhat <- unlist(out, use.names = FALSE)
   if (len == 1 && !ice) return(cbind(grid, yhat = as.numeric(yhat)))
   ids <- names(out[[1]])
@@ -45,7 +45,7 @@
   y[!is.finite(y)] <- NA
   missing_rows <- sum(rowSums(is.na(y)) > 0)
   if (missing_rows && !ice) {
-    warning(sprintf(paste("the model's prediction is missing (NA) for %d of %d rows of train at some grid points;",
+    .warn(sprintf(paste("the model's prediction is missing (NA) for %d of %d rows of train at some grid points;",
                           "they are left out of those averages, as pdp does (mean(na.rm = TRUE))"),
                     missing_rows, nrow(y)), call. = FALSE)
   }
@@ -90,7 +90,7 @@
     at_grid <- at_grid + (match(g, u) - 1) * size
     size <- size * length(u)
   }
-  if (anyNA(at_grid)) stop("internal: grid points missing from pdpx's result", call. = FALSE)
+  if (anyNA(at_grid)) .stop("internal: grid points missing from pdpx's result", call. = FALSE)
   list(tidy = at_tidy + 1, grid = at_grid + 1, size = size)
 }
 
@@ -133,7 +133,7 @@
   classification <- type == "classification"
   response <- if (gbm && !bernoulli) "raw" else "auto"
   if (gbm && !.gbm_distribution(object) %in% .gbm_supported) {
-    stop("pdpx::partial() reads gbm models of distributions ", paste(.gbm_supported, collapse = ", "),
+    .stop("pdpx::partial() reads gbm models of distributions ", paste(.gbm_supported, collapse = ", "),
          "; give a pred.fun for others", call. = FALSE)
   }
   per_row <- ice || !is.null(inv.link) || (classification && !prob)
@@ -200,7 +200,7 @@
 .partial_gbm_recursive <- function(object, grid, train, pred.var, type, which.class, prob, n.trees, n_jobs) {
   dist <- .gbm_distribution(object)
   if (!dist %in% .gbm_supported) {
-    stop("pdpx::partial() reads gbm models of distributions ", paste(.gbm_supported, collapse = ", "),
+    .stop("pdpx::partial() reads gbm models of distributions ", paste(.gbm_supported, collapse = ", "),
          call. = FALSE)
   }
   pd <- partial_dependence(object, train, pred.var, kind = "average", custom_values = .grid_values(grid),

@@ -163,20 +163,20 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   }
   if (isTRUE(ice) && !kind_given) kind <- "individual"
   if (!is.data.frame(data)) {
-    stop("data must be a data.frame of background rows (e.g. the training data)", call. = FALSE)
+    .stop("data must be a data.frame of background rows (e.g. the training data)", call. = FALSE)
   }
   data <- as.data.frame(data)  # tibbles and data.tables too
-  if (nrow(data) == 0) stop("data has no rows", call. = FALSE)
+  if (nrow(data) == 0) .stop("data has no rows", call. = FALSE)
   if (!is.character(features) || length(features) == 0) {
-    stop("features must be a character vector of column names of data, e.g. \"wt\" or c(\"wt\", \"hp\")",
+    .stop("features must be a character vector of column names of data, e.g. \"wt\" or c(\"wt\", \"hp\")",
          call. = FALSE)
   }
   missing_cols <- setdiff(features, names(data))
   if (length(missing_cols)) {
-    stop("features not among the columns of data: ", paste(missing_cols, collapse = ", "), call. = FALSE)
+    .stop("features not among the columns of data: ", paste(missing_cols, collapse = ", "), call. = FALSE)
   }
   if (!is.null(pred_fun) && !is.function(pred_fun)) {
-    stop("pred_fun must be a function(object, newdata)", call. = FALSE)
+    .stop("pred_fun must be a function(object, newdata)", call. = FALSE)
   }
 
   py <- .pdpx_py()
@@ -184,7 +184,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
     parts <- lapply(object, function(m) .prepare_model(m, data, pred_fun, training_data, method, n_trees))
     cols <- lapply(parts, function(p) names(p$data))
     if (!all(vapply(cols, identical, TRUE, cols[[1]]))) {
-      stop("the models in the list use different columns of data; compare models fitted on the same columns",
+      .stop("the models in the list use different columns of data; compare models fitted on the same columns",
            call. = FALSE)
     }
     prepared <- list(adapter = lapply(parts, `[[`, "adapter"), data = parts[[1]]$data)
@@ -239,7 +239,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
 .arg_error <- function(name, value, accepted) {
   shown <- tryCatch(paste(utils::capture.output(utils::str(value, give.attr = FALSE, vec.len = 3)),
                           collapse = " "), error = function(e) class(value)[1])
-  stop(sprintf("%s must be %s; got %s", name, accepted, trimws(shown)), call. = FALSE)
+  .stop(sprintf("%s must be %s; got %s", name, accepted, trimws(shown)), call. = FALSE)
 }
 
 .check_flag <- function(x, name) {
@@ -280,7 +280,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   if (!length(dots)) return(invisible())
   nms <- names(dots)
   if (is.null(nms) || any(!nzchar(nms))) {
-    stop("partial_dependence() takes object, data, features, then named options", call. = FALSE)
+    .stop("partial_dependence() takes object, data, features, then named options", call. = FALSE)
   }
   known <- c(pred.var = "features", grid.resolution = "grid_resolution", which.class = "target",
              pred.fun = "pred_fun", train = "data", quantiles = "percentiles", probs = "percentiles",
@@ -288,7 +288,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   hints <- vapply(nms, function(n) {
     if (n %in% names(known)) sprintf("%s (use %s)", n, known[[n]]) else n
   }, "")
-  stop("unknown argument(s): ", paste(hints, collapse = ", "), call. = FALSE)
+  .stop("unknown argument(s): ", paste(hints, collapse = ", "), call. = FALSE)
 }
 
 # The Python adapter for `object` and the data.frame to send.
@@ -311,7 +311,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   if (.is_randomforest(object) && is.null(pred_fun)) {
     .rf_check(object)
     if (identical(method, "recursion") && is.null(training_data)) {
-      stop("method = \"recursion\" needs node weights, and randomForest stores no node counts: pass ",
+      .stop("method = \"recursion\" needs node weights, and randomForest stores no node counts: pass ",
            "training_data = <the training rows> (pdpx routes them through the trees to count them), ",
            "or use method = \"exact\" (the default), which needs none", call. = FALSE)
     }
@@ -319,7 +319,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
       predictors <- .rf_inputs(object)
       absent <- setdiff(predictors, names(data))
       if (length(absent)) {
-        stop("data lacks the randomForest's predictors: ", paste(absent, collapse = ", "), call. = FALSE)
+        .stop("data lacks the randomForest's predictors: ", paste(absent, collapse = ", "), call. = FALSE)
       }
       X <- data[, predictors, drop = FALSE]
       train <- NULL
@@ -327,7 +327,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
         training_data <- as.data.frame(training_data)
         absent <- setdiff(predictors, names(training_data))
         if (length(absent)) {
-          stop("training_data lacks the randomForest's predictors: ", paste(absent, collapse = ", "),
+          .stop("training_data lacks the randomForest's predictors: ", paste(absent, collapse = ", "),
                call. = FALSE)
         }
         train <- training_data[, predictors, drop = FALSE]
@@ -341,7 +341,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
     data <- data[, intersect(vars, names(data)), drop = FALSE]
   }
   if (!is.null(training_data)) {
-    stop("training_data is used by method = \"recursion\" for randomForest models only", call. = FALSE)
+    .stop("training_data is used by method = \"recursion\" for randomForest models only", call. = FALSE)
   }
   list(adapter = .function_adapter(object, data, pred_fun), data = data)
 }

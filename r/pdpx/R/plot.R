@@ -29,14 +29,14 @@
 #' @rawNamespace S3method(ggplot2::autoplot, pdpx_pd)
 autoplot.pdpx_pd <- function(object, rug = TRUE, ice_alpha = NULL, ...) {
   meta <- attr(object, "pdpx")
-  if (is.null(meta)) stop("not a pdpx partial dependence result", call. = FALSE)
+  if (is.null(meta)) .stop("not a pdpx partial dependence result", call. = FALSE)
   d <- .strip_pd(object)
   ylab <- paste0(if (isTRUE(meta$centered)) "centered " else "", meta$response_label)
   group <- meta$stacked_by
   if (!is.null(group) && !(group %in% names(d))) group <- NULL
   p <- if (length(meta$features) == 1) .plot_1way(d, meta, attr(object, "feature_data"), rug, ice_alpha, group)
        else if (length(meta$features) == 2) .plot_2way(d, meta, ylab)
-       else stop("plots show 1 or 2 features; this result has ", length(meta$features), call. = FALSE)
+       else .stop("plots show 1 or 2 features; this result has ", length(meta$features), call. = FALSE)
   panels <- c(if (length(unique(d$output)) > 1) "output",
               if (!is.null(group) && length(meta$features) == 2) group)
   if (length(panels)) {
@@ -130,7 +130,7 @@ autoplot.pdpx_pd <- function(object, rug = TRUE, ice_alpha = NULL, ...) {
 
 .plot_2way <- function(d, meta, ylab) {
   d <- d[d$kind == "average", , drop = FALSE]
-  if (!nrow(d)) stop("a 2-way plot shows the average; compute with kind = \"average\" or \"both\"", call. = FALSE)
+  if (!nrow(d)) .stop("a 2-way plot shows the average; compute with kind = \"average\" or \"both\"", call. = FALSE)
   # one rectangle per grid cell, reaching halfway to the neighbouring grid values
   # (grids of whole numbers or quantiles are not evenly spaced); categories sit at 1..k
   scales <- list()

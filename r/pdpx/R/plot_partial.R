@@ -66,7 +66,7 @@ autoplot.pdpx_partial <- function(object, rug = FALSE, alpha = NULL, smooth = FA
     }
     return(p + ggplot2::labs(x = vars[1], y = vars[2]) + ggplot2::theme_bw())
   }
-  stop("plots show 1 or 2 predictors; this result has ", length(vars), call. = FALSE)
+  .stop("plots show 1 or 2 predictors; this result has ", length(vars), call. = FALSE)
 }
 
 #' @rdname autoplot.pdpx_partial
@@ -100,7 +100,7 @@ plot.pdpx_cice <- function(x, ...) plot.pdpx_partial(x, ...)
 # pdp's default engine: lattice (a recommended package shipped with R).
 .lattice_partial <- function(res, pred.var, levelplot = TRUE, contour = FALSE, alpha = NULL) {
   if (!requireNamespace("lattice", quietly = TRUE)) {
-    stop("plot.engine = \"lattice\" needs the lattice package; use plot.engine = \"ggplot2\"", call. = FALSE)
+    .stop("plot.engine = \"lattice\" needs the lattice package; use plot.engine = \"ggplot2\"", call. = FALSE)
   }
   d <- as.data.frame(unclass(res)[setdiff(names(res), character(0))], check.names = FALSE)
   if (length(pred.var) == 1) {

@@ -124,6 +124,18 @@ pdpx_available <- function() {
 
 .api_name <- function() .pdpx_env$api %||% "partial_dependence"
 
+# R's own errors and warnings, named by the function the user called ("partial(): which.class must
+# be ..."), as Python's are (.r_words); outside such a call, as they are.
+.stop <- function(..., call. = FALSE) {
+  api <- .pdpx_env$api
+  stop(if (is.null(api)) "" else paste0(api, "(): "), ..., call. = FALSE)
+}
+
+.warn <- function(..., call. = FALSE) {
+  api <- .pdpx_env$api
+  warning(if (is.null(api)) "" else paste0(api, "(): "), ..., call. = FALSE)
+}
+
 # Python's argument names as each R function spells them (the rest are the same in R and Python).
 .api_args <- list(
   partial = c(X = "train", features = "pred.var", target = "which.class", grid_resolution = "grid.resolution",
@@ -181,8 +193,9 @@ pdpx_available <- function() {
     msg <- gsub(paste0("(?<![A-Za-z0-9_.\"'])", py_name, after), args[[py_name]], msg, perl = TRUE)
   }
   msg <- gsub("\\b([A-Za-z_][A-Za-z0-9_.]*)=(?=[\"A-Za-z0-9c(-])", "\\1 = ", msg, perl = TRUE)
-  # the function: the one the user called
+  # the function: the one the user called, once (an R error raised inside the call may name it too)
   msg <- sub("^(pdpx\\.)?(partial_dependence|importance|h_statistic|ale)\\(\\): *", "", msg)
+  msg <- gsub(paste0("(?<![A-Za-z0-9_.])", api, "\\(\\): "), "", msg, perl = TRUE)
   if (prefix) paste0(api, "(): ", msg) else msg
 }
 

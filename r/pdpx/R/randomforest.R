@@ -25,11 +25,11 @@
 
 .rf_check <- function(object) {
   if (identical(object$type, "unsupervised")) {
-    stop("an unsupervised randomForest makes no predictions; partial dependence needs a regression ",
+    .stop("an unsupervised randomForest makes no predictions; partial dependence needs a regression ",
          "or classification forest", call. = FALSE)
   }
   if (is.null(object$forest)) {
-    stop("this randomForest has no forest (it was fitted with keep.forest = FALSE); refit it with ",
+    .stop("this randomForest has no forest (it was fitted with keep.forest = FALSE); refit it with ",
          "keep.forest = TRUE", call. = FALSE)
   }
   invisible(TRUE)

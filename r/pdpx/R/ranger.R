@@ -5,11 +5,11 @@
 
 .ranger_check <- function(object) {
   if (is.null(object$forest)) {
-    stop("this ranger model has no forest (it was fitted with write.forest = FALSE); refit it with ",
+    .stop("this ranger model has no forest (it was fitted with write.forest = FALSE); refit it with ",
          "write.forest = TRUE", call. = FALSE)
   }
   if (!object$forest$treetype %in% c("Regression", "Classification", "Probability estimation")) {
-    stop("partial dependence of a ranger ", tolower(object$forest$treetype), " forest is not supported; ",
+    .stop("partial dependence of a ranger ", tolower(object$forest$treetype), " forest is not supported; ",
          "supported: regression, classification and probability forests", call. = FALSE)
   }
   invisible(TRUE)
@@ -89,7 +89,7 @@
   inputs <- .ranger_inputs(object)
   absent <- setdiff(inputs, names(data))
   if (length(absent)) {
-    stop("data lacks the ranger model's predictors: ", paste(absent, collapse = ", "), call. = FALSE)
+    .stop("data lacks the ranger model's predictors: ", paste(absent, collapse = ", "), call. = FALSE)
   }
   X <- data[, inputs, drop = FALSE]
   for (v in inputs) if (is.character(X[[v]])) X[[v]] <- factor(X[[v]])

@@ -2,7 +2,7 @@
 # the tree model inside a caret `train` object that pdpx can read as it is.
 
 .no_training_data <- function(object) {
-  stop("the training data could not be found from the ", .model_label(object), " model; pass it as ",
+  .stop("the training data could not be found from the ", .model_label(object), " model; pass it as ",
        "train = <data.frame>", call. = FALSE)
 }
 
@@ -74,7 +74,7 @@
     if (!ok) return(NULL)
   }
   if (inherits(fm, "ranger") && classification && !identical(fm$treetype, "Probability estimation")) {
-    stop("this caret model's ranger forest gives no class probabilities (predict(type = \"prob\") fails, ",
+    .stop("this caret model's ranger forest gives no class probabilities (predict(type = \"prob\") fails, ",
          "and pdp refuses it): refit with trainControl(classProbs = TRUE)", call. = FALSE)
   }
   list(model = fm, levels = if (classification) as.character(object$levels),

@@ -46,7 +46,10 @@ for (case in bad_inputs) {
       calls$n <- 0
       base <- list(object = m$fit, data = mtcars, features = "wt", pred_fun = m$f)
       base[names(args)] <- args
-      expect_error(do.call(partial_dependence, base), pattern)
+      msg <- tryCatch(do.call(partial_dependence, base), error = conditionMessage)
+      expect_match(msg, pattern)
+      expect_match(msg, "^partial_dependence\\(\\): ")  # the function called, named once
+      expect_false(grepl("\\(\\): .*partial_dependence\\(\\): ", msg))
       # at most the small probe that learns the outputs (2 rows), never a computation
       expect_lte(calls$n, 2)
     })
@@ -71,7 +74,9 @@ test_that("a predict function returning the wrong length is reported as the mode
   skip_if_no_pdpx()
   fit <- lm(mpg ~ wt + hp, data = mtcars)
   short <- function(object, newdata) stats::predict(object, newdata)[-1]
-  expect_error(partial_dependence(fit, mtcars, "wt", pred_fun = short), "predict")
+  msg <- tryCatch(partial_dependence(fit, mtcars, "wt", pred_fun = short), error = conditionMessage)
+  expect_match(msg, "predictions for")
+  expect_equal(lengths(regmatches(msg, gregexpr("partial_dependence()", msg, fixed = TRUE))), 1)
 })
 
 # ---------------------------------------------------------------------------
@@ -178,4 +183,17 @@ test_that("Python's words are translated one by one (the table of .r_words)", {
   # notes (attr(res, "pdpx")$notes) are translated without the function's name
   expect_identical(.r_words("X's rows: ['a']; see res.notes", "ale", prefix = FALSE),
                    "data's rows: c(\"a\"); see attr(res, \"pdpx\")$notes")
+})
+
+test_that("R's own argument errors name the function called: partial() and its pdp-style arguments", {
+  skip_if_no_pdpx()
+  rfc <- randomForest::randomForest(Species ~ ., data = iris, ntree = 10)
+  expect_error(partial(rfc, pred.var = "Petal.Width", which.class = "zzz", train = iris),
+               paste0("partial(): which.class must be a class position 1..3 or one of \"setosa\", \"versicolor\", ",
+                      "\"virginica\"; got chr \"zzz\""), fixed = TRUE)
+  expect_error(partial(rfc, pred.var = "Petal.Width", train = iris, grid.resolution = 0),
+               "partial(): grid.resolution must be a whole number >= 1; got num 0", fixed = TRUE)
+  expect_error(partial_dependence(rfc, iris, "Petal.Width", kind = "avg"),
+               "partial_dependence(): kind must be one of \"average\", \"individual\", \"both\"; got chr \"avg\"",
+               fixed = TRUE)
 })
