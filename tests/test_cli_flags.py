@@ -5,6 +5,7 @@ flags, output extensions, and the options --target, --response, --categorical, -
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -273,6 +274,10 @@ def test_a_date_column_is_a_grid_of_dates_equal_to_the_definition(ex):
         days = pd.to_datetime(frame["x_1"])
         assert days.min() >= X["day"].min() and days.max() <= X["day"].max()
         np.testing.assert_allclose(frame["yhat"], pd_by_definition(pipe, X, "day", list(days)), rtol=1e-9)
+    as_json = run(ex, "pdpx pd --allow-pickle sales.pkl sales.csv --drop units --feature day --grid-resolution 6 "
+                      "--format json")
+    assert as_json.exit_code == 0, as_json.stderr
+    assert pd.to_datetime([r["x_1"] for r in json.loads(as_json.stdout)]).tolist() == list(days)
 
 
 # ------------------------------------------------------------------ reading DATA
