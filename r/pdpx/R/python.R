@@ -170,7 +170,7 @@ pdpx_available <- function() {
   msg <- gsub(" \\(or their positions [0-9]+\\.\\.[0-9]+\\)", "", msg)  # Python's 0-based positions
   msg <- gsub("\\bTrue\\b", "TRUE", msg, perl = TRUE)
   msg <- gsub("\\bFalse\\b", "FALSE", msg, perl = TRUE)
-  msg <- gsub("\\bNone\\b", "NULL", msg, perl = TRUE)
+  msg <- gsub("\\bNone\\b(?! of)", "NULL", msg, perl = TRUE)  # not the English "None of ..."
   msg <- gsub("\\(an? (str|string)\\)", "(a character string)", msg)
   msg <- gsub("\\(an? (float|int|integer)\\)", "(a number)", msg)
   msg <- gsub("\\(a dict\\)", "(a named list)", msg)
