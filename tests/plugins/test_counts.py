@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from pdpx.core.errors import PdpxError
 from pdpx.core.ir import ZERO_OR_NAN_MISSING, TreeEnsemble, TreeModel, numeric_encoder, numeric_values
 from pdpx.core.method import Request
+from pdpx.core.steps import threshold_grid
 from pdpx.plugins.trees import counts as C
 from pdpx.plugins.trees import counts_pd as CP
-from pdpx.plugins.trees.counts_grid import threshold_grid
 
 pytest.importorskip("numba", reason="the counts kernels need numba")
 

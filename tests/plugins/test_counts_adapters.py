@@ -21,9 +21,9 @@ from treetools import booster_data
 from pdpx.core.grid import is_categorical_dtype
 from pdpx.core.method import Request
 from pdpx.core.plugins import adapt, reset_plugin_manager
+from pdpx.core.steps import threshold_grid
 from pdpx.plugins.trees import counts as C
 from pdpx.plugins.trees import counts_pd as CP
-from pdpx.plugins.trees.counts_grid import threshold_grid
 
 pytest.importorskip("numba", reason="the counts kernels need numba")
 sk = pytest.importorskip("sklearn", reason="scikit-learn is not installed")

@@ -1,17 +1,35 @@
 """The tree machinery behind ``exact`` and ``recursion``: private to the methods, not plugins.
 
-* :mod:`.engine`: the two computations (chunks of rows, the kernel's choice);
+What runs, and what it takes:
+
+* :mod:`.plan`: the planner, the one place that says which computation runs for a call
+  (engine, kernel, link mode, the counts' order) and which compiled functions that takes;
+* :mod:`.records` and :mod:`.registry`: each kernel module's record of itself (name, when it
+  fits, its compiled functions and their cold-compile seconds, its warm-up cases), collected;
+* :mod:`.engine`: the two computations (chunks of rows, the plan's kernel built);
 * :mod:`.prep`: a tree model prepared for one request (target nodes, leaf boxes,
   node layout);
+* :mod:`.combine`: ensembles linear in their members.
+
+The kernels (numba):
+
 * :mod:`.kernels`: numba code every kernel shares (routing, leaf boxes and their
-  difference-array corners, blocks of rows, the rows' integral and link);
+  difference-array corners, blocks of rows, the rows' integral and link, recursion's weights);
 * :mod:`.oblivious` (with :mod:`.products`), :mod:`.leafsets` and :mod:`.partition`:
   the row kernels of ``exact``, one walk each over the rows it is given;
 * :mod:`.rows`: the row loop written once (rows shared among threads, slices of
   rows finished into outputs, sums and ICE);
-* :mod:`.combine`: ensembles linear in their members;
-* :mod:`.jit`: whether the kernels a call needs are compiled, and compiling them in
-  the background; :mod:`.warmup` compiles them all (``make setup``).
+* :mod:`.counts` (the gather and the counts' types), :mod:`.counts_kernels` and
+  :mod:`.counts_patterns` (its kernels), :mod:`.counts_pd` (partial dependence from
+  counts), :mod:`.counts_use` (the counts kept with a model, and when ``exact`` answers
+  from them): every 1-way and 2-way average from one pass over the rows;
+* :mod:`.curve_means`: every row's ICE curve averaged over a grid, in one pass.
+
+Compiling:
+
+* :mod:`.jit`: whether the kernels a plan needs are compiled, and compiling them in
+  the background; :mod:`.warmup` compiles them all (``make setup``); :mod:`.nbcache`:
+  where numba may cache (or compile in memory).
 
 numba is imported by the kernel modules only, which the methods import when they run.
 """
