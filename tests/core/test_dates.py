@@ -329,3 +329,22 @@ def test_repr_and_grid_label_print_dates():
     assert grid_label(pd.Timestamp("2021-03-01", tz="Europe/Paris")) == "2021-03-01"
     assert grid_label(pd.Period("2021-03", "M")) == "2021-03"
     assert grid_label(pd.NaT) == "missing"
+
+
+@pytest.mark.parametrize("kind", ["naive", "tz"])
+def test_groups_by_a_date_column_are_labelled_with_dates(kind):
+    X = frame(kind)
+    model = DateModel(X["when"].dtype)
+    res = pdpx.partial_dependence(model, X, ["x"], by="when", by_bins=3, grid_resolution=4)
+    assert len(res.labels) == 3
+    for label in res.labels:
+        lo, hi = label.strip("[(]").split(", ")
+        assert pd.Timestamp(lo) < pd.Timestamp(hi) and len(lo) == 10  # days: midnights
+    wall = X["when"].dt.tz_localize(None) if kind == "tz" else X["when"]
+    first = res.labels[0].strip("[(]").split(", ")
+    rows = (wall >= pd.Timestamp(first[0])) & (wall <= pd.Timestamp(first[1]))
+    group = X[rows.to_numpy()]
+    grid = res.results[0].grid_values[0]
+    for k in range(len(grid)):
+        np.testing.assert_allclose(res.results[0].average[0, k], model.predict(group.assign(x=grid[k])).mean(),
+                                   atol=1e-12)

@@ -112,6 +112,13 @@ def date_labels(values, like=None) -> list[str]:
     return ["missing" if pd.isna(v) else v.strftime(fmt) for v in wall]
 
 
+def day_labels(days) -> list[str]:
+    """Wall-clock days since 1970-01-01 (floats, as :func:`day_numbers` gives them) as :func:`date_labels` writes
+    dates, to the microsecond."""
+    us = np.round(np.asarray(days, dtype=np.float64) * 86_400e6).astype(np.int64)
+    return date_labels(pd.DatetimeIndex(us.astype("datetime64[us]")))
+
+
 def date_label(value) -> str:
     """One date as :func:`date_labels` writes it on its own."""
     return date_labels([value])[0]

@@ -15,6 +15,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
+from .dates import day_labels, day_numbers, is_date_type
 from .errors import ExtrapolationWarning, PdpxError, from_model, model_cause, model_failure
 from .options import PDOptions
 from .result import SCHEMA_HEAD, CurveResult, PartialDependenceResult
@@ -197,17 +198,21 @@ def group_codes(column: pd.Series, by_bins: int, *, categorical: bool) -> tuple[
     if present.empty:
         raise PdpxError(f"by={column.name!r} has only missing values; there is nothing to group by")
     if not categorical:
-        values = pd.to_numeric(present, errors="coerce").to_numpy(dtype=float)
+        dated = is_date_type(column.dtype)  # dates: grouped in days, labelled as dates
+        values = day_numbers(present, wall=True) if dated else pd.to_numeric(present, errors="coerce").to_numpy(
+            dtype=float)
         uniques = np.unique(values)
         if uniques.size > by_bins:
-            edges = np.unique(np.quantile(values, np.linspace(0, 1, by_bins + 1)))
+            edges = np.unique(np.quantile(values, np.linspace(0, 1, by_bins + 1),  # dates: edges the column holds
+                                          method="inverted_cdf" if dated else "linear"))
             # bins (e_b, e_b+1], the first one closed on the left, as pandas.qcut
             bins = np.clip(np.searchsorted(edges, values, side="left") - 1, 0, len(edges) - 2)
             used = np.unique(bins)
-            labels = [f"{'[' if b == 0 else '('}{edges[b]:.4g}, {edges[b + 1]:.4g}]" for b in used]
+            text = day_labels(edges) if dated else [f"{e:.4g}" for e in edges]
+            labels = [f"{'[' if b == 0 else '('}{text[b]}, {text[b + 1]}]" for b in used]
             inner = np.searchsorted(used, bins)
         else:
-            labels = [f"{u:.6g}" for u in uniques]
+            labels = day_labels(uniques) if dated else [f"{u:.6g}" for u in uniques]
             inner = np.searchsorted(uniques, values)
     else:
         if isinstance(column.dtype, pd.CategoricalDtype):
