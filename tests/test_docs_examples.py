@@ -198,8 +198,14 @@ def test_no_hidden_or_unchecked_python(page):
 
 
 def test_the_no_run_marks_are_few():
-    skipped = sum(not b.run for p in PAGES for b in blocks(p))
-    total = sum(1 for p in PAGES for _ in blocks(p))
+    every = []
+    for page in PAGES:
+        try:
+            every += blocks(page)
+        except ValueError:
+            continue   # test_no_hidden_or_unchecked_python fails for that page
+    skipped = sum(not b.run for b in every)
+    total = len(every)
     assert total > 0 and skipped <= total // 10, (skipped, total)
 
 
