@@ -348,3 +348,18 @@ def test_groups_by_a_date_column_are_labelled_with_dates(kind):
     for k in range(len(grid)):
         np.testing.assert_allclose(res.results[0].average[0, k], model.predict(group.assign(x=grid[k])).mean(),
                                    atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["naive", "tz", "period"])
+def test_polars_frame_holds_dates(kind):
+    pl = pytest.importorskip("polars")
+    X = frame(kind)
+    res = pdpx.partial_dependence(DateModel(X["when"].dtype), X, ["when"], grid_resolution=4)
+    df = res.to_frame(backend="polars")
+    assert isinstance(df.schema["x_1"], pl.Datetime)
+    assert df.schema["x_1"].time_zone == ("Europe/Paris" if kind == "tz" else None)
+    first = pd.Timestamp(df["x_1"][0])
+    want = res.grid_values[0][0]
+    want = want.start_time if kind == "period" else pd.Timestamp(want)
+    assert first == want
+    assert df["label_1"].to_list() == res.to_frame()["label_1"].tolist()

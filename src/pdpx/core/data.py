@@ -147,7 +147,8 @@ def from_named(X):
 
 
 def to_backend(frame: pd.DataFrame, backend: str):
-    """``frame`` as a ``backend`` DataFrame: ``"pandas"`` (itself) or ``"polars"``."""
+    """``frame`` as a ``backend`` DataFrame: ``"pandas"`` (itself) or ``"polars"`` (a column of periods as the dates
+    they start)."""
     if backend == "pandas":
         return frame
     if backend == "polars":
@@ -155,6 +156,9 @@ def to_backend(frame: pd.DataFrame, backend: str):
             import polars as pl
         except ImportError:
             raise PdpxError('to_frame(backend="polars") needs polars: pip install "pdpx[polars]"') from None
+        periods = [c for c in frame.columns if isinstance(frame[c].dtype, pd.PeriodDtype)]
+        if periods:  # polars has no periods: each as the date it starts (label_j keeps the period's text)
+            frame = frame.assign(**{c: frame[c].dt.start_time for c in periods})
         return pl.from_pandas(frame)
     raise PdpxError(f"to_frame(): backend must be 'pandas' or 'polars'; got {backend!r}")
 

@@ -116,7 +116,9 @@ class PartialDependenceResult(CurveResult):
     features : list of str
         The target features, in grid order.
     grid_values : list of ndarray
-        One 1-D array per feature: its grid.
+        One 1-D array per feature: its grid. A date feature's grid holds dates of the
+        column's own type: a numpy ``datetime64`` array, a pandas ``DatetimeArray`` (time
+        zone kept) or ``PeriodArray`` (:mod:`pdpx.core.dates`).
     categorical : list of bool
         Whether each feature was treated as categorical.
     average : ndarray of shape (n_outputs, *grid_shape)
