@@ -19,7 +19,17 @@ import pandas as pd
 
 from ..core.errors import PdpxError, PdpxTypeError
 from ..core.validation import check_param
-from .plot_style import ICE_COLOR, PALETTE, PD_COLOR, PLOT_OPTIONS, RUG_MAX, figure_size, rug_alpha, theme_pdpx
+from .plot_style import (
+    DOTS_MAX,
+    ICE_COLOR,
+    PALETTE,
+    PD_COLOR,
+    PLOT_OPTIONS,
+    RUG_MAX,
+    figure_size,
+    rug_alpha,
+    theme_pdpx,
+)
 
 #: Drawing options each figure takes (a subset of :data:`pdpx.outputs.plot_style.PLOT_OPTIONS`).
 _OPTIONS = {
@@ -94,8 +104,9 @@ def _rug(res, seed: int) -> pd.DataFrame:
 def plot_ale(res, **options):
     """An undrawn figure of an :class:`~pdpx.explain.accumulated.ALEResult` (see the module).
 
-    Options: ``rug``, ``points``, ``caption``, ``base_size``, ``share_y``, ``seed`` (of the
-    rug's and the data points' subsample), as in :func:`pdpx.outputs.plot.plot_result`.
+    Options: ``rug``, ``points`` (dots on at most 25 bin edges, :data:`~.plot_style.DOTS_MAX`), ``caption``,
+    ``base_size``, ``share_y``, ``seed`` (of the rug's and the data points' subsample), as in
+    :func:`pdpx.outputs.plot.plot_result`.
     """
     opts = _options("plot_ale", options)
     if len(res.features) == 2:
@@ -118,7 +129,7 @@ def plot_ale(res, **options):
     else:
         df["x"] = df["x_1"]
         layers.append(geom_line(df, aes("x", "yhat"), color=PD_COLOR, size=1.0))
-        if opts["points"]:
+        if opts["points"] and len(res.grid_values[0]) <= DOTS_MAX:  # dots on small grids only
             layers.append(geom_point(df, aes("x", "yhat"), color=PD_COLOR, size=1.3))
             names.append("ale_points")
         if opts["rug"]:
@@ -246,7 +257,8 @@ def _panel(df: pd.DataFrame, panels: list[str]) -> pd.DataFrame:
 def plot_comparison(cmp, **options):
     """An undrawn figure of a :class:`~pdpx.explain.compare.MethodComparison` (see the module).
 
-    Options: ``points`` (marks on grids of at most 30 points), ``caption``, ``base_size``, ``share_y``.
+    Options: ``points`` (marks on grids of at most 25 points, :data:`~.plot_style.DOTS_MAX`), ``caption``,
+    ``base_size``, ``share_y``.
     """
     opts = _options("plot_comparison", options)
     res = cmp.exact
@@ -282,7 +294,7 @@ def plot_comparison(cmp, **options):
          + geom_line(gap, aes("x", "y"), color="#333333", size=0.8)
          + scale_color_manual(values=[PALETTE[0], PALETTE[5]], name="method"))
     names = ["zero", "curves", "gap"]
-    if (opts["points"] and len(res.grid_values[0]) <= 30) or cat:
+    if (opts["points"] and len(res.grid_values[0]) <= DOTS_MAX) or cat:
         p = p + geom_point(curves, aes("x", "y", color="method"), size=1.4) + geom_point(gap, aes("x", "y"),
                                                                                          size=1.2)
         names += ["curve_points", "gap_points"]

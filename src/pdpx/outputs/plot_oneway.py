@@ -25,13 +25,17 @@ from .plot_style import (
     PD_COLOR,
     UNSUPPORTED_FILL,
     PlotOptions,
+    dotted,
     figure_size,
     grid_labels,
+    integer_breaks,
+    integer_feature,
     piece_column,
     rescale_values,
     result_frame,
     rug_alpha,
     rug_frame,
+    text_width,
     theme_pdpx,
     value_label,
 )
@@ -68,10 +72,25 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
     df["output"] = pd.Categorical(df["output"].astype(str), categories=list(dict.fromkeys(results[0].outputs)))
     df["categorical"] = (df["type_1"] == "categorical").to_numpy(dtype=bool)
 
-    axis = CategoricalAxis(results)
+    many_outputs = len(results[0].outputs) > 1
+    n_sets = len(results)
+    if n_sets > 1 and many_outputs:
+        nrow, ncol_ = len(results[0].outputs), n_sets
+    elif n_sets > 1:
+        ncol_ = ncol or min(n_sets, 3)
+        nrow = math.ceil(n_sets / ncol_)
+    elif many_outputs:
+        ncol_ = ncol or min(len(results[0].outputs), 3)
+        nrow = math.ceil(len(results[0].outputs) / ncol_)
+    else:
+        nrow = ncol_ = 1
+    size = figure_size(nrow, ncol_)
+
+    axis = CategoricalAxis(results, panel_width=(size[0] - 1.3) / ncol_, font_size=0.8 * opts.base_size)
     df["x"] = axis.positions(df)
     ends = {r.feature_set: outer_ends(r, 0, r.grid_values[0]) for r in results if direction(r)}
     df["missing"] = place_missing(df, axis, ends)
+    axis.learn_missing(df)
     df["row"] = df["row"].astype("float64")  # plotnine groups by a plain column
     if opts.unsupported != "drop":  # curves break only where points are left out
         df["seg"] = 0
@@ -145,8 +164,10 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
         more = line_layers(lines_avg, aes("x", "yhat", group="piece"), color=PD_COLOR, size=1.1)
         layers += more
         names += ["pd_line"] * len(more)
-        if opts.points:
-            layers.append(geom_point(num_avg, aes("x", "yhat"), color=PD_COLOR, size=1.3))
+        small = [r.feature_set for r in results if dotted(opts, r.grid_values[0])]  # dots on small grids only
+        dots = num_avg[num_avg["feature_set"].astype(str).isin(small)]
+        if len(dots):
+            layers.append(geom_point(dots, aes("x", "yhat"), color=PD_COLOR, size=1.3))
             names.append("pd_points")
     if len(cat_avg):
         layers.append(geom_point(cat_avg, aes("x", "yhat"), color=PD_COLOR, fill="white", size=3.2, stroke=1.3,
@@ -158,33 +179,24 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
             layers.append(geom_rug(rug, aes(x="x"), color="#555555", alpha=rug_alpha(rug), size=0.3,
                                    length=0.035))
             names.append("rug")
-    pad = axis.padding()
+    pad = axis.padding(df)
     if pad is not None:
         layers.append(geom_blank(pad, aes(x="x")))
         names.append("padding")
+    axis.learn_ranges(layers, single=n_sets == 1)
 
     p = ggplot()
     for layer in layers:
         p = p + layer
     if colour is not None:
         p = p + colour
-    many_outputs = len(results[0].outputs) > 1
-    n_sets = len(results)
     free = "free_x" if opts.share_y else "free"
     if n_sets > 1 and many_outputs:
         p = p + facet_grid("output ~ feature_set", scales=free)
-        nrow, ncol_ = len(results[0].outputs), n_sets
     elif n_sets > 1:
-        ncol_ = ncol or min(n_sets, 3)
-        nrow = math.ceil(n_sets / ncol_)
         p = p + facet_wrap("feature_set", scales=free, ncol=ncol_)
     elif many_outputs:
-        k = len(results[0].outputs)
-        ncol_ = ncol or min(k, 3)
-        nrow = math.ceil(k / ncol_)
         p = p + facet_wrap("output", ncol=ncol_, scales="fixed" if opts.share_y else "free_y")
-    else:
-        nrow = ncol_ = 1
 
     cap = next((n for n in notes if n), "") if opts.caption else ""
     if opts.caption and "unsupported" in names:
@@ -193,7 +205,6 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
         level = next(r.interval for r in results if r.interval is not None)
         cap = "; ".join(c for c in (cap, f"shaded: {100 * level:g}% bootstrap interval of the PD") if c)
     p = p + labs(x=results[0].features[0], y=value_label(results, centered) + suffix, caption=cap or None)
-    size = figure_size(nrow, ncol_)
     p = p + theme_pdpx(opts.base_size) + theme(figure_size=size)
     if n_sets > 1:  # the strips name the features
         from plotnine import element_blank
@@ -204,22 +215,28 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
         from plotnine import element_text
 
         p = p + theme(axis_text_x=element_text(rotation=angle, ha="right" if angle < 90 else "center", va="top"))
-    if axis.any_categorical or axis.missing:  # after label_rotation: the scale keeps a copy of the axis
+    if axis.needed():  # after label_rotation: the scale keeps a copy of the axis
         p = p + scale_x_continuous(breaks=axis.breaks, labels=axis.labels)
     p._pdpx_layers = names
     return p
 
 
 class CategoricalAxis:
-    """Continuous x positions for a mix of numeric and categorical features.
+    """The x axis of 1-way figures: continuous positions for numeric and categorical features, and each facet's
+    ticks and labels.
 
     Each categorical feature m gets positions ``offset_m + i`` (i: its category
-    index) with ``offset_m`` far beyond every numeric feature's range, so one
-    breaks function and one labels function serve every facet: positions in a
-    categorical block get the category names, anything else plotnine's numbers.
+    index) with ``offset_m`` far beyond every numeric feature's range, so numeric and
+    categorical features share one ``facet_wrap``. Facets with free x scales share one
+    breaks function, which plotnine calls with a panel's limits only: the axis learns the
+    x range each facet draws (:meth:`learn_ranges`) and knows the facet by its limits.
+    Then each facet gets its own ticks: category names, whole numbers for an integer
+    feature (:func:`~.plot_style.integer_breaks`), and the missing-value point's tick
+    ``missing`` with room around it (numeric ticks too close to it are left out, and the
+    panel runs on far enough for the label to stay inside it, clear of the next facet's).
     """
 
-    def __init__(self, results):
+    def __init__(self, results, panel_width: float = 4.7, font_size: float = 8.8):
         self.any_categorical = any(r.categorical[0] for r in results)
         self.offsets: dict[str, float] = {}
         self.codes: dict[float, str] = {}
@@ -228,6 +245,12 @@ class CategoricalAxis:
         self.index: dict[float, tuple[str, int]] = {}
         self.steps: dict[str, int] = {}
         self.missing: dict[float, float] = {}  # x of a missing-value point -> end of its numeric grid
+        self.missing_of: dict[str, float] = {}  # feature set -> x of its missing-value point
+        self.integer = {r.feature_set: integer_feature(r) for r in results}
+        self.ranges: dict[str, tuple[float, float]] = {}  # feature set -> x range of what its facet draws
+        self.panel_width = panel_width
+        self.font_size = font_size
+        self._labels: dict[tuple, list[str]] = {}
         if not self.any_categorical:
             return
         numeric_extent = max(
@@ -248,9 +271,44 @@ class CategoricalAxis:
                 self.codes[offset + i] = v
                 self.index[offset + i] = (r.feature_set, i)
 
+    def needed(self) -> bool:
+        """Whether the figure needs this axis's breaks (categories, a missing point or an integer feature)."""
+        return bool(self.any_categorical or self.missing or any(self.integer.values()))
+
     def add_missing(self, position: float, numeric_end: float) -> None:
         """Label the tick at ``position`` "missing" (the missing-value grid point of a numeric feature)."""
         self.missing[position] = numeric_end
+
+    def learn_missing(self, df: pd.DataFrame) -> None:
+        """Which facet each missing-value point belongs to (``df``: the drawn frame, ``missing`` marked)."""
+        miss = df["missing"].to_numpy(dtype=bool)
+        if miss.any():
+            part = df.loc[miss, ["feature_set", "x"]].drop_duplicates("feature_set")
+            self.missing_of = {str(fs): float(x) for fs, x in zip(part["feature_set"], part["x"])}
+
+    def learn_ranges(self, layers, single: bool = False) -> None:
+        """The x range each facet draws, from the layers' data (x, xmin, xmax, and error bars' widths): what
+        plotnine's scale of that facet is trained on. ``single``: one feature set (facets share one scale)."""
+        lows: dict[str, float] = {}
+        highs: dict[str, float] = {}
+        for layer in layers:
+            data = getattr(layer, "data", None)
+            if not isinstance(data, pd.DataFrame) or not len(data):
+                continue
+            half = float(layer.params.get("width", 0.0) or 0.0) / 2 if "width" in layer.params else 0.0
+            sets = (pd.Series(self.order[0], index=data.index) if single or "feature_set" not in data
+                    else data["feature_set"].astype(str))
+            for col, shift in (("x", half), ("xmin", 0.0), ("xmax", 0.0)):
+                if col not in data:
+                    continue
+                x = pd.to_numeric(data[col], errors="coerce")
+                ok = np.isfinite(x.to_numpy(dtype=float))
+                grouped = x[ok].groupby(sets[ok].to_numpy())
+                for fs, lo in (grouped.min() - shift).items():
+                    lows[fs] = min(lows.get(fs, np.inf), float(lo))
+                for fs, hi in (grouped.max() + shift).items():
+                    highs[fs] = max(highs.get(fs, -np.inf), float(hi))
+        self.ranges = {fs: (lows[fs], highs[fs]) for fs in lows if fs in highs}
 
     def label_rotation(self, panel_width: float, font_size: float) -> int:
         """Angle for the x labels so category names do not overlap in a panel this wide (inches).
@@ -280,39 +338,123 @@ class CategoricalAxis:
             x = x + off
         return x
 
-    def padding(self) -> pd.DataFrame | None:
-        """Half a category of room on each side of a categorical facet."""
-        if not self.offsets:
-            return None
+    def padding(self, df: pd.DataFrame | None = None, categories: bool = True) -> pd.DataFrame | None:
+        """Room the facets need beyond their points: half a category on each side of a categorical facet
+        (``categories``), and past a missing-value point, half its label's width (so ``missing`` stays inside its
+        panel)."""
         rows = []
-        for fs, off in self.offsets.items():
+        for fs, off in self.offsets.items() if categories else ():
             rows += [(fs, off - 0.5), (fs, off + self.sizes[fs] - 0.5)]
+        if df is not None:
+            half = text_width("missing", self.font_size) / 2 + 0.05  # inches
+            share = min(half / max(self.panel_width, 0.5), 0.4)  # of the panel's width
+            for fs, m in self.missing_of.items():
+                lo = float(np.nanmin(df.loc[df["feature_set"].astype(str) == fs, "x"].to_numpy(dtype=float)))
+                d = m - lo
+                # the panel spans (lo, m + p) and plotnine adds 5% of that on each side: solve for the
+                # room p past m that leaves ``share`` of the panel's width to the right of m
+                if d > 0 and 1.1 * share > 0.05:
+                    p = d * (1.1 * share - 0.05) / max(1.05 - 1.1 * share, 0.05)
+                    rows.append((fs, m + p))
+        if not rows:
+            return None
         pad = pd.DataFrame(rows, columns=["feature_set", "x"])
         pad["feature_set"] = pd.Categorical(pad["feature_set"], categories=self.order)
         return pad
 
+    def facet(self, limits) -> str | None:
+        """The feature set whose facet has these x limits (plotnine's range of the panel), or None."""
+        if len(self.order) == 1:  # one feature set: one x scale, whatever the facets (outputs)
+            return self.order[0]
+        a, b = float(limits[0]), float(limits[1])
+        width = b - a
+        best, error = None, np.inf
+        for fs, (lo, hi) in self.ranges.items():
+            span = hi - lo
+            for elo, ehi in ((lo - 0.05 * span, hi + 0.05 * span), (lo, hi)):
+                e = abs(a - elo) + abs(b - ehi)
+                if e < error:
+                    best, error = fs, e
+        if best is None or not width > 0 or error > 1e-6 * width:
+            return None
+        return best
+
     def breaks(self, limits):
+        """The ticks of the facet with these limits (see the class docstring); their labels are kept for
+        :meth:`labels`."""
+        lo, hi = float(limits[0]), float(limits[1])
+        fs = self.facet(limits)
+        if fs is None:
+            return self._unknown_breaks(limits)
+        if fs in self.offsets:
+            off, step = self.offsets[fs], self.steps.get(fs, 1)
+            ticks = [off + i for i in range(self.sizes[fs]) if i % step == 0]
+            return self._keep(ticks, [self.codes[t] for t in ticks], lo, hi)
+        m = self.missing_of.get(fs)
+        top = self.missing[m] if m is not None and m in self.missing else hi
+        numeric = self._numeric(lo, top, self.integer.get(fs, False))
+        texts = self._format(numeric)
+        if m is None:
+            return self._keep(numeric, texts, lo, hi)
+        keep = self._clear_of(numeric, texts, m, hi - lo)
+        return self._keep([numeric[i] for i in keep] + [m], [texts[i] for i in keep] + ["missing"], lo, hi)
+
+    def labels(self, breaks):
+        """The labels of ``breaks``: as :meth:`breaks` chose them for its facet."""
+        breaks = [float(b) for b in breaks]
+        known = self._labels.get(tuple(round(b, 12) for b in breaks))
+        if known is not None:
+            return list(known)
+        numeric = [b for b in breaks if b not in self.codes and b not in self.missing]
+        formatted = dict(zip(numeric, self._format(numeric))) if numeric else {}
+        return [self.codes.get(b, "missing" if b in self.missing else formatted.get(b, "")) for b in breaks]
+
+    # -- helpers of breaks
+    @staticmethod
+    def _numeric(lo: float, hi: float, integer: bool) -> list[float]:
         from mizani.breaks import breaks_extended
 
-        lo, hi = limits
+        found = integer_breaks((lo, hi)) if integer else breaks_extended()((lo, hi))
+        eps = 1e-9 * max(1.0, abs(lo), abs(hi))
+        return [float(b) for b in found if lo - eps <= b <= hi + eps]
+
+    @staticmethod
+    def _format(values) -> list[str]:
+        from mizani.labels import label_number
+
+        return list(label_number()(list(values))) if len(values) else []
+
+    def _clear_of(self, numeric, texts, m: float, width: float) -> list[int]:
+        """Positions of the numeric ticks whose labels stay clear of the ``missing`` label at ``m``."""
+        per_unit = self.panel_width / max(width, 1e-300)  # inches per unit of x
+        gap = 0.08  # inches between two labels
+        room = text_width("missing", self.font_size) / 2 + gap
+        return [i for i, (b, t) in enumerate(zip(numeric, texts))
+                if (m - b) * per_unit >= room + text_width(t, self.font_size) / 2]
+
+    def _keep(self, ticks, texts, lo: float, hi: float) -> list[float]:
+        eps = 1e-9 * max(1.0, abs(lo), abs(hi))
+        pairs = [(float(t), x) for t, x in zip(ticks, texts) if lo - eps <= t <= hi + eps]
+        ticks = [t for t, _ in pairs]
+        self._labels[tuple(round(t, 12) for t in ticks)] = [x for _, x in pairs]
+        return ticks
+
+    def _unknown_breaks(self, limits):
+        """Ticks for limits no facet is known by: the categories within them, else numbers (whole numbers when
+        every numeric facet is an integer feature) and a missing-value point at their right end."""
+        lo, hi = float(limits[0]), float(limits[1])
         inside = [c for c in self.codes if lo - 1e-9 <= c <= hi + 1e-9
                   and self.index[c][1] % self.steps.get(self.index[c][0], 1) == 0]
         if inside:
-            return inside
-        gaps = [m for m in self.missing if lo - 1e-9 <= m <= hi + 1e-9]
+            return self._keep(inside, [self.codes[c] for c in inside], lo, hi)
+        numeric_sets = [fs for fs in self.order if fs not in self.offsets]
+        integer = bool(numeric_sets) and all(self.integer.get(fs, False) for fs in numeric_sets)
+        gaps = [m for m in self.missing if hi - 0.25 * (hi - lo) <= m <= hi + 1e-9]
         if gaps:  # numeric breaks up to the grid's end, then the missing point
-            m = min(gaps)
-            top = self.missing[m]
-            numeric = [b for b in breaks_extended()((lo, top)) if lo - 1e-9 <= b <= top + 1e-9]
-            return numeric + sorted(gaps)
-        return breaks_extended()(limits)
-
-    def labels(self, breaks):
-        from mizani.labels import label_number
-
-        breaks = list(breaks)
-        numeric = [b for b in breaks if b not in self.codes]
-        formatted = dict(zip(numeric, label_number()(numeric))) if numeric else {}
-        return [self.codes.get(b, "missing" if b in self.missing else formatted.get(b, "")) for b in breaks]
-
-
+            m = max(gaps)
+            numeric = self._numeric(lo, self.missing[m], integer)
+            texts = self._format(numeric)
+            keep = self._clear_of(numeric, texts, m, hi - lo)
+            return self._keep([numeric[i] for i in keep] + [m], [texts[i] for i in keep] + ["missing"], lo, hi)
+        numeric = self._numeric(lo, hi, integer)
+        return self._keep(numeric, self._format(numeric), lo, hi)

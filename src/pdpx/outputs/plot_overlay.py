@@ -24,6 +24,7 @@ from .plot_style import (
     PALETTE,
     PlotOptions,
     check_plot_options,
+    dotted,
     figure_size,
     theme_pdpx,
     unsupported_mask,
@@ -43,6 +44,7 @@ def overlay_plot(stacked: "StackedResult", **options):
         aes,
         element_text,
         facet_wrap,
+        geom_blank,
         geom_errorbar,
         geom_point,
         geom_ribbon,
@@ -74,12 +76,17 @@ def overlay_plot(stacked: "StackedResult", **options):
                 df[b] = float("nan")
         centered = True
     df["categorical"] = (df["type_1"] == "categorical").to_numpy(dtype=bool)
-    axis = CategoricalAxis([stacked.results[0]])
+    k = len(stacked.outputs)
+    ncol = min(k, 3)
+    nrow = math.ceil(k / ncol)
+    w, h = figure_size(nrow, ncol)
+    axis = CategoricalAxis([stacked.results[0]], panel_width=(w - 1.3) / ncol, font_size=0.8 * opts.base_size)
     df["x"] = axis.positions(df)
     ends = [outer_ends(r, 0, r.grid_values[0]) for r in stacked.results if direction(r)]
     miss = place_missing(df, axis, {stacked.feature_set: (min(e[0] for e in ends), max(e[1] for e in ends))}
                          if ends else None)
     df["missing"] = miss
+    axis.learn_missing(df)
     df["output"] = pd.Categorical(df["output"].astype(str), categories=list(dict.fromkeys(stacked.outputs)))
     by = stacked.column
     line = df[~df["categorical"] & ~df["missing"]]
@@ -115,19 +122,20 @@ def overlay_plot(stacked: "StackedResult", **options):
         more = line_layers(ends, aes("x", "yhat", color=by, group="piece"), size=1.0)
         layers += more
         names += ["pd_line"] * len(more)
-        if opts.points:
+        if dotted(opts, stacked.grid_values[0]):  # dots on small grids only
             layers.append(geom_point(line, aes("x", "yhat", color=by), size=1.0))
             names.append("pd_points")
     if len(points):
         layers.append(geom_point(points, aes("x", "yhat", color=by), size=2.8, shape="D"))
         names.append("pd_categories")
+    pad = axis.padding(df, categories=False)
+    if pad is not None:  # room for the missing point's label
+        layers.append(geom_blank(pad, aes(x="x")))
+        names.append("padding")
     p = ggplot()
     for layer in layers:
         p = p + layer
     p = p + scale_color_manual(values=colours, name=by) + scale_fill_manual(values=colours, name=by)
-    k = len(stacked.outputs)
-    ncol = min(k, 3)
-    nrow = math.ceil(k / ncol)
     if k > 1:
         p = p + facet_wrap("output", ncol=ncol, scales="fixed" if opts.share_y else "free_y")
     cap = None
@@ -136,9 +144,8 @@ def overlay_plot(stacked: "StackedResult", **options):
     if opts.caption and "unsupported" in names:
         cap = "; ".join(c for c in (cap, f"dotted: grid points without rows of that {by}") if c)
     p = p + labs(x=stacked.features[0], y=value_label(stacked.results, centered), caption=cap)
-    w, h = figure_size(nrow, ncol)
     p = p + theme_pdpx(opts.base_size) + theme(figure_size=(w + 1.4, h))
-    if axis.any_categorical or axis.missing:
+    if axis.needed():
         if axis.any_categorical:
             p = p + theme(axis_text_x=element_text(rotation=30, ha="right"))
         p = p + scale_x_continuous(breaks=axis.breaks, labels=axis.labels)

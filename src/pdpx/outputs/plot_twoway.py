@@ -1,6 +1,13 @@
 """Figures of 2-way results: tiles with contours (numeric x numeric), one line per category
 (numeric x categorical), tiles with their values (categorical x categorical), and the
 composition that stacks them under 1-way facets.
+
+The missing-value grid point of a numeric feature (``include_missing``) is drawn apart
+from its numeric axis: on tiles, a narrow band of tiles beside the grid (a column right
+of it for the first feature, a row above it for the second, their corner cell where
+both are missing), under a tick labelled ``missing``; on lines per category, one point
+per category right of the lines. Numeric ticks too close to that label are left out,
+and integer features get whole-number ticks.
 """
 
 from __future__ import annotations
@@ -18,15 +25,25 @@ from .plot_style import (
     RUG_MAX,
     UNSUPPORTED_FILL,
     PlotOptions,
+    dotted,
     figure_size,
     grid_labels,
+    integer_breaks,
+    integer_feature,
     rescale_values,
     result_frame,
     rug_alpha,
     rug_frame,
+    text_width,
     theme_pdpx,
     value_label,
 )
+
+#: The missing-value band of a tile grid: its gap from the grid and its width, as shares of the grid's span.
+BAND_GAP = 0.04
+BAND_WIDTH = 0.09
+#: Gap between the numeric grid's end and the missing-value point of lines per category (share of the span).
+POINT_GAP = 0.12
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.result import PartialDependenceResult
@@ -102,22 +119,104 @@ def _legend_name(res, centered: bool) -> str:
     return ("centered\n" if centered else "") + "partial\ndependence\n" + f"({what})"
 
 
+class MissingAxis:
+    """A numeric axis of a 2-way figure with, when its grid holds the missing-value point, that point apart:
+    the grid's span, where the point (or band) sits, and the ticks and labels of the axis."""
+
+    def __init__(self, res, j: int, bounds, gap: float, width: float, inches: float, font_size: float,
+                 across: bool = True):
+        grid = np.asarray(res.grid_values[j], dtype=float)
+        self.finite = grid[np.isfinite(grid)]
+        self.has_missing = bool(np.isnan(grid).any())
+        self.integer = integer_feature(res, j)
+        lo, hi = bounds(self.finite)
+        self.lo, self.hi = float(lo[0]), float(hi[-1])
+        span = self.hi - self.lo if self.hi > self.lo else max(1.0, abs(self.hi))
+        self.band = (self.hi + gap * span, self.hi + (gap + width) * span)  # its tiles (or point at its middle)
+        self.at = sum(self.band) / 2 if width else self.band[0]
+        self.inches, self.font_size, self.across = inches, font_size, across
+        self.end = self.band[1] if self.has_missing else self.hi
+
+    def position(self, x: np.ndarray) -> np.ndarray:
+        """x as drawn: the missing-value point at :attr:`at`."""
+        x = np.asarray(x, dtype=float)
+        return np.where(np.isnan(x), self.at, x)
+
+    def scale(self, aesthetic: str, **kwargs):
+        """The continuous scale of this axis, with its breaks and labels."""
+        from plotnine import scale_x_continuous, scale_y_continuous
+
+        scale = scale_x_continuous if aesthetic == "x" else scale_y_continuous
+        if not (self.has_missing or self.integer):
+            return scale(**kwargs)
+        return scale(breaks=self.breaks, labels=self.labels, **kwargs)
+
+    def breaks(self, limits):
+        """Numeric ticks over the grid (whole numbers for an integer feature), then the missing point's."""
+        from mizani.breaks import breaks_extended
+
+        lo = float(limits[0])
+        top = self.hi if self.has_missing else float(limits[1])
+        found = integer_breaks((lo, top)) if self.integer else breaks_extended()((lo, top))
+        eps = 1e-9 * max(1.0, abs(lo), abs(top))
+        ticks = [float(b) for b in found if lo - eps <= b <= top + eps]
+        if not self.has_missing:
+            return ticks
+        width = float(limits[1]) - lo
+        per_unit = self.inches / max(width, 1e-300)
+        if self.across:  # labels side by side (x): their widths
+            room = text_width("missing", self.font_size) / 2 + 0.08
+            need = [room + text_width(t, self.font_size) / 2 for t in self._format(ticks)]
+        else:  # labels one above the other (y): a line's height
+            need = [1.3 * self.font_size / 72] * len(ticks)
+        return [b for b, n in zip(ticks, need) if (self.at - b) * per_unit >= n] + [self.at]
+
+    def labels(self, breaks):
+        """Numbers, and ``missing`` at the missing point."""
+        breaks = [float(b) for b in breaks]
+        numeric = [b for b in breaks if not (self.has_missing and b == self.at)]
+        text = dict(zip(numeric, self._format(numeric)))
+        return [text.get(b, "missing") for b in breaks]
+
+    @staticmethod
+    def _format(values) -> list[str]:
+        from mizani.labels import label_number
+
+        return list(label_number()(list(values))) if len(values) else []
+
+
+def _panel_inches(res, opts) -> tuple[float, float]:
+    """Rough (width, height) in inches of one panel of a 2-way figure (for spacing tick labels)."""
+    k = len(res.outputs)
+    if k > 1:
+        ncol = min(k, 3)
+        w, h = figure_size(math.ceil(k / ncol), ncol)
+        return max((w + 1.0 - 2.3) / ncol, 0.8), max((h - 0.9) / math.ceil(k / ncol), 0.8)
+    return 6.5 - 2.6, 4.5 - 1.1
+
+
 def _tiles_numeric(res, df, opts, centered):
-    from plotnine import aes, geom_path, geom_rect, geom_rug, ggplot, labs, scale_x_continuous, scale_y_continuous
+    from plotnine import aes, geom_path, geom_rect, geom_rug, ggplot, labs
 
     f1, f2 = res.features
-    g1, g2 = (np.asarray(g, dtype=float) for g in res.grid_values)
-    lo1, hi1 = _bounds(res, 0, g1)
-    lo2, hi2 = _bounds(res, 1, g2)
-    i1 = np.searchsorted(g1, df["x_1"].to_numpy())
-    i2 = np.searchsorted(g2, df["x_2"].to_numpy())
-    tiles = df.assign(xmin=lo1[i1], xmax=hi1[i1], ymin=lo2[i2], ymax=hi2[i2])
+    width, height = _panel_inches(res, opts)
+    font = 0.8 * opts.base_size
+    ax1 = MissingAxis(res, 0, lambda g: _bounds(res, 0, g), BAND_GAP, BAND_WIDTH, width, font, across=True)
+    ax2 = MissingAxis(res, 1, lambda g: _bounds(res, 1, g), BAND_GAP, BAND_WIDTH, height, font, across=False)
+    lo1, hi1 = _bounds(res, 0, ax1.finite)
+    lo2, hi2 = _bounds(res, 1, ax2.finite)
+    x1, x2 = df["x_1"].to_numpy(dtype=float), df["x_2"].to_numpy(dtype=float)
+    miss1, miss2 = np.isnan(x1), np.isnan(x2)
+    i1 = np.minimum(np.searchsorted(ax1.finite, np.where(miss1, ax1.finite[0], x1)), ax1.finite.size - 1)
+    i2 = np.minimum(np.searchsorted(ax2.finite, np.where(miss2, ax2.finite[0], x2)), ax2.finite.size - 1)
+    tiles = df.assign(xmin=np.where(miss1, ax1.band[0], lo1[i1]), xmax=np.where(miss1, ax1.band[1], hi1[i1]),
+                      ymin=np.where(miss2, ax2.band[0], lo2[i2]), ymax=np.where(miss2, ax2.band[1], hi2[i2]))
     drop = opts.unsupported == "drop"
     shown_tiles = tiles[tiles["supported"]] if drop else tiles
     layers = [geom_rect(shown_tiles, aes(xmin="xmin", xmax="xmax", ymin="ymin", ymax="ymax", fill="yhat"))]
     names = ["tiles"]
     if opts.contours and not (direction(res, 0) or direction(res, 1)):  # a step surface has no contour lines
-        lines = _contour_lines(res, df, drop=drop)
+        lines = _contour_lines(res, df[~miss1 & ~miss2], ax1.finite, ax2.finite, drop=drop)
         if len(lines):
             ink = "#333333" if centered else "white"  # the diverging scale is light around 0
             layers.append(geom_path(lines, aes("x", "y", group="piece"), color=ink, alpha=0.6 if centered else 0.75,
@@ -138,7 +237,7 @@ def _tiles_numeric(res, df, opts, centered):
     for layer in layers:
         p = p + layer
     zero = (0.0, 0.0)
-    p = (p + scale_x_continuous(expand=zero) + scale_y_continuous(expand=zero)
+    p = (p + ax1.scale("x", expand=zero) + ax2.scale("y", expand=zero)
          + _fill_scale(centered, _legend_name(res, centered) + df.attrs.get("suffix", "")) + labs(x=f1, y=f2))
     return p, names
 
@@ -154,11 +253,12 @@ def contour_levels(z: np.ndarray) -> np.ndarray:
     return levels[(levels > lo) & (levels < hi)]
 
 
-def _contour_lines(res, df, drop: bool = False) -> pd.DataFrame:
-    """Contour lines of each output's surface; with ``drop``, not through unsupported cells."""
+def _contour_lines(res, df, g1, g2, drop: bool = False) -> pd.DataFrame:
+    """Contour lines of each output's surface over the numeric grids ``g1`` x ``g2`` (``df``: its cells, the
+    missing-value points left out); with ``drop``, not through unsupported cells."""
     import contourpy
 
-    g1, g2 = (np.asarray(g, dtype=float) for g in res.grid_values)
+    g1, g2 = np.asarray(g1, dtype=float), np.asarray(g2, dtype=float)
     if g1.size < 2 or g2.size < 2:
         return pd.DataFrame({"x": [], "y": [], "piece": [], "output": [], "level": []})
     levels = contour_levels(df["yhat"].to_numpy())
@@ -261,21 +361,32 @@ def _lines_by_category(res, df, opts, centered):
     cat = 1 - num
     fn, fc = res.features[num], res.features[cat]
     levels = grid_labels(res, cat)
+    step = direction(res, num)
+    if step:
+        from .plot_steps import outer_ends
+
+        def span(g):
+            lo, hi = outer_ends(res, num, g)
+            return np.array([lo]), np.array([hi])
+    else:
+        def span(g):
+            return np.array([np.min(g)]), np.array([np.max(g)])
+    width, _ = _panel_inches(res, opts)
+    axis = MissingAxis(res, num, span, POINT_GAP, 0.0, width, 0.8 * opts.base_size, across=True)
     t = df.assign(
-        x=df[f"x_{num + 1}"].to_numpy(dtype=float),
+        x=axis.position(df[f"x_{num + 1}"].to_numpy(dtype=float)),
         category=pd.Categorical(df[f"label_{cat + 1}"].astype(str), categories=levels),
     )
     t["curve"] = t["output"].astype(str) + "|" + t["category"].astype(str)
+    missing = np.isnan(df[f"x_{num + 1}"].to_numpy(dtype=float))
+    apart, t = t[missing], t[~missing]  # the missing-value point: one point per category, right of the lines
     palette = PALETTE if len(levels) <= len(PALETTE) else None
     p = ggplot(t, aes("x", "yhat", color="category", group="curve"))
     names = []
-    step = direction(res, num)
     if step:  # threshold grid: the model's steps (plot_steps), each category's curve on to the data's ends
         from plotnine import geom_step
 
-        from .plot_steps import outer_ends
-
-        lo, hi = outer_ends(res, num, res.grid_values[num])
+        lo, hi = axis.lo, axis.hi
         keys = t.groupby("curve", sort=False)
         drawn = pd.concat([keys.head(1).assign(x=lo), t, keys.tail(1).assign(x=hi)]).sort_values("x", kind="stable")
         p = p + geom_step(drawn, direction=step, size=1.0)
@@ -293,9 +404,13 @@ def _lines_by_category(res, df, opts, centered):
             names.append("unsupported")
         p = p + geom_line(kept, aes(group="piece"), size=1.0)
         names.append("lines")
-    if opts.points:
+    if dotted(opts, res.grid_values[num]):  # dots on small grids only
         p = p + geom_point(kept, size=1.1)
         names.append("points")
+    if len(apart):
+        shown = apart if opts.unsupported != "drop" else apart[apart["supported"]]
+        p = p + geom_point(shown, fill="white", size=2.6, stroke=1.1, shape="o")
+        names.append("missing")
     if opts.rug:
         rug = rug_frame([dataclasses.replace(res, features=[fn], grid_values=[res.grid_values[num]],
                                               categorical=[False])], opts.seed)
@@ -305,9 +420,10 @@ def _lines_by_category(res, df, opts, centered):
             names.append("rug")
     if palette is not None:
         p = p + scale_color_manual(values=palette[: len(levels)], name=fc)
+    if len(apart) or axis.integer:
+        p = p + axis.scale("x")
     p = p + labs(x=fn, y=value_label([res], centered) + df.attrs.get("suffix", ""), color=fc)
     return p, names
-
 
 
 def compose(oneway, twoway: list, wide: list[bool]):
