@@ -120,7 +120,8 @@ def plot_result(
         Mark the feature's data values on the x axis (numeric features), so sparse
         regions of the grid are visible.
     points : bool, default True
-        Mark the grid points on the numeric PD line.
+        Mark the grid points on the numeric PD line, where its grid has at most 25 points (more make a
+        beaded line); categories and the missing-value point are always marked.
     contours : bool, default True
         Contour lines on numeric x numeric tiles.
     share_y : bool, default True
