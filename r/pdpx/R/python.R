@@ -182,6 +182,8 @@ pdpx_available <- function() {
   msg <- gsub("\\bres\\.plot\\(\\)", "plot(res)", msg)
   msg <- gsub("\\bres\\.to_frame\\(\\)", "as.data.frame(res)", msg)
   msg <- gsub("\\bres\\.([a-z_]+)\\b", "attr(res, \"pdpx\")$\\1", msg)
+  msg <- gsub("\\bpdpx\\.importance\\(", "pd_importance(", msg)  # a call written out: its arguments follow
+  msg <- gsub("\\bpdpx\\.(partial_dependence|h_statistic|ale)\\(", "\\1(", msg)
   msg <- gsub("\\(?\\bpdpx\\.importance\\b\\)?", "pd_importance()", msg)
   msg <- gsub("\\bpdpx\\.(partial_dependence|h_statistic|ale)\\b(\\(\\))?", "\\1()", msg)
   # argument names

@@ -166,6 +166,8 @@ test_that("Python's words are translated one by one (the table of .r_words)", {
     c("pairs ('wt', 'hp') unknown", "partial_dependence(): pairs c(\"wt\", \"hp\") unknown"),
     c("use include_missing=True, or None", "partial_dependence(): use include_missing = TRUE, or NULL"),
     c("None of the rows; target=None", "partial_dependence(): None of the rows; target = NULL"),
+    c("use pdpx.partial_dependence(model, X, ['day']) or pdpx.importance(model, X)",
+      "partial_dependence(): use partial_dependence(model, data, c(\"day\")) or pd_importance(model, data)"),
     c("the model's output 'p' is False", "partial_dependence(): the model's output \"p\" is FALSE"),
     c("got 3.5 (a float); got 'x' (a str)", "partial_dependence(): got 3.5 (a number); got \"x\" (a character string)"),
     c("partial_dependence(): X has 3 rows", "partial_dependence(): data has 3 rows"),
