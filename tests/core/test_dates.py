@@ -138,10 +138,23 @@ def test_grid_of_midnights_is_whole_days_between_the_percentiles():
 
 def test_grid_of_hours_is_whole_hours_and_labels_show_the_time():
     X = frame("hours")
+    X["when"] = START + (X["when"] - START) / 73  # about ten days, then to whole hours
+    X["when"] = X["when"].dt.floor("h")
     res = pdpx.partial_dependence(DateModel(X["when"].dtype), X, ["when"], grid_resolution=25)
     g = pd.DatetimeIndex(res.grid_values[0])
-    assert (g == g.floor("h")).all() and not (g == g.normalize()).all()
+    assert len(g) == 25 and (g == g.floor("h")).all() and not (g == g.normalize()).all()
     assert res.to_frame()["label_1"].tolist() == [d.strftime("%Y-%m-%d %H:%M") for d in g]
+
+
+def test_seconds_over_years_give_whole_days():
+    """A grid step of weeks: the grid's dates are days (a person reads them), though the column holds seconds."""
+    rng = np.random.default_rng(5)
+    X = frame("naive", unit="s")
+    X["when"] = X["when"] + pd.to_timedelta(rng.integers(0, 86_400, len(X)), unit="s")
+    res = pdpx.partial_dependence(DateModel(X["when"].dtype), X, ["when"], grid_resolution=20)
+    g = pd.DatetimeIndex(res.grid_values[0])
+    assert len(g) == 20 and (g == g.normalize()).all() and g.dtype == X["when"].dtype
+    assert all(len(s) == 10 for s in res.to_frame()["label_1"])
 
 
 def test_month_starts_give_month_starts_and_few_dates_are_used_as_they_are():

@@ -9,8 +9,10 @@ print them as dates.
   ``PeriodDtype``.
 * :func:`date_grid` builds the grid: the unique dates when fewer than ``grid_resolution``,
   else ``grid_resolution`` dates equally spaced in time between the ``percentiles``
-  of the column, rounded to the finest calendar step the column uses (whole years,
-  months, days, hours, minutes or seconds: a column of midnights gets whole days).
+  of the column, rounded to a calendar step: the finest the column uses (whole years,
+  months, days, hours, minutes or seconds: a column of midnights gets whole days), or
+  a coarser one of at most a day when the grid's spacing is at least four of them
+  (timestamps to the second over two years: whole days).
   Periods: periods of the column's frequency, equally spaced between the percentiles.
 * :func:`custom_dates` reads ``custom_values`` given as dates (text, ``datetime``,
   ``Timestamp``, ``numpy.datetime64``, ``Period``) into the column's type.
@@ -149,6 +151,19 @@ def _step(wall: pd.DatetimeIndex) -> str | None:
     return None
 
 
+#: calendar steps, coarsest first (None: finer than a microsecond)
+_ORDER = ["year", "month", "day", "hour", "minute", "second", "millisecond", "microsecond", None]
+
+
+def _readable(spacing_ns: float) -> str | None:
+    """The coarsest step of a day or less that moves grid points this far apart by at most an eighth of the gap."""
+    return next((name for name in _ORDER[2:-1] if 4 * _NS[name] <= spacing_ns), None)
+
+
+def _coarser(a: str | None, b: str | None) -> str | None:
+    return a if _ORDER.index(a) <= _ORDER.index(b) else b
+
+
 def _snap(ns: np.ndarray, step: str | None) -> np.ndarray:
     """Nanosecond times rounded to the nearest ``step`` (a calendar month or year: its first day)."""
     if step is None:
@@ -206,7 +221,9 @@ def date_grid(column: pd.Series, *, grid_resolution: int, percentiles: tuple[flo
         if not hi > lo:
             raise _narrow(name, percentiles)
         points = np.round(_spaced_ints(lo, hi, grid_resolution)).astype(np.int64) + base
-        chosen = _snap(points, _step(pd.DatetimeIndex(ns.astype("datetime64[ns]"))))
+        own = _step(pd.DatetimeIndex(ns.astype("datetime64[ns]")))  # the finest step the column uses
+        step = _coarser(own, _readable((hi - lo) / (grid_resolution - 1)))
+        chosen = _snap(points, step)
         if chosen.size < 2:
             raise PdpxError(f"feature {name!r} spans too short a time between its percentiles {percentiles} "
                             "for distinct grid dates; widen percentiles or pass custom_values for it")
