@@ -112,13 +112,31 @@ def test_without_the_opt_in_no_module_of_the_working_directory_is_imported(ex, t
     error(result, "helpers", "does not define")  # that helpers.py lacks as_numbers: named, not "pip install"
 
 
-def test_a_missing_module_is_the_users_code_unless_it_is_a_known_package(tmp_path):
-    own = missing_module(tmp_path / "m.pkl", "pickle", "my_features.cleaning")
-    assert "my_features" in own and "PYTHONPATH" in own and "your own code" in own and "pip install" not in own
-    assert "pip install scikit-learn" in missing_module(tmp_path / "m.pkl", "pickle", "sklearn.ensemble._gb")
-    (tmp_path / "my_features.py").write_text("")
-    near = missing_module(tmp_path / "m.pkl", "pickle", "my_features")
-    assert f"my_features.py is in {str(tmp_path.resolve())!r}" in near and "pip install" not in near
+def test_a_missing_module_is_the_users_code_unless_it_is_a_known_package(ex, tmp_path, monkeypatch):
+    import sklearn
+
+    from pdpx import model_files
+
+    shutil.copy(ex["dir"] / "data.csv", tmp_path)
+    monkeypatch.setitem(model_files.PACKAGES, "pdpx_absent_pkg", "pdpx-absent-dist")
+    cases = {  # a protocol-0 pickle naming module.attribute, and what the error says
+        "own.pkl": (b"cmy_features.cleaning\nclean\n.", ("module 'my_features'", "your own code", "PYTHONPATH")),
+        "known.pkl": (b"cpdpx_absent_pkg.models\nModel\n.", ("pip install pdpx-absent-dist",)),
+        "version.pkl": (b"csklearn.no_such_module\nThing\n.",
+                        ("sklearn.no_such_module", f"scikit-learn {sklearn.__version__} installed here",
+                         "another version of scikit-learn")),
+    }
+    for name, (content, words) in cases.items():
+        (tmp_path / name).write_bytes(content)
+        err = error(run_example(f"pdpx pd --allow-pickle {name} data.csv --drop y --feature age", tmp_path), *words)
+        assert ("pip install" in err) == (name != "own.pkl"), err  # never for the user's own module
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "my_features").mkdir()
+    (tmp_path / "models" / "my_features" / "__init__.py").write_text("")
+    shutil.copy(tmp_path / "own.pkl", tmp_path / "models")
+    near = missing_module(tmp_path / "models" / "own.pkl", "pickle", "my_features")
+    assert f"the folder my_features/ is in {str((tmp_path / 'models').resolve())!r}" in near
+    assert "pip install" not in near
 
 
 def test_the_working_directory_goes_last_on_the_path_and_leaves(tmp_path, monkeypatch):

@@ -223,6 +223,12 @@ def missing_module(p: Path, kind: str, module: str | None) -> str:
     name, top = str(p), (module or "").split(".")[0]
     if not top:
         return f"reading {name!r} ({kind}) needs a Python module that cannot be imported"
+    installed = _installed(top)
+    if installed is not None and module != top:  # the package is here, the module it names is not: versions differ
+        dist, version = installed
+        return (f"the model in {name!r} refers to {module}, which {dist} {version} installed here does not have: it "
+                f"was saved with another version of {dist}. Install that version (pip install '{dist}==<version>'), "
+                "or fit and save the model again with this one")
     if top in PACKAGES:
         return f"reading {name!r} ({kind}) needs the {PACKAGES[top]} package: pip install {PACKAGES[top]}"
     here = Path.cwd()
@@ -236,6 +242,19 @@ def missing_module(p: Path, kind: str, module: str | None) -> str:
                        f"PYTHONPATH={str(homes[0])!r} before the command")
     return text + (f"If {top} is your own code (a {top}.py file or a {top}/ folder), run pdpx from the folder that "
                    f"holds it, or set PYTHONPATH to that folder; if it is a published package, install it")
+
+
+def _installed(top: str) -> tuple[str, str] | None:
+    """The installed distribution (name, version) that provides the top-level module ``top``, if any."""
+    from importlib import metadata
+
+    names = metadata.packages_distributions().get(top) or []
+    for dist in names:
+        try:
+            return dist, metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
 
 
 def _load_pickle(p: Path):
