@@ -206,13 +206,18 @@ pdpx_available <- function() {
 .py_call <- function(expr) {
   .pdpx_env$predict_error <- NULL
   tryCatch(expr, error = function(e) {
-    msg <- .r_words(conditionMessage(e))
+    raw <- conditionMessage(e)
     r_err <- .pdpx_env$predict_error
     .pdpx_env$predict_error <- NULL
-    if (!is.null(r_err) && !grepl(r_err, msg, fixed = TRUE)) {
-      msg <- paste0(msg, "\nthe model's predict() failed: ", r_err)
-    } else if (!is.null(r_err) && !grepl("predict", msg, fixed = TRUE)) {
-      msg <- sub(r_err, paste0("the model's predict() failed: ", r_err), msg, fixed = TRUE)
+    if (is.null(r_err)) stop(.r_words(raw), call. = FALSE)
+    # the R error's own text stays as R wrote it (Python's words around it are translated)
+    mark <- "\001R error\001"
+    inside <- grepl(r_err, raw, fixed = TRUE)
+    msg <- .r_words(if (inside) gsub(r_err, mark, raw, fixed = TRUE) else raw)
+    shown <- sub(paste0("^", .api_name(), "\\(\\): "), "", r_err)
+    msg <- if (inside) gsub(mark, shown, msg, fixed = TRUE) else paste0(msg, "\nthe model's predict() failed: ", shown)
+    if (!grepl("predict", msg, fixed = TRUE)) {
+      msg <- sub(shown, paste0("the model's predict() failed: ", shown), msg, fixed = TRUE)
     }
     stop(msg, call. = FALSE)
   })

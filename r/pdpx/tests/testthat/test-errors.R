@@ -118,6 +118,10 @@ test_that("a failing predict is the R error of the model, not Python's RuntimeEr
   msg <- tryCatch(partial_dependence(fit, mtcars, "wt", pred_fun = f), error = conditionMessage)
   expect_match(msg, "^partial_dependence\\(\\): ")
   expect_match(msg, "wt too large", fixed = TRUE)  # the R error's own message
+  # kept as R wrote it: the translation of Python's words leaves the model's own text alone
+  g <- function(object, newdata) if (any(newdata$wt > 5)) stop("wt 'too' large: ['a']") else newdata$wt
+  expect_match(tryCatch(partial_dependence(fit, mtcars, "wt", pred_fun = g), error = conditionMessage),
+               "wt 'too' large: ['a']", fixed = TRUE)
   expect_match(msg, "predict")
   expect_false(grepl("RuntimeError", msg))
   expect_r_words(msg)
