@@ -407,3 +407,15 @@ def test_common_slips_of_the_command_line(ex):
     error(run(ex, "pdpx pd model.json data.csv --drop y --feature age,income"), "--feature age --feature income")
     error(run(ex, "pdpx plot model.json weighted.csv --drop y,w --feature age --feature income --feature age -o f.png"),
           "--feature given 3 times")
+
+
+def test_parquet_columns_take_dates_and_dtypes_too(tmp_path):
+    path = tmp_path / "d.parquet"
+    pd.DataFrame({"day": ["2021-01-02", "2021-05-06"], "n": [1, 2], "when": pd.to_datetime(["2020-01-01", None])}
+                 ).to_parquet(path)
+    X, _ = read_data(str(path), DataSpec(dates=("day",), dtypes={"n": "float32"}))
+    assert X["day"].tolist() == [pd.Timestamp("2021-01-02"), pd.Timestamp("2021-05-06")]
+    assert X["n"].dtype == np.float32 and pd.api.types.is_datetime64_any_dtype(X["when"])
+    with pytest.raises(DataError, match="--dtypes n=Int8"):
+        pd.DataFrame({"n": [1.5]}).to_parquet(path)
+        read_data(str(path), DataSpec(dtypes={"n": "Int8"}))
