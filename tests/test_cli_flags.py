@@ -164,6 +164,13 @@ def test_forgetting_drop_names_the_flag(ex, tmp_path):
                                  tmp_path))) == 3
 
 
+def test_a_saved_row_index_is_named_as_such(ex):
+    ex["frame"][["age", "income", "y"]].to_csv(ex["dir"] / "indexed.csv")
+    error(run(ex, "pdpx pd model.json indexed.csv --drop y --feature age"), "index=False", "--drop 'Unnamed: 0'")
+    assert len(table(run(ex, "pdpx pd model.json indexed.csv --drop y --drop 'Unnamed: 0' --feature age "
+                             "--grid-resolution 3"))) == 3
+
+
 def test_flags_naming_columns_DATA_lacks_say_which(ex):
     error(run(ex, "pdpx pd model.json data.csv --drop y --feature agee"), "--feature agee")
     error(run(ex, "pdpx pd model.json data.csv --drop y --feature y"), "--feature y", "--drop")

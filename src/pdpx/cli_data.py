@@ -268,7 +268,10 @@ def check_columns(adapter, frame: pd.DataFrame, data_name: str, spec: DataSpec) 
         missing = [n for n in names if n not in keys]
         parts = []
         if extra:
-            parts.append(f"{data_name} has column(s) the model was not fit on: {extra} (the target?); leave them "
+            index = [c for c in extra if c.startswith("Unnamed: ")]
+            why = (f"{index[0]!r} is a row index pandas saved: write the CSV with to_csv(..., index=False), or drop "
+                   "it" if index else "the target?")
+            parts.append(f"{data_name} has column(s) the model was not fit on: {extra} ({why}); leave them "
                          f"out with {' '.join(f'--drop {_shell(c)}' for c in extra)}")
         if missing:
             gone = [c for c in missing if c in left_out]
