@@ -394,6 +394,9 @@ class CategoricalAxis:
         top = self.missing[m] if m is not None and m in self.missing else hi
         numeric = self._numeric(lo, top, self.integer.get(fs, False))
         texts = self._format(numeric)
+        if len(self.order) > 1:  # facets side by side: no label reaches past its panel into the next one's
+            inside = self._inside(numeric, texts, lo, hi)
+            numeric, texts = [numeric[i] for i in inside], [texts[i] for i in inside]
         if m is None:
             return self._keep(numeric, texts, lo, hi)
         keep = self._clear_of(numeric, texts, m, hi - lo)
@@ -431,6 +434,13 @@ class CategoricalAxis:
         room = text_width("missing", self.font_size) / 2 + gap
         return [i for i, (b, t) in enumerate(zip(numeric, texts))
                 if (m - b) * per_unit >= room + text_width(t, self.font_size) / 2]
+
+    def _inside(self, numeric, texts, lo: float, hi: float) -> list[int]:
+        """Positions of the numeric ticks whose labels end within a hair of the panel's edges."""
+        per_unit = self.panel_width / max(hi - lo, 1e-300)
+        slack = 0.04  # inches a label may pass its panel's edge (facets stand further apart)
+        return [i for i, (b, t) in enumerate(zip(numeric, texts))
+                if min(b - lo, hi - b) * per_unit >= text_width(t, self.font_size) / 2 - slack]
 
     def _keep(self, ticks, texts, lo: float, hi: float) -> list[float]:
         eps = 1e-9 * max(1.0, abs(lo), abs(hi))
