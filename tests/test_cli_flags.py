@@ -426,3 +426,27 @@ def test_parquet_columns_take_dates_and_dtypes_too(tmp_path):
     with pytest.raises(DataError, match="--dtypes n=Int8"):
         pd.DataFrame({"n": [1.5]}).to_parquet(path)
         read_data(str(path), DataSpec(dtypes={"n": "Int8"}))
+
+
+def test_dates_written_otherwise_than_iso_are_refused_until_dates_is_passed(ex):
+    sales, pipe = ex["sales"], ex["pipe"]
+    sales.assign(day=sales["day"].dt.strftime("%m/%d/%Y")).to_csv(ex["dir"] / "us_dates.csv", index=False)
+    for cmd in ("pd", "report"):
+        out = "-o r.html --no-progress" if cmd == "report" else ""
+        error(run(ex, f"pdpx {cmd} --allow-pickle sales.pkl us_dates.csv --drop units --feature day {out}"),
+              "--dates day", "--categorical day", "holds dates written as text")
+    frame = table(run(ex, "pdpx pd --allow-pickle sales.pkl us_dates.csv --drop units --feature day --dates day "
+                          "--grid-resolution 4"))
+    days = list(pd.to_datetime(frame["x_1"]))
+    np.testing.assert_allclose(frame["yhat"], pd_by_definition(pipe, sales[["day", "price"]], "day", days), rtol=1e-9)
+
+
+def test_a_text_feature_of_many_values_gets_a_note():
+    from pdpx.cli_data import check_text_features
+
+    notes = []
+    frame = pd.DataFrame({"code": [f"c{i}" for i in range(80)], "few": ["a", "b"] * 40})
+    check_text_features(frame, ["code", "few"], DataSpec(), note=notes.append)
+    assert len(notes) == 1 and "80 distinct values" in notes[0] and "--dtypes code=float64" in notes[0]
+    check_text_features(frame, ["code"], DataSpec(categorical=("code",)), note=notes.append)
+    assert len(notes) == 1  # --categorical says the grid of texts is meant

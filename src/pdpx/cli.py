@@ -319,7 +319,10 @@ def _values(items, X) -> dict | None:
 
 
 def _check_features(features, X, spec) -> None:
-    """Each --feature is a column of the rows (a dropped or weights column is named as such)."""
+    """Each --feature is a column of the rows (a dropped or weights column is named as such); a text feature of
+    many values is looked at (:func:`pdpx.cli_data.check_text_features`)."""
+    from .cli_data import DataError, check_text_features
+
     cols = [str(c) for c in X.columns]
     for f in features:
         if f in cols:
@@ -333,6 +336,10 @@ def _check_features(features, X, spec) -> None:
             raise UserError(f"--feature {f}: give one name per --feature ({' '.join('--feature ' + p for p in parts)}"
                             " for a joint grid)")
         raise UserError(f"--feature {f}: not a column of DATA; its columns are {cols}")
+    try:
+        check_text_features(X, features, spec, note=_say("note"))
+    except DataError as exc:
+        raise UserError(str(exc)) from None
 
 
 model_arg = click.argument("model", type=click.Path(exists=True, dir_okay=False))
@@ -439,7 +446,7 @@ def report(model, data, output, features, title, max_rows, ice, grid_resolution,
                       "in a browser and print it to PDF if you need one)")
         spec = _spec(drop, dates, dtypes, categorical, weights)
         m, adapter, X, w = _read(model, data, allow_pickle, spec)
-        _check_features(features, X, spec)
+        _check_features(features or [str(c) for c in X.columns], X, spec)
         options = _pd_options(adapter, spec, w, method=method, grid_resolution=grid_resolution, grid="uniform",
                               response=response, target=target, memory_budget=memory_budget)
         path = write_report(m, X, output, features=list(features) or None, title=title, max_rows=max_rows,

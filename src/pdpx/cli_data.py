@@ -291,6 +291,37 @@ def check_columns(adapter, frame: pd.DataFrame, data_name: str, spec: DataSpec) 
                     + (f"; --drop / --weights left out {left_out}" if left_out else ""))
 
 
+#: a text feature with more distinct values than this gets a word (dates or numbers written as text?)
+MANY_LEVELS = 50
+
+
+def check_text_features(frame: pd.DataFrame, features, spec: DataSpec, note=None) -> None:
+    """A text feature with many distinct values: refused when its values are dates in another format than ISO
+    (``--dates`` parses them), else a note that its grid has one point per value."""
+    import warnings
+
+    for f in features:
+        if f not in frame.columns or f in spec.categorical:
+            continue
+        values = frame[f]
+        if not (pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)):
+            continue
+        present = values.dropna()
+        levels = present.nunique()
+        if levels <= MANY_LEVELS:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            parsed = pd.to_datetime(present.astype(str), errors="coerce", format="mixed")
+        if parsed.notna().mean() >= 0.9:
+            raise DataError(f"--feature {f}: column {f!r} holds dates written as text (such as {present.iloc[0]!r}): "
+                            f"pass --dates {f} to read them as dates, or --categorical {f} for a grid of its "
+                            f"{levels:,} texts")
+        if note is not None:
+            note(f"--feature {f}: column {f!r} is text with {levels:,} distinct values, so its grid has a point per "
+                 f"value; if it holds numbers, pass --dtypes {f}=float64")
+
+
 def _n_features(adapter) -> int | None:
     try:
         n = adapter.n_features()
