@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from .kernels import BLOCK, go_left_packed, load_block
+from .kernels import BLOCK, go_left_packed, load_block, numeric_left
 from .nbcache import njit
 from .partition import split_rows
 from .records import Case, KernelRecord
@@ -262,7 +262,7 @@ def leaf_words(t, Xb, X, c0, nb, init, num_ptr, num_feat, num_thr, num_miss, num
         Pa = P[num_lf[k]]
         for r in range(BLOCK):
             x = Xb[f, r]
-            go_left = (x < th) | (ms & (not (x >= th)))
+            go_left = numeric_left(x, th, ms)
             Pa[r] &= kl if go_left else kr
     for k in range(spec_ptr[t], spec_ptr[t + 1]):
         node = spec_node[k]

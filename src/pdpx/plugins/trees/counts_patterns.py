@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .counts_kernels import pair_slot
-from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block
+from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block, numeric_left
 from .nbcache import njit
 from .records import Case, KernelRecord
 
@@ -127,7 +127,7 @@ def gather_patterns(X, row_weight, r0, r1, tg, n_tree_groups, tree_start, topo, 
                     ms = miss_eff[node]
                     for r in range(BLOCK):
                         x = Xb[f, r]
-                        go[r] = (x < th) | (ms & (not (x >= th)))
+                        go[r] = numeric_left(x, th, ms)
                 if base >= 0:  # a twin parent: its pattern and the way each row goes, for both leaves
                     for r in range(nb):
                         h[base + ((p[r] << 1) | go[r])] += w[r]

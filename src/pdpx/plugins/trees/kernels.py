@@ -40,6 +40,17 @@ NO_CORNERS = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros
 
 
 @njit(cache=True, inline="always")
+def numeric_left(x, thr_lt, nan_left):
+    """Whether ``x`` goes left at a plain numeric split: the routing test of every row kernel, written once.
+
+    ``x < thr_lt``, and NaN (which fails both comparisons) left when ``nan_left``
+    (:class:`.prep.Static`'s ``thr_lt`` and ``miss_eff``). Branch-free, so that a loop of
+    it over a block of rows vectorises; special splits take :func:`go_left_packed`.
+    """
+    return (x < thr_lt) | (nan_left & (not (x >= thr_lt)))
+
+
+@njit(cache=True, inline="always")
 def go_left_packed(x, node, flags, thr, cat_offset, cat_nwords, cat_words, le, float32_input, cats_left):
     """Where value ``x`` goes at ``node``: the routing rule of :mod:`pdpx.core.ir` on the packed node flags."""
     if float32_input:

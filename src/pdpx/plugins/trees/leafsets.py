@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from .kernels import BLOCK, F_SPECIAL, NO_CORNERS, go_left_packed, load_block, scatter_boxes
+from .kernels import BLOCK, F_SPECIAL, NO_CORNERS, go_left_packed, load_block, numeric_left, scatter_boxes
 from .nbcache import njit
 from .records import SORTED, Case, KernelRecord
 from .rows import run
@@ -183,7 +183,7 @@ def _reached(t, Xb, bv, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, 
         kr = num_keep_r[k]
         for r in range(BLOCK):
             x = Xb[f, r]
-            go_left = (x < th) | (ms & (not (x >= th)))
+            go_left = numeric_left(x, th, ms)
             bv[r] &= kl if go_left else kr
     for k in range(spec_ptr[t], spec_ptr[t + 1]):
         node = spec_node[k]

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block, scatter_boxes
+from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block, numeric_left, scatter_boxes
 from .nbcache import njit
 from .products import counts_by_bytes, products_sums
 from .records import SORTED, Case, KernelRecord
@@ -244,7 +244,7 @@ def _own_bits(t, Xb, bits, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_p
         sh = num_bit[k]
         for r in range(BLOCK):
             x = Xb[f, r]
-            go_left = (x < th) | (ms & (not (x >= th)))
+            go_left = numeric_left(x, th, ms)
             bits[r] |= (1 - np.int64(go_left)) << sh
     for k in range(spec_ptr[t], spec_ptr[t + 1]):
         node = spec_node[k]

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import F_SPECIAL, NO_CORNERS, box_corner, go_left_packed, grid_strides
+from .kernels import F_SPECIAL, NO_CORNERS, box_corner, go_left_packed, grid_strides, numeric_left
 from .nbcache import njit
 from .records import SORTED, Case, KernelRecord
 from .rows import run
@@ -73,8 +73,7 @@ def split_rows(idx, tmp, a, b, Xt, col_nan, node, nodes, thr_lt, miss_eff, thr, 
         for k in range(a, b):
             r = idx[k]
             x = col[r]
-            # NaN fails both comparisons, so ms decides where it goes
-            c = (x < th) | (ms & (not (x >= th)))
+            c = numeric_left(x, th, ms)  # NaN fails both comparisons, so ms decides where it goes
             idx[nl] = r
             tmp[nr] = r
             nl += c
