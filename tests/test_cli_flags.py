@@ -256,6 +256,9 @@ def test_target_and_response_of_a_classifier(ex):
         assert set(frame["output"].astype(str)) == {"0"}
         np.testing.assert_allclose(frame["yhat"], pd_by_definition(ex["clf"], X, "age", frame["x_1"],
                                                                     "predict_proba", column=0), rtol=1e-5)
+    raw = table(run(ex, "pdpx pd churn.json data.csv --drop y --feature age --grid-resolution 6 --response raw"))
+    margin = [ex["clf"].predict(X.assign(age=v), output_margin=True).mean() for v in raw["x_1"]]
+    np.testing.assert_allclose(raw["yhat"], margin, rtol=1e-5, atol=1e-6)
     both = table(run(ex, "pdpx pd churn.json data.csv --drop y --feature age --grid-resolution 4 --target 0,1"))
     assert sorted(set(both["output"].astype(str))) == ["0", "1"]
 
