@@ -154,4 +154,7 @@ def _heat(pw: pd.DataFrame, top: int | None, title: str, caption: str, base_size
     if n_out > 1:
         p += facet_wrap("~output")
     side = max(3.2, 0.55 * len(order) + 2.2)
-    return p + theme(figure_size=(min(side * min(n_out, 3), 14), side))
+    # wide enough for the title (bold, 1.1 x base_size: about 0.62 em per character), which is centred on the
+    # figure and would otherwise be cut at both ends on a small heatmap
+    title_width = 0.62 * 1.1 * base_size / 72 * len(title) + 0.5
+    return p + theme(figure_size=(min(max(side * min(n_out, 3), title_width), 14), side))
