@@ -130,3 +130,12 @@ def test_groups_and_derivative_figures_have_date_axes():
         assert "scale_x_datetime" in scales, type(res).__name__
         assert all(ISO.match(s) for s in xlabels[0]) and len(xlabels[0]) >= 3
     assert "per day" in p.labels.y
+
+
+def test_missing_date_point_in_a_mixed_collection():
+    X = frame("naive")
+    X.loc[X.index[:10], "when"] = pd.NaT
+    coll = pdpx.partial_dependence_many(AcceptsMissing(X["when"].dtype), X, [["when"], ["c"]], grid_resolution=6)
+    _, (when, c), _ = drawn_panels(coll.plot())
+    assert when[-1] == "missing" and all(ISO.match(s) for s in when[:-1]) and len(when) >= 3
+    assert [s for s in c if s] == ["a", "b", "c"]

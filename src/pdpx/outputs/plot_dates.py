@@ -298,6 +298,8 @@ class MixedAxis:
         self.blocks = [(off + first, off + last, off) for off, first, last in offsets.values()]
         self.inner_breaks, self.inner_labels = breaks, labels
         self.fmt: dict[float, str] = {}
+        holder = getattr(breaks, "__self__", None)  # the figure's categorical axis: its missing-value ticks
+        self.missing = dict(getattr(holder, "missing", {}) or {})
 
     def _block(self, lo: float, hi: float):
         for first, last, off in self.blocks:
@@ -310,10 +312,12 @@ class MixedAxis:
         lo, hi = (float(v) for v in limits)
         off = self._block(lo, hi)
         if off is not None:
-            days, fmt = date_break_days(lo - off, hi - off)
+            gaps = sorted(m for m in self.missing if lo - 1e-9 <= m <= hi + 1e-9)
+            top = self.missing[gaps[0]] if gaps else hi
+            days, fmt = date_break_days(lo - off, top - off)
             for d in days:
                 self.fmt[float(d + off)] = fmt
-            return list(days + off)
+            return list(days + off) + gaps
         if callable(self.inner_breaks):
             return self.inner_breaks(limits)
         from mizani.breaks import breaks_extended
@@ -323,11 +327,15 @@ class MixedAxis:
     def labels(self, breaks):
         breaks = list(breaks)
         out = [None] * len(breaks)
-        rest = [i for i, b in enumerate(breaks) if float(b) not in self.fmt]
+        rest = []
         for i, b in enumerate(breaks):
-            if float(b) in self.fmt:
-                off = self._block(float(b), float(b))
+            off = self._block(float(b), float(b))
+            if off is not None and float(b) in self.missing:
+                out[i] = "missing"
+            elif off is not None and float(b) in self.fmt:
                 out[i] = format_days([float(b) - off], self.fmt[float(b)])[0]
+            else:
+                rest.append(i)
         if rest:
             others = [breaks[i] for i in rest]
             if callable(self.inner_labels):
