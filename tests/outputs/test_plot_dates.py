@@ -139,3 +139,14 @@ def test_missing_date_point_in_a_mixed_collection():
     _, (when, c), _ = drawn_panels(coll.plot())
     assert when[-1] == "missing" and all(ISO.match(s) for s in when[:-1]) and len(when) >= 3
     assert [s for s in c if s] == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("other", ["x", "c"])
+def test_missing_date_point_in_two_way_figures(other):
+    X = frame("naive")
+    X.loc[X.index[:10], "when"] = pd.NaT
+    res = pdpx.partial_dependence(AcceptsMissing(X["when"].dtype), X, ["when", other], grid_resolution=6)
+    assert pd.isna(res.grid_values[0][len(res.grid_values[0]) - 1])
+    scales, xlabels, _ = drawn_panels(res.plot())
+    assert "scale_x_datetime" in scales
+    assert xlabels[0][-1] == "missing" and all(ISO.match(s) for s in xlabels[0][:-1]) and len(xlabels[0]) >= 3

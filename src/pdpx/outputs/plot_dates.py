@@ -276,9 +276,11 @@ def _datetime_axis(p, axis: str, title: str | None):
             layer._data = _to_dates(data, cols)
     old = _old_scale(p, axis)
     missing = {}
-    if old is not None:
-        holder = getattr(getattr(old, "breaks", None), "__self__", None)  # a categorical axis' missing ticks
+    if old is not None:  # the figure's own axis: its missing-value ticks (position -> where the grid ends)
+        holder = getattr(getattr(old, "breaks", None), "__self__", None)
         missing = dict(getattr(holder, "missing", {}) or {})
+        if getattr(holder, "has_missing", False):  # a 2-way axis: one missing point, apart from the grid
+            missing = {float(holder.at): float(holder.hi)}
     scale = DateScale(missing)
     kwargs = {"breaks": scale.breaks, "labels": scale.labels}
     if old is not None and getattr(old, "expand", None) is not None:
