@@ -152,6 +152,11 @@ def test_the_counts_rule_in_words():
     four_two = [(0,), (1,), (2,), (3,), (0, 1), (2, 3)]
     assert P.gather_order(_req(four_two, [0]))[0] == 1
     assert P.gather_order(_req(four_two, [0]), pairs_only=True)[0] == 2
+    # engine="counts": the least order answering every planned set, whatever the cost
+    assert P.counts_order(_req([(0,)], [0]), "counts") == 1
+    assert P.counts_order(_req([(0,), (0, 1)], [0]), "counts") == 2
+    assert P.counts_order(_req([(0,), (1,)], [0]), "auto") is None
+    assert P.counts_fit(50, 100) and not P.counts_fit(51, 100)  # at most half the budget
 
 
 def test_a_sum_of_members_plans_each_member(models):

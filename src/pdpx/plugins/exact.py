@@ -90,7 +90,9 @@ class Exact(Method):
     def runs_beside(self, adapter, request):
         """One feature set: its rows are walked in compiled kernels without the GIL. (A session planning several
         may answer them from pattern counts in moments, where a check beside them would only take turns.)"""
-        return len(request.planned) <= 1 and counts_use.engine_option(request.options) != "counts"
+        from .trees.plan import walks_rows_alone
+
+        return walks_rows_alone(request)
 
     def curve_means(self, adapter, requests, shares):
         """From one pass over the rows, when the response is a sum of leaf values of trees of at most 64 leaves

@@ -48,7 +48,16 @@ import pandas as pd
 
 from ...core.data import fixed_memo
 from ...core.errors import PdpxError
-from .plan import ENGINES, GATHER_SETS, PAIR_SETS, engine_option, gather_order, planned_pairs  # noqa: F401
+from .plan import (  # noqa: F401 - the planner's rules, named here for their users too
+    ENGINES,
+    GATHER_SETS,
+    PAIR_SETS,
+    counts_fit,
+    counts_order,
+    engine_option,
+    gather_order,
+    planned_pairs,
+)
 from .plan import planned_sets as _sets
 
 _MEMO = "pdpx.plugins.trees.counts_use"
@@ -340,14 +349,11 @@ def choose(model, tm, req, budget: int) -> Choice | None:
                                  f"{hit.order}): the rows were not read again")
             req.memo[_MEMO + ".session"] = (req.X, req.sample_weight, tm, choice)
             return choice
-    if engine == "counts":
-        ones, twos = _sets(req)
-        order = 2 if twos else 1
-    else:
-        order, _ = gather_order(req, pairs_only(tm, budget))
-        if order is None or counts_nbytes(tm, order) > budget // 2 or not worth_compiling(tm, req, order, budget):
-            req.memo[_MEMO + ".session"] = (req.X, req.sample_weight, tm, None)
-            return None
+    order = counts_order(req, engine, engine == "auto" and pairs_only(tm, budget))
+    if engine == "auto" and (order is None or not counts_fit(counts_nbytes(tm, order), budget)
+                             or not worth_compiling(tm, req, order, budget)):
+        req.memo[_MEMO + ".session"] = (req.X, req.sample_weight, tm, None)
+        return None
     pairs = planned_pairs(req) if order == 2 else None  # the leafsets kernel counts only these
     counts = gather(tm, req.X, req.sample_weight, order=order, memory_budget=budget, n_jobs=req.n_jobs,
                     pairs=pairs)
@@ -387,13 +393,10 @@ def choose_partitioned(model, tm, req, data, budget: int) -> Choice | None:
             return own[3]
         if engine == "auto":
             return None
-    if engine == "counts":
-        order = 2 if _sets(req)[1] else 1
-    else:
-        order, _ = gather_order(req)
-        if order is None or counts_nbytes(tm, order) > budget // 2:
-            req.memo[_MEMO + ".partitioned"] = (data, req.sample_weight, tm, None)
-            return None
+    order = counts_order(req, engine)
+    if engine == "auto" and (order is None or not counts_fit(counts_nbytes(tm, order), budget)):
+        req.memo[_MEMO + ".partitioned"] = (data, req.sample_weight, tm, None)
+        return None
     counts = data.gather_counts(model, req.response, order, budget, task=gather_task,
                                 sample_weight=req.sample_weight, progress=req.progress)
     ones, twos = _sets(req)

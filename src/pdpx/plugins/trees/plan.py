@@ -31,14 +31,17 @@ The rules (``auto``) and where they are read:
   trees (each leaf's box added once, scaled by its rows), ``"products"`` for an
   oblivious average of one margin's logistic or exp response (when its byte tests fit,
   else the rows' margins), ``"rows"`` otherwise (each row's margins, then the link);
-* counts (:func:`gather_order`, with :func:`pairs_only`): gather when the call's planned
-  sets would cost more row walks than the gather (:data:`GATHER_SETS`,
-  :data:`PAIR_SETS`); the gather kernel (:func:`counts_kernel`): at order 2
-  ``patterns`` then ``leafsets``, at order 1 ``leafsets`` then ``patterns``, each where
+* counts (:func:`counts_order`: :func:`gather_order`, with :func:`pairs_only`): gather when
+  the call's planned sets would cost more row walks than the gather (:data:`GATHER_SETS`,
+  :data:`PAIR_SETS`) and the counts take at most half the budget (:func:`counts_fit`);
+  ``engine="counts"`` gathers at the least order that answers the sets; the gather kernel
+  (:func:`counts_kernel`): at order 2 ``patterns`` then ``leafsets``, at order 1 ``leafsets`` then ``patterns``, each where
   it fits, else ``partition``. :mod:`.counts_use` adds what is not a plan: the counts
   kept with the model, and whether their kernels are compiled;
 * means (:func:`plan_means`): responses that are sums of leaf values, trees of at most
   64 leaves.
+* beside (:func:`walks_rows_alone`): a request ``exact`` spends walking its rows, which other
+  work (the session's extrapolation check) may run beside.
 
 Each kernel's facts (when it fits, its compiled functions, what it runs besides) are
 its module's records (:mod:`.records`, :mod:`.registry`).
@@ -304,3 +307,24 @@ def gather_order(req, pairs_only: bool = False) -> tuple[int | None, str]:
         return None, (f"walking the rows for {rows} feature set(s) costs less than gathering pattern counts "
                       f"(about {cost[order]:.0f} row walks)")
     return order, ""
+
+
+def counts_order(req, engine: str, pairs_only: bool = False) -> int | None:
+    """The order pattern counts are gathered at for ``req``'s planned sets: with ``engine="counts"`` the least
+    that answers them all; with ``"auto"`` :func:`gather_order`'s (None: walking the rows is cheaper)."""
+    if engine == "counts":
+        return 2 if planned_sets(req)[1] else 1
+    return gather_order(req, pairs_only)[0]
+
+
+def counts_fit(nbytes: int, budget: int) -> bool:
+    """Whether ``auto`` gathers counts of ``nbytes``: they take at most half the memory budget (the rest is
+    for the rows' chunks)."""
+    return nbytes <= budget // 2
+
+
+def walks_rows_alone(req) -> bool:
+    """Whether ``exact`` will spend the request walking its rows in compiled kernels (so other work can run
+    beside it): one feature set planned, and counts not forced. A session planning several may answer them
+    from pattern counts in moments."""
+    return len(req.planned) <= 1 and engine_option(req.options) != "counts"
