@@ -35,8 +35,8 @@ The rules (``auto``) and where they are read:
   the call's planned sets would cost more row walks than the gather (:data:`GATHER_SETS`,
   :data:`PAIR_SETS`) and the counts take at most half the budget (:func:`counts_fit`);
   ``engine="counts"`` gathers at the least order that answers the sets; the gather kernel
-  (:func:`counts_kernel`): at order 2 ``patterns`` then ``leafsets``, at order 1 ``leafsets`` then ``patterns``, each where
-  it fits, else ``partition``. :mod:`.counts_use` adds what is not a plan: the counts
+  (:func:`counts_kernel`): at order 2 ``patterns`` then ``leafsets``, at order 1
+  ``leafsets`` then ``patterns``, each where it fits, else ``partition``. :mod:`.counts_use` adds what is not a plan: the counts
   kept with the model, and whether their kernels are compiled;
 * means (:func:`plan_means`): responses that are sums of leaf values, trees of at most
   64 leaves.
