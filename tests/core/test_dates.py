@@ -376,3 +376,11 @@ def test_polars_frame_holds_dates(kind):
     want = want.start_time if kind == "period" else pd.Timestamp(want)
     assert first == want
     assert df["label_1"].to_list() == res.to_frame()["label_1"].tolist()
+
+
+def test_sklearn_dropin_refuses_a_date_with_a_clear_error():
+    from pdpx.sklearn import partial_dependence as sklearn_partial_dependence
+
+    X = frame("naive")
+    with pytest.raises(ValueError, match="The column 'when' holds dates .*pdpx.partial_dependence"):
+        sklearn_partial_dependence(pipeline(X), X, ["when"])

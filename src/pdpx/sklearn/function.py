@@ -36,6 +36,7 @@ import pandas as pd
 
 from ..api import partial_dependence_many
 from ..core import trust
+from ..core.dates import is_date_type
 from ..core.errors import ExtrapolationWarning, warn
 from ..core.plugins import adapt
 from .checks import (
@@ -238,6 +239,11 @@ def plan(estimator, X, features, *, sample_weight=None, categorical_features=Non
         features, (list, tuple)) else list(features)
     take = (lambda j: X.iloc[:, j]) if isinstance(X, pd.DataFrame) else (lambda j: np.asarray(X)[:, j])
     for j, feature, cat in zip(indices, given, categorical):
+        if not cat and is_date_type(take(j).dtype):  # scikit-learn's grid arithmetic fails on dates
+            raise ValueError(
+                f"The column {feature!r} holds dates ({take(j).dtype}); scikit-learn's partial dependence computes "
+                "its grid with arithmetic that dates do not support. Use pdpx.partial_dependence(estimator, X, "
+                f"[{feature!r}]), whose grid is dates, or mark the column categorical.")
         if not cat and np.dtype(getattr(take(j).dtype, "numpy_dtype", take(j).dtype)).kind in "iu":
             raise ValueError(
                 f"The column {feature!r} contains integer data. Partial dependence plots are not supported for "
