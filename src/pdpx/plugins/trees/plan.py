@@ -36,8 +36,9 @@ The rules (``auto``) and where they are read:
   :data:`PAIR_SETS`) and the counts take at most half the budget (:func:`counts_fit`);
   ``engine="counts"`` gathers at the least order that answers the sets; the gather kernel
   (:func:`counts_kernel`): at order 2 ``patterns`` then ``leafsets``, at order 1
-  ``leafsets`` then ``patterns``, each where it fits, else ``partition``. :mod:`.counts_use` adds what is not a plan: the counts
-  kept with the model, and whether their kernels are compiled;
+  ``leafsets`` then ``patterns``, each where it fits, else ``partition``.
+  :mod:`.counts_use` adds what is not a plan: the counts kept with the model, and
+  whether their kernels are compiled;
 * means (:func:`plan_means`): responses that are sums of leaf values, trees of at most
   64 leaves.
 * beside (:func:`walks_rows_alone`): a request ``exact`` spends walking its rows, which other
