@@ -6,7 +6,6 @@ import re
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -44,8 +43,7 @@ def test_oneway_date_axis(kind, tmp_path):
     labels = xlabels[0]
     assert len(labels) >= 3 and all(ISO.match(s) for s in labels), labels
     assert pd.to_datetime(labels).is_monotonic_increasing
-    line = layer_data(p, "pd_line")
-    assert pd.api.types.is_datetime64_any_dtype(line["x"]) or np.issubdtype(np.asarray(line["x"]).dtype, np.number)
+    assert len(layer_data(p, "pd_line")) == len(res.grid_values[0])
     # the line's dates are the grid's (on the zone's clock)
     raw = pd.DatetimeIndex(res.grid_values[0].to_timestamp() if kind == "period" else res.grid_values[0])
     if raw.tz is not None:
@@ -53,7 +51,7 @@ def test_oneway_date_axis(kind, tmp_path):
     drawn = p.layers[p._pdpx_layers.index("pd_line")]._data["x"]
     assert list(pd.DatetimeIndex(drawn)) == list(raw)
     if kind == "tz":
-        assert p.labels.get("x", "") == "when (Europe/Paris)" or "Europe/Paris" in str(p.labels)
+        assert p.labels.x == "when (Europe/Paris)"
     out = save(p, tmp_path / f"dates_{kind}.png", dpi=60)
     assert out.stat().st_size > 5_000
 
