@@ -141,6 +141,7 @@ def run_page(page_name: str, page_blocks: list[Block], folder: Path) -> tuple[li
     (folder / "blocks.json").write_text(json.dumps([{"code": b.code, "name": f"{page_name}:{b.line}"}
                                                     for b in page_blocks]), encoding="utf-8")
     env = {**os.environ, "MPLBACKEND": "Agg", "COLUMNS": "80", "LINES": "24"}
+    env.pop("PDPX_DISABLE_PLUGINS", None)   # the reader's Python loads installed plugins (tests/conftest.py does not)
     done = subprocess.run([sys.executable, str(folder / "driver.py"), str(folder / "blocks.json"),
                            str(folder / "results.json")], cwd=work, env=env, capture_output=True,
                           text=True, timeout=1800)
