@@ -404,3 +404,17 @@ def test_sklearn_dropin_refuses_a_date_with_a_clear_error():
     X = frame("naive")
     with pytest.raises(ValueError, match="The column 'when' holds dates .*pdpx.partial_dependence"):
         sklearn_partial_dependence(pipeline(X), X, ["when"])
+
+
+@pytest.mark.parametrize("kind", ["naive", "tz", "period"])
+def test_constant_and_empty_date_columns_are_refused_clearly(kind):
+    X = frame(kind)
+    model = DateModel(X["when"].dtype)
+    one = X.assign(when=pd.Series([X["when"].iloc[0]] * len(X), index=X.index).astype(X["when"].dtype))
+    first = X["when"].iloc[0]
+    shown = str(first) if kind == "period" else first.strftime("%Y-%m-%d")
+    with pytest.raises(PdpxError, match=f"feature 'when' is constant \\(every date is {shown}\\)"):
+        pdpx.partial_dependence(model, one, ["when"])
+    none = X.assign(when=pd.Series(pd.array([pd.NaT] * len(X), dtype=X["when"].dtype), index=X.index))
+    with pytest.raises(PdpxError, match="feature 'when' has only missing dates"):
+        pdpx.partial_dependence(model, none, ["when"], include_missing=False)
