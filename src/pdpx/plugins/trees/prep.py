@@ -33,7 +33,7 @@ def tree_unavailable(adapter, request: Request) -> str | None:
     for j in request.features:  # trees split on numbers; the model reads dates through its own code
         if is_date_type(dtypes.iloc[j]):
             return (f"feature {str(request.X.columns[j])!r} holds dates ({dtypes.iloc[j]}), which the tree engine "
-                    "does not read; brute calls the model with the dates")
+                    "does not read: method='brute' (what 'auto' chooses) calls the model with them")
     if adapter.tree_model(request.response) is None:
         return adapter.tree_model_unavailable(request.response)
     return None
