@@ -133,11 +133,16 @@ def model_failure(exc: BaseException, context: str, advice: str = "") -> BaseExc
                 new = candidate
         except Exception:  # noqa: BLE001 - a constructor that wants more than a message
             new = None
-    if new is None:
-        new = ModelPredictError(text)
-    setattr(new, CONTEXT, context)
-    new.pdpx_advice = advice
-    return new
+    for candidate in (new, ModelPredictError(text)):
+        if candidate is None:
+            continue
+        try:
+            setattr(candidate, CONTEXT, context)
+            candidate.pdpx_advice = advice
+        except (AttributeError, TypeError):  # an exception type that takes no attributes
+            continue
+        return candidate
+    raise AssertionError("unreachable: ModelPredictError takes attributes")  # pragma: no cover
 
 
 def model_cause(exc: BaseException) -> BaseException:
