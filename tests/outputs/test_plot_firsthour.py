@@ -210,3 +210,16 @@ def test_dots_only_on_small_grids_and_always_on_categories(holes):
     assert "points" not in P.layer_names(lines.plot())
     assert "points" in P.layer_names(pdpx.partial_dependence(model, X, ["a", "s"], method="brute",
                                                             grid_resolution=10).plot())
+
+
+def test_overlays_of_groups_get_the_same_ticks(holes):
+    model, X = holes
+    by_group = pdpx.partial_dependence(model, X, "d", by="s", method="brute")
+    assert axis_labels(by_group.plot())[1] == ["0", "1", "2"]
+    with_missing = pdpx.partial_dependence(model, X, "b", by="s", method="brute", grid_resolution=8)
+    p = with_missing.plot()
+    breaks, labels, (lo, hi) = axis_labels(p)
+    assert labels[-1] == "missing" and labels.count("missing") == 1
+    assert all(float(b).is_integer() for b in breaks[:-1])  # b holds whole numbers
+    assert "pd_points" in P.layer_names(p)
+    assert "pd_points" not in P.layer_names(pdpx.partial_dependence(model, X, "a", by="s", method="brute").plot())
