@@ -70,6 +70,9 @@ def parse(text: str) -> list[Block]:
                 raise ValueError(f"line {line}: a python block inside an HTML comment (hidden setup); "
                                  "make it a visible block the reader can copy")
             continue
+        if lang in {"pycon", "python-repl", "doctest"}:
+            raise ValueError(f"line {line}: a ```{lang} block is not run; write ```python and put what it "
+                             "prints in a ```text block after it")
         if lang not in PYTHON:
             continue
         code = textwrap.dedent(m.group("body"))
@@ -254,6 +257,8 @@ def test_hidden_python_and_unchecked_no_run_output_are_refused():
     with pytest.raises(ValueError, match="no-run block cannot show"):
         parse("<!-- no-run: needs a cluster -->\n```python\nprint(1)\n```\n\n```text\n1\n```\n")
     assert parse("<!-- a comment -->\n```bash\nls\n```\n") == []
+    with pytest.raises(ValueError, match="is not run"):
+        parse("```pycon\n>>> print(1)\n1\n```\n")
 
 
 def test_the_site_builds_strictly(tmp_path):
