@@ -308,6 +308,18 @@ def pairs_only(tm, budget: int) -> bool:
         return False
 
 
+def answerable(tm, req, engine: str) -> bool:
+    """Whether pattern counts can give ``req``'s answer on ``tm`` (:func:`.counts_pd.unavailable`); with
+    ``engine="counts"`` an error says why not."""
+    from .counts_pd import unavailable
+
+    why = unavailable(tm, req)
+    if why and engine == "counts":
+        raise PdpxError(f"method_options={{'engine': 'counts'}} cannot compute this: {why}; "
+                        "use engine='auto' or 'rows'")
+    return not why
+
+
 def choose(model, tm, req, budget: int) -> Choice | None:
     """The counts ``exact`` answers ``req`` from on ``tm``, the trees of ``model`` (gathered now if worth it),
     or None: walk the rows.
@@ -317,7 +329,6 @@ def choose(model, tm, req, budget: int) -> Choice | None:
     says why when they cannot answer.
     """
     from .counts import counts_nbytes, gather
-    from .counts_pd import unavailable
 
     engine = engine_option(req.options)
     if engine == "rows" or not req.planned:  # no plan: rows not held here (a Dask partition)
@@ -328,11 +339,7 @@ def choose(model, tm, req, budget: int) -> Choice | None:
     if engine == "auto" and _MEMO + ".session" not in req.memo and gather_order(req, True)[0] is None \
             and not counts_cache.holds(model):
         return None  # a few sets and nothing kept: the rows, without a look at the trees or a digest
-    why = unavailable(tm, req)
-    if why:
-        if engine == "counts":
-            raise PdpxError(f"method_options={{'engine': 'counts'}} cannot compute this: {why}; "
-                            "use engine='auto' or 'rows'")
+    if not answerable(tm, req, engine):
         return None
     d = len(req.features)
     own = req.memo.get(_MEMO + ".session")  # what this session chose: (X, weights, tm, Choice or None)
@@ -375,16 +382,11 @@ def choose_partitioned(model, tm, req, data, budget: int) -> Choice | None:
     than the gather, and the counts fit half the budget; kept for the session (``req.memo``).
     """
     from .counts import counts_nbytes, gather_task
-    from .counts_pd import unavailable
 
     engine = engine_option(req.options)
     if engine == "rows":
         return None
-    why = unavailable(tm, req)
-    if why:
-        if engine == "counts":
-            raise PdpxError(f"method_options={{'engine': 'counts'}} cannot compute this: {why}; "
-                            "use engine='auto' or 'rows'")
+    if not answerable(tm, req, engine):
         return None
     d = len(req.features)
     own = req.memo.get(_MEMO + ".partitioned")

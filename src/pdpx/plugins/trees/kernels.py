@@ -83,6 +83,77 @@ def go_left_packed(x, node, flags, thr, cat_offset, cat_nwords, cat_words, le, f
 
 
 @njit(cache=True)
+def mask_boxes(pool, n_masks, dim_offset, dim_size):
+    """The boxes of the first ``n_masks`` grid masks of ``pool`` (:func:`leaf_regions`): ``box_ptr``,
+    ``box_lo``, ``box_hi``."""
+    d = dim_size.shape[0]
+    # boxes of each mask: the product of its runs of consecutive grid indices per dimension
+    n_box = np.zeros(n_masks, dtype=np.int64)
+    for mid in range(n_masks):
+        cnt = 1
+        for k in range(d):
+            runs = 0
+            prev = False
+            for g in range(dim_offset[k], dim_offset[k] + dim_size[k]):
+                cur = pool[mid, g]
+                if cur and not prev:
+                    runs += 1
+                prev = cur
+            cnt *= runs
+        n_box[mid] = cnt
+    box_ptr = np.zeros(n_masks + 1, dtype=np.int64)
+    for i in range(n_masks):
+        box_ptr[i + 1] = box_ptr[i] + n_box[i]
+    nb = box_ptr[n_masks]
+    box_lo = np.empty((nb, d), dtype=np.int64)
+    box_hi = np.empty((nb, d), dtype=np.int64)
+    max_runs = 0
+    for k in range(d):
+        if dim_size[k] > max_runs:
+            max_runs = dim_size[k]
+    run_lo = np.empty((d, max_runs), dtype=np.int64)
+    run_hi = np.empty((d, max_runs), dtype=np.int64)
+    n_runs = np.empty(d, dtype=np.int64)
+    idx = np.empty(d, dtype=np.int64)
+    for mid in range(n_masks):
+        if n_box[mid] == 0:
+            continue
+        for k in range(d):
+            r = 0
+            prev = False
+            for g in range(dim_size[k]):
+                cur = pool[mid, dim_offset[k] + g]
+                if cur and not prev:
+                    run_lo[k, r] = g
+                if prev and not cur:
+                    run_hi[k, r] = g
+                    r += 1
+                prev = cur
+            if prev:
+                run_hi[k, r] = dim_size[k]
+                r += 1
+            n_runs[k] = r
+        for k in range(d):
+            idx[k] = 0
+        b = box_ptr[mid]
+        while True:
+            for k in range(d):
+                box_lo[b, k] = run_lo[k, idx[k]]
+                box_hi[b, k] = run_hi[k, idx[k]]
+            b += 1
+            k = d - 1
+            while k >= 0:
+                idx[k] += 1
+                if idx[k] < n_runs[k]:
+                    break
+                idx[k] = 0
+                k -= 1
+            if k < 0:
+                break
+    return box_ptr, box_lo, box_hi
+
+
+@njit(cache=True)
 def leaf_regions(tree_start, left, right, tgt, left_grid, left_grid_row, dim_offset, dim_size,
                  max_tree_nodes):
     """Per node, whether any grid cell reaches it, and for each leaf its region as boxes.
@@ -168,69 +239,7 @@ def leaf_regions(tree_start, left, right, tgt, left_grid, left_grid_row, dim_off
                 stack_node[sp] = left[node]
                 stack_mid[sp] = lm
                 sp += 1
-    # boxes of each mask: the product of its runs of consecutive grid indices per dimension
-    n_box = np.zeros(n_masks, dtype=np.int64)
-    for mid in range(n_masks):
-        cnt = 1
-        for k in range(d):
-            runs = 0
-            prev = False
-            for g in range(dim_offset[k], dim_offset[k] + dim_size[k]):
-                cur = pool[mid, g]
-                if cur and not prev:
-                    runs += 1
-                prev = cur
-            cnt *= runs
-        n_box[mid] = cnt
-    box_ptr = np.zeros(n_masks + 1, dtype=np.int64)
-    for i in range(n_masks):
-        box_ptr[i + 1] = box_ptr[i] + n_box[i]
-    nb = box_ptr[n_masks]
-    box_lo = np.empty((nb, d), dtype=np.int64)
-    box_hi = np.empty((nb, d), dtype=np.int64)
-    max_runs = 0
-    for k in range(d):
-        if dim_size[k] > max_runs:
-            max_runs = dim_size[k]
-    run_lo = np.empty((d, max_runs), dtype=np.int64)
-    run_hi = np.empty((d, max_runs), dtype=np.int64)
-    n_runs = np.empty(d, dtype=np.int64)
-    idx = np.empty(d, dtype=np.int64)
-    for mid in range(n_masks):
-        if n_box[mid] == 0:
-            continue
-        for k in range(d):
-            r = 0
-            prev = False
-            for g in range(dim_size[k]):
-                cur = pool[mid, dim_offset[k] + g]
-                if cur and not prev:
-                    run_lo[k, r] = g
-                if prev and not cur:
-                    run_hi[k, r] = g
-                    r += 1
-                prev = cur
-            if prev:
-                run_hi[k, r] = dim_size[k]
-                r += 1
-            n_runs[k] = r
-        for k in range(d):
-            idx[k] = 0
-        b = box_ptr[mid]
-        while True:
-            for k in range(d):
-                box_lo[b, k] = run_lo[k, idx[k]]
-                box_hi[b, k] = run_hi[k, idx[k]]
-            b += 1
-            k = d - 1
-            while k >= 0:
-                idx[k] += 1
-                if idx[k] < n_runs[k]:
-                    break
-                idx[k] = 0
-                k -= 1
-            if k < 0:
-                break
+    box_ptr, box_lo, box_hi = mask_boxes(pool, n_masks, dim_offset, dim_size)
     return reach, leaf_mask, box_ptr, box_lo, box_hi
 
 
