@@ -5,8 +5,12 @@
 >>> res.to_frame()                                           # doctest: +SKIP
 
 Every public function and every type it returns, and every warning and error class,
-is importable from here. The measures of :mod:`pdpx.explain`, the report and
-:func:`plot_importance` are imported on first use (the figures need plotnine).
+is importable from here, and ``__all__`` (which ``dir(pdpx)`` and tab completion show)
+lists exactly those names. The measures of :mod:`pdpx.explain`, the report and
+:func:`plot_importance` are imported on first use (the figures need plotnine); the
+submodules (``pdpx.api``, ``pdpx.core``, ...) stay importable but are not public names.
+Deprecated names and arguments (``docs/api.md``, "Deprecated names") work with a
+:class:`DeprecationWarning` that names their replacement.
 """
 
 from .api import partial_dependence, partial_dependence_many
@@ -14,6 +18,7 @@ from .core.config import config_context, get_config, set_config
 from .core.errors import (
     ExtrapolationWarning,
     ModelOutputError,
+    ModelPredictError,
     NonFiniteWarning,
     NotFittedError,
     PdpxError,
@@ -54,12 +59,14 @@ __all__ = [
     "PartialDependenceCollection",
     "MethodComparison",
     "HStatistic",
+    "ImportanceResult",
     "Extrapolation",
     # errors and warnings
     "PdpxError",
     "PdpxTypeError",
     "NotFittedError",
     "ModelOutputError",
+    "ModelPredictError",
     "PdpxWarning",
     "NonFiniteWarning",
     "ExtrapolationWarning",
@@ -68,7 +75,7 @@ __all__ = [
 
 #: names of :mod:`pdpx.explain` (functions and the types they return), imported on first use
 _EXPLAIN = ("importance", "h_statistic", "ale", "derivative_ice", "compare_methods",
-            "HStatistic", "ALEResult", "DerivativeResult", "MethodComparison")
+            "HStatistic", "ALEResult", "DerivativeResult", "MethodComparison", "ImportanceResult")
 
 
 def __getattr__(name):  # lazy: the measures, the report and figures import what they need on first use
@@ -85,3 +92,7 @@ def __getattr__(name):  # lazy: the measures, the report and figures import what
 
         return resolve(name)
     raise AttributeError(f"module 'pdpx' has no attribute {name!r}")
+
+
+def __dir__():  # the public names (lazy ones included) and the module's dunders; not the submodules
+    return sorted(set(__all__) | {n for n in globals() if n.startswith("__") and n.endswith("__")})

@@ -3,7 +3,8 @@
 The top floor (``docs/architecture.md``): they check the arguments once
 (:class:`~pdpx.core.options.PDOptions`) and dispatch: one model to
 :func:`pdpx.core.compute.compute`, ``by=`` and a dict of models to
-:mod:`pdpx.core.stacked`, ``kind="derivative"`` to :mod:`pdpx.explain.derivative`.
+:mod:`pdpx.core.stacked`, ``kind="derivative"`` (deprecated: :func:`pdpx.derivative_ice`, with a
+:class:`DeprecationWarning`) to :mod:`pdpx.explain.derivative`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from .core.compute import compute, compute_many
+from .core.deprecation import deprecated
 from .core.options import ARRAYS, DEFAULTS, FEATURES, KINDS, OPTION_NAMES, PDOptions
 from .core.result import CurveResult, PartialDependenceCollection
 from .core.stacked import stacked_partial_dependence
@@ -18,7 +20,8 @@ from .core.validation import InstanceOf, check_param
 
 __all__ = ["partial_dependence", "partial_dependence_many"]
 
-#: What ``kind`` of :func:`partial_dependence` accepts: a session's kinds, and derivative ICE.
+#: What ``kind`` of :func:`partial_dependence` accepts: a session's kinds, and derivative ICE (deprecated: it is
+#: :func:`pdpx.derivative_ice`, which takes the same options).
 PD_KINDS = KINDS + ("derivative",)
 
 
@@ -65,10 +68,10 @@ def partial_dependence(
     features : str, int, or list of str / int
         The target features. Several features form one joint grid (a 2-way PD
         for two features). Names refer to X's columns, integers to positions.
-    kind : {"average", "individual", "both", "derivative"}
-        The PD curve, the ICE curves (one per row), or both. ``"derivative"``: the ICE
-        curves' finite-difference derivatives and their standard deviation across rows
-        (one numeric feature; :func:`pdpx.derivative_ice`).
+    kind : {"average", "individual", "both"}
+        The PD curve, the ICE curves (one per row), or both. ``"derivative"`` is deprecated
+        (it works, with a :class:`DeprecationWarning`, until pdpx 0.2.0): call
+        :func:`pdpx.derivative_ice` with the same arguments.
     method : {"auto", "brute", "exact", "recursion", ...}
         ``auto`` runs the fastest method that returns exactly what ``brute``
         returns (``exact`` for tree models, else ``brute``); ``res.method`` says
@@ -140,8 +143,8 @@ def partial_dependence(
     CurveResult
         A :class:`~pdpx.core.result.PartialDependenceResult` for one model: ``grid_values``,
         ``average`` (n_outputs, *grid_shape), ``individual`` (n_outputs, n_rows, *grid_shape)
-        or None, ``method``, ``to_frame()``; a ``DerivativeResult`` (one of them) for
-        ``kind="derivative"``; a :class:`~pdpx.core.stacked.StackedResult` for ``by=`` or a
+        or None, ``method``, ``to_frame()``; a ``DerivativeResult`` (one of them) for the
+        deprecated ``kind="derivative"``; a :class:`~pdpx.core.stacked.StackedResult` for ``by=`` or a
         dict of models. Every one has ``to_frame()``, ``plot()`` and ``save()``.
     """
     given = {k: v for k, v in locals().items()  # the options the caller set (a default tuple equals, not is, its own)
@@ -150,6 +153,8 @@ def partial_dependence(
     options = PDOptions.checked("partial_dependence", given, kinds=PD_KINDS)
     if options.kind == "derivative":  # not a session kind: derivatives of the ICE curves
         from .explain.derivative import derivatives
+
+        deprecated("partial_dependence(..., kind='derivative')", "pdpx.derivative_ice(model, X, feature, ...)")
 
         return derivatives(model, X, features, options)
     if isinstance(model, dict) or options.by is not None:

@@ -449,8 +449,8 @@ def report(model, data, output, features, title, max_rows, ice, grid_resolution,
         _check_features(features or [str(c) for c in X.columns], X, spec)
         options = _pd_options(adapter, spec, w, method=method, grid_resolution=grid_resolution, grid="uniform",
                               response=response, target=target, memory_budget=memory_budget)
-        path = write_report(m, X, output, features=list(features) or None, title=title, max_rows=max_rows,
-                            n_ice=ice or 100, progress=True if progress is None else progress, **options)
+        path = write_report(m, X, output, features=list(features) or None, title=title, sample=max_rows,
+                            ice_sample=ice or 100, progress=True if progress is None else progress, **options)
         shown = f"features {', '.join(features)}" if features else f"every column of {len(X.columns)}"
         click.echo(f"pdpx: wrote {str(path)!r}: HTML report, {shown}, {len(X)} rows", err=True)
     _run(go)

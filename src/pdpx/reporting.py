@@ -28,6 +28,7 @@ import pandas as pd
 
 from .core.config import config_context, get_config
 from .core.data import as_frame, rows_fixed
+from .core.deprecation import renamed_arguments
 from .core.errors import ExtrapolationWarning, PdpxError
 from .core.files import check_writable, write_text_atomic
 from .core.options import PDOptions
@@ -65,6 +66,10 @@ _IMPORTANCE_KEYS = ("method", "response", "target", "grid_resolution", "percenti
                     "categorical_features", "sample_weight", "n_jobs", "memory_budget", "method_options")
 _H_KEYS = ("method", "response", "target", "categorical_features", "sample_weight", "n_jobs", "memory_budget",
            "method_options")
+#: report()'s old argument names (deprecated): the new name, as partial_dependence and h_statistic spell it, and
+#: what it accepts.
+_RENAMED = {"n_ice": ("ice_sample", [Integral(low=1)]), "seed": ("random_state", SEED),
+            "max_rows": ("sample", [Integral(low=1), None])}
 
 
 @validate_params({
@@ -73,9 +78,9 @@ _H_KEYS = ("method", "response", "target", "categorical_features", "sample_weigh
     "interactions": [Options("auto"), Integral(low=0, what="a number of pairs (>= 0)"),
                      InstanceOf(list, tuple, what="a list of pairs of column names"), None],
     "title": [String("a title"), None],
-    "n_ice": [Integral(low=1)],
-    "seed": SEED,
-    "max_rows": [Integral(low=1), None],
+    "ice_sample": _RENAMED["n_ice"][1],
+    "random_state": _RENAMED["seed"][1],
+    "sample": _RENAMED["max_rows"][1],
     "image_format": [Options("png", "svg")],
     "dpi": [Integral(low=1, high=2400)],
     "progress": [Boolean()],
@@ -89,9 +94,9 @@ def report(
     features: Sequence | None = None,
     interactions: int | Sequence | str | None = "auto",
     title: str | None = None,
-    n_ice: int = 100,
-    seed: int = 0,
-    max_rows: int | None = None,
+    ice_sample: int = 100,
+    random_state: int = 0,
+    sample: int | None = None,
     image_format: str = "png",
     dpi: int = 150,
     progress: bool = True,
@@ -117,12 +122,16 @@ def report(
         ``[("age", "bmi")]``: those pairs; ``None`` or ``0``: no 2-way section.
     title : str, optional
         Default: "Partial dependence of <model class>".
-    n_ice : int, default 100
-        ICE curves drawn per figure (a seeded subsample of the rows).
-    seed : int, default 0
-        Seed of the ICE subsample and of the row sample (``max_rows``).
-    max_rows : int, optional
-        Average over a random sample of this many rows when X has more.
+    ice_sample : int, default 100
+        ICE curves computed and drawn per figure (a seeded sample of the rows; the PD
+        still averages every row), as ``ice_sample`` of :func:`pdpx.partial_dependence`.
+        Its old name ``n_ice`` works, deprecated, until pdpx 0.2.0.
+    random_state : int, default 0
+        Seed of the ICE sample, of the row sample (``sample``) and of the bootstrap
+        interval. Its old name ``seed`` works, deprecated, until pdpx 0.2.0.
+    sample : int, optional
+        Average over a random sample of this many rows when X has more, as ``sample`` of
+        :func:`pdpx.h_statistic`. Its old name ``max_rows`` works, deprecated, until pdpx 0.2.0.
     image_format : {"png", "svg"}, default "png"
         PNGs are embedded as base64, SVGs inline.
     dpi : int, default 150
@@ -144,6 +153,10 @@ def report(
     Path
         The file written.
     """
+    new = renamed_arguments("report", pd_options, _RENAMED,
+                            {"ice_sample": ice_sample, "random_state": random_state, "sample": sample},
+                            {"ice_sample": 100, "random_state": 0, "sample": None})
+    n_ice, seed, max_rows = new["ice_sample"], new["random_state"], new["sample"]
     options = PDOptions.checked("report", pd_options)
     path = check_writable(path)
     check_backend("pdpx.report")

@@ -1,6 +1,6 @@
 """The measures floor: the questions users ask after a PD curve (which features matter, which interact, what ALE says).
 
-* :mod:`.pd_importance`: :func:`importance` (PD / ICE based variable importance);
+* :mod:`.pd_importance`: :func:`importance` (PD / ICE based variable importance; its :class:`ImportanceResult`);
 * :mod:`.interaction`: :func:`h_statistic` (Friedman and Popescu's H), on the ``exact``
   engine for tree models (:mod:`.evaluate` evaluates PD functions at the rows of X);
 * :mod:`.accumulated`: :func:`ale` (accumulated local effects);
@@ -20,6 +20,7 @@ from importlib import import_module
 #: public name -> the module that defines it
 _WHERE = {
     "importance": ".pd_importance",
+    "ImportanceResult": ".pd_importance",
     "h_statistic": ".interaction",
     "HStatistic": ".interaction",
     "ale": ".accumulated",

@@ -10,6 +10,10 @@ A feature matters as much as its PD curve moves:
   effects cancel in the average (interactions).
 
 The missing-value grid point (``include_missing``) never enters the measure.
+
+:func:`importance` returns an :class:`ImportanceResult`: the table as a pandas DataFrame
+(so every DataFrame operation on it works as it did when it was a plain frame) that also
+draws itself (``res.plot()``, ``res.save()``), like every other measure's result.
 """
 
 from __future__ import annotations
@@ -19,15 +23,119 @@ import pandas as pd
 
 from ..core.compute import compute_many
 from ..core.dates import is_date_grid
+from ..core.deprecation import deprecated
+from ..core.drawing import Drawable
 from ..core.errors import PdpxError
 from ..core.options import PDOptions
 
 KINDS = ("pd", "ice")
 #: The columns of :func:`importance`'s frame.
 COLUMNS = ["feature", "output", "importance", "feature_type", "kind", "n_grid"]
+#: Keywords of ``ImportanceResult.plot()`` (those of :func:`pdpx.plot_importance`); any other is pandas' plotting.
+PLOT_OPTIONS = ("top", "title", "base_size")
 
 
-def importance(model, X, features=None, *, kind: str = "pd", **pd_options) -> pd.DataFrame:
+class ImportanceResult(pd.DataFrame, Drawable):
+    """What :func:`importance` returns: its table, a pandas DataFrame that draws itself.
+
+    Columns ``feature, output, importance, feature_type, kind, n_grid``, one row per feature and
+    output, most important first. Being a DataFrame, it works wherever the plain frame
+    ``importance`` returned before did (``.sort_values``, ``.to_csv``, ``pd.concat``, ...); a frame
+    derived from it that keeps the ``feature`` and ``importance`` columns (sorted, filtered,
+    ``head``) is an ``ImportanceResult`` too, any other a plain DataFrame.
+
+    * ``to_frame()``: the table as a plain DataFrame (a copy);
+    * ``plot(top=None, title=None, base_size=11)``: pdpx's bar chart (:func:`pdpx.plot_importance`),
+      ``save(path)`` writes it. pandas' own plotting (``res.plot.barh(...)``, ``res.plot(x=..., y=...)``)
+      still works, deprecated (a :class:`DeprecationWarning`): write ``res.to_frame().plot...``;
+    * ``skipped``: ``{feature: reason}`` of the features left out (also ``attrs["skipped"]``).
+    """
+
+    figure = "importance"
+
+    @property
+    def _constructor(self):
+        return _importance_or_frame
+
+    @property
+    def plot(self):
+        """``res.plot(top=None, title=None, base_size=11)``: pdpx's bar chart (see :class:`ImportancePlot`).
+
+        A frame derived from the table without its ``feature`` or ``importance`` column (``set_index("feature")``)
+        is no importance table: its ``plot`` is pandas', as for any DataFrame.
+        """
+        if not self._is_table():
+            return self.to_frame().plot
+        return ImportancePlot(self)
+
+    @property
+    def skipped(self) -> dict:
+        """``{feature: reason}`` of the features left out (constant or all-missing columns)."""
+        return dict(self.attrs.get("skipped", {}))
+
+    def to_frame(self) -> pd.DataFrame:
+        """The table as a plain DataFrame (a copy, with ``attrs["skipped"]``)."""
+        frame = pd.DataFrame(self, copy=True)
+        frame.attrs = {k: (dict(v) if isinstance(v, dict) else v) for k, v in self.attrs.items()}
+        return frame
+
+    def _is_table(self) -> bool:
+        return {"feature", "importance"} <= set(self.columns)
+
+    def __repr__(self) -> str:
+        if not self._is_table():
+            return super().__repr__()
+        parts = [_count(self["feature"].nunique(), "feature")]
+        if "output" in self.columns:
+            parts.append(_count(self["output"].nunique(), "output"))
+        kinds = sorted(set(self["kind"].astype(str))) if "kind" in self.columns else []
+        head = (f"ImportanceResult: {' x '.join(parts)}{', kind ' + '/'.join(kinds) if kinds else ''}"
+                f"{f', {len(self.skipped)} skipped' if self.skipped else ''}; .plot(), .to_frame()")
+        return head + "\n" + super().__repr__()
+
+
+class ImportancePlot:
+    """``res.plot`` of an :class:`ImportanceResult`.
+
+    Called with no argument or with ``top``, ``title``, ``base_size``: pdpx's bar chart
+    (:func:`pdpx.plot_importance`), like ``plot()`` of every other result. Called with pandas'
+    arguments (``kind=``, ``x=``, ``y=``, ...) or used as pandas' accessor (``res.plot.barh()``):
+    pandas' plotting of the table, as when ``importance`` returned a plain DataFrame, with a
+    :class:`DeprecationWarning` (write ``res.to_frame().plot...``).
+    """
+
+    def __init__(self, result: ImportanceResult):
+        self._result = result
+
+    def __call__(self, *args, **options):
+        """pdpx's figure (the keywords of :func:`pdpx.plot_importance`), or pandas' for pandas' arguments."""
+        if args or set(options) - set(PLOT_OPTIONS):
+            deprecated("importance(...).plot(...) with pandas' plotting arguments",
+                       "importance(...).to_frame().plot(...)")
+            return self._result.to_frame().plot(*args, **options)
+        return Drawable.plot(self._result, **options)
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        deprecated(f"importance(...).plot.{name}(...)", f"importance(...).to_frame().plot.{name}(...)")
+        return getattr(self._result.to_frame().plot, name)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _importance_or_frame(*args, **kwargs) -> pd.DataFrame:
+    """What a pandas operation on an :class:`ImportanceResult` builds: one again if it keeps the table's
+    ``feature`` and ``importance`` columns, else a plain DataFrame."""
+    frame = pd.DataFrame(*args, **kwargs)
+    if {"feature", "importance"} <= set(frame.columns):
+        return ImportanceResult(frame)
+    return frame
+
+
+def importance(model, X, features=None, *, kind: str = "pd", **pd_options) -> ImportanceResult:
     """Variable importance from partial dependence (or ICE) curves, one row per feature and output.
 
     Parameters
@@ -48,16 +156,17 @@ def importance(model, X, features=None, *, kind: str = "pd", **pd_options) -> pd
 
     Returns
     -------
-    DataFrame
-        ``feature, output, importance, feature_type, kind, n_grid``, most important
-        first. Draw it with :func:`pdpx.plot_importance` (:mod:`pdpx.outputs.plot_explain`).
+    ImportanceResult
+        A DataFrame ``feature, output, importance, feature_type, kind, n_grid``, most
+        important first, that draws itself: ``res.plot()`` (:func:`pdpx.plot_importance`),
+        ``res.save(path)``, ``res.to_frame()`` (a plain DataFrame), ``res.skipped``.
     """
     if kind not in KINDS:
         raise PdpxError(f"importance(): kind must be one of {list(KINDS)}, got {kind!r}")
     return importance_of(model, X, features, kind, PDOptions.checked("importance", pd_options))
 
 
-def importance_of(model, X, features, kind: str, options: PDOptions) -> pd.DataFrame:
+def importance_of(model, X, features, kind: str, options: PDOptions) -> ImportanceResult:
     """:func:`importance` with checked options (``options.given``: the options the caller passed)."""
     if "kind" in options.given or "centered" in options.given:
         raise PdpxError("importance(): pass kind='pd' or 'ice' (the curves' kind and centering are its own)")
@@ -76,7 +185,7 @@ def importance_of(model, X, features, kind: str, options: PDOptions) -> pd.DataF
     return importance_table(coll, kind, options.sample_weight, getattr(coll, "skipped", None))
 
 
-def importance_table(results, kind: str, weights=None, skipped=None) -> pd.DataFrame:
+def importance_table(results, kind: str, weights=None, skipped=None) -> ImportanceResult:
     """The table :func:`importance` returns, from 1-way results already computed (their ``average`` for
     ``kind="pd"``, their ``individual`` curves for ``"ice"``); a missing-value grid point never enters it, and
     a centered curve has the spread of the uncentered one. ``skipped``: ``{feature: reason}`` of features left
@@ -103,7 +212,7 @@ def importance_table(results, kind: str, weights=None, skipped=None) -> pd.DataF
             rows.append((res.features[0], out, float(value), feature_type(cat, res.grid_values[0]), kind,
                          int(keep.sum())))
     frame = pd.DataFrame(rows, columns=COLUMNS)
-    frame = frame.sort_values("importance", ascending=False, kind="stable").reset_index(drop=True)
+    frame = ImportanceResult(frame.sort_values("importance", ascending=False, kind="stable").reset_index(drop=True))
     skipped = skipped or {}
     frame.attrs["skipped"] = {(k[0] if isinstance(k, tuple) and len(k) == 1 else k): v for k, v in skipped.items()}
     return frame

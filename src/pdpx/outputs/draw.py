@@ -15,6 +15,7 @@ asks the ``pdpx_figure_backend`` hook for a backend, and this module, a built-in
 ``derivative``            ``DerivativeResult``                        :func:`.plot_ale.plot_derivative`
 ``comparison``            ``MethodComparison``                        :func:`.plot_ale.plot_comparison`
 ``h_statistic``           ``HStatistic``                              :func:`.plot_explain.plot_h_statistic`
+``importance``            ``ImportanceResult``                        :func:`.plot_explain.plot_importance`
 ========================  ==========================================  ==========================
 
 The drawing modules (and plotnine) are imported when a figure is drawn, never when the
@@ -38,6 +39,7 @@ FIGURES = {
     "derivative": (".plot_ale", "plot_derivative"),
     "comparison": (".plot_ale", "plot_comparison"),
     "h_statistic": (".plot_explain", "plot_h_statistic"),
+    "importance": (".plot_explain", "plot_importance"),
 }
 #: Figures saved through :func:`pdpx.outputs.plot.save_result`, which checks every option before drawing.
 CHECKED_FIRST = ("partial_dependence", "collection")
