@@ -58,11 +58,13 @@ def test_partial_dependence_returns_one_family():
     rng = np.random.default_rng(0)
     X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60), "g": rng.choice(["u", "v"], 60)})
     f = lambda d: d["a"].to_numpy() * d["b"].to_numpy()
+    with pytest.warns(DeprecationWarning, match="derivative_ice"):  # kind="derivative": deprecated, still one of them
+        derivative = pdpx.partial_dependence(f, X, "a", grid_resolution=5, kind="derivative")
     results = {
         "plain": pdpx.partial_dependence(f, X, "a", grid_resolution=5),
         "by": pdpx.partial_dependence(f, X, "a", grid_resolution=5, by="g"),
         "models": pdpx.partial_dependence({"f": f, "g": lambda d: d["b"]}, X, "a", grid_resolution=5),
-        "derivative": pdpx.partial_dependence(f, X, "a", grid_resolution=5, kind="derivative"),
+        "derivative": derivative,
     }
     expected = {"plain": pdpx.PartialDependenceResult, "by": pdpx.StackedResult, "models": pdpx.StackedResult,
                 "derivative": pdpx.DerivativeResult}

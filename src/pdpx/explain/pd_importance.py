@@ -40,9 +40,9 @@ class ImportanceResult(pd.DataFrame, Drawable):
 
     Columns ``feature, output, importance, feature_type, kind, n_grid``, one row per feature and
     output, most important first. Being a DataFrame, it works wherever the plain frame
-    ``importance`` returned before did (``.sort_values``, ``.to_csv``, ``pd.concat``, ...); a frame
-    derived from it that keeps the ``feature`` and ``importance`` columns (sorted, filtered,
-    ``head``) is an ``ImportanceResult`` too, any other a plain DataFrame.
+    ``importance`` returned before did (``.sort_values``, ``.to_csv``, ``pd.concat``, ...), and what
+    pandas derives from it (``imp.head(5)``, ``imp[imp.output == "x"]``) is a plain DataFrame, as
+    before (:func:`pdpx.plot_importance` draws those).
 
     * ``to_frame()``: the table as a plain DataFrame (a copy);
     * ``plot(top=None, title=None, base_size=11)``: pdpx's bar chart (:func:`pdpx.plot_importance`),
@@ -54,15 +54,11 @@ class ImportanceResult(pd.DataFrame, Drawable):
     figure = "importance"
 
     @property
-    def _constructor(self):
-        return _importance_or_frame
-
-    @property
     def plot(self):
         """``res.plot(top=None, title=None, base_size=11)``: pdpx's bar chart (see :class:`ImportancePlot`).
 
-        A frame derived from the table without its ``feature`` or ``importance`` column (``set_index("feature")``)
-        is no importance table: its ``plot`` is pandas', as for any DataFrame.
+        A table edited in place to lose its ``feature`` or ``importance`` column is no importance table any
+        more: its ``plot`` is pandas', as for any DataFrame.
         """
         if not self._is_table():
             return self.to_frame().plot
@@ -124,15 +120,6 @@ class ImportancePlot:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def _importance_or_frame(*args, **kwargs) -> pd.DataFrame:
-    """What a pandas operation on an :class:`ImportanceResult` builds: one again if it keeps the table's
-    ``feature`` and ``importance`` columns, else a plain DataFrame."""
-    frame = pd.DataFrame(*args, **kwargs)
-    if {"feature", "importance"} <= set(frame.columns):
-        return ImportanceResult(frame)
-    return frame
 
 
 def importance(model, X, features=None, *, kind: str = "pd", **pd_options) -> ImportanceResult:
