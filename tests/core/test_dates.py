@@ -282,7 +282,7 @@ def test_derivative_is_per_day():
         def predict(self, X):
             return (X["when"] - START).dt.total_seconds().to_numpy() / 86_400 * 0.5 + X["x"].to_numpy()
 
-    res = pdpx.partial_dependence(Linear(), X, ["when"], kind="derivative", grid_resolution=10)
+    res = pdpx.derivative_ice(Linear(), X, "when", grid_resolution=10)
     np.testing.assert_allclose(res.average[0], 0.5, rtol=1e-9)
     assert any("per day" in n for n in res.notes)
 

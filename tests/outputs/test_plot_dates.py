@@ -122,7 +122,7 @@ def test_groups_and_derivative_figures_have_date_axes():
     X = frame("tz")
     model = DateModel(X["when"].dtype)
     for res in (pdpx.partial_dependence(model, X, ["when"], by="c", grid_resolution=8),
-                pdpx.partial_dependence(model, X, ["when"], kind="derivative", grid_resolution=8)):
+                pdpx.derivative_ice(model, X, "when", grid_resolution=8)):
         p = res.plot()
         scales, xlabels, _ = drawn_panels(p)
         assert "scale_x_datetime" in scales, type(res).__name__
