@@ -208,3 +208,26 @@ def test_the_sklearn_dropin_warns_in_scikit_learns_words_at_the_users_line():
         assert "res." not in text  # no attribute of a pdpx result the scikit-learn user does not have
         assert "percentiles=" in text and "custom_values" in text
         assert w.message.features == ("a",) and 0 < w.message.share <= 1
+
+
+def test_messages_quote_grid_values_as_a_person_writes_them():
+    """A constant column's value and a failing date are written as numbers and dates, never numpy reprs."""
+    X = pd.DataFrame({"a": [40.0] * 10, "b": np.arange(10.0)})
+
+    class Reads:
+        def predict(self, X):
+            return X["b"].to_numpy()
+
+    with pytest.raises(pdpx.PdpxError, match=r"every non-missing value is 40\.0\)"):
+        pdpx.partial_dependence(Reads(), X, "a")
+    D = pd.DataFrame({"d": pd.date_range("2020-01-01", periods=50), "b": np.arange(50.0)})
+
+    class TooLate:
+        def predict(self, X):
+            if (X["d"] > pd.Timestamp("2020-02-01")).any():
+                raise ValueError("too late")
+            return X["b"].to_numpy()
+
+    with pytest.raises(ValueError, match=r"failed at 'd' = 2020-02-02,") as info:
+        pdpx.partial_dependence(TooLate(), D, "d")
+    assert "np." not in str(info.value) and "numpy" not in str(info.value)

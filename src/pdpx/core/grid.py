@@ -239,6 +239,7 @@ def column_dtype(dtype, values):
 
 
 def _constant(name, value) -> PdpxError:
+    value = value.item() if isinstance(value, np.generic) else value  # 40.0, not np.float64(40.0)
     return PdpxError(
         f"feature {name!r} is constant (every non-missing value is {value!r}), so its partial dependence "
         "is a single point. Drop it from features, or pass custom_values={" + repr(name) + ": [...]} "

@@ -71,6 +71,16 @@ def grid_label(v) -> str:
     return str(v)
 
 
+def message_value(v) -> str:
+    """A grid value as a message quotes it: a number in full (9 significant digits), a date in ISO form, the missing
+    point by name, anything else as its Python value (``'a'``, ``True``), never a numpy repr."""
+    if isinstance(v, (float, np.floating)):
+        return "missing (NaN)" if np.isnan(v) else f"{float(v):.9g}"
+    if isinstance(v, (pd.Timestamp, np.datetime64, pd.Period)) or v is pd.NaT:
+        return dates.date_label(v)
+    return repr(v.item() if isinstance(v, np.generic) else v)
+
+
 def grid_labels(grid) -> list[str]:
     """Every value of one feature's grid as text (:func:`grid_label`); a grid of dates shows the time of day only
     when some date is not at midnight."""

@@ -27,7 +27,7 @@ from .grid import feature_grid, is_categorical_type
 from .method import Request
 from .options import PDOptions
 from .plugins import adapt, get_methods, plugin_manager
-from .result import PartialDependenceResult
+from .result import PartialDependenceResult, message_value
 from .threads import in_background, thread_count
 from .validation import shown
 
@@ -544,7 +544,7 @@ def warn_non_finite(average, individual, outputs, features, grids, ice_rows=None
     for k, out in enumerate(outputs):
         if bad[k].any():
             first = np.unravel_index(int(np.flatnonzero(bad[k])[0]), shape)
-            at = ", ".join(f"{f} = {grids[d][first[d]]!r}" for d, f in enumerate(features))
+            at = ", ".join(f"{f} = {message_value(grids[d][first[d]])}" for d, f in enumerate(features))
             kinds = sorted({"NaN" if np.isnan(v) else "inf" for v in avg[k][bad[k]]})
             parts.append(f"{int(bad[k].sum())} of {avg.shape[1]} grid points of the average for output {out!r} "
                          f"are {' and '.join(kinds)} (first at {at})")

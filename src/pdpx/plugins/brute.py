@@ -20,6 +20,7 @@ from ..core.grid import column_dtype
 from ..core.hookspecs import hookimpl
 from ..core.method import Method, MethodResult, Request
 from ..core.progress import effective_jobs, progress_bar, run_tasks
+from ..core.result import message_value
 
 #: Prediction code typically holds a few copies of its input: budget for that.
 _COPIES = 4
@@ -136,10 +137,9 @@ class Brute(Method):
 
 
 def shown_value(v) -> str:
-    """A grid value as a message shows it (the missing-value point by name)."""
-    if isinstance(v, (float, np.floating)):
-        return "missing (NaN)" if np.isnan(v) else f"{float(v):.9g}"
-    return repr(v.item() if isinstance(v, np.generic) else v)
+    """A grid value as a message shows it (:func:`pdpx.core.result.message_value`: dates in ISO form, the
+    missing-value point by name)."""
+    return message_value(v)
 
 
 def failed(adapter, req: Request, points: list[np.ndarray], dtypes, task, exc: Exception):
