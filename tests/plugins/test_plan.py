@@ -186,6 +186,17 @@ def test_every_recorded_function_is_a_compiled_function_of_its_module_declared_o
             assert used in registry.by_name(), (rec.name, used)
 
 
+def test_a_row_walk_reads_the_row_modules_only():
+    """The counts' and means' modules declare the counts family only, so exact's tables and a row plan's kernels
+    are read without importing them."""
+    for rec in registry.records(registry.COUNTS_MODULES):
+        assert rec.family == "counts", rec.name
+    for rec in registry.row_records():
+        for used in (rec.uses(P.Plan("rows")) if rec.uses else ()):
+            assert used in registry.by_name(registry.ROW_MODULES), (rec.name, used)
+    assert {r.name for r in registry.records()} == {r.name for r in registry.records(registry.MODULES)}
+
+
 def test_every_family_the_warm_up_runs_has_cases_and_every_record_a_family():
     assert set(registry.families()) == set(warmup.FAMILIES)
     for family in warmup.FAMILIES:

@@ -34,7 +34,6 @@ from ...core.errors import PdpxError
 from ...core.ir import TreeModel
 from ...core.threads import in_threads, thread_count
 from ...core.treesum import TreeSum
-from .counts_kernels import kernel_shape  # noqa: F401 - the gather kernels' shape facts, named here too
 from .engine import encoded_chunk
 from .plan import COUNTS_KERNELS as KERNELS
 from .plan import counts_kernel
@@ -334,6 +333,14 @@ def _gather_one(tm: TreeModel, X, w, order, budget, n_jobs, kernel, pairs=None) 
         total = acc
     tw = float(n) if unit else float(w.sum())
     return PatternCounts(order, total, tw, n, layout.key, pairs if order >= 2 else None)
+
+
+def kernel_shape(ens) -> tuple[int, int, int]:
+    """(most histogram bins of a tree, total bins, most leaves of a tree): :func:`.counts_kernels.kernel_shape`,
+    what the gather kernels' records read to tell which fits (numpy only)."""
+    from .counts_kernels import kernel_shape as shape
+
+    return shape(ens)
 
 
 def _patterns(ens, st):

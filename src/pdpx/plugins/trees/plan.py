@@ -144,7 +144,7 @@ class Plan:
 
 
 def _rows_records(engine: str) -> list:
-    return [r for r in registry.records() if r.engine == engine]
+    return [r for r in registry.row_records() if r.engine == engine]
 
 
 def row_kernel(ens, option: str = "auto") -> str:

@@ -16,16 +16,21 @@ from __future__ import annotations
 import importlib
 from functools import lru_cache
 
-#: The modules declaring ``RECORDS``, in the planner's order of preference within an engine.
-MODULES = ("kernels", "oblivious", "products", "leafsets", "partition", "counts_kernels", "counts_patterns",
-           "curve_means")
+#: The modules of ``exact``'s row kernels, of recursion and of what they share (warm-up families ``leafsets``,
+#: ``partition``, ``oblivious``, and the NaN scan of :mod:`.partition`), in the planner's order of preference.
+ROW_MODULES = ("kernels", "oblivious", "products", "leafsets", "partition")
+#: The modules of the pattern counts and the averaged curves (warm-up family ``counts``): a call that walks its
+#: rows never imports them.
+COUNTS_MODULES = ("counts_kernels", "counts_patterns", "curve_means")
+#: Every module declaring ``RECORDS``.
+MODULES = ROW_MODULES + COUNTS_MODULES
 
 
 @lru_cache(maxsize=None)
-def records() -> tuple:
-    """Every :class:`.records.KernelRecord`, in :data:`MODULES` order."""
+def records(modules: tuple = MODULES) -> tuple:
+    """Every :class:`.records.KernelRecord` of ``modules`` (default: all), in their order."""
     out = []
-    for module in MODULES:
+    for module in modules:
         out.extend(importlib.import_module(f"{__package__}.{module}").RECORDS)
     names = [r.name for r in out]
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -34,15 +39,21 @@ def records() -> tuple:
     return tuple(out)
 
 
+def row_records() -> tuple:
+    """The records of :data:`ROW_MODULES` (what walking the rows and recursion run)."""
+    return records(ROW_MODULES)
+
+
 @lru_cache(maxsize=None)
-def by_name() -> dict:
-    """The records by name."""
-    return {r.name: r for r in records()}
+def by_name(modules: tuple = MODULES) -> dict:
+    """The records of ``modules`` by name."""
+    return {r.name: r for r in records(modules)}
 
 
 def record(name: str):
-    """The record named ``name``."""
-    return by_name()[name]
+    """The record named ``name`` (the row modules' first, so that planning a row walk imports no other)."""
+    rec = by_name(ROW_MODULES).get(name)
+    return rec if rec is not None else by_name()[name]
 
 
 def runs(names, plan) -> frozenset:
@@ -65,8 +76,12 @@ def runs(names, plan) -> frozenset:
 
 @lru_cache(maxsize=None)
 def cold_seconds_table(families: tuple | None = None, engines: tuple | None = None) -> dict:
-    """``{module.function: cold-compile seconds}`` of the records of ``families`` and ``engines`` (None: all)."""
-    return {f"{r.module}.{f}": s for r in records() for f, s in r.functions.items()
+    """``{module.function: cold-compile seconds}`` of the records of ``families`` and ``engines`` (None: all).
+
+    Families without ``"counts"`` are read from the row modules alone (:data:`COUNTS_MODULES` declare that
+    family only; ``tests/plugins/test_plan.py`` checks it)."""
+    pool = row_records() if families is not None and "counts" not in families else records()
+    return {f"{r.module}.{f}": s for r in pool for f, s in r.functions.items()
             if (families is None or r.family in families) and (engines is None or r.engine in engines)}
 
 
