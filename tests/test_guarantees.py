@@ -319,7 +319,7 @@ def test_the_report_keeps_only_the_ice_curves_it_draws(forest, tmp_path, monkeyp
         return real(**kwargs)
 
     monkeypatch.setattr(report_module, "Page", spy)
-    pdpx.report(model, X, tmp_path / "r.html", n_ice=25, interactions=None, progress=False)
+    pdpx.report(model, X, tmp_path / "r.html", ice_sample=25, interactions=None, progress=False)
     assert kept and set(kept) == {25}
 
 

@@ -191,7 +191,7 @@ LONG_RUN = ('res = pdpx.partial_dependence(slow, X, ["a"], method="brute", grid_
 QUICK_RUN = 'quick = pdpx.partial_dependence(lambda d: 2 * d["a"] + d["b"], X, ["a"], grid_resolution=30)'
 CI_RUN = 'os.environ["CI"] = "true"\n' + LONG_RUN.replace("res =", "in_ci =") + '\ndel os.environ["CI"]'
 REPORT = ('out = pdpx.report(lambda d: 2 * d["a"] + d["b"], X, "report.html", method="brute", grid_resolution=8, '
-          'n_ice=10, dpi=30)')
+          'ice_sample=10, dpi=30)')
 
 
 def _run_notebook(tmp_path, monkeypatch, cells: list[str]):

@@ -255,3 +255,15 @@ def test_report_refuses_an_old_and_a_new_name_together_and_checks_the_old_one(tm
             warnings.simplefilter("ignore", DeprecationWarning)
             _report(tmp_path, "bad", n_ice=0)
     assert not pages  # refused before any work
+
+
+@pytest.mark.parametrize("kwargs, error, text", [
+    ({"ice_sample": 0}, pdpx.PdpxError, "report(): ice_sample must be an integer >= 1"),
+    ({"random_state": "x"}, pdpx.PdpxTypeError, "report(): random_state must be an integer >= 0"),
+    ({"sample": -1}, pdpx.PdpxError, "report(): sample must be an integer >= 1"),
+])
+def test_report_checks_the_new_names(tmp_path, pages, kwargs, error, text):
+    with pytest.raises(error) as info:
+        _report(tmp_path, "bad", **kwargs)
+    assert text in str(info.value)
+    assert not pages

@@ -16,7 +16,7 @@ import pdpx  # noqa: E402
 from pdpx.core.errors import PdpxError  # noqa: E402
 from pdpx.reporting import report  # noqa: E402
 
-FAST = dict(method="brute", grid_resolution=8, pair_grid_resolution=6, n_ice=10, dpi=30, progress=False)
+FAST = dict(method="brute", grid_resolution=8, pair_grid_resolution=6, ice_sample=10, dpi=30, progress=False)
 
 
 class Page(HTMLParser):
@@ -186,7 +186,7 @@ def test_report_with_given_pairs_svg_and_categorical_features(tmp_path):
 
 def test_report_without_interactions_and_with_row_sample(diabetes, tmp_path):
     model, X = diabetes
-    out = report(model, X, tmp_path / "r.html", features=["bmi", "bp"], interactions=None, max_rows=50, **FAST)
+    out = report(model, X, tmp_path / "r.html", features=["bmi", "bp"], interactions=None, sample=50, **FAST)
     page = Page(out.read_text())
     assert page.sections() == ["summary", "ranking", "features", "method"]
     assert len(page.find("img")) == 2 + 1

@@ -43,7 +43,7 @@ def report_file(tmp_path_factory):
          + rng.normal(scale=0.1, size=n))
     model = HistGradientBoostingRegressor(max_iter=30, categorical_features="from_dtype").fit(X, y)
     path = tmp_path_factory.mktemp("report") / "report.html"
-    pdpx.report(model, X, path, interactions=1, progress=False, n_ice=30, title="Bike rentals <&> weather")
+    pdpx.report(model, X, path, interactions=1, progress=False, ice_sample=30, title="Bike rentals <&> weather")
     return path
 
 

@@ -23,7 +23,7 @@ import pdpx  # noqa: E402
 from pdpx.core.errors import NonFiniteWarning  # noqa: E402
 from pdpx.core.result import grid_label  # noqa: E402
 
-FAST = dict(method="brute", grid_resolution=8, pair_grid_resolution=5, n_ice=10, dpi=30, progress=False)
+FAST = dict(method="brute", grid_resolution=8, pair_grid_resolution=5, ice_sample=10, dpi=30, progress=False)
 THRESHOLD = 1.0
 
 
