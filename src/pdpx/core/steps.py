@@ -27,8 +27,9 @@ point is not part of this grid (``include_missing`` adds it).
 
 Steps are found by routing candidate values (each threshold and its neighbours
 one float either side) through every split on the feature with the model's own
-routing rule (:meth:`pdpx.core.ir.TreeEnsemble.goes_left_many`), so ``<`` vs
-``<=``, float32 rounding and NaN modes are those the model uses.
+routing rule (:func:`pdpx.core.splits.side_changes`), so ``<`` vs ``<=``, float32
+rounding and NaN modes are those the model uses; :mod:`pdpx.core.splits` is also
+where the trees of a sum are walked and the float32 / zero-as-missing rule is written.
 
 :func:`feature_steps` is what a :class:`~pdpx.core.session.Session` calls for
 ``grid="thresholds"``: it asks the adapter for the model's trees
@@ -41,13 +42,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import splits
 from .errors import PdpxError
 from .grid import held_dtype
-from .ir import ZERO_OR_NAN_MISSING, TreeModel
-from .treesum import TreeSum
-
-#: Cells of the routing signature (splits x candidate values) held at once: thousands of thresholds stay small.
-SIGNATURE_CELLS = 1 << 22
 
 
 def threshold_grid(tm, position: int, dtype=None) -> np.ndarray:
@@ -74,95 +71,57 @@ def threshold_grid(tm, position: int, dtype=None) -> np.ndarray:
         When the model splits on the feature by category sets: its categories
         are then the exact grid already.
     """
-    members = list(_members(tm, int(position)))
+    try:
+        members = [(ens, splits.split_nodes(ens, j)) for ens, j in splits.members(tm, int(position))]
+    except splits.Unmapped:
+        raise PdpxError(f"a threshold grid needs a TreeModel or TreeSum, got {type(tm).__name__}") from None
     if not members:
         return np.empty(0)
     cand = []
-    for ens, j in members:
-        nodes = np.flatnonzero((ens.left >= 0) & (ens.feature == j))
-        if np.any(ens.cat_offset[nodes] >= 0):
+    for ens, nodes in members:
+        if splits.by_category(ens, nodes):
             raise PdpxError(f"the model splits on feature {position} by category sets; its grid of categories is "
                             "already the exact curve: use the default grid for it")
         cand.append(_candidates(ens, nodes, dtype))
-    values = np.unique(np.concatenate(cand)) if cand else np.empty(0)
+    values = np.unique(np.concatenate(cand))
     values = values[np.isfinite(values)]
     if values.size == 0:
         return values
     change = np.zeros(values.size - 1, dtype=bool)  # a new step starts at value i + 1
-    seen = False
-    for ens, j in members:
-        nodes = np.flatnonzero((ens.left >= 0) & (ens.feature == j))
-        if nodes.size == 0:
-            continue
-        # nodes routing alike (same threshold and rules) need one row of the signature
-        keys = np.stack([ens.threshold[nodes], ens.nan_mode[nodes].astype(np.float64),
-                         ens.missing_left[nodes].astype(np.float64)], axis=1)
-        _, first = np.unique(keys, axis=0, return_index=True)
-        nodes = nodes[np.sort(first)]
-        per = max(1, SIGNATURE_CELLS // max(values.size, 1))  # rows of the signature at a time: bounded memory
-        for start in range(0, nodes.size, per):
-            S = ens.goes_left_many(nodes[start:start + per], values)
-            change |= np.any(S[:, 1:] != S[:, :-1], axis=0)
-        seen = True
-    if not seen:
-        return np.empty(0)
-    upper_end = members[0][0].comparison == "<="
-    if upper_end:  # the last value of each run of equal signatures
+    for ens, nodes in members:
+        change |= splits.side_changes(ens, nodes, values)
+    if members[0][0].comparison == "<=":  # the last value of each run of equal signatures
         keep = np.append(change, True)
     else:  # the first value of each run
         keep = np.insert(change, 0, True)
     return values[keep]
 
 
-def _members(tm, position: int):
-    """(ensemble, column in its own input) of every tree model in ``tm`` reading column ``position``."""
-    if isinstance(tm, TreeSum):
-        for term in tm.terms:
-            cols = term.columns
-            if cols is None:
-                yield from _members(term.model, position)
-            elif position in cols:
-                yield from _members(term.model, cols.index(position))
-        return
-    if not isinstance(tm, TreeModel):
-        raise PdpxError(f"a threshold grid needs a TreeModel or TreeSum, got {type(tm).__name__}")
-    if 0 <= position < tm.ensemble.n_features:
-        yield tm.ensemble, position
-
-
 def _candidates(ens, nodes, dtype=None) -> np.ndarray:
     """Each threshold and its neighbours one representable value either side, and zero's neighbourhood where zero
-    is missing. Representable in ``dtype`` (the column's narrow float type, or its integer type: then the integers
-    around each threshold) when given, else in float32 when the model rounds its inputs to float32, else in
-    float64."""
-    t = ens.threshold[nodes]
-    t = np.unique(t[np.isfinite(t)])
-    zero_missing = bool(np.any(ens.nan_mode[nodes] == ZERO_OR_NAN_MISSING))
-    if dtype is None and ens.float32_input:
-        dtype = np.dtype(np.float32)
-    if dtype is not None and np.dtype(dtype).kind in "iu":  # an integer column: the integers around each threshold
+    is missing. Representable in the type the model compares the column in (:func:`pdpx.core.splits.read_type`:
+    the column's narrow float type, or its integer type: then the integers around each threshold)."""
+    t = splits.thresholds(ens, nodes)
+    zero_missing = splits.zero_is_missing(ens, nodes)
+    dtype = splits.read_type(ens, dtype)
+    if dtype is not None and dtype.kind in "iu":  # an integer column: the integers around each threshold
         info = np.iinfo(dtype)
         base = np.floor(t)
         out = [np.clip(base + k, info.min, info.max) for k in (-1.0, 0.0, 1.0)]
         if zero_missing:
             out.append(np.array([-1.0, 0.0, 1.0]))
         return np.concatenate(out)
-    if dtype is not None:
-        dtype = np.dtype(dtype)
-        up, down = dtype.type(np.inf), dtype.type(-np.inf)
-        with np.errstate(over="ignore"):
-            tn = t.astype(dtype)
-        # the values on both sides of each threshold: tn may have rounded up or down
-        near = [tn, np.nextafter(tn, up), np.nextafter(tn, down)]
-        out = [a.astype(np.float64) for a in near]
-        if zero_missing:
-            z = np.nextafter(dtype.type(1e-35), up)
-            out.append(np.array([0.0, z, -z], dtype=np.float64))
-    else:
-        out = [t, np.nextafter(t, np.inf), np.nextafter(t, -np.inf)]
-        if zero_missing:
-            out.append(np.array([0.0, np.nextafter(1e-35, np.inf), -np.nextafter(1e-35, np.inf)]))
-    return np.concatenate(out) if out else np.empty(0)
+    if dtype is None:
+        dtype = np.dtype(np.float64)
+    up, down = dtype.type(np.inf), dtype.type(-np.inf)
+    with np.errstate(over="ignore"):
+        tn = t.astype(dtype)
+    # the values on both sides of each threshold: tn may have rounded up or down
+    out = [a.astype(np.float64) for a in (tn, np.nextafter(tn, up), np.nextafter(tn, down))]
+    if zero_missing:  # zero, and the nearest values a zero-as-missing split does not read as zero
+        z = np.nextafter(dtype.type(splits.ZERO_READ), up)
+        out.append(np.array([0.0, z, -z], dtype=np.float64))
+    return np.concatenate(out)
 
 
 def integer_dtype(dtype) -> np.dtype | None:
@@ -173,15 +132,6 @@ def integer_dtype(dtype) -> np.dtype | None:
     except TypeError:
         return None
     return base if base.kind in "iu" else None
-
-
-def comparison(tm) -> str:
-    """``"<="`` or ``"<"``: how the trees of ``tm`` (a TreeModel or TreeSum) compare a value with a threshold."""
-    if isinstance(tm, TreeSum):
-        for term in tm.terms:
-            return comparison(term.model)
-        return "<="
-    return tm.ensemble.comparison
 
 
 def readable_trees(adapter, response: str):
@@ -257,4 +207,4 @@ def feature_steps(adapter, response: str, position: int, name: str, column) -> t
             notes.append(f"grid='thresholds': {outside} of the {grid.size} steps of {name!r} are represented by "
                          f"points outside its range in X ({lo:g} to {hi:g}); every step is kept (the support "
                          "check counts the rows on each)")
-    return grid, comparison(tm), notes
+    return grid, splits.comparison(tm), notes

@@ -8,9 +8,9 @@ function. Two facts make it cheap on tree models without changing a digit:
   that column sends the value to. Rows whose values take the same side at *every*
   split on the column (over all trees and members) form a **cell**: replacing one
   value by another of its cell changes no prediction, whatever the other columns.
-  The cells are found with the ensemble's own routing rule
-  (:meth:`pdpx.core.ir.TreeEnsemble.goes_left_many`: float32 rounding, ``<`` or
-  ``<=``, missing values and categorical sets included), and each cell is
+  The cells are found by :mod:`pdpx.core.splits` (:func:`~pdpx.core.splits.column_classes`:
+  the model's own routing rule, float32 rounding, ``<`` or ``<=``, missing values and
+  categorical sets included), and each cell is
   represented by a value observed in it (missing values always have a cell of their own).
 * So every PD function need only be computed on the cells' representatives, by
   pdpx's own :func:`~pdpx.core.compute.compute` (``exact`` on trees),
@@ -34,16 +34,13 @@ from ..core.compute import compute, compute_many
 from ..core.config import get_config
 from ..core.dates import is_date_type
 from ..core.errors import PdpxError
-from ..core.ir import ZERO_OR_NAN_MISSING, TreeModel
 from ..core.options import PDOptions
 from ..core.progress import progress_bar
 from ..core.session import Session
-from ..core.treesum import TreeSum
+from ..core.splits import Unmapped, column_classes, factor
 
 #: Grid cells of one 2-way exact call; larger pair grids are computed in blocks of rows of cells.
 MAX_CELLS = 1 << 18
-#: Node-by-value comparisons held at once when finding cells.
-_CHUNK = 1 << 22
 #: The ICE curves of one chunk of rows take at most 1 / ICE_SHARE of the memory budget.
 ICE_SHARE = 4
 #: Rows of one predict call of the model-agnostic 2-way evaluation.
@@ -66,98 +63,6 @@ class Cells:
     @property
     def m(self) -> int:
         return len(self.reps)
-
-
-#: Largest range of combined keys :func:`_factor` ranks with a table (no sort); wider ones are sorted.
-_DENSE = 1 << 24
-
-
-def _factor(keys: list[np.ndarray], n: int) -> np.ndarray:
-    """Codes 0..m-1 of the distinct combinations of the non-negative integer ``keys`` (one array per key, each of
-    length n), in the lexicographic order of the keys (the first most significant)."""
-    code = np.zeros(n, dtype=np.int64)
-    size = 1
-    for key in keys:
-        k = np.asarray(key, dtype=np.int64).reshape(-1)
-        width = int(k.max(initial=0)) + 1
-        if size * width > _DENSE:
-            code = _dense(code, size)
-            size = int(code.max(initial=-1)) + 1
-        code = code * width + k
-        size *= width
-    return _dense(code, size)
-
-
-def _dense(code: np.ndarray, size: int) -> np.ndarray:
-    """``code`` (values in 0..size-1) renumbered 0..m-1 in the same order."""
-    if size <= _DENSE:
-        present = np.zeros(size, dtype=bool)
-        present[code] = True
-        return (np.cumsum(present) - 1)[code]
-    return np.unique(code, return_inverse=True)[1].reshape(-1)
-
-
-def _signature(ens, nodes: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Class of each value: values that take the same side at every one of ``nodes`` share a class.
-
-    Numeric splits (the routing rule of :mod:`pdpx.core.ir`): after the float32
-    rounding of ``float32_input``, two values go the same way at every threshold
-    when no threshold separates them, i.e. when as many thresholds lie below them
-    (``<=``: ``t < x``; ``<``: ``t <= x``). Missing values, and zeros where a split
-    sends zero to the missing side, get classes of their own (a partition finer
-    than needed is still exact). Categorical splits: the side at each node, as
-    :meth:`~pdpx.core.ir.TreeEnsemble.goes_left_many` computes it, once per distinct value.
-    """
-    if np.any(ens.cat_offset[nodes] >= 0):  # category sets: routed per distinct value, then mapped to the rows
-        u, inv = np.unique(values, return_inverse=True)
-        return _classes(ens, nodes, u)[inv.reshape(-1)]
-    return _classes(ens, nodes, values)
-
-
-def _classes(ens, nodes: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """:func:`_signature` computed on the values ``u`` themselves."""
-    keys = [np.isnan(u).astype(np.int64)]
-    cat = ens.cat_offset[nodes] >= 0
-    num = nodes[~cat]
-    if num.size:
-        with np.errstate(over="ignore"):  # beyond float32's range is inf, as for the model itself
-            x = u.astype(np.float32).astype(np.float64) if ens.float32_input else u
-        thr = np.unique(ens.threshold[num])
-        keys.append(np.searchsorted(thr, x, side="left" if ens.comparison == "<=" else "right").astype(np.int64))
-        if np.any(ens.nan_mode[num] == ZERO_OR_NAN_MISSING):
-            keys.append((np.abs(np.nan_to_num(x, nan=1.0)) <= 1e-35).astype(np.int64))
-    cat_nodes = nodes[cat]
-    step = max(8, _CHUNK // max(len(u), 1))
-    for s in range(0, len(cat_nodes), step):
-        go = ens.goes_left_many(cat_nodes[s: s + step], u)
-        keys.extend(go.astype(np.int64))
-    return _factor(keys, len(u))
-
-
-def _tree_keys(model, X: pd.DataFrame, keys: dict, notes: list, columns) -> None:
-    """Add, per column position of ``X`` among ``columns``, one class array per member that splits on it."""
-    if isinstance(model, TreeSum):
-        for term in model.terms:
-            cols = list(range(X.shape[1])) if term.columns is None else list(term.columns)
-            sub: dict = {}
-            _tree_keys(term.model, X.iloc[:, cols], sub, notes, [p for p, c in enumerate(cols) if c in columns])
-            for p, arrs in sub.items():
-                keys.setdefault(cols[p], []).extend(arrs)
-        return
-    if not isinstance(model, TreeModel):
-        raise _NoCells(f"the adapter hands over a {type(model).__name__}, not trees")
-    E = np.asarray(model.encode(X), dtype=np.float64)
-    ens = model.ensemble
-    if E.shape != (len(X), X.shape[1]) or ens.n_features != X.shape[1]:
-        raise _NoCells("the trees read encoded columns that are not X's columns one for one")
-    internal = np.flatnonzero(ens.left >= 0)
-    feats = ens.feature[internal]
-    for f in np.intersect1d(feats, np.asarray(list(columns), dtype=np.int64)):
-        keys.setdefault(int(f), []).append(_signature(ens, internal[feats == f], E[:, f]))
-
-
-class _NoCells(Exception):
-    """The trees cannot be mapped to X's columns; every distinct value gets its own cell."""
 
 
 def distinct_cells(column: pd.Series) -> Cells:
@@ -184,17 +89,16 @@ def find_cells(adapter, response: str, X: pd.DataFrame, columns: list[int]) -> t
     except PdpxError as exc:  # a tree reader that refuses this model: the model-agnostic path
         notes.append(f"trees not read ({exc})")
     if tm is not None:
-        keys: dict = {}
         try:
-            _tree_keys(tm, X, keys, notes, set(columns))
-        except _NoCells as exc:
+            keys = column_classes(tm, X, columns)
+        except Unmapped as exc:
             notes.append(f"one cell per distinct value: {exc}")
         else:
             out = {}
             for j in columns:
                 col = X.iloc[:, j]
                 nan = col.isna().to_numpy().astype(np.int64)
-                codes = _factor([nan] + keys.get(j, []), len(X))
+                codes = factor([nan] + keys.get(j, []), len(X))
                 out[j] = _cells(codes, col)
             return out, True, notes
         return {j: distinct_cells(X.iloc[:, j]) for j in columns}, True, notes
