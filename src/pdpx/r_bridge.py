@@ -28,12 +28,13 @@ import pandas as pd
 
 from .adapters.gbm import GbmAdapter
 from .adapters.randomforest import RandomForestAdapter
-from .adapters.randomforest_trees import as_array, as_list, read_forest
+from .adapters.randomforest_trees import read_forest
 from .adapters.ranger import RangerAdapter
 from .adapters.rfunction import RFunctionAdapter
 from .api import partial_dependence
 from .core.adapter import Adapter
 from .core.errors import PdpxError, PdpxWarning
+from .r_wire import as_array, as_list
 
 
 def frame_columns(X: pd.DataFrame) -> dict:

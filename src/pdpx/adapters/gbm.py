@@ -13,8 +13,8 @@ import numpy as np
 
 from ..core.errors import PdpxError
 from ..core.ir import TreeModel
+from ..r_wire import as_list
 from .gbm_trees import gbm_ensemble
-from .randomforest_trees import as_list
 from .rfunction import RFrameAdapter
 from .rlevels import LevelEncoder
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..core.errors import PdpxError
 from ..core.ir import MalformedTreeError, TreeEnsemble
-from .randomforest_trees import as_array, as_list
+from ..r_wire import as_array, as_list
 
 #: gbm distributions pdpx reads, with the inverse link of ``type = "response"``.
 LINKS = {"gaussian": "identity", "laplace": "identity", "bernoulli": "logistic", "poisson": "exp"}

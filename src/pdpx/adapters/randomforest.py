@@ -18,16 +18,16 @@ import pandas as pd
 from ..core.adapter import Adapter
 from ..core.errors import PdpxError
 from ..core.ir import TreeEnsemble, TreeModel
+from ..r_wire import as_array, decode_prediction
 from .randomforest_trees import (
     ForestData,
     ForestEncoder,
-    as_array,
     forest_ensemble,
     read_forest,
     route_counts,
     with_node_weights,
 )
-from .rfunction import R_LOCK, SingleThreaded, decode_prediction
+from .rfunction import R_LOCK, SingleThreaded
 
 NO_NODE_WEIGHTS = (
     "none: randomForest stores no node counts. Pass the training rows "

@@ -46,38 +46,12 @@ import pandas as pd
 
 from ..core.errors import PdpxError
 from ..core.ir import MalformedTreeError, TreeEnsemble, TreeModel
+from ..r_wire import as_array, as_list
 
 
 # ---------------------------------------------------------------------------
 # plain-data helpers
 # ---------------------------------------------------------------------------
-def as_array(x: Any, dtype=np.float64) -> np.ndarray:
-    """A numeric array from numpy, a list/scalar, or raw little-endian float64 bytes."""
-    if isinstance(x, (bytes, bytearray, memoryview)):
-        arr = np.frombuffer(bytes(x) if isinstance(x, memoryview) else x, dtype="<f8")
-        # R's NA is a signalling NaN: make it a quiet one before any arithmetic
-        return np.where(np.isnan(arr), np.nan, arr).astype(dtype)
-    if x is None:
-        return np.zeros(0, dtype=dtype)
-    arr = np.asarray(x)
-    if arr.dtype == object:
-        arr = np.asarray([np.nan if v is None else v for v in arr.ravel()], dtype=np.float64).reshape(arr.shape)
-    return np.array(arr, dtype=dtype)  # a copy: never a view of someone else's memory
-
-
-def as_list(x: Any) -> list | None:
-    """R vectors of length one arrive as scalars through reticulate: make a list."""
-    if x is None:
-        return None
-    if isinstance(x, (str, bytes, numbers.Number)):
-        return [x]
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, Mapping):
-        return list(x.values())
-    return list(x)
-
-
 def r_levels(v: Any) -> list[str] | None:
     """One entry of ``xlevels``: a list of level names, or None (numeric predictor)."""
     if v is None:

@@ -12,7 +12,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ..core.ir import TreeModel
-from .randomforest_trees import as_list
+from ..r_wire import as_list
 from .ranger_trees import ranger_ensemble, ranger_outputs
 from .rfunction import RFrameAdapter
 from .rlevels import LevelEncoder

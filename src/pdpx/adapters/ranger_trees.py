@@ -39,7 +39,7 @@ import numpy as np
 
 from ..core.errors import PdpxError
 from ..core.ir import MalformedTreeError, TreeEnsemble
-from .randomforest_trees import as_array, as_list
+from ..r_wire import as_array, as_list
 
 TREETYPES = ("Regression", "Classification", "Probability estimation")
 

@@ -1,5 +1,5 @@
-"""Calling R from Python: one lock for every R call, decoding what R returns, and the
-adapter for any R model given as a predict function.
+"""Calling R from Python: one lock for every R call, and the adapter for any R model given as a predict
+function (what R returns is decoded by :func:`pdpx.r_wire.decode_prediction`).
 
 R must be called from one thread at a time: adapters that call it are
 :class:`SingleThreaded` (methods then never call their ``predict`` from threads)
@@ -9,37 +9,16 @@ and hold :data:`R_LOCK` around each call.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Mapping
+from typing import Callable
 
 import numpy as np
 
-from ..core.adapter import Adapter, as_2d
+from ..core.adapter import Adapter
 from ..core.errors import PdpxError
-from .randomforest_trees import as_array, as_list
+from ..r_wire import as_list, decode_prediction
 
 #: Serialises every call into R made by pdpx adapters: R must be called from one thread.
 R_LOCK = threading.RLock()
-
-
-def decode_prediction(out: Any, n_rows: int) -> np.ndarray:
-    """Predictions returned by an R function, as (n_rows, n_outputs) float64.
-
-    Accepts raw float64 bytes (R: ``writeBin(as.double(p), raw())``, matrices in
-    column-major order), a dict or list of columns (R: a data.frame or list of
-    vectors), a flat list, or anything numpy reads.
-    """
-    if isinstance(out, (bytes, bytearray, memoryview)):
-        arr = np.frombuffer(bytes(out), dtype="<f8")
-        if n_rows == 0 or arr.size % n_rows:
-            raise PdpxError(f"the R predict function returned {arr.size} values for {n_rows} rows")
-        return np.ascontiguousarray(arr.reshape(arr.size // n_rows, n_rows).T)
-    if isinstance(out, Mapping):
-        out = list(out.values())
-    if isinstance(out, (list, tuple)) and out and isinstance(out[0], (list, tuple, np.ndarray)):
-        return np.column_stack([as_array(c) for c in out])
-    if isinstance(out, (list, tuple)):
-        return as_2d(as_array(out))
-    return as_2d(out)
 
 
 class SingleThreaded:
