@@ -77,7 +77,7 @@ def test_every_result_users_see_has_a_page(X):
         "PartialDependenceCollection": pdpx.partial_dependence_many(_model, X, ["a", "c"], grid_resolution=5),
         "StackedResult": pdpx.partial_dependence({"m": _model, "n": lambda d: d["a"]}, X, ["a"], grid_resolution=5),
         "ALEResult": pdpx.ale(_model, X, ["a"], grid_resolution=5),
-        "DerivativeResult": pdpx.partial_dependence(_model, X, ["a"], kind="derivative", grid_resolution=5),
+        "DerivativeResult": pdpx.derivative_ice(_model, X, ["a"], grid_resolution=5),
         "HStatistic": pdpx.h_statistic(_model, X, ["a", "b"]),
     }
     for name, res in results.items():
