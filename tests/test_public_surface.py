@@ -267,3 +267,15 @@ def test_report_checks_the_new_names(tmp_path, pages, kwargs, error, text):
         _report(tmp_path, "bad", **kwargs)
     assert text in str(info.value)
     assert not pages
+
+
+def test_the_deprecated_names_go_in_a_later_release_than_this_one():
+    """The warnings promise one more release: the release they name comes after the installed version (when it
+    arrives, the old names are to be removed, and this test says so)."""
+    def parts(v):
+        return tuple(int(x) for x in re.match(r"(\d+)\.(\d+)\.(\d+)", v).groups())
+
+    assert parts(REMOVED_IN) > parts(pdpx.__version__), (REMOVED_IN, pdpx.__version__)
+    assert f"pdpx {REMOVED_IN}" in (ROOT / "docs" / "api.md").read_text()
+    assert f"pdpx {REMOVED_IN}" in pdpx.partial_dependence.__doc__
+    assert f"pdpx {REMOVED_IN}" in pdpx.report.__doc__
