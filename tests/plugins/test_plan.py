@@ -76,6 +76,13 @@ def models():
     }
 
 
+def _call_plan(model, X, sets, features=(0,), **options):
+    """The planner's plan (:func:`plan.plan`) of one request of a call computing ``sets``."""
+    session = Session(model, X, grid_resolution=6, **options)
+    session.plan(sets)
+    return P.plan(session.adapter.tree_model(session.response), session.request(list(features)))
+
+
 def _rows_plan(model, X, kind="average", features=(0,)):
     session = Session(model, X, kind=kind, grid_resolution=6)
     req = session.request(list(features))
@@ -97,8 +104,9 @@ def _planned(models):
     def rows(name, kind="average"):
         return _rows_plan(*models[name], kind=kind)
 
-    def counts(name, order):
-        return P.plan_counts(_tm(*models[name]), order)
+    def counts(name, order):  # a call of three 1-way sets (order 1), and of their three pairs too (order 2)
+        sets = [(0,), (1,), (2,)] + ([(0, 1), (0, 2), (1, 2)] if order == 2 else [])
+        return _call_plan(*models[name], sets)
 
     return [
         rows("oblivious"), rows("oblivious-logistic"), rows("oblivious", kind="both"),
@@ -134,6 +142,18 @@ def test_the_kernel_option_forces_a_kernel_or_says_why(models):
     with pytest.raises(PdpxError, match="expected one of"):
         P.kernel_option({"kernel": "fast"})
     assert P.row_kernel(_tm(*models["oblivious"]).ensemble, "leafsets") == "leafsets"
+
+
+def test_one_set_ice_or_engine_rows_walk_the_rows_and_engine_counts_gathers(models):
+    model, X = models["shallow"]
+    many = [(0,), (1,), (2,)]
+    assert _call_plan(model, X, [(0,)]).engine == "rows"  # one set: a gather would not pay
+    assert _call_plan(model, X, many).engine == "counts"
+    assert _call_plan(model, X, many, kind="both").engine == "rows"  # counts keep no rows: no ICE
+    assert _call_plan(model, X, many, method_options={"engine": "rows"}).engine == "rows"
+    forced = _call_plan(model, X, [(0,)], method_options={"engine": "counts"})
+    assert (forced.engine, forced.order) == ("counts", 1)
+    assert _call_plan(*models["shallow-proba"], many).engine == "rows"  # a probability is no sum of leaves
 
 
 def _req(planned, features):

@@ -26,47 +26,17 @@ from dataclasses import replace
 import numpy as np
 
 from ...core.errors import PdpxError
-from ...core.ir import TreeModel
 from ...core.method import MethodResult, Request
 from ...core.treesum import TreeSum
 from .counts import PatternCounts, SumCounts, count_layout
+from .plan import counts_unavailable
 from .prep import integrate, prepare
 
 
 def unavailable(tm, req: Request, counts=None) -> str | None:
-    """Why the counts cannot give ``req``'s answer on ``tm`` (and ``counts``, when given), or None.
-
-    The reasons: ICE wanted (counts keep sums over rows, not rows), more than two
-    features, counts of a lower order, a response that is not a sum of leaf values
-    (a non-linear link: the average of a probability is not the probability of
-    the average margin), or no readable trees.
-    """
-    if req.needs_individual:
-        return "ICE curves need each row's prediction; pattern counts keep only sums over the rows"
-    d = len(req.features)
-    if d == 0 or d > 2:
-        return f"pattern counts answer feature sets of one or two features, not {d}"
-    if counts is not None and counts.order < d:
-        return f"these pattern counts were gathered at order {counts.order}; a {d}-way request needs order {d}"
-    if counts is not None and not counts.answers(req.features):
-        return ("these pattern counts were gathered for other pairs of features; gather them with this pair in "
-                "pairs=, or pairs=None for every pair")
-    return _model_unavailable(tm)
-
-
-def _model_unavailable(tm) -> str | None:
-    if isinstance(tm, TreeSum):
-        for term in tm.terms:
-            why = _model_unavailable(term.model)
-            if why:
-                return why
-        return None
-    if not isinstance(tm, TreeModel):
-        return "the model's trees cannot be read"
-    if not tm.ensemble.is_linear:
-        return (f"the response is the {tm.ensemble.link} link of a sum of leaf values, so its average is not a sum "
-                "of leaf values times counts; use response='raw' for the margins, or method='exact'")
-    return None
+    """Why the counts cannot give ``req``'s answer on ``tm`` (and ``counts``, when given), or None: the
+    planner's :func:`.plan.counts_unavailable`."""
+    return counts_unavailable(tm, req, counts)
 
 
 def partial_dependence(tm, counts, req: Request) -> MethodResult:

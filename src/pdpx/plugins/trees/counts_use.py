@@ -56,6 +56,7 @@ from .plan import (  # noqa: F401 - the planner's rules, named here for their us
     counts_order,
     engine_option,
     gather_order,
+    plan,
     planned_pairs,
 )
 from .plan import planned_sets as _sets
@@ -296,16 +297,15 @@ class Choice:
     note: str
 
 
-def pairs_only(tm, budget: int) -> bool:
-    """Whether an order-2 gather on ``tm`` within ``budget`` counts only the pairs asked for
-    (:func:`.plan.pairs_only`); False when that cannot be told."""
-    from . import plan
+def _pairs_budget(tm, budget: int) -> int | None:
+    """The budget less the order-2 counts' bytes (:func:`.plan.plan`'s ``pairs_budget``); None when that cannot
+    be told (then a full order-2 gather's cost is assumed)."""
     from .counts import counts_nbytes
 
     try:
-        return plan.pairs_only(tm, budget - counts_nbytes(tm, 2))
+        return budget - counts_nbytes(tm, 2)
     except Exception:  # noqa: BLE001 - cannot tell: the cost of a full order-2 gather
-        return False
+        return None
 
 
 def answerable(tm, req, engine: str) -> bool:
@@ -356,7 +356,7 @@ def choose(model, tm, req, budget: int) -> Choice | None:
                                  f"{hit.order}): the rows were not read again")
             req.memo[_MEMO + ".session"] = (req.X, req.sample_weight, tm, choice)
             return choice
-    order = counts_order(req, engine, engine == "auto" and pairs_only(tm, budget))
+    order = plan(tm, req, _pairs_budget(tm, budget) if engine == "auto" else None).order or None
     if engine == "auto" and (order is None or not counts_fit(counts_nbytes(tm, order), budget)
                              or not worth_compiling(tm, req, order, budget)):
         req.memo[_MEMO + ".session"] = (req.X, req.sample_weight, tm, None)

@@ -262,6 +262,65 @@ def plan_means(tm) -> Plan | None:
 
 
 # --------------------------------------------------------------- when pattern counts answer a call
+def plan(tm, req, pairs_budget: int | None = None) -> Plan:
+    """``exact``'s plan for ``req``, one request of a call computing the feature sets ``req.planned``.
+
+    From pattern counts (:func:`plan_counts` at :func:`counts_order`'s order) when they can answer
+    (:func:`counts_unavailable`) and ``engine="counts"``, or ``"auto"`` and the call's sets are worth a
+    gather; else walking the rows (:func:`plan_rows`). ``pairs_budget``: the budget less the order-2
+    counts' bytes, where known (an order-2 gather may then count only the planned pairs,
+    :func:`pairs_only`). What is not a plan, :mod:`.counts_use` adds: counts kept with the model answer
+    at once; counts over half the budget (:func:`counts_fit`), or whose kernels would compile for longer
+    than the row walks take, are not gathered.
+    """
+    engine = engine_option(req.options)
+    if engine != "rows" and req.planned and counts_unavailable(tm, req) is None:
+        pairs = engine == "auto" and pairs_budget is not None and pairs_only(tm, pairs_budget)
+        order = counts_order(req, engine, pairs)
+        if order is not None:
+            return plan_counts(tm, order, memory_budget=req.memory_budget)
+    return plan_rows(tm, req)
+
+
+def counts_unavailable(tm, req, counts=None) -> str | None:
+    """Why the counts cannot give ``req``'s answer on ``tm`` (and ``counts``, when given), or None.
+
+    The reasons: ICE wanted (counts keep sums over rows, not rows), more than two
+    features, counts of a lower order, a response that is not a sum of leaf values
+    (a non-linear link: the average of a probability is not the probability of
+    the average margin), or no readable trees.
+    """
+    if req.needs_individual:
+        return "ICE curves need each row's prediction; pattern counts keep only sums over the rows"
+    d = len(req.features)
+    if d == 0 or d > 2:
+        return f"pattern counts answer feature sets of one or two features, not {d}"
+    if counts is not None and counts.order < d:
+        return f"these pattern counts were gathered at order {counts.order}; a {d}-way request needs order {d}"
+    if counts is not None and not counts.answers(req.features):
+        return ("these pattern counts were gathered for other pairs of features; gather them with this pair in "
+                "pairs=, or pairs=None for every pair")
+    return _counts_model_unavailable(tm)
+
+
+def _counts_model_unavailable(tm) -> str | None:
+    from ...core.ir import TreeModel
+    from ...core.treesum import TreeSum
+
+    if isinstance(tm, TreeSum):
+        for term in tm.terms:
+            why = _counts_model_unavailable(term.model)
+            if why:
+                return why
+        return None
+    if not isinstance(tm, TreeModel):
+        return "the model's trees cannot be read"
+    if not tm.ensemble.is_linear:
+        return (f"the response is the {tm.ensemble.link} link of a sum of leaf values, so its average is not a sum "
+                "of leaf values times counts; use response='raw' for the margins, or method='exact'")
+    return None
+
+
 def planned_sets(req) -> tuple[int, int]:
     """(1-way sets, 2-way sets) among the planned averages (the request's own set at least)."""
     sets = {tuple(s) for s in req.planned} | {tuple(int(f) for f in req.features)}
