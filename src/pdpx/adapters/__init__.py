@@ -28,8 +28,8 @@ The plugins floor (``docs/architecture.md``): adapters import the core only, nev
 a measure or a figure.
 
 Helpers that register nothing: :mod:`.randomforest` (the randomForest adapter the R bridge and
-the rpy2 plugin build) and :mod:`.rfunction` (calling R: the lock, decoding
-predictions, any R model as a predict function), :mod:`.ranger` and :mod:`.gbm` (built by
+the rpy2 plugin build) and :mod:`.rfunction` (calling R: the lock, and any R
+model as a predict function; what R sends is decoded by :mod:`pdpx.r_wire`), :mod:`.ranger` and :mod:`.gbm` (built by
 the R bridge) and :mod:`.rlevels` (the factor-level encoding ranger and gbm share).
 """
 

@@ -2,12 +2,21 @@
 
 Hooks and the plugin manager (:mod:`.hookspecs`, :mod:`.plugins`), the adapter and method
 interfaces (:mod:`.adapter`, :mod:`.booster`, :mod:`.method`), the tree representation
-(:mod:`.ir`, :mod:`.treesum`), the options of a call (:mod:`.options`), the session that
-validates a call and computes each feature set (:mod:`.session`, :mod:`.compute`,
-:mod:`.stacked`), grids (:mod:`.grid`, :mod:`.missing`), results and their drawing entry
-point (:mod:`.result`, :mod:`.drawing`), the support diagnostics and the extrapolation check
-(:mod:`.support`, :mod:`.extrapolation`), the data sources (:mod:`.data`, :mod:`.cluster`),
-the bootstrap, settings, errors, and the old names of the public API (:mod:`.deprecation`).
+(:mod:`.ir`, :mod:`.treesum`) and when the trees may answer for a model (:mod:`.trust`),
+the options of a call (:mod:`.options`) and its checks at the public boundary
+(:mod:`.validation`), the session that validates a call and computes each feature set
+(:mod:`.session`, :mod:`.compute`, :mod:`.stacked`), grids (:mod:`.grid`, :mod:`.missing`,
+date features in :mod:`.dates`; ``grid="thresholds"`` in :mod:`.steps`, on the partition of a
+column's values by the model's splits that :mod:`.splits` computes for it and for Friedman's
+H), results and their drawing entry point (:mod:`.result`, :mod:`.drawing`), the support
+diagnostics and the extrapolation check (:mod:`.support`, :mod:`.extrapolation`), the data
+sources (:mod:`.data`, :mod:`.cluster`), bootstrap intervals (:mod:`.bootstrap`).
+
+Around them: settings (:mod:`.config`), errors and warnings (:mod:`.errors`), the old names of
+the public API (:mod:`.deprecation`), progress bars and joblib's pools (:mod:`.progress`), the process's thread
+pool (:mod:`.threads`), library thread pools held to one thread during pdpx's own checks
+(:mod:`.forksafe`), files written safely (:mod:`.files`) in the user's own folder
+(:mod:`.userdir`), and the version (:mod:`.version`).
 
 The core imports nothing above it and names no model library; the built-in plugins
 (adapters, methods, the figure backend) are registered by module name at run time.

@@ -8,6 +8,7 @@
 * :class:`PartialDependenceDisplay` (``display.py``) is scikit-learn's display with
   pdpx's numbers: ``from_estimator`` computes every feature set in one pdpx session,
   then scikit-learn's own ``plot`` draws them.
+* ``checks.py`` refuses the arguments scikit-learn refuses, with its error types and wording.
 
 What differs on purpose is in ``docs/sklearn.md``; the main point: ``method="auto"``
 always gives brute's numbers (computed by ``exact`` for tree models), where
