@@ -279,3 +279,13 @@ def test_the_deprecated_names_go_in_a_later_release_than_this_one():
     assert f"pdpx {REMOVED_IN}" in (ROOT / "docs" / "api.md").read_text()
     assert f"pdpx {REMOVED_IN}" in pdpx.partial_dependence.__doc__
     assert f"pdpx {REMOVED_IN}" in pdpx.report.__doc__
+
+
+def test_the_plot_keywords_are_plot_importances():
+    """``imp.plot(**kw)`` draws pdpx's figure for exactly plot_importance's keywords (any other goes to pandas)."""
+    import inspect
+
+    from pdpx.explain.pd_importance import PLOT_OPTIONS
+
+    params = inspect.signature(pdpx.plot_importance).parameters.values()
+    assert set(PLOT_OPTIONS) == {p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
