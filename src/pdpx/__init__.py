@@ -11,6 +11,14 @@ lists exactly those names. The measures of :mod:`pdpx.explain`, the report and
 submodules (``pdpx.api``, ``pdpx.core``, ...) stay importable but are not public names.
 Deprecated names and arguments (``docs/api.md``, "Deprecated names") work with a
 :class:`DeprecationWarning` that names their replacement.
+
+This package is the top floor (``docs/architecture.md``): :mod:`.api` (partial_dependence and
+partial_dependence_many), :mod:`.reporting` (report), :mod:`.r_bridge` (what the R package
+calls) and :mod:`.r_wire` (what R sends, decoded), and the ``pdpx`` command line :mod:`.cli`
+with :mod:`.cli_data` (data files), :mod:`.model_files` (model files, by extension),
+:mod:`.model_categories` (the categories a saved model stores) and :mod:`.rds_check` (an
+``.rds`` file read before R loads it). The floors below are the packages ``core``,
+``adapters``, ``plugins``, ``explain``, ``outputs``, ``sklearn`` and ``demo``.
 """
 
 from .api import partial_dependence, partial_dependence_many
