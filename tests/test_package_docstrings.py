@@ -15,10 +15,6 @@ import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "pdpx"
 
-#: Packages whose docstrings belong to other work in progress (issue 37): marked, not skipped, so that the
-#: day their docstring names every module the mark has to go (a strict xfail fails once it passes).
-OWNED_ELSEWHERE: dict[str, str] = {}
-
 
 def packages() -> list[Path]:
     """Every folder of src/pdpx with an ``__init__.py``."""
@@ -43,16 +39,6 @@ def unnamed(package: Path) -> list[str]:
     return [m for m in modules if not names_module(doc, m)]
 
 
-def cases():
-    """One case per package, strict xfail for the packages of :data:`OWNED_ELSEWHERE`."""
-    out = []
-    for package in packages():
-        name = dotted(package)
-        marks = [pytest.mark.xfail(strict=True, reason=OWNED_ELSEWHERE[name])] if name in OWNED_ELSEWHERE else []
-        out.append(pytest.param(package, id=name, marks=marks))
-    return out
-
-
 def test_the_packages_are_found():
     found = {dotted(p) for p in packages()}
     assert {"pdpx", "pdpx.core", "pdpx.adapters", "pdpx.plugins", "pdpx.plugins.trees", "pdpx.explain",
@@ -65,7 +51,7 @@ def test_a_module_counts_as_named_only_as_code():
             if names_module(doc, m)] == ["grid", "steps", "trust", "splits"]
 
 
-@pytest.mark.parametrize("package", cases())
+@pytest.mark.parametrize("package", packages(), ids=dotted)
 def test_every_package_docstring_names_its_modules(package):
     missing = unnamed(package)
     assert not missing, (f"the docstring of {dotted(package)} (its __init__.py) does not name "
