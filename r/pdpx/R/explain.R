@@ -19,7 +19,7 @@
 #'
 #' @inheritParams partial_dependence
 #' @param features Column names of `data` (default for `pd_importance()` and
-#'   `h_statistic()`: every column with a grid).
+#'   `h_statistic()`: a formula model's predictors, else every column with a grid).
 #' @param kind `"pd"` or `"ice"`.
 #' @param pairs For `h_statistic()`: pairs of column names, e.g.
 #'   `list(c("wt", "hp"))` (default: every pair of `features`).
@@ -120,6 +120,7 @@ print.pdpx_h <- function(x, ...) {
     if (length(absent)) .stop("features not among the columns of data: ", paste(absent, collapse = ", "), call. = FALSE)
   }
   if (!is.null(pred_fun) && !is.function(pred_fun)) .stop("pred_fun must be a function(object, newdata)", call. = FALSE)
+  if (is.null(features)) features <- .model_predictors(object, names(data))
   py <- .pdpx_py()
   prepared <- .prepare_model(object, data, pred_fun, NULL, "auto", n_trees)
   payload <- .frame_payload(prepared$data)
@@ -130,3 +131,13 @@ print.pdpx_h <- function(x, ...) {
   if (!is.null(out$meta)) out$meta$warnings <- list()  # raised once, here
   out
 }
+
+# The predictors a formula model reads (its terms without the response), those among the columns of data; NULL
+# when the model has no terms or none of them is a column (then every column with a grid is a feature). Without
+# this, the response column held by the training data (mtcars' mpg for lm(mpg ~ wt + hp)) was measured too.
+.model_predictors <- function(object, columns) {
+  vars <- tryCatch(all.vars(stats::delete.response(stats::terms(object))), error = function(e) NULL)
+  vars <- intersect(vars, columns)
+  if (length(vars)) vars else NULL
+}
+

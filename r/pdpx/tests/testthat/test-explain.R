@@ -27,6 +27,15 @@ test_that("pd_importance() is the sd of each PD curve over its grid", {
   expect_error(pd_importance(fit, mtcars, kind = "pdp"), "kind")
 })
 
+test_that("without features, a formula model's predictors are measured, not the response column of data", {
+  skip_if_no_pdpx()
+  fit <- lm(mpg ~ wt + hp, data = mtcars)
+  imp <- pd_importance(fit, mtcars, grid_resolution = 10)
+  expect_setequal(imp$feature, c("wt", "hp"))
+  h <- h_statistic(fit, mtcars)
+  expect_setequal(c(h$pairwise$feature_1, h$pairwise$feature_2), c("wt", "hp"))
+})
+
 test_that("h_statistic() equals Friedman and Popescu's definition computed by brute force in R", {
   skip_if_no_pdpx()
   d <- mtcars[, c("mpg", "wt", "hp", "qsec")]
