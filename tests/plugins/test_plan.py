@@ -80,7 +80,8 @@ def _call_plan(model, X, sets, features=(0,), **options):
     """The planner's plan (:func:`plan.plan`) of one request of a call computing ``sets``."""
     session = Session(model, X, grid_resolution=6, **options)
     session.plan(sets)
-    return P.plan(session.adapter.tree_model(session.response), session.request(list(features)))
+    req = session.batch(session.methods["exact"]).planned(session.request(list(features)))  # exact's batch seam
+    return P.plan(session.adapter.tree_model(session.response), req)
 
 
 def _rows_plan(model, X, kind="average", features=(0,)):

@@ -86,8 +86,9 @@ class DaskData:
         return sample_weight
 
     def run(self, method, adapter: Adapter, req: Request, *, model: Any, ice_rows=None) -> MethodResult:
-        """The method's result over all rows as a whole (:meth:`~pdpx.core.method.Method.whole`), or the method
-        over every partition, combined exactly (see :func:`run`)."""
+        """``method``'s result (a :class:`~pdpx.core.method.Batch`, a method's plan) over all rows as a whole
+        (:meth:`~pdpx.core.method.Batch.whole`), or the method over every partition, combined exactly (see
+        :func:`run`)."""
         out = method.whole(adapter, req, self)
         if out is not None:
             return out
@@ -183,7 +184,7 @@ def partition_task(model, part: pd.DataFrame, weights, request: Request, method_
     # a fresh adapter learns the columns' encodings (category codes) from the rows it will see, as the
     # head's adapter did: without it a category column's grid labels reach the encoder as "not numeric"
     part = adapter.validate_columns(part)
-    req = replace(request, X=part, sample_weight=weights, planned=(), memo={})  # one partition: no plan
+    req = replace(request, X=part, sample_weight=weights)  # one partition: the method alone, no plan
     out = get_methods()[method_name].compute(adapter, req)
     W = float(len(part)) if weights is None else float(np.sum(weights))
     return out.average, W, out.individual

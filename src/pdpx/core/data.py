@@ -217,7 +217,8 @@ class LocalData:
         return sample_weight
 
     def run(self, method, adapter: Adapter, req: Request, *, model: Any, ice_rows: np.ndarray | None) -> MethodResult:
-        """The method over every row; with ``ice_rows``, ICE for those rows only (the average uses all)."""
+        """``method`` (a :class:`~pdpx.core.method.Batch`, a method's plan) over every row; with ``ice_rows``, ICE
+        for those rows only (the average uses all)."""
         if ice_rows is None or not req.needs_individual:
             return method.compute(adapter, req)
         full = method.compute(adapter, replace(req, kind="average"))

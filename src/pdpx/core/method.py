@@ -40,14 +40,6 @@ class Request:
         True: show a bar; False: never; None: only for long runs in a terminal.
     options : dict
         Method-specific options (``method_options=`` of the public call).
-    planned : tuple of tuple of int
-        Every feature set the same session will compute with these rows, weights,
-        response and options, this one included (:meth:`~pdpx.core.session.Session.plan`);
-        empty when the session knows of no other. A method may do once, for all of
-        them, work that does not depend on the feature set (``exact``'s pattern counts).
-    memo : dict
-        Kept by the session and shared by its requests: what a method computed for one
-        feature set and may reuse for the next (keyed by the method's own names).
     """
 
     X: pd.DataFrame
@@ -62,8 +54,6 @@ class Request:
     n_jobs: int | None = None
     progress: bool | None = None
     options: dict = field(default_factory=dict)
-    planned: tuple = ()
-    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def grid_shape(self) -> tuple[int, ...]:
@@ -117,27 +107,15 @@ class Method:
         """Return None if the method can compute ``request``, else the reason it cannot."""
         return None
 
-    def deferred(self, adapter: "Adapter", request: Request) -> str | None:
-        """Why ``method="auto"`` should not run this method now although it can (it would first have to
-        prepare, e.g. compile, for longer than a slower method that returns the same takes), or None.
+    def plan(self, adapter: "Adapter", feature_sets) -> "Batch":
+        """What the method does for the feature sets (tuples of column positions) one session computes on the
+        same rows, weights, response and options; empty when the session knows of no other than each request's
+        own. The session asks once, at its first request, and runs every request through the answer.
 
-        Only ``auto`` asks, after :meth:`unavailable`; an explicit ``method=`` always runs.
+        The default, :class:`Batch`, runs :meth:`compute` once per request; a method that can do once, for all
+        the sets, work that does not depend on the set returns its own :class:`Batch`.
         """
-        return None
-
-    def whole(self, adapter: "Adapter", request: Request, data) -> MethodResult | None:
-        """The result over rows held elsewhere (a Dask frame: ``data`` is its ``DaskData``) computed as a whole,
-        e.g. from sums each partition gathers, or None: run :meth:`compute` on every partition and combine.
-
-        Only asked for data that is not held in this process.
-        """
-        return None
-
-    def runs_beside(self, adapter: "Adapter", request: Request) -> bool:
-        """Whether the call's other work (its extrapolation check) may run on another thread while this method
-        computes ``request``: True only when the method spends that time in compiled code that releases the
-        GIL; beside Python work the two would take turns and both be slower. Default False."""
-        return False
+        return Batch(self, adapter, feature_sets)
 
     def curve_means(self, adapter: "Adapter", requests: list[Request],
                     shares: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray] | None:
@@ -152,4 +130,43 @@ class Method:
         return None
 
     def compute(self, adapter: "Adapter", request: Request) -> MethodResult:
+        """The partial dependence of ``request`` (the only member a method must define)."""
         raise NotImplementedError
+
+
+class Batch:
+    """A method's plan for the feature sets of one session (:meth:`Method.plan`).
+
+    This default runs the method's :meth:`~Method.compute` once per request. A method that shares work among the
+    sets (``exact``: pattern counts gathered once for all of them) subclasses it, and may also say why
+    ``method="auto"`` should pass it by for now (:meth:`deferred`), that its run leaves the GIL free for the
+    call's other work (:meth:`beside`), or answer rows held elsewhere as a whole (:meth:`whole`).
+    """
+
+    def __init__(self, method: Method, adapter: "Adapter", feature_sets=()):
+        self.method = method
+        self.name = method.name
+        self.adapter = adapter
+        self.feature_sets = tuple(tuple(int(j) for j in s) for s in feature_sets)
+
+    def compute(self, adapter: "Adapter", request: Request) -> MethodResult:
+        """The result of one request of the session (on rows held here)."""
+        return self.method.compute(adapter, request)
+
+    def deferred(self, request: Request) -> str | None:
+        """Why ``method="auto"`` should not run the method now although it can (it would first have to prepare,
+        e.g. compile, for longer than a slower method that returns the same takes), or None (the default).
+        Only ``auto`` asks, after :meth:`Method.unavailable`, and only for rows held here."""
+        return None
+
+    def beside(self, request: Request) -> bool:
+        """Whether the call's other work (its extrapolation check) may run on another thread while the method
+        computes ``request``: True only when it spends that time in compiled code that releases the GIL; beside
+        Python work the two would take turns and both be slower. Default False."""
+        return False
+
+    def whole(self, adapter: "Adapter", request: Request, data) -> MethodResult | None:
+        """The result over rows held elsewhere (a Dask frame: ``data`` is its ``DaskData``) computed as a whole,
+        e.g. from sums each partition gathers, or None (the default): :meth:`Method.compute` on every partition,
+        combined."""
+        return None

@@ -106,7 +106,7 @@ class Session:
         self._support_cache: dict = {}  # the check's row sample and coarse bins, shared by the feature sets
         self._partners: list[bool] | None = None
         self._plan: tuple = ()
-        self._memo: dict = {}  # shared by this session's requests (Request.memo)
+        self._batches: dict = {}  # method name -> its plan for this session's feature sets (Method.plan)
 
     # ---------------------------------------------------------- validation
     def _resolve_response(self, response: str) -> str:
@@ -287,11 +287,18 @@ class Session:
     def plan(self, feature_sets) -> None:
         """Tell the methods which feature sets (lists of positions) this session is about to compute.
 
-        Every request then carries them (``Request.planned``), so a method can do once
-        what every set shares (``exact`` gathers pattern counts for many 1-way and
+        Each method is told them once (:meth:`~pdpx.core.method.Method.plan`), so it can do
+        once what every set shares (``exact`` gathers pattern counts for many 1-way and
         2-way averages; with Dask, partition by partition, only the counts travel).
         """
         self._plan = tuple(tuple(int(j) for j in s) for s in feature_sets)
+        self._batches = {}
+
+    def batch(self, method):
+        """``method``'s plan for this session's feature sets (:meth:`~pdpx.core.method.Method.plan`, asked once)."""
+        if method.name not in self._batches:
+            self._batches[method.name] = method.plan(self.adapter, self._plan)
+        return self._batches[method.name]
 
     def request(self, features: list[int]) -> Request:
         grids = [self.grid_for(j) for j in features]
@@ -300,8 +307,7 @@ class Session:
             response=self.response, outputs=self.outputs, sample_weight=self.sample_weight,
             kind="both" if self.interval is not None else self.kind,
             memory_budget=self.memory_budget, n_jobs=self.n_jobs, progress=self.progress,
-            options=self.method_options, memo=self._memo,
-            planned=self._plan or (tuple(features),),
+            options=self.method_options,
         )
         self._check_result_size(req, n_ice=self.n_rows if self.interval is not None else None)
         return req
@@ -340,7 +346,7 @@ class Session:
         for m in candidates:
             reason = m.unavailable(self.adapter, req)
             if reason is None and len(req.X) == self.n_rows:  # rows held here (not Dask's): may defer
-                reason = m.deferred(self.adapter, req)
+                reason = self.batch(m).deferred(req)
             if reason is None:
                 return self._check_options(m, notes), notes
             notes.append(f"{m.name} not used: {reason}")
@@ -384,13 +390,14 @@ class Session:
         with trees_read_once(self.adapter):  # asked by choose_method, then by the method
             method, skipped = self.choose_method(req)
             method = self.checked(method, req, skipped)
+            batch = self.batch(method)
             # the extrapolation check needs only the rows and the grids: beside a method that leaves the GIL
             # free for long enough, it runs on another core meanwhile
             beside = (self.data.supports_ice_sample and self.n_rows >= BACKGROUND_ROWS and thread_count(req.n_jobs) > 1
-                      and method.runs_beside(self.adapter, req))
+                      and batch.beside(req))
             checking = in_background(self._support_values, features, req.grid_values, columns, beside=beside)
             try:
-                out, elapsed = self._run(method, req)
+                out, elapsed = self._run(batch, req)
             except BaseException:
                 checking.exception()  # the check is done before the error leaves (it reads this session)
                 raise
@@ -468,8 +475,8 @@ class Session:
         means, f = got
         return means, f, method.name
 
-    def _run(self, method, req: Request):
-        """(the method's result, seconds it ran)."""
+    def _run(self, batch, req: Request):
+        """(the result of ``batch``, a method's plan, for ``req``; seconds it ran)."""
         ice_rows = self.ice_rows
         if self.interval is not None:  # the bootstrap resamples every row's ICE curve
             if not self.data.supports_ice_sample:
@@ -477,7 +484,7 @@ class Session:
                                 "curve); pass a pandas X, or a sample of it")
             ice_rows = None
         t0 = time.perf_counter()
-        out = self.data.run(method, self.adapter, req, model=self.model, ice_rows=ice_rows)
+        out = self.data.run(batch, self.adapter, req, model=self.model, ice_rows=ice_rows)
         return out, time.perf_counter() - t0
 
     def _support_values(self, features: list[int], grids: list, columns: list):

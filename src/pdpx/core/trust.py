@@ -274,8 +274,8 @@ def _compare_on_sample(adapter, method, brute, req, j: int, n_outputs: int) -> s
     kind = "average" if req.kind == "average" else "individual"
     small = replace(req, X=rows, features=[j], grid_values=[grid], categorical=[req.categorical[at]],
                     outputs=list(range(n_outputs)), kind=kind, sample_weight=None, n_jobs=1,
-                    progress=False, planned=((j,),), memo={})
-    mine = _curves(method.compute(adapter, small), kind)  # (K, rows or 1, G)
+                    progress=False)
+    mine = _curves(method.plan(adapter, [(j,)]).compute(adapter, small), kind)  # (K, rows or 1, G), planned alone
     points = check_points(mine, grid)
     at_points = replace(small, grid_values=[grid[points]])
     try:

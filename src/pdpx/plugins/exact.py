@@ -47,8 +47,9 @@ compiling, and compiles them in the background (:mod:`pdpx.plugins.trees.jit`).
 from __future__ import annotations
 
 from ..core.hookspecs import hookimpl
-from ..core.method import Method, MethodResult, Request
+from ..core.method import Batch, Method, MethodResult, Request
 from .trees import counts_use, engine, jit
+from .trees.plan import PlannedRequest, with_plan
 from .trees.prep import tree_unavailable
 
 
@@ -69,37 +70,16 @@ class Exact(Method):
                 why = f"method_options={{'engine': 'counts'}}: {why}; use engine='auto' or 'rows'"
         return why
 
-    def deferred(self, adapter, request):
-        """When its kernels would first compile for longer than brute takes (see :mod:`.trees.jit`)."""
-        from .trees.jit import defer_reason
-
-        return defer_reason(adapter, request)
-
-    def whole(self, adapter, req: Request, data) -> MethodResult | None:
-        """Rows in Dask partitions: the averages from pattern counts each partition gathers, when worth it."""
-        tm = adapter.tree_model(req.response)
-        choice = counts_use.choose_partitioned(adapter.model, tm, req, data, req.memory_budget)
-        if choice is None:
-            return None
-        from .trees.counts_pd import partial_dependence
-
-        res = partial_dependence(tm, choice.counts, req)
-        res.notes.append(choice.note)
-        return res
-
-    def runs_beside(self, adapter, request):
-        """One feature set: its rows are walked in compiled kernels without the GIL. (A session planning several
-        may answer them from pattern counts in moments, where a check beside them would only take turns.)"""
-        from .trees.plan import walks_rows_alone
-
-        return walks_rows_alone(request)
+    def plan(self, adapter, feature_sets):
+        """:class:`ExactBatch`: the session's sets may share pattern counts, ``auto`` may wait for compilation."""
+        return ExactBatch(self, adapter, feature_sets)
 
     def curve_means(self, adapter, requests, shares):
         """From one pass over the rows, when the response is a sum of leaf values of trees of at most 64 leaves
         and the kernels are compiled (:mod:`.trees.curve_means`); ``engine='rows'`` walks the curves instead."""
         if counts_use.engine_option(requests[0].options) == "rows":
             return None
-        from .trees import curve_means, jit
+        from .trees import curve_means
         from .trees.plan import plan_means
 
         tm = adapter.tree_model(requests[0].response)
@@ -109,6 +89,10 @@ class Exact(Method):
         return curve_means.curve_means(tm, requests, shares, requests[0].n_jobs, requests[0].memory_budget)
 
     def compute(self, adapter, req: Request) -> MethodResult:
+        """``req`` as its :class:`ExactBatch` planned it; a request that came through none (one Dask partition's
+        rows, a direct call) has no plan: its rows are walked, or counts already kept answer it."""
+        if not isinstance(req, PlannedRequest):
+            req = with_plan(req, ())
         tm = adapter.tree_model(req.response)
         choice = counts_use.choose(adapter.model, tm, req, req.memory_budget)
         if choice is None:
@@ -118,6 +102,57 @@ class Exact(Method):
         res = partial_dependence(tm, choice.counts, req)
         res.notes.append(choice.note)
         return jit.noted(res)
+
+
+class ExactBatch(Batch):
+    """``exact``'s plan for one session's feature sets (:meth:`Exact.plan`).
+
+    Every request it runs carries the sets and the memo the session's requests share
+    (:class:`~.trees.plan.PlannedRequest`): pattern counts are weighed once for all the sets
+    (:func:`.trees.counts_use.choose`); with Dask, gathered partition by partition
+    (:func:`.trees.counts_use.choose_partitioned`). ``auto`` passes ``exact`` by while its
+    kernels would compile for longer than brute takes (:func:`.trees.jit.defer_reason`, reading
+    the planner's kernels), and a request whose rows are walked alone leaves the GIL free
+    (:func:`.trees.plan.walks_rows_alone`).
+    """
+
+    def __init__(self, method, adapter, feature_sets=()):
+        super().__init__(method, adapter, feature_sets)
+        self.memo: dict = {}
+
+    def planned(self, req) -> PlannedRequest:
+        """``req`` with this session's sets (its own alone when the session planned none) and memo."""
+        if isinstance(req, PlannedRequest) and req.memo is self.memo:
+            return req
+        return with_plan(req, self.feature_sets or (tuple(req.features),), self.memo)
+
+    def compute(self, adapter, req):
+        """``exact``'s result for ``req``, planned with this session's sets."""
+        return self.method.compute(adapter, self.planned(req))
+
+    def deferred(self, req):
+        """When the kernels would first compile for longer than brute takes (see :mod:`.trees.jit`)."""
+        return jit.defer_reason(self.adapter, req)
+
+    def beside(self, req):
+        """One feature set: its rows are walked in compiled kernels without the GIL. (A session planning several
+        may answer them from pattern counts in moments, where a check beside them would only take turns.)"""
+        from .trees.plan import walks_rows_alone
+
+        return walks_rows_alone(self.planned(req))
+
+    def whole(self, adapter, req, data):
+        """Rows in Dask partitions: the averages from pattern counts each partition gathers, when worth it."""
+        req = self.planned(req)
+        tm = adapter.tree_model(req.response)
+        choice = counts_use.choose_partitioned(adapter.model, tm, req, data, req.memory_budget)
+        if choice is None:
+            return None
+        from .trees.counts_pd import partial_dependence
+
+        res = partial_dependence(tm, choice.counts, req)
+        res.notes.append(choice.note)
+        return res
 
 
 @hookimpl

@@ -3,8 +3,8 @@
 A gather (:func:`.counts.gather`) costs a few of ``exact``'s row walks; after it,
 every 1-way (order 1) or 1- and 2-way (order 2) average on the same rows costs
 O(leaves + grid). So the counts pay off when a session computes many such
-feature sets (``Request.planned``, set by
-:meth:`~pdpx.core.session.Session.plan`), or when they are already kept.
+feature sets (``PlannedRequest.planned``, :mod:`.plan`: the sets a session told
+``exact``'s batch, :class:`~pdpx.plugins.exact.ExactBatch`), or when they are already kept.
 
 ``method_options={"engine": ...}`` of ``exact``:
 

@@ -50,9 +50,10 @@ its module's records (:mod:`.records`, :mod:`.registry`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 
 from ...core.errors import PdpxError
+from ...core.method import Request
 from . import registry
 
 #: Values of ``method_options={"kernel": ...}`` for ``exact``.
@@ -388,3 +389,30 @@ def walks_rows_alone(req) -> bool:
     beside it): one feature set planned, and counts not forced. A session planning several may answer them
     from pattern counts in moments."""
     return len(req.planned) <= 1 and engine_option(req.options) != "counts"
+
+
+@dataclass
+class PlannedRequest(Request):
+    """A request as ``exact`` plans it: with the session's feature sets and what its requests share.
+
+    Attributes
+    ----------
+    planned : tuple of tuple of int
+        Every feature set the session computes with these rows, weights, response and options, this one
+        included; empty for rows not held here (one Dask partition). ``exact`` may do once, for all of them,
+        work that does not depend on the set (its pattern counts).
+    memo : dict
+        Shared by the session's requests: what ``exact`` computed for one and may reuse for the next (keyed by
+        the modules' own names; see :mod:`.counts_use`).
+    """
+
+    planned: tuple = ()
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+
+def with_plan(req, planned, memo: dict | None = None) -> PlannedRequest:
+    """``req`` (a :class:`~pdpx.core.method.Request`) as one request of a call computing the sets ``planned``,
+    sharing ``memo`` (a fresh one when None)."""
+    given = {f.name: getattr(req, f.name) for f in fields(Request)}
+    return PlannedRequest(**given, planned=tuple(tuple(int(j) for j in s) for s in planned),
+                          memo={} if memo is None else memo)
