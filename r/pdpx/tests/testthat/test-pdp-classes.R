@@ -87,32 +87,3 @@ test_that("loading pdpx in a session where pdp's methods are registered first pr
   expect_false(any(grepl("overwritten", out)), label = paste(out, collapse = "\n"))
   expect_true("<printed by pdpstub>" %in% out, label = paste(out, collapse = "\n"))
 })
-
-test_that("with pdp itself (PDPX_PDP_LIB names a library holding it), in either order", {
-  lib <- Sys.getenv("PDPX_PDP_LIB")
-  if (!nzchar(lib)) skip("PDPX_PDP_LIB is not set (pdp is not among Debian's packages); the test above stands in for it")
-  skip_if_no_pdpx()
-  src <- normalizePath(testthat::test_path("..", ".."), mustWork = FALSE)
-  installed <- nzchar(system.file(package = "pdpx")) && !file.exists(file.path(src, "DESCRIPTION"))
-  load_pdpx <- if (installed) "library(pdpx)" else sprintf("pkgload::load_all(%s, quiet = TRUE)", deparse(src))
-  for (first in c("pdp", "pdpx")) {
-    script <- tempfile(fileext = ".R")
-    loads <- if (first == "pdp") c("library(pdp)", load_pdpx) else c(load_pdpx, "library(pdp)")
-    writeLines(c(sprintf(".libPaths(c(%s, .libPaths()))", deparse(lib)), loads,
-                 "fit <- lm(mpg ~ wt + hp, data = mtcars)",
-                 "theirs <- pdp::partial(fit, pred.var = 'wt', train = mtcars, grid.resolution = 3)",
-                 "ours <- pdpx::partial(fit, pred.var = 'wt', train = mtcars, grid.resolution = 3)",
-                 "cat('theirs:', class(theirs), '\\n'); print(theirs)", "cat('ours:', class(ours), '\\n'); print(ours)"),
-               script)
-    out <- system2(file.path(R.home("bin"), "Rscript"), shQuote(script), stdout = TRUE, stderr = TRUE,
-                   env = paste0("PDPX_PYTHON=", pdpx_python()))
-    shown <- paste(out, collapse = "\n")
-    expect_false(any(grepl("overwritten", out)), label = shown)
-    expect_true("theirs: partial data.frame " %in% out, label = shown)
-    expect_true("ours: pdpx_partial partial data.frame " %in% out, label = shown)
-    # pdp's result prints as pdp prints it (a data.frame), pdpx's with pdpx's header
-    at <- match("theirs: partial data.frame ", out)
-    expect_match(out[at + 1], "^\\s+wt\\s+yhat$")
-    expect_match(out[match("ours: pdpx_partial partial data.frame ", out) + 1], "^<partial dependence: wt")
-  }
-})
