@@ -179,6 +179,18 @@ def _snap(ns: np.ndarray, step: str | None) -> np.ndarray:
     return np.unique(pick)
 
 
+def _spread(values: np.ndarray, name, percentiles, n: int, quantiles) -> tuple[np.ndarray, float]:
+    """``n`` integers equally spaced between the ``percentiles`` of the integer ``values`` (a period's ordinals, a
+    date's nanoseconds), and the width of that span; ``quantiles`` is the grids' estimator. Quantiles are taken
+    from the smallest value, so float64 keeps the nanoseconds of a span of centuries exact enough; a span of zero
+    width is refused."""
+    base = int(values.min())
+    lo, hi = quantiles(np.sort(values - base).astype(np.float64), percentiles)
+    if not hi > lo:
+        raise _narrow(name, percentiles)
+    return np.round(_spaced_ints(lo, hi, n)).astype(np.int64) + base, hi - lo
+
+
 def _spaced_ints(lo: float, hi: float, n: int) -> np.ndarray:
     t = np.linspace(0.0, 1.0, n)
     return lo * (1.0 - t) + hi * t
@@ -200,11 +212,7 @@ def date_grid(column: pd.Series, *, grid_resolution: int, percentiles: tuple[flo
         if ordinals.size < grid_resolution:
             chosen = ordinals
         else:
-            base = ordinals[0]
-            lo, hi = quantiles(np.sort(present.asi8 - base).astype(np.float64), percentiles)
-            if not hi > lo:
-                raise _narrow(name, percentiles)
-            chosen = np.unique(np.round(_spaced_ints(lo, hi, grid_resolution)).astype(np.int64) + base)
+            chosen = np.unique(_spread(present.asi8, name, percentiles, grid_resolution, quantiles)[0])
         return pd.arrays.PeriodArray(chosen, dtype=column.dtype)
     idx = pd.DatetimeIndex(present)
     tz, unit = idx.tz, idx.unit
@@ -215,14 +223,9 @@ def date_grid(column: pd.Series, *, grid_resolution: int, percentiles: tuple[flo
     if ns.size < grid_resolution:
         chosen = ns
     else:
-        base = ns[0]
-        ordered = np.sort(wall.as_unit("ns").asi8 - base).astype(np.float64)
-        lo, hi = quantiles(ordered, percentiles)
-        if not hi > lo:
-            raise _narrow(name, percentiles)
-        points = np.round(_spaced_ints(lo, hi, grid_resolution)).astype(np.int64) + base
+        points, span = _spread(wall.as_unit("ns").asi8, name, percentiles, grid_resolution, quantiles)
         own = _step(pd.DatetimeIndex(ns.astype("datetime64[ns]")))  # the finest step the column uses
-        step = _coarser(own, _readable((hi - lo) / (grid_resolution - 1)))
+        step = _coarser(own, _readable(span / (grid_resolution - 1)))
         chosen = _snap(points, step)
         if chosen.size < 2:
             raise PdpxError(f"feature {name!r} spans too short a time between its percentiles {percentiles} "
