@@ -136,12 +136,6 @@ class Brute(Method):
         return MethodResult(average=average, individual=individual)
 
 
-def shown_value(v) -> str:
-    """A grid value as a message shows it (:func:`pdpx.core.result.message_value`: dates in ISO form, the
-    missing-value point by name)."""
-    return message_value(v)
-
-
 def failed(adapter, req: Request, points: list[np.ndarray], dtypes, task, exc: Exception):
     """Raise the model's failure on ``task``'s stacked call again, with the feature, grid value and rows it was
     predicting (:func:`pdpx.core.errors.model_failure`). A call of several grid points is tried again one grid point
@@ -164,10 +158,10 @@ def failed(adapter, req: Request, points: list[np.ndarray], dtypes, task, exc: E
     else:
         at = p0
     if at is not None:
-        where = ", ".join(f"{n!r} = {shown_value(v[at])}" for n, v in zip(names, points))
+        where = ", ".join(f"{n!r} = {message_value(v[at])}" for n, v in zip(names, points))
     else:
         where = (f"grid points {p0 + 1} to {p1} of {req.n_grid} stacked into one call (each alone succeeded; "
-                 + ", ".join(f"{n!r} from {shown_value(v[p0])} to {shown_value(v[p1 - 1])}"
+                 + ", ".join(f"{n!r} from {message_value(v[p0])} to {message_value(v[p1 - 1])}"
                              for n, v in zip(names, points)) + ")")
     rows = (f"all {len(X):,} rows" if (r0, r1) == (0, len(X)) else
             f"rows {r0:,} to {r1 - 1:,} (positions) of the {len(X):,} rows averaged over")
