@@ -193,3 +193,53 @@ def test_a_failing_method_leaves_no_check_running(monkeypatch):
     with pytest.raises(RuntimeError, match="the kernel failed"):
         pdpx.partial_dependence(model, X, "c", method="exact", grid_resolution=5)
     assert state["running"] and state["finished"]  # the check had finished when the error arrived
+
+
+def test_in_order_yields_in_order_with_at_most_the_threads_asked():
+    lock, now, most, names = threading.Lock(), [0], [0], set()
+
+    def fn(i):
+        with lock:
+            now[0] += 1
+            most[0] = max(most[0], now[0])
+        time.sleep(0.01 * (7 - i))  # the first items finish last
+        names.add(threading.current_thread().name)
+        with lock:
+            now[0] -= 1
+        return i * 10
+
+    assert list(threads.in_order(fn, list(range(7)), 2)) == [i * 10 for i in range(7)]
+    assert most[0] <= min(2, threads.cores())
+    if threads.cores() > 1:
+        assert all(n.startswith("pdpx") for n in names)  # the process's one pool, no other
+    names.clear()
+    assert list(threads.in_order(fn, [0, 1, 2], 1)) == [0, 10, 20]
+    assert names == {threading.current_thread().name}  # one thread: the caller's
+
+
+def test_in_order_raises_at_the_items_turn_and_leaves_nothing_running():
+    started, finished = [], []
+
+    def fn(i):
+        started.append(i)
+        if i == 1:
+            raise ValueError("item 1")
+        time.sleep(0.02)
+        finished.append(i)
+        return i
+
+    out = threads.in_order(fn, list(range(20)), 2)
+    assert next(out) == 0
+    with pytest.raises(ValueError, match="item 1"):
+        next(out)
+    count = len(started)
+    time.sleep(0.1)
+    assert len(started) == count < 20  # nothing started after the error left
+    assert sorted(finished) == sorted(i for i in started if i != 1)  # what had started finished first
+
+
+def test_n_jobs_means_one_thing_for_the_model_and_for_the_kernels(monkeypatch):
+    monkeypatch.setattr(threads, "cores", lambda: 4)
+    assert [threads.thread_count(n) for n in (None, 1, 2, -1, -2, 9)] == [4, 1, 2, 4, 3, 4]
+    # None: pdpx's own compiled work on every core, the model called from one thread (its predict has its own)
+    assert [threads.model_threads(n) for n in (None, 1, 2, -1, -2, 9)] == [1, 1, 2, 4, 3, 4]

@@ -1,4 +1,4 @@
-"""Progress bars (tqdm, imported lazily) and thread pools (joblib) shared by methods.
+"""Progress bars (tqdm, imported lazily) shared by methods (their threads: :mod:`pdpx.core.threads`).
 
 Where a bar goes (:func:`progress_bar`):
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Callable, Iterable, Sequence
+from typing import Callable
 
 #: Seconds a default (``progress=None``) run takes before its bar appears.
 DELAY = 3.0
@@ -172,34 +172,3 @@ class _NoBar:
 
     def __exit__(self, *exc):
         return False
-
-
-def effective_jobs(n_jobs: int | None) -> int:
-    """Threads for ``n_jobs`` (None: 1; negative: counted back from the number of cores)."""
-    if n_jobs is None:
-        return 1
-    cores = os.cpu_count() or 1
-    if n_jobs < 0:
-        return max(1, cores + 1 + n_jobs)
-    return max(1, int(n_jobs))
-
-
-def run_tasks(fn: Callable, tasks: Sequence, *, n_jobs: int | None, bar) -> Iterable:
-    """Run ``fn(task)`` for each task, in threads when ``n_jobs`` > 1, yielding results in order.
-
-    Threads, not processes: the model and data are shared, never pickled, and the
-    heavy work (numpy, compiled predict code, numba kernels) releases the GIL.
-    """
-    jobs = min(effective_jobs(n_jobs), len(tasks)) if tasks else 1
-    if jobs <= 1:
-        for t in tasks:
-            out = fn(t)
-            bar.update(1)
-            yield out
-        return
-    from joblib import Parallel, delayed
-
-    parallel = Parallel(n_jobs=jobs, backend="threading", return_as="generator")
-    for out in parallel(delayed(fn)(t) for t in tasks):
-        bar.update(1)
-        yield out

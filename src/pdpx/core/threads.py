@@ -1,8 +1,13 @@
 """One pool of threads per process for the work pdpx runs side by side.
 
-Two users: the tree kernels share a call's rows among threads
-(:func:`pdpx.plugins.trees.rows.run`), and a session computes a call's
-extrapolation check while the method runs (:meth:`pdpx.core.session.Session.compute`).
+Three users: the tree kernels share a call's rows among threads
+(:func:`pdpx.plugins.trees.rows.run`), ``brute`` calls the model on several chunks at once
+(:func:`in_order`, ``n_jobs`` > 1), and a session computes a call's extrapolation check
+while the method runs (:meth:`pdpx.core.session.Session.compute`).
+
+``n_jobs`` means the same everywhere (:func:`thread_count`): None is every core for pdpx's own
+compiled work; the model's predict is called from one thread at a time unless ``n_jobs`` asks
+for more (:func:`model_threads`), since most models' predict already uses the cores itself.
 
 The pool starts on first use, with one thread per core, and is kept: starting threads
 for every call cost about 0.2 ms (more right after a ``gc.collect``). A process forked
@@ -20,7 +25,9 @@ from __future__ import annotations
 import contextvars
 import os
 import threading
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Callable, Iterator, Sequence
 
 _POOL: list = [None, None]  # (process id, executor)
 _POOL_LOCK = threading.Lock()
@@ -43,6 +50,12 @@ def thread_count(n_jobs: int | None) -> int:
     if n_jobs < 0:
         return max(1, n + 1 + n_jobs)
     return max(1, min(int(n_jobs), n))
+
+
+def model_threads(n_jobs: int | None) -> int:
+    """Threads that call the model at once for ``n_jobs``: one for None (a model's predict usually spreads
+    over the cores itself), else :func:`thread_count`."""
+    return 1 if n_jobs is None else thread_count(n_jobs)
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -88,6 +101,43 @@ def in_threads(fn, items: list) -> list:
         if e is not None:
             raise e
     return [first] + [f.result() for f in futures]
+
+
+def in_order(fn: Callable, items: Sequence, threads: int) -> Iterator:
+    """``fn(item)`` for each item, yielded in the items' order, at most ``threads`` of them running at once on
+    the pool (one after another on the calling thread for one thread, or from a pool thread).
+
+    An error of ``fn`` is raised when its item's turn comes; the items still running then finish, and those
+    not started never start, before it leaves (also when the caller stops reading early)."""
+    threads = min(int(threads), len(items), cores())
+    if threads <= 1 or in_pool_thread():
+        for item in items:
+            yield fn(item)
+        return
+    pool, waiting, running = _pool(), iter(items), deque()
+
+    def submit():
+        item = next(waiting, _END)
+        if item is not _END:  # one copy of the caller's context per item
+            running.append(pool.submit(_as_worker, run_in_context(fn), item))
+
+    try:
+        for _ in range(threads):
+            submit()
+        while running:
+            out = running[0].result()
+            running.popleft()
+            submit()
+            yield out
+    finally:
+        for f in running:
+            f.cancel()
+        for f in running:
+            if not f.cancelled():
+                f.exception()  # wait: nothing of this call runs after it returns
+
+
+_END = object()
 
 
 def in_background(fn, *args, beside: bool = True) -> Future:

@@ -19,8 +19,9 @@ from ..core.errors import PdpxError, model_failure, reraisable
 from ..core.grid import column_dtype
 from ..core.hookspecs import hookimpl
 from ..core.method import Method, MethodResult, Request
-from ..core.progress import effective_jobs, progress_bar, run_tasks
+from ..core.progress import progress_bar
 from ..core.result import message_value
+from ..core.threads import in_order, model_threads
 
 #: Prediction code typically holds a few copies of its input: budget for that.
 _COPIES = 4
@@ -99,8 +100,7 @@ class Brute(Method):
         K = outputs.size
         w = req.sample_weight
         bytes_per_row = max(8.0, X.memory_usage(index=False, deep=False).sum() / max(n, 1)) + 8 * (K + 8)
-        n_jobs = req.n_jobs if getattr(adapter, "thread_safe", True) else 1
-        jobs = effective_jobs(n_jobs)
+        jobs = model_threads(req.n_jobs) if getattr(adapter, "thread_safe", True) else 1
         tasks = plan_chunks(n, P, bytes_per_row, min(req.memory_budget, CHUNK_BYTES * jobs), jobs,
                             stack_option(req.options))
         # one dtype per target column for every chunk: the column's own unless a grid value does not fit
@@ -125,7 +125,8 @@ class Brute(Method):
             return task, pred.reshape(p1 - p0, r1 - r0, K)
 
         with progress_bar(len(tasks), progress=req.progress, desc="pdpx brute") as bar:
-            for (p0, p1, r0, r1), pred in run_tasks(run, tasks, n_jobs=n_jobs, bar=bar):
+            for (p0, p1, r0, r1), pred in in_order(run, tasks, jobs):
+                bar.update(1)
                 if isinstance(pred, Exception):
                     failed(adapter, req, points, dtypes, (p0, p1, r0, r1), pred)
                 sums[p0:p1] += np.einsum("r,prk->pk", share[r0:r1], pred)

@@ -220,7 +220,7 @@ def brute_seconds(adapter, req) -> float:
     """Estimated seconds of ``brute`` for ``req``: its predict calls (the rows times the grid points, stacked
     as brute stacks them) timed by two predict calls on 8 and 512 rows (a per-call and a per-row time)."""
     from ...core.adapter import checked_predict
-    from ...core.progress import effective_jobs
+    from ...core.threads import model_threads
 
     X, n = req.X, len(req.X)
 
@@ -241,7 +241,7 @@ def brute_seconds(adapter, req) -> float:
     bytes_per_row = max(8.0, X.memory_usage(index=False, deep=False).sum() / max(n, 1)) + 8 * (len(req.outputs) + 8)
     rows_per_call = max(1, int(min(req.memory_budget, BRUTE_CHUNK_BYTES) // (bytes_per_row * 4)))
     stacked = n * req.n_grid
-    jobs = effective_jobs(req.n_jobs) if getattr(adapter, "thread_safe", True) else 1
+    jobs = model_threads(req.n_jobs) if getattr(adapter, "thread_safe", True) else 1
     return (-(-stacked // rows_per_call) * per_call + stacked * per_row) / jobs
 
 
