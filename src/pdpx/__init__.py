@@ -52,6 +52,7 @@ __all__ = [
     "ale",
     "derivative_ice",
     "compare_methods",
+    "heterogeneity",
     "plot_importance",
     "set_config",
     "get_config",
@@ -68,6 +69,7 @@ __all__ = [
     "MethodComparison",
     "HStatistic",
     "ImportanceResult",
+    "HeterogeneityResult",
     "Extrapolation",
     # errors and warnings
     "PdpxError",
@@ -83,7 +85,8 @@ __all__ = [
 
 #: names of :mod:`pdpx.explain` (functions and the types they return), imported on first use
 _EXPLAIN = ("importance", "h_statistic", "ale", "derivative_ice", "compare_methods",
-            "HStatistic", "ALEResult", "DerivativeResult", "MethodComparison", "ImportanceResult")
+            "HStatistic", "ALEResult", "DerivativeResult", "MethodComparison", "ImportanceResult",
+            "heterogeneity", "HeterogeneityResult")
 
 
 def __getattr__(name):  # lazy: the measures, the report and figures import what they need on first use

@@ -5,7 +5,8 @@
   engine for tree models (:mod:`.evaluate` evaluates PD functions at the rows of X);
 * :mod:`.accumulated`: :func:`ale` (accumulated local effects);
 * :mod:`.derivative`: :func:`derivative_ice` (derivative ICE, ``kind="derivative"``);
-* :mod:`.compare`: :func:`compare_methods` (``exact`` against ``recursion``).
+* :mod:`.compare`: :func:`compare_methods` (``exact`` against ``recursion``);
+* :mod:`.ice_spread`: :func:`heterogeneity` (how far the centered ICE curves spread).
 
 This floor sits on the core (it computes through :mod:`pdpx.core.compute` and
 :class:`~pdpx.core.session.Session`) and below the figures: its results draw themselves
@@ -29,6 +30,8 @@ _WHERE = {
     "DerivativeResult": ".derivative",
     "compare_methods": ".compare",
     "MethodComparison": ".compare",
+    "heterogeneity": ".ice_spread",
+    "HeterogeneityResult": ".ice_spread",
 }
 
 __all__ = sorted(_WHERE)

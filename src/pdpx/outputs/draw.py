@@ -16,6 +16,7 @@ asks the ``pdpx_figure_backend`` hook for a backend, and this module, a built-in
 ``comparison``            ``MethodComparison``                        :func:`.plot_ale.plot_comparison`
 ``h_statistic``           ``HStatistic``                              :func:`.plot_explain.plot_h_statistic`
 ``importance``            ``ImportanceResult``                        :func:`.plot_explain.plot_importance`
+``heterogeneity``         ``HeterogeneityResult``                     :mod:`.plot_heterogeneity`
 ========================  ==========================================  ==========================
 
 The drawing modules (and plotnine) are imported when a figure is drawn, never when the
@@ -40,6 +41,7 @@ FIGURES = {
     "comparison": (".plot_ale", "plot_comparison"),
     "h_statistic": (".plot_explain", "plot_h_statistic"),
     "importance": (".plot_explain", "plot_importance"),
+    "heterogeneity": (".plot_heterogeneity", "plot_heterogeneity"),
 }
 #: Figures saved through :func:`pdpx.outputs.plot.save_result`, which checks every option before drawing.
 CHECKED_FIRST = ("partial_dependence", "collection")

@@ -29,8 +29,9 @@ def _ordered(frame: pd.DataFrame, column: str, value: str) -> pd.DataFrame:
     return out
 
 
-def _bars(frame: pd.DataFrame, value: str, label: str, title: str, caption: str, top: int | None,
+def bars(frame: pd.DataFrame, value: str, label: str, title: str, caption: str, top: int | None,
           base_size: float, fmt: str):
+    """Horizontal bars of ``value`` per feature (largest on top; one panel per output), labelled with ``fmt``."""
     from plotnine import aes, coord_flip, facet_wrap, geom_col, geom_text, ggplot, labs, scale_y_continuous
 
     if frame.empty:
@@ -83,7 +84,7 @@ def plot_importance(frame: pd.DataFrame, *, top: int | None = None, title: str |
     what = "ICE curves" if kind == "ice" else "PD curve"
     caption = (f"importance: sd of the {what} over its grid (numeric), range / 4 (categorical); "
                "Greenwell et al. 2018")
-    return _bars(frame, "importance", "importance", title or "Feature importance", caption, top, base_size,
+    return bars(frame, "importance", "importance", title or "Feature importance", caption, top, base_size,
                  "{:.3g}")
 
 
@@ -100,7 +101,7 @@ def plot_h_statistic(h: "HStatistic", which: str = "auto", *, top: int | None = 
         which = "pairwise" if len(h.pairwise) else "overall"
     caption = f"Friedman's H on {h.n_rows:,} rows ({h.method})"
     if which == "overall":
-        return _bars(h.overall, "h", "overall H (share of the variance of f due to interactions of the feature)",
+        return bars(h.overall, "h", "overall H (share of the variance of f due to interactions of the feature)",
                      title or "Interaction strength of each feature", caption, top, base_size, "{:.3f}")
     return _heat(h.pairwise, top, title or "Pairwise interaction strength (Friedman's H)", caption, base_size)
 
