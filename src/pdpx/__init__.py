@@ -53,6 +53,7 @@ __all__ = [
     "derivative_ice",
     "compare_methods",
     "heterogeneity",
+    "regions",
     "plot_importance",
     "set_config",
     "get_config",
@@ -70,6 +71,7 @@ __all__ = [
     "HStatistic",
     "ImportanceResult",
     "HeterogeneityResult",
+    "RegionsResult",
     "Extrapolation",
     # errors and warnings
     "PdpxError",
@@ -86,7 +88,7 @@ __all__ = [
 #: names of :mod:`pdpx.explain` (functions and the types they return), imported on first use
 _EXPLAIN = ("importance", "h_statistic", "ale", "derivative_ice", "compare_methods",
             "HStatistic", "ALEResult", "DerivativeResult", "MethodComparison", "ImportanceResult",
-            "heterogeneity", "HeterogeneityResult")
+            "heterogeneity", "HeterogeneityResult", "regions", "RegionsResult")
 
 
 def __getattr__(name):  # lazy: the measures, the report and figures import what they need on first use

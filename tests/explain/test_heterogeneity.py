@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from ice_reference import ice_by_brute, variance_by_hand
 
 import pdpx
 
@@ -23,26 +24,6 @@ def _f(d):
     s = np.where(d["x2"].to_numpy() > 0, 1.0, -1.0)
     level = d["g"].astype(str).map(LEVEL).to_numpy()
     return 3 * d["x1"].to_numpy() * s + d["x3"].to_numpy() * (1 + level) + level
-
-
-def ice_by_brute(predict, X, feature, grid):
-    """(n, G): row i's prediction with ``feature`` set to each grid value, the column keeping its dtype."""
-    out = []
-    for v in grid:
-        Z = X.copy()
-        if isinstance(X[feature].dtype, pd.CategoricalDtype):
-            Z[feature] = pd.Categorical([v] * len(X), categories=X[feature].cat.categories)
-        else:
-            Z[feature] = np.full(len(X), v, dtype=X[feature].dtype)
-        out.append(np.asarray(predict(Z), dtype=float))
-    return np.stack(out, axis=-1)
-
-
-def variance_by_hand(ice, w):
-    """The weighted variance across rows of the curves centered on each row's mean (axis 0: rows)."""
-    c = ice - ice.mean(axis=-1, keepdims=True)
-    mean = np.average(c, axis=0, weights=w)
-    return np.average((c - mean) ** 2, axis=0, weights=w)
 
 
 @pytest.mark.parametrize("weighted", [False, True])

@@ -6,7 +6,8 @@
 * :mod:`.accumulated`: :func:`ale` (accumulated local effects);
 * :mod:`.derivative`: :func:`derivative_ice` (derivative ICE, ``kind="derivative"``);
 * :mod:`.compare`: :func:`compare_methods` (``exact`` against ``recursion``);
-* :mod:`.ice_spread`: :func:`heterogeneity` (how far the centered ICE curves spread).
+* :mod:`.ice_spread`: :func:`heterogeneity` (how far the centered ICE curves spread);
+* :mod:`.subgroups`: :func:`regions` (splits of the rows that make a feature's ICE curves agree).
 
 This floor sits on the core (it computes through :mod:`pdpx.core.compute` and
 :class:`~pdpx.core.session.Session`) and below the figures: its results draw themselves
@@ -32,6 +33,8 @@ _WHERE = {
     "MethodComparison": ".compare",
     "heterogeneity": ".ice_spread",
     "HeterogeneityResult": ".ice_spread",
+    "regions": ".subgroups",
+    "RegionsResult": ".subgroups",
 }
 
 __all__ = sorted(_WHERE)

@@ -17,6 +17,7 @@ asks the ``pdpx_figure_backend`` hook for a backend, and this module, a built-in
 ``h_statistic``           ``HStatistic``                              :func:`.plot_explain.plot_h_statistic`
 ``importance``            ``ImportanceResult``                        :func:`.plot_explain.plot_importance`
 ``heterogeneity``         ``HeterogeneityResult``                     :mod:`.plot_heterogeneity`
+``regions``               ``RegionsResult``                           :mod:`.plot_heterogeneity`
 ========================  ==========================================  ==========================
 
 The drawing modules (and plotnine) are imported when a figure is drawn, never when the
@@ -42,6 +43,7 @@ FIGURES = {
     "h_statistic": (".plot_explain", "plot_h_statistic"),
     "importance": (".plot_explain", "plot_importance"),
     "heterogeneity": (".plot_heterogeneity", "plot_heterogeneity"),
+    "regions": (".plot_heterogeneity", "plot_regions"),
 }
 #: Figures saved through :func:`pdpx.outputs.plot.save_result`, which checks every option before drawing.
 CHECKED_FIRST = ("partial_dependence", "collection")

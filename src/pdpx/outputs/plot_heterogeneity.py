@@ -57,3 +57,64 @@ def _colors(outputs):
     if len(values) == 1:
         values = {k: PD_COLOR for k in values}
     return scale_color_manual(values=values, guide=None if len(values) == 1 else "legend")
+
+
+def plot_regions(result, *, ice: int = 30, title: str | None = None, base_size: float = 11):
+    """:func:`pdpx.regions`' result: each region's PD curve in a panel of its own, side by side on a shared y axis,
+    with the PD over every row dashed for reference and up to ``ice`` of the region's ICE curves when the result
+    holds them (``regions(..., ice=True)``); the panels are titled by the regions' rules."""
+    from plotnine import aes, facet_wrap, geom_line, ggplot, labs, theme
+
+    from .plot_lines import geom_curves
+
+    K = len(result.outputs)
+    strips = [f"{r.region}: " + r.rule.replace(" and ", "\nand ") + f"\n(n = {r.n_rows:,})" for r in result.regions]
+    frame = result.to_frame(kind="average")
+    frame["panel"] = pd.Categorical([strips[i - 1] for i in frame["region"]], categories=strips, ordered=True)
+    frame["x"] = frame["x"].astype(np.float64)
+    overall = []
+    for s in strips:
+        g = _curve(result, result.average)
+        g["panel"] = s
+        overall.append(g)
+    overall = pd.concat(overall, ignore_index=True)
+    overall["panel"] = pd.Categorical(overall["panel"], categories=strips, ordered=True)
+    p = ggplot(frame, aes("x", "yhat"))
+    if result.individual is not None and ice > 0:
+        p += geom_curves(aes(group="curve"), data=_ice_frame(result, strips, ice), color="#5b84b1", alpha=0.25,
+                         size=0.3)
+    p += geom_line(aes(group="output"), data=overall, color="#888888", linetype="dashed", size=0.6)
+    p += geom_line(aes(color="output", group="output"), size=1.1)
+    p += _colors(result.outputs)
+    caption = (f"{result.removed:.0%} of the heterogeneity of {result.feature} removed by {len(result.splits)} "
+               f"split(s); dashed: the PD over all {result.n_rows:,} rows ({result.method})")
+    p += facet_wrap("~panel", nrow=1)
+    p += labs(x=result.feature, y="partial dependence" if K == 1 else "partial dependence (by output)",
+              title=title or f"Regions where the curves of {result.feature} agree", caption=caption)
+    p += theme_pdpx(base_size=base_size)
+    width = min(3.2 * len(strips) + 0.8, 16)
+    return p + theme(figure_size=(width, 3.8))
+
+
+def _curve(result, values) -> pd.DataFrame:
+    """Long frame of curves (n_outputs, n_grid) over the result's grid (x as float, categories: positions)."""
+    G = len(result.grid_values)
+    x = np.arange(G, dtype=np.float64) if result.categorical else np.asarray(result.grid_values, dtype=np.float64)
+    return pd.DataFrame({"x": np.tile(x, len(result.outputs)),
+                         "yhat": np.asarray(values, dtype=np.float64).reshape(-1),
+                         "output": np.repeat(np.asarray(result.outputs, dtype=object), G)})
+
+
+def _ice_frame(result, strips, ice: int) -> pd.DataFrame:
+    """Up to ``ice`` rows' ICE curves of each region (the first output), a panel each."""
+    rng = np.random.default_rng(0)
+    G = len(result.grid_values)
+    x = np.arange(G, dtype=np.float64) if result.categorical else np.asarray(result.grid_values, dtype=np.float64)
+    parts = []
+    for r, s in zip(result.regions, strips):
+        rows = r.rows if len(r.rows) <= ice else np.sort(rng.choice(r.rows, ice, replace=False))
+        parts.append(pd.DataFrame({"x": np.tile(x, len(rows)), "yhat": result.individual[0][rows].reshape(-1),
+                                   "curve": np.repeat(rows, G), "panel": s}))
+    out = pd.concat(parts, ignore_index=True)
+    out["panel"] = pd.Categorical(out["panel"], categories=strips, ordered=True)
+    return out
