@@ -177,39 +177,23 @@ def _check_output(path: str, suffixes: tuple, what: str, hint: str = "") -> None
 
 
 # ------------------------------------------------------------------ the API's words in the command line's
-_API_WORDS = [
+#: sentences of the API's messages said again in the command line's words, before the arguments they name
+_API_SENTENCES = [
     (r"\b(?:partial_dependence(?:_many)?|report|h_statistic|to_frame)\(\):? ?", ""),
     (r"Use to_frame\(kind='average'\), the arrays res\.average / res\.individual directly, ", "Use --kind average, "),
     (r"\(to_frame\(memory_budget='([^']+)'\) or pdpx\.set_config\(memory_budget='[^']+'\)\)",
      r"(--memory-budget \1)"),
     (r"\(?pdpx\.set_config\(memory_budget='([^']+)'\)\)?", r"--memory-budget \1"),
-    (r"\bmemory_budget='([^']+)'", r"--memory-budget \1"),
-    (r"\bmemory_budget\b", "--memory-budget"),
     (r", or None; got '([^']*)' \(a str\)", r"; got \1"),
     (r"\bcustom_values=\{'([^']+)': \[\.\.\.\]\}", r"--values \1=V1,V2,..."),
     (r"\bcustom_values for (?:numeric |date )?feature\b", "--values for"),
-    (r"\bcustom_values\b", "--values"),
     (r"\bDrop it from features\b", "Leave out its --feature"),
-    (r"\bice_sample=(\d+)", r"--ice \1"),
-    (r"\bor custom_values for the values you want\b", "or --grid-resolution for more points"),
     (r"\(grid='uniform', with grid_resolution for more points\)", "(leave out --grid thresholds)"),
-    (r"\bgrid='(\w+)'", r"--grid \1"),
     (r"\bWiden percentiles \(e\.g\. \(0, 1\)\)", "Widen them with --percentiles 0,1"),
     (r"\bwiden percentiles\b", "widen them with --percentiles 0,1"),
-    (r"\bgrid_resolution\b", "--grid-resolution"),
-    (r"\bcategorical_features\b", "--categorical"),
     (r"\bunknown categorical feature\b", "--categorical: unknown column"),
-    (r"\bsample_weight\b", "--weights"),
-    (r"\b(?:ice_sample|n_ice)\b", "--ice"),
-    (r"\bmax_rows\b", "--max-rows"),
-    (r"\bresponse='(\w+)'", r"--response \1"),
     (r"\bhas no response '(\w+)'", r"has no --response \1"),
-    (r"\bresponse=", "--response "),
-    (r"\btarget=", "--target "),
-    (r"^target\b", "--target"),
-    (r"\bmethod='(\w+)'", r"--method \1"),
     (r"^unknown method\b", "--method: unknown method"),
-    (r"\bkind='(\w+)'", r"--kind \1"),
     (r"\bcentered=True\b", "--centered"),
     (r"^unknown feature\b", "--feature: unknown column"),
     (r"\bfeatures lists\b", "--feature names"),
@@ -222,6 +206,30 @@ _API_WORDS = [
     (r"\bX has no such column\b", "DATA has no such column"),
     (r"\bX\b(?= (?:has|holds|column)\b)", "DATA"),
 ]
+#: the API's arguments and the flags that set them; those of ``_SPELLED_OUT`` read ``--flag value`` from
+#: ``name=value`` too (not only from ``name='value'``)
+_FLAGS = {"memory_budget": "--memory-budget", "custom_values": "--values", "ice_sample": "--ice", "n_ice": "--ice",
+          "grid": "--grid", "grid_resolution": "--grid-resolution", "categorical_features": "--categorical",
+          "sample_weight": "--weights", "max_rows": "--max-rows", "response": "--response", "target": "--target",
+          "method": "--method", "kind": "--kind"}
+_SPELLED_OUT = ("ice_sample", "response", "target")
+
+
+def _flag_words(flags: dict, spelled_out) -> list:
+    """``name='value'`` reads ``--flag value``; a name with an underscore (never an English word) reads ``--flag``
+    wherever it stands."""
+    words = []
+    for name, flag in flags.items():
+        words.append((rf"\b{name}='([^']+)'", rf"{flag} \1"))
+        if name in spelled_out:
+            words.append((rf"\b{name}=", flag + " "))
+        if "_" in name:
+            words.append((rf"\b{name}\b", flag))
+    return words
+
+
+#: what :func:`cli_words` rewrites, in order (a message that starts with "target" names the flag last)
+_API_WORDS = [*_API_SENTENCES, *_flag_words(_FLAGS, _SPELLED_OUT), (r"^target\b", "--target")]
 
 
 def cli_words(text: str) -> str:
@@ -416,6 +424,33 @@ def ice_opt(default_text: str):
                              "every row.")
 
 
+def curve_options(ice_default_text: str):
+    """The options that say which curves to compute (pdpx plot, pdpx pd): --kind, --centered, --ice,
+    --grid-resolution, --grid, --values, --percentiles."""
+    def decorate(fn):
+        for opt in reversed([kind_opt, centered_opt, ice_opt(ice_default_text), grid_opt, grid_kind_opt, values_opt,
+                             percentiles_opt]):
+            fn = opt(fn)
+        return fn
+    return decorate
+
+
+def _curves(model, data, features, spec, *, allow_pickle, progress, kind, ice, values, **flags):
+    """Read MODEL and DATA, check each --feature and compute the curves the flags ask for (pdpx plot, pdpx pd).
+
+    ``ice``: ICE curves for a sample of that many rows (at most every row of DATA), None for every row. Returns the
+    result and the number of ICE curves (None for the PD alone or every row).
+    """
+    import pdpx
+
+    m, adapter, X, w = _read(model, data, allow_pickle, spec)
+    _check_features(features, X, spec)
+    n_ice = None if kind == "average" or ice is None else min(ice, len(X))
+    res = pdpx.partial_dependence(m, X, list(features), progress=progress, **_pd_options(
+        adapter, spec, w, kind=kind, ice=n_ice, values=_values(values, X), **flags))
+    return res, n_ice
+
+
 # ------------------------------------------------------------------ commands
 @click.group(help="The pdpx command line: reports, figures and tidy tables of partial dependence from a saved "
              "model and a data file.\n\n" + MODEL_HELP + "\n\n" + DATA_HELP + "\n\n" + _examples("main"),
@@ -425,9 +460,14 @@ def main():
     """The ``pdpx`` command."""
 
 
-@main.command(help="Write a self-contained HTML report (.html). " + MODEL_HELP + "\n\n" + _examples("report"))
-@model_arg
-@data_arg
+def model_command(name: str, summary: str):
+    """A command of MODEL and DATA: its help is ``summary``, what MODEL may be, and its examples."""
+    def decorate(fn):
+        return main.command(name, help=summary + " " + MODEL_HELP + "\n\n" + _examples(name))(model_arg(data_arg(fn)))
+    return decorate
+
+
+@model_command("report", "Write a self-contained HTML report (.html).")
 @click.option("-o", "--output", required=True, help="The HTML file to write (.html or .htm).")
 @click.option("--feature", "features", multiple=True, help="Show this feature (repeatable; default: every column).")
 @click.option("--title", default=None, help="The report's title.")
@@ -456,28 +496,17 @@ def report(model, data, output, features, title, max_rows, ice, grid_resolution,
     _run(go)
 
 
-@main.command(help="Draw the partial dependence of one feature (or a 2-way grid of two) to PNG, SVG or PDF. "
-              + MODEL_HELP + "\n\n" + _examples("plot"))
-@model_arg
-@data_arg
+@model_command("plot", "Draw the partial dependence of one feature (or a 2-way grid of two) to PNG, SVG or PDF.")
 @click.option("--feature", "features", multiple=True, required=True,
               help="A target feature; give it twice for a joint 2-way grid.")
 @click.option("-o", "--output", required=True, help="The figure to write (.png, .svg or .pdf).")
-@kind_opt
-@centered_opt
-@ice_opt("default 100")
-@grid_opt
-@grid_kind_opt
-@values_opt
-@percentiles_opt
+@curve_options("default 100")
 @data_options
 @model_options
 def plot(model, data, features, output, kind, centered, ice, grid_resolution, grid, values, percentiles, drop, dates,
          dtypes, categorical, weights, response, target, method, allow_pickle, progress, memory_budget):
     """``pdpx plot``."""
     def go():
-        import pdpx
-
         _check_output(output, FIGURE_SUFFIXES, "a figure",
                       "; for a table use pdpx pd ... -o" if Path(output).suffix.lower() in TABLE_FORMATS else "")
         if len(features) > 2:
@@ -489,14 +518,10 @@ def plot(model, data, features, output, kind, centered, ice, grid_resolution, gr
                             "one --feature for ICE curves")
         if kind_ == "average" and ice is not None:
             raise UserError("--ice: ICE curves are drawn with --kind both or individual, not average")
-        spec = _spec(drop, dates, dtypes, categorical, weights)
-        m, adapter, X, w = _read(model, data, allow_pickle, spec)
-        _check_features(features, X, spec)
-        n_ice = None if kind_ == "average" else min(ice or 100, len(X))
-        res = pdpx.partial_dependence(m, X, list(features), progress=progress, **_pd_options(
-            adapter, spec, w, method=method, grid_resolution=grid_resolution, grid=grid, response=response,
-            target=target, kind=kind_, centered=centered, ice=n_ice, values=_values(values, X),
-            memory_budget=memory_budget, percentiles=percentiles))
+        res, n_ice = _curves(model, data, features, _spec(drop, dates, dtypes, categorical, weights),
+                             allow_pickle=allow_pickle, progress=progress, kind=kind_, ice=ice or 100, values=values,
+                             method=method, grid_resolution=grid_resolution, grid=grid, response=response,
+                             target=target, centered=centered, memory_budget=memory_budget, percentiles=percentiles)
         path = res.save(output)
         curves = "PD" if kind_ == "average" else ("PD and " if kind_ == "both" else "") + f"{n_ice} ICE curves"
         click.echo(f"pdpx: wrote {str(path)!r}: {Path(path).suffix[1:].upper()} figure, {curves} of "
@@ -504,22 +529,13 @@ def plot(model, data, features, output, kind, centered, ice, grid_resolution, gr
     _run(go)
 
 
-@main.command("pd", help="Print the tidy partial dependence table (CSV, Parquet or JSON) to stdout or -o. "
-              + MODEL_HELP + "\n\n" + _examples("pd"))
-@model_arg
-@data_arg
+@model_command("pd", "Print the tidy partial dependence table (CSV, Parquet or JSON) to stdout or -o.")
 @click.option("--feature", "features", multiple=True, required=True,
               help="A target feature; several make one joint grid.")
 @click.option("-o", "--output", default=None, help="Write here (.csv, .parquet, .json) instead of stdout.")
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet", "json"]), default=None,
               help="Table format (default: from -o's extension, else csv).")
-@kind_opt
-@centered_opt
-@ice_opt("default: every row")
-@grid_opt
-@grid_kind_opt
-@values_opt
-@percentiles_opt
+@curve_options("default: every row")
 @data_options
 @model_options
 def pd_command(model, data, features, output, fmt, kind, centered, ice, grid_resolution, grid, values, percentiles,
@@ -527,8 +543,6 @@ def pd_command(model, data, features, output, fmt, kind, centered, ice, grid_res
                memory_budget):
     """``pdpx pd``."""
     def go():
-        import pdpx
-
         from .core.files import check_writable
 
         fmt_ = table_format(output, fmt)
@@ -537,13 +551,10 @@ def pd_command(model, data, features, output, fmt, kind, centered, ice, grid_res
         kind_ = kind or "average"
         if kind_ == "average" and ice is not None:
             raise UserError("--ice: ICE rows are written with --kind both or individual, not average")
-        spec = _spec(drop, dates, dtypes, categorical, weights)
-        m, adapter, X, w = _read(model, data, allow_pickle, spec)
-        _check_features(features, X, spec)
-        res = pdpx.partial_dependence(m, X, list(features), progress=progress, **_pd_options(
-            adapter, spec, w, method=method, grid_resolution=grid_resolution, grid=grid, response=response,
-            target=target, kind=kind_, centered=centered, ice=min(ice, len(X)) if ice else None,
-            values=_values(values, X), memory_budget=memory_budget, percentiles=percentiles))
+        res, _ = _curves(model, data, features, _spec(drop, dates, dtypes, categorical, weights),
+                         allow_pickle=allow_pickle, progress=progress, kind=kind_, ice=ice, values=values,
+                         method=method, grid_resolution=grid_resolution, grid=grid, response=response, target=target,
+                         centered=centered, memory_budget=memory_budget, percentiles=percentiles)
         frame = res.to_frame()
         write_table(frame, output, fmt_)
         where = repr(str(output)) if output is not None else "stdout"
