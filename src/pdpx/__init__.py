@@ -54,6 +54,7 @@ __all__ = [
     "compare_methods",
     "heterogeneity",
     "regions",
+    "explained_variance",
     "plot_importance",
     "set_config",
     "get_config",
@@ -72,6 +73,7 @@ __all__ = [
     "ImportanceResult",
     "HeterogeneityResult",
     "RegionsResult",
+    "ExplainedVariance",
     "Extrapolation",
     # errors and warnings
     "PdpxError",
@@ -88,7 +90,8 @@ __all__ = [
 #: names of :mod:`pdpx.explain` (functions and the types they return), imported on first use
 _EXPLAIN = ("importance", "h_statistic", "ale", "derivative_ice", "compare_methods",
             "HStatistic", "ALEResult", "DerivativeResult", "MethodComparison", "ImportanceResult",
-            "heterogeneity", "HeterogeneityResult", "regions", "RegionsResult")
+            "heterogeneity", "HeterogeneityResult", "regions", "RegionsResult", "explained_variance",
+            "ExplainedVariance")
 
 
 def __getattr__(name):  # lazy: the measures, the report and figures import what they need on first use

@@ -7,7 +7,8 @@
 * :mod:`.derivative`: :func:`derivative_ice` (derivative ICE, ``kind="derivative"``);
 * :mod:`.compare`: :func:`compare_methods` (``exact`` against ``recursion``);
 * :mod:`.ice_spread`: :func:`heterogeneity` (how far the centered ICE curves spread);
-* :mod:`.subgroups`: :func:`regions` (splits of the rows that make a feature's ICE curves agree).
+* :mod:`.subgroups`: :func:`regions` (splits of the rows that make a feature's ICE curves agree);
+* :mod:`.explained`: :func:`explained_variance` (the share of the model the curves keep) and 3-way H.
 
 This floor sits on the core (it computes through :mod:`pdpx.core.compute` and
 :class:`~pdpx.core.session.Session`) and below the figures: its results draw themselves
@@ -35,6 +36,8 @@ _WHERE = {
     "HeterogeneityResult": ".ice_spread",
     "regions": ".subgroups",
     "RegionsResult": ".subgroups",
+    "explained_variance": ".explained",
+    "ExplainedVariance": ".explained",
 }
 
 __all__ = sorted(_WHERE)

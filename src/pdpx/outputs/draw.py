@@ -18,6 +18,7 @@ asks the ``pdpx_figure_backend`` hook for a backend, and this module, a built-in
 ``importance``            ``ImportanceResult``                        :func:`.plot_explain.plot_importance`
 ``heterogeneity``         ``HeterogeneityResult``                     :mod:`.plot_heterogeneity`
 ``regions``               ``RegionsResult``                           :mod:`.plot_heterogeneity`
+``explained_variance``    ``ExplainedVariance``                       :mod:`.plot_heterogeneity`
 ========================  ==========================================  ==========================
 
 The drawing modules (and plotnine) are imported when a figure is drawn, never when the
@@ -44,6 +45,7 @@ FIGURES = {
     "importance": (".plot_explain", "plot_importance"),
     "heterogeneity": (".plot_heterogeneity", "plot_heterogeneity"),
     "regions": (".plot_heterogeneity", "plot_regions"),
+    "explained_variance": (".plot_heterogeneity", "plot_explained"),
 }
 #: Figures saved through :func:`pdpx.outputs.plot.save_result`, which checks every option before drawing.
 CHECKED_FIRST = ("partial_dependence", "collection")

@@ -118,3 +118,33 @@ def _ice_frame(result, strips, ice: int) -> pd.DataFrame:
     out = pd.concat(parts, ignore_index=True)
     out["panel"] = pd.Categorical(out["panel"], categories=strips, ordered=True)
     return out
+
+
+def plot_explained(result, *, title: str | None = None, base_size: float = 11):
+    """:func:`pdpx.explained_variance`'s ledger: R^2 of each step as a bar, labelled with its gain, one panel per
+    output."""
+    from plotnine import aes, coord_flip, facet_wrap, geom_col, geom_text, ggplot, labs, scale_y_continuous, theme
+
+    frame = result.to_frame()
+    if frame.empty:
+        raise PdpxError("plot(): the ledger is empty")
+    frame["bar"] = [f"{s}. {w}" for s, w in zip(frame["step"], frame["what"])]
+    order = list(dict.fromkeys(frame["bar"]))[::-1]
+    frame["bar"] = pd.Categorical(frame["bar"], categories=order, ordered=True)
+    frame["label"] = [f"{r:.3f} ({g:+.3f})" for r, g in zip(frame["r2"], frame["gain"])]
+    frame["fill"] = np.where(frame["what"].str.startswith("regions"), "regions",
+                             np.where(frame["step"] == 1, "1-way", "pairs"))
+    from plotnine import scale_fill_manual
+
+    p = (ggplot(frame, aes("bar", "r2", fill="fill")) + geom_col(width=0.7)
+         + geom_text(aes(label="label"), ha="left", nudge_y=0.01, size=0.65 * base_size, color="#444444")
+         + coord_flip() + scale_y_continuous(limits=(min(0.0, float(frame["r2"].min())), 1.25),
+                                           breaks=[0, 0.25, 0.5, 0.75, 1])
+         + scale_fill_manual(values={"1-way": PALETTE[0], "pairs": PALETTE[1], "regions": PALETTE[2]}, guide=None)
+         + labs(x="", y="R2: share of the variance of the predictions kept (gain over the step built on)",
+                title=title or "How much of the model the curves explain",
+                caption=f"on {result.n_rows:,} rows ({result.method})")
+         + theme_pdpx(base_size=base_size))
+    if frame["output"].nunique() > 1:
+        p += facet_wrap("~output")
+    return p + theme(figure_size=(7.5, 0.45 * len(order) + 1.8))
