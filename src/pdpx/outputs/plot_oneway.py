@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import PdpxError
+from .plot_axis import clear_of_missing, integer_feature, numeric_ticks, text_width, tick_labels
 from .plot_bands import (
     band_caption,
     band_columns,
@@ -28,14 +29,10 @@ from .plot_style import (
     dotted,
     figure_size,
     grid_labels,
-    integer_breaks,
-    integer_feature,
     piece_column,
-    rescale_values,
-    result_frame,
+    plot_frame,
     rug_alpha,
     rug_frame,
-    text_width,
     theme_pdpx,
     value_label,
 )
@@ -46,47 +43,60 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, ncol: int | None = None):
     """One ggplot of 1-way results: facets per feature (and output), PD lines, ICE curves, rugs."""
-    from plotnine import (
-        aes,
-        facet_grid,
-        facet_wrap,
-        geom_blank,
-        geom_point,
-        geom_rug,
-        ggplot,
-        labs,
-        scale_x_continuous,
-        theme,
-    )
+    from plotnine import ggplot, labs
 
-    frames, notes = [], []
-    for r in results:
-        df, note = result_frame(r, opts)
-        frames.append(df)
-        notes.append(note)
-    centered = bool(frames[0].attrs["centered"])
-    df = pd.concat(frames, ignore_index=True)
-    suffix = rescale_values(df)
-    sets = [r.feature_set for r in results]
-    df["feature_set"] = pd.Categorical(df["feature_set"].astype(str), categories=sets)
-    df["output"] = pd.Categorical(df["output"].astype(str), categories=list(dict.fromkeys(results[0].outputs)))
+    df, notes = plot_frame(results, opts)
+    centered, suffix = df.attrs["centered"], df.attrs["suffix"]
+    df["feature_set"] = pd.Categorical(df["feature_set"].astype(str), categories=[r.feature_set for r in results])
     df["categorical"] = (df["type_1"] == "categorical").to_numpy(dtype=bool)
-
-    many_outputs = len(results[0].outputs) > 1
-    n_sets = len(results)
-    if n_sets > 1 and many_outputs:
-        nrow, ncol_ = len(results[0].outputs), n_sets
-    elif n_sets > 1:
-        ncol_ = ncol or min(n_sets, 3)
-        nrow = math.ceil(n_sets / ncol_)
-    elif many_outputs:
-        ncol_ = ncol or min(len(results[0].outputs), 3)
-        nrow = math.ceil(len(results[0].outputs) / ncol_)
-    else:
-        nrow = ncol_ = 1
+    nrow, ncol_ = _panels(results, ncol)
     size = figure_size(nrow, ncol_)
-
     axis = CategoricalAxis(results, panel_width=(size[0] - 1.3) / ncol_, font_size=0.8 * opts.base_size)
+    df, shade = _placed(results, df, axis, opts)
+    avg, ice, lines_avg = _drawn_parts(results, df, opts, centered)
+    if opts.bands is not None:  # the bands replace the ICE curves, and the caption says what they show
+        notes = [band_caption(opts.bands)]
+    ice_layers, colour = _ice_layers(results, ice, opts)
+    parts = [_shade_layers(shade),
+             band_layers(avg, avg["missing"].to_numpy(), opts.bands) if opts.bands is not None else ([], []),
+             ice_layers,
+             interval_layers(avg, avg["missing"].to_numpy(), opts),
+             _pd_layers(results, avg, lines_avg, opts),
+             _rug_layers(results, opts),
+             _padding_layers(axis, df)]
+    layers = [layer for more, _ in parts for layer in more]
+    names = [name for _, more_names in parts for name in more_names]
+    axis.learn_ranges(layers, single=len(results) == 1)
+
+    p = ggplot()
+    for layer in layers:
+        p = p + layer
+    if colour is not None:
+        p = p + colour
+    p = _facets(p, results, opts, ncol_)
+    p = p + labs(x=results[0].features[0], y=value_label(results, centered) + suffix,
+                 caption=_caption(results, notes, names, opts))
+    p = _themed(p, axis, opts, size, ncol_, several=len(results) > 1)
+    p._pdpx_layers = names
+    return p
+
+
+def _panels(results, ncol: int | None) -> tuple[int, int]:
+    """Rows and columns of panels: outputs by features in a grid, else the features (or the outputs) wrapped in
+    ``ncol`` columns (default: up to 3)."""
+    n_sets, n_outputs = len(results), len(results[0].outputs)
+    if n_sets > 1 and n_outputs > 1:
+        return n_outputs, n_sets
+    if n_sets > 1 or n_outputs > 1:
+        n = max(n_sets, n_outputs)
+        ncol_ = ncol or min(n, 3)
+        return math.ceil(n / ncol_), ncol_
+    return 1, 1
+
+
+def _placed(results, df: pd.DataFrame, axis: "CategoricalAxis", opts: PlotOptions):
+    """The frame on the figure's x axis (categories and missing-value points placed, curves cut into pieces,
+    threshold grids' steps run on to the data's ends) and the grey bands of unsupported grid steps (or None)."""
     df["x"] = axis.positions(df)
     ends = {r.feature_set: outer_ends(r, 0, r.grid_values[0]) for r in results if direction(r)}
     df["missing"] = place_missing(df, axis, ends)
@@ -98,68 +108,83 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
     spans = {r.feature_set: step_edges(r, 0, g[np.isfinite(g)]) for r in results if direction(r)
              for g in [np.asarray(r.grid_values[0], dtype=np.float64)]}
     shade = unsupported_bands(df, spans) if opts.unsupported == "shade" else None
-    df = extend_steps(df, results)  # threshold grids: steps run on to the data's ends (res.steps)
+    return extend_steps(df, results), shade  # threshold grids: steps run on to the data's ends (res.steps)
 
+
+def _drawn_parts(results, df: pd.DataFrame, opts: PlotOptions, centered: bool):
+    """The PD points (with the bands' columns when ``bands`` replace the ICE curves), the ICE points, and the
+    points of the PD lines (numeric grids, steps run on to the data's ends); unsupported points left out when
+    ``unsupported="drop"``."""
     avg = df[df["kind"] == "average"]
     ice = df[df["kind"] == "individual"]
     lines_avg = avg[~avg["categorical"] & ~avg["missing"]]
     avg = avg[~avg["extension"]]
-    if opts.bands is not None:  # the bands replace the ICE lines
+    if opts.bands is not None:
         avg = band_columns(results, avg, opts.bands, centered)
         ice = ice.iloc[:0]
-        notes = [band_caption(opts.bands)]
     if opts.unsupported == "drop":
         avg, ice = avg[avg["supported"]], ice[ice["supported"]]
         lines_avg = lines_avg[lines_avg["supported"]]
-    num_avg = avg[~avg["categorical"] & ~avg["missing"]]
-    cat_avg = avg[avg["categorical"] | avg["missing"]]
-    cat_ice = ice[ice["categorical"] | ice["missing"]]
+    return avg, ice, lines_avg
 
-    layers, names = [], []
-    if shade is not None and len(shade):
-        from plotnine import geom_rect
 
-        layers.append(geom_rect(shade, aes(xmin="xmin", xmax="xmax"), ymin=-np.inf, ymax=np.inf,
-                                fill=UNSUPPORTED_FILL, alpha=0.22, color="none", inherit_aes=False))
-        names.append("unsupported")
-    if opts.bands is not None:
-        more, more_names = band_layers(avg, avg["missing"].to_numpy(), opts.bands)
-        layers += more
-        names += more_names
+def _shade_layers(shade) -> tuple[list, list[str]]:
+    """Grey bands behind the grid steps no row of the data falls in."""
+    if shade is None or not len(shade):
+        return [], []
+    from plotnine import aes, geom_rect
+
+    return [geom_rect(shade, aes(xmin="xmin", xmax="xmax"), ymin=-np.inf, ymax=np.inf, fill=UNSUPPORTED_FILL,
+                      alpha=0.22, color="none", inherit_aes=False)], ["unsupported"]
+
+
+def _ice_layers(results, ice: pd.DataFrame, opts: PlotOptions):
+    """The ICE curves (lines, and points at categories and missing-value points), lighter the more curves a panel
+    holds, coloured by ``color_by`` if given. Returns (layers, names) and the colour scale (or None)."""
+    from plotnine import aes, geom_point
+
+    if not len(ice):
+        return ([], []), None
     colour = None
-    if len(ice) and opts.color_by is not None:
+    if opts.color_by is not None:
         values, continuous = ice_colours(results, ice, opts.color_by)
         ice = ice.assign(colour=values)
-        cat_ice = ice[ice["categorical"] | ice["missing"]]
         colour = colour_scale(continuous, opts.color_by, 0 if continuous else len(values.cat.categories))
-    if len(ice):
-        n_curves = ice.groupby(["feature_set", "output"], observed=True)["row"].nunique().max()
-        alpha = opts.ice_alpha or float(np.clip(3 / math.sqrt(max(n_curves, 1)), 0.1, 0.5))
-        # one integer per (feature set, output, row), increasing with the row number
-        n_out = len(ice["output"].cat.categories)
-        stride = int(ice["row"].max()) + 1
-        n_seg = int(ice["seg"].max()) + 1
-        ice = ice.assign(curve=((ice["feature_set"].cat.codes.astype(np.int64) * n_out
-                                 + ice["output"].cat.codes.astype(np.int64)) * stride
-                                + ice["row"].astype(np.int64)) * n_seg + ice["seg"].astype(np.int64))
-        lines = ice[~ice["missing"]]
+    n_curves = ice.groupby(["feature_set", "output"], observed=True)["row"].nunique().max()
+    alpha = opts.ice_alpha or float(np.clip(3 / math.sqrt(max(n_curves, 1)), 0.1, 0.5))
+    # one integer per (feature set, output, row), increasing with the row number
+    n_out = len(ice["output"].cat.categories)
+    stride = int(ice["row"].max()) + 1
+    n_seg = int(ice["seg"].max()) + 1
+    ice = ice.assign(curve=((ice["feature_set"].cat.codes.astype(np.int64) * n_out
+                             + ice["output"].cat.codes.astype(np.int64)) * stride
+                            + ice["row"].astype(np.int64)) * n_seg + ice["seg"].astype(np.int64))
+    lines = ice[~ice["missing"]]
+    if colour is None:
+        layers = line_layers(lines, aes("x", "yhat", group="curve"), color=ICE_COLOR, alpha=alpha, size=0.35)
+    else:
+        alpha = opts.ice_alpha or max(alpha, 0.5)
+        layers = line_layers(lines, aes("x", "yhat", group="curve", color="colour"), alpha=alpha, size=0.4)
+    names = ["ice"] * len(layers)
+    apart = ice["categorical"] | ice["missing"]
+    if apart.any():
+        points = ice[apart & ~ice["extension"]]
         if colour is None:
-            more = line_layers(lines, aes("x", "yhat", group="curve"), color=ICE_COLOR, alpha=alpha, size=0.35)
+            layers.append(geom_point(points, aes("x", "yhat"), color=ICE_COLOR, alpha=alpha, size=0.9, stroke=0))
         else:
-            alpha = opts.ice_alpha or max(alpha, 0.5)
-            more = line_layers(lines, aes("x", "yhat", group="curve", color="colour"), alpha=alpha, size=0.4)
-        layers += more
-        names += ["ice"] * len(more)
-        if len(cat_ice):
-            cat_ice = ice[(ice["categorical"] | ice["missing"]) & ~ice["extension"]]
-            if colour is None:
-                layers.append(geom_point(cat_ice, aes("x", "yhat"), color=ICE_COLOR, alpha=alpha, size=0.9, stroke=0))
-            else:
-                layers.append(geom_point(cat_ice, aes("x", "yhat", color="colour"), alpha=alpha, size=0.9, stroke=0))
-            names.append("ice_points")
-    more, more_names = interval_layers(avg, avg["missing"].to_numpy(), opts)
-    layers += more
-    names += more_names
+            layers.append(geom_point(points, aes("x", "yhat", color="colour"), alpha=alpha, size=0.9, stroke=0))
+        names.append("ice_points")
+    return (layers, names), colour
+
+
+def _pd_layers(results, avg: pd.DataFrame, lines_avg: pd.DataFrame, opts: PlotOptions) -> tuple[list, list[str]]:
+    """The PD: lines over numeric grids (dots on small grids), open circles at categories and missing-value
+    points."""
+    from plotnine import aes, geom_point
+
+    layers, names = [], []
+    num_avg = avg[~avg["categorical"] & ~avg["missing"]]
+    cat_avg = avg[avg["categorical"] | avg["missing"]]
     if len(num_avg):
         more = line_layers(lines_avg, aes("x", "yhat", group="piece"), color=PD_COLOR, size=1.1)
         layers += more
@@ -173,51 +198,72 @@ def oneway_plot(results: list["PartialDependenceResult"], opts: PlotOptions, nco
         layers.append(geom_point(cat_avg, aes("x", "yhat"), color=PD_COLOR, fill="white", size=3.2, stroke=1.3,
                                  shape="o"))
         names.append("pd_categories")
-    if opts.rug:
-        rug = rug_frame(results, opts.seed)
-        if len(rug):
-            layers.append(geom_rug(rug, aes(x="x"), color="#555555", alpha=rug_alpha(rug), size=0.3,
-                                   length=0.035))
-            names.append("rug")
+    return layers, names
+
+
+def _rug_layers(results, opts: PlotOptions) -> tuple[list, list[str]]:
+    """The data's values of the numeric features along the x axis (``rug``)."""
+    from plotnine import aes, geom_rug
+
+    rug = rug_frame(results, opts.seed) if opts.rug else None
+    if rug is None or not len(rug):
+        return [], []
+    return [geom_rug(rug, aes(x="x"), color="#555555", alpha=rug_alpha(rug), size=0.3, length=0.035)], ["rug"]
+
+
+def _padding_layers(axis: "CategoricalAxis", df: pd.DataFrame) -> tuple[list, list[str]]:
+    """An invisible layer that widens the facets the axis needs room in (:meth:`CategoricalAxis.padding`)."""
+    from plotnine import aes, geom_blank
+
     pad = axis.padding(df)
-    if pad is not None:
-        layers.append(geom_blank(pad, aes(x="x")))
-        names.append("padding")
-    axis.learn_ranges(layers, single=n_sets == 1)
+    return ([geom_blank(pad, aes(x="x"))], ["padding"]) if pad is not None else ([], [])
 
-    p = ggplot()
-    for layer in layers:
-        p = p + layer
-    if colour is not None:
-        p = p + colour
+
+def _facets(p, results, opts: PlotOptions, ncol: int):
+    """Facets per feature and output (a grid), per feature or per output (wrapped); none for one panel."""
+    from plotnine import facet_grid, facet_wrap
+
+    many_outputs = len(results[0].outputs) > 1
     free = "free_x" if opts.share_y else "free"
-    if n_sets > 1 and many_outputs:
-        p = p + facet_grid("output ~ feature_set", scales=free)
-    elif n_sets > 1:
-        p = p + facet_wrap("feature_set", scales=free, ncol=ncol_)
-    elif many_outputs:
-        p = p + facet_wrap("output", ncol=ncol_, scales="fixed" if opts.share_y else "free_y")
+    if len(results) > 1 and many_outputs:
+        return p + facet_grid("output ~ feature_set", scales=free)
+    if len(results) > 1:
+        return p + facet_wrap("feature_set", scales=free, ncol=ncol)
+    if many_outputs:
+        return p + facet_wrap("output", ncol=ncol, scales="fixed" if opts.share_y else "free_y")
+    return p
 
-    cap = next((n for n in notes if n), "") if opts.caption else ""
-    if opts.caption and "unsupported" in names:
+
+def _caption(results, notes: list[str], names: list[str], opts: PlotOptions) -> str | None:
+    """What the thin lines (or bands) are, what grey means and what the shaded interval is (``caption``)."""
+    if not opts.caption:
+        return None
+    cap = next((n for n in notes if n), "")
+    if "unsupported" in names:
         cap = "; ".join(c for c in (cap, "grey: no rows of the data within a grid step") if c)
-    if opts.caption and {"pd_interval", "pd_interval_points"} & set(names):
+    if {"pd_interval", "pd_interval_points"} & set(names):
         level = next(r.interval for r in results if r.interval is not None)
         cap = "; ".join(c for c in (cap, f"shaded: {100 * level:g}% bootstrap interval of the PD") if c)
-    p = p + labs(x=results[0].features[0], y=value_label(results, centered) + suffix, caption=cap or None)
+    return cap or None
+
+
+def _themed(p, axis: "CategoricalAxis", opts: PlotOptions, size, ncol: int, several: bool):
+    """The theme at this size; the x axis: no title when the strips name the features (``several``), labels
+    slanted when category names would overlap, and the axis's own ticks where it has any."""
+    from plotnine import scale_x_continuous, theme
+
     p = p + theme_pdpx(opts.base_size) + theme(figure_size=size)
-    if n_sets > 1:  # the strips name the features
+    if several:  # the strips name the features
         from plotnine import element_blank
 
         p = p + theme(axis_title_x=element_blank())
-    angle = axis.label_rotation(panel_width=(size[0] - 1.3) / ncol_, font_size=0.8 * opts.base_size)
+    angle = axis.label_rotation(panel_width=(size[0] - 1.3) / ncol, font_size=0.8 * opts.base_size)
     if angle:
         from plotnine import element_text
 
         p = p + theme(axis_text_x=element_text(rotation=angle, ha="right" if angle < 90 else "center", va="top"))
     if axis.needed():  # after label_rotation: the scale keeps a copy of the axis
         p = p + scale_x_continuous(breaks=axis.breaks, labels=axis.labels)
-    p._pdpx_layers = names
     return p
 
 
@@ -231,7 +277,7 @@ class CategoricalAxis:
     breaks function, which plotnine calls with a panel's limits only: the axis learns the
     x range each facet draws (:meth:`learn_ranges`) and knows the facet by its limits.
     Then each facet gets its own ticks: category names, whole numbers for an integer
-    feature (:func:`~.plot_style.integer_breaks`), and the missing-value point's tick
+    feature (:func:`~.plot_axis.integer_breaks`), and the missing-value point's tick
     ``missing`` with room around it (numeric ticks too close to it are left out, and the
     panel runs on far enough for the label to stay inside it, clear of the next facet's).
     """
@@ -392,8 +438,8 @@ class CategoricalAxis:
             return self._keep(ticks, [self.codes[t] for t in ticks], lo, hi)
         m = self.missing_of.get(fs)
         top = self.missing[m] if m is not None and m in self.missing else hi
-        numeric = self._numeric(lo, top, self.integer.get(fs, False))
-        texts = self._format(numeric)
+        numeric = numeric_ticks(lo, top, self.integer.get(fs, False))
+        texts = tick_labels(numeric)
         if len(self.order) > 1:  # facets side by side: no label reaches past its panel into the next one's
             inside = self._inside(numeric, texts, lo, hi)
             numeric, texts = [numeric[i] for i in inside], [texts[i] for i in inside]
@@ -409,31 +455,14 @@ class CategoricalAxis:
         if known is not None:
             return list(known)
         numeric = [b for b in breaks if b not in self.codes and b not in self.missing]
-        formatted = dict(zip(numeric, self._format(numeric))) if numeric else {}
+        formatted = dict(zip(numeric, tick_labels(numeric))) if numeric else {}
         return [self.codes.get(b, "missing" if b in self.missing else formatted.get(b, "")) for b in breaks]
 
     # -- helpers of breaks
-    @staticmethod
-    def _numeric(lo: float, hi: float, integer: bool) -> list[float]:
-        from mizani.breaks import breaks_extended
-
-        found = integer_breaks((lo, hi)) if integer else breaks_extended()((lo, hi))
-        eps = 1e-9 * max(1.0, abs(lo), abs(hi))
-        return [float(b) for b in found if lo - eps <= b <= hi + eps]
-
-    @staticmethod
-    def _format(values) -> list[str]:
-        from mizani.labels import label_number
-
-        return list(label_number()(list(values))) if len(values) else []
-
     def _clear_of(self, numeric, texts, m: float, width: float) -> list[int]:
         """Positions of the numeric ticks whose labels stay clear of the ``missing`` label at ``m``."""
         per_unit = self.panel_width / max(width, 1e-300)  # inches per unit of x
-        gap = 0.08  # inches between two labels
-        room = text_width("missing", self.font_size) / 2 + gap
-        return [i for i, (b, t) in enumerate(zip(numeric, texts))
-                if (m - b) * per_unit >= room + text_width(t, self.font_size) / 2]
+        return clear_of_missing(numeric, texts, m, per_unit, self.font_size)
 
     def _inside(self, numeric, texts, lo: float, hi: float) -> list[int]:
         """Positions of the numeric ticks whose labels end within a hair of the panel's edges."""
@@ -462,9 +491,9 @@ class CategoricalAxis:
         gaps = [m for m in self.missing if hi - 0.25 * (hi - lo) <= m <= hi + 1e-9]
         if gaps:  # numeric breaks up to the grid's end, then the missing point
             m = max(gaps)
-            numeric = self._numeric(lo, self.missing[m], integer)
-            texts = self._format(numeric)
+            numeric = numeric_ticks(lo, self.missing[m], integer)
+            texts = tick_labels(numeric)
             keep = self._clear_of(numeric, texts, m, hi - lo)
             return self._keep([numeric[i] for i in keep] + [m], [texts[i] for i in keep] + ["missing"], lo, hi)
-        numeric = self._numeric(lo, hi, integer)
-        return self._keep(numeric, self._format(numeric), lo, hi)
+        numeric = numeric_ticks(lo, hi, integer)
+        return self._keep(numeric, tick_labels(numeric), lo, hi)

@@ -212,6 +212,21 @@ def result_frame(res: "PartialDependenceResult", opts: PlotOptions) -> tuple[pd.
     return df, note
 
 
+def plot_frame(results, opts: PlotOptions) -> tuple[pd.DataFrame, list[str]]:
+    """The frame a figure of ``results`` draws: their tidy frames (:func:`result_frame`) one under the other,
+    ``yhat`` divided by a power of ten when too large to draw (:func:`rescale_values`), the outputs an ordered
+    categorical.
+
+    ``attrs["centered"]`` says whether the curves are centered, ``attrs["suffix"]`` is the value label's suffix.
+    Returns the frame and each result's note on its ICE curves.
+    """
+    frames, notes = zip(*(result_frame(r, opts) for r in results))
+    df = pd.concat(frames, ignore_index=True)
+    df.attrs.update(centered=bool(frames[0].attrs["centered"]), suffix=rescale_values(df))
+    df["output"] = pd.Categorical(df["output"].astype(str), categories=list(dict.fromkeys(results[0].outputs)))
+    return df, list(notes)
+
+
 def unsupported_mask(res) -> np.ndarray:
     """The result's unsupported grid cells, flat in grid order (all False when its support is unknown)."""
     mask = getattr(res, "unsupported", None)
@@ -321,52 +336,6 @@ def dotted(opts: PlotOptions, grid) -> bool:
     values = np.asarray(grid)
     n = int(np.isfinite(values).sum()) if values.dtype.kind == "f" else values.size
     return bool(opts.points) and n <= DOTS_MAX
-
-
-def integer_feature(res, j: int = 0) -> bool:
-    """Whether feature ``j`` of ``res`` holds whole numbers only (an integer column, or floats that are all whole):
-    its axis gets whole-number ticks (:func:`integer_breaks`)."""
-    if res.categorical[j]:
-        return False
-    data = res.feature_data.get(res.features[j]) if res.feature_data else None
-    values = np.asarray(data if data is not None else res.grid_values[j])
-    if values.dtype.kind in "iub":
-        return True
-    if values.dtype.kind != "f":
-        try:
-            values = pd.to_numeric(pd.Series(values.ravel()), errors="coerce").to_numpy(dtype=float)
-        except (TypeError, ValueError):
-            return False
-    values = values[np.isfinite(values)]
-    return bool(values.size) and bool(np.all(values == np.round(values)))
-
-
-def integer_breaks(limits, n: int = 5) -> list[float]:
-    """Axis breaks within ``limits`` at whole numbers only: mizani's breaks when they are whole, else a whole step
-    of 1, 2 or 5 times a power of ten with about ``n`` breaks."""
-    from mizani.breaks import breaks_extended
-
-    lo, hi = float(limits[0]), float(limits[1])
-    found = [float(b) for b in breaks_extended(n=n)((lo, hi))]
-    if found and all(b == round(b) for b in found):
-        return found
-    span = max(hi - lo, 1e-12)
-    step = 1.0
-    for power in range(0, 16):
-        for q in (1, 2, 5):
-            step = q * 10.0 ** power
-            if span / step <= n:
-                break
-        else:
-            continue
-        break
-    first = math.ceil(lo / step - 1e-9) * step
-    return [float(b) for b in np.arange(first, hi + 1e-9 * max(1.0, abs(hi)), step)]
-
-
-def text_width(text: str, font_size: float) -> float:
-    """Rough width in inches of ``text`` in a font of ``font_size`` points (for spacing axis labels)."""
-    return 0.6 * font_size / 72 * len(text)
 
 
 def figure_size(nrow: int, ncol: int) -> tuple[float, float]:

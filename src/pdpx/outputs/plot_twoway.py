@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from .plot_axis import clear_of_missing, integer_feature, numeric_ticks, tick_labels
 from .plot_steps import direction, step_edges
 from .plot_style import (
     PALETTE,
@@ -28,13 +29,9 @@ from .plot_style import (
     dotted,
     figure_size,
     grid_labels,
-    integer_breaks,
-    integer_feature,
-    rescale_values,
-    result_frame,
+    plot_frame,
     rug_alpha,
     rug_frame,
-    text_width,
     theme_pdpx,
     value_label,
 )
@@ -51,10 +48,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def twoway_plot(res: "PartialDependenceResult", opts: PlotOptions):
     """One ggplot of a 2-way result, by the features' types (see the module docstring)."""
-    df, _ = result_frame(dataclasses.replace(res, individual=None, kind="average"), opts)
-    df.attrs["suffix"] = rescale_values(df)
-    centered = bool(df.attrs["centered"])
-    df["output"] = pd.Categorical(df["output"].astype(str), categories=list(dict.fromkeys(res.outputs)))
+    df, _ = plot_frame([dataclasses.replace(res, individual=None, kind="average")], opts)
+    centered = df.attrs["centered"]
     cats = res.categorical
     if not any(cats):
         p, names = _tiles_numeric(res, df, opts, centered)
@@ -153,36 +148,23 @@ class MissingAxis:
 
     def breaks(self, limits):
         """Numeric ticks over the grid (whole numbers for an integer feature), then the missing point's."""
-        from mizani.breaks import breaks_extended
-
         lo = float(limits[0])
-        top = self.hi if self.has_missing else float(limits[1])
-        found = integer_breaks((lo, top)) if self.integer else breaks_extended()((lo, top))
-        eps = 1e-9 * max(1.0, abs(lo), abs(top))
-        ticks = [float(b) for b in found if lo - eps <= b <= top + eps]
+        ticks = numeric_ticks(lo, self.hi if self.has_missing else float(limits[1]), self.integer)
         if not self.has_missing:
             return ticks
-        width = float(limits[1]) - lo
-        per_unit = self.inches / max(width, 1e-300)
+        per_unit = self.inches / max(float(limits[1]) - lo, 1e-300)
         if self.across:  # labels side by side (x): their widths
-            room = text_width("missing", self.font_size) / 2 + 0.08
-            need = [room + text_width(t, self.font_size) / 2 for t in self._format(ticks)]
+            keep = clear_of_missing(ticks, tick_labels(ticks), self.at, per_unit, self.font_size)
         else:  # labels one above the other (y): a line's height
-            need = [1.3 * self.font_size / 72] * len(ticks)
-        return [b for b, n in zip(ticks, need) if (self.at - b) * per_unit >= n] + [self.at]
+            keep = [i for i, b in enumerate(ticks) if (self.at - b) * per_unit >= 1.3 * self.font_size / 72]
+        return [ticks[i] for i in keep] + [self.at]
 
     def labels(self, breaks):
         """Numbers, and ``missing`` at the missing point."""
         breaks = [float(b) for b in breaks]
         numeric = [b for b in breaks if not (self.has_missing and b == self.at)]
-        text = dict(zip(numeric, self._format(numeric)))
+        text = dict(zip(numeric, tick_labels(numeric)))
         return [text.get(b, "missing") for b in breaks]
-
-    @staticmethod
-    def _format(values) -> list[str]:
-        from mizani.labels import label_number
-
-        return list(label_number()(list(values))) if len(values) else []
 
 
 def _panel_inches(res, opts) -> tuple[float, float]:
