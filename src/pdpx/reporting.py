@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .core.config import config_context, get_config
-from .core.data import as_frame, rows_fixed
+from .core.data import as_frame
 from .core.deprecation import renamed_arguments
 from .core.errors import ExtrapolationWarning, PdpxError
 from .core.files import check_writable, write_text_atomic
@@ -209,13 +209,13 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
         pairs_given = [tuple(session.names[j] for j in session.resolve_features(list(p))) for p in pairs_given]
     n_auto_pairs = _auto_pair_count(interactions)
     pair_session = Session(model, frame, options.but(
+        rows=session.data,  # every session of the report reads these rows: one validated copy, hashed once
         kind="average", grid_resolution=pair_grid_resolution, include_missing=False, interval=None, ice_sample=None,
         progress=False))
 
     # each figure carries its own flag where the data does not support it (report_page._flag), so
     # the extrapolation warnings of the calls below would only repeat it on the console
-    # every session below reads the same rows: what depends only on them is computed once (rows_fixed)
-    with warnings.catch_warnings(), rows_fixed(session.X):
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExtrapolationWarning)
         # likewise the points a figure leaves out where the model predicted NaN (report_page flags them)
         warnings.filterwarnings("ignore", message=r".*Removed \d+ rows containing missing values")
@@ -278,7 +278,8 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
                     in_pairs = {f for p in candidates for f in p}
                     order = [r.features[0] for r, _ in ranking if r.features[0] in in_pairs]
                     order += sorted(in_pairs - set(order))
-                    hstat = h_statistic_of(model, frame, order, candidates, None, seed, _pick(options, _H_KEYS))
+                    hstat = h_statistic_of(model, frame, order, candidates, None, seed,
+                                           _pick(options, _H_KEYS).but(rows=session.data))
                     chosen = _strongest(hstat, candidates, None if pairs_given is not None else n_auto_pairs)
                     bar.update(1)
                 # every step: the 1-way PDs, importance, H, the pairs, then the figures (1-way, importance,

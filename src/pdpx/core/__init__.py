@@ -4,8 +4,9 @@ Hooks and the plugin manager (:mod:`.hookspecs`, :mod:`.plugins`), the adapter a
 interfaces (:mod:`.adapter`, :mod:`.booster`, :mod:`.method`), the tree representation
 (:mod:`.ir`, :mod:`.treesum`) and when the trees may answer for a model (:mod:`.trust`),
 the options of a call (:mod:`.options`) and its checks at the public boundary
-(:mod:`.validation`), the session that validates a call and computes each feature set
-(:mod:`.session`, :mod:`.compute`, :mod:`.stacked`), grids (:mod:`.grid`, :mod:`.missing`,
+(:mod:`.validation`), a call in three parts: its inputs validated once (:mod:`.inputs`), its
+features' grids, which ``by=`` groups share (:mod:`.grids`), and the session that runs each feature
+set on them (:mod:`.session`; :mod:`.compute`, :mod:`.stacked` build sessions), grids (:mod:`.grid`, :mod:`.missing`,
 date features in :mod:`.dates`; ``grid="thresholds"`` in :mod:`.steps`, on the partition of a
 column's values by the model's splits that :mod:`.splits` computes for it and for Friedman's
 H), results and their drawing entry point (:mod:`.result`, :mod:`.drawing`), the support

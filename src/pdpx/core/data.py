@@ -4,18 +4,22 @@
 * :class:`pdpx.core.cluster.DaskData`: a Dask DataFrame or array, run partition by
   partition on the workers.
 
-:func:`pdpx.core.session.data_source` picks one.
+:func:`pdpx.core.inputs.data_source` picks one.
 
 Both answer the same questions: how many rows, a local frame with the model's
 columns (all rows, or a sample for Dask) that validation and tree encoding look
 at, one column over all rows (for grids and rugs), and running a method over
 every row.
+
+Several sessions may share one :class:`LocalData` (``PDOptions.rows``: a report's sessions,
+Friedman's H's): what depends only on the rows' values is then computed once for all of them
+(:meth:`LocalData.once`), and only for that object's frame, so a frame changed in place
+between two public calls is read again.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
+import copy
 from dataclasses import replace
 from typing import Any, Sequence
 
@@ -25,27 +29,6 @@ import pandas as pd
 from .adapter import Adapter
 from .errors import PdpxError
 from .method import MethodResult, Request
-
-_FIXED_ROWS: contextvars.ContextVar = contextvars.ContextVar("pdpx_fixed_rows", default=None)
-
-
-@contextlib.contextmanager
-def rows_fixed(X: pd.DataFrame):
-    """Declare that the frame ``X`` does not change during the block (one public call that builds several
-    sessions on it, such as :func:`pdpx.report`): what depends only on its values may be computed once and kept
-    for the block in :func:`fixed_memo` (e.g. the digest of the rows that keys pattern counts)."""
-    outer = fixed_memo(X)  # a block on the same frame inside another keeps its memo
-    token = _FIXED_ROWS.set((X, {} if outer is None else outer))
-    try:
-        yield
-    finally:
-        _FIXED_ROWS.reset(token)
-
-
-def fixed_memo(X) -> dict | None:
-    """The memo of the innermost :func:`rows_fixed` block when ``X`` is its frame (the same object), else None."""
-    current = _FIXED_ROWS.get()
-    return current[1] if current is not None and current[0] is X else None
 
 
 def as_frame(X, adapter: Adapter) -> pd.DataFrame:
@@ -191,6 +174,9 @@ class LocalData:
     supports_ice_sample = True
 
     def __init__(self, X, adapter: Adapter):
+        #: X as given and the model whose adapter validated it (a session on the same X and model may share
+        #: this object: :meth:`shared_by`)
+        self.source, self.model = X, adapter.model
         frame, names = named_frame(X, adapter)
         #: X's columns in the order the user gave them (integer positions refer to these)
         self.input_columns = names
@@ -200,6 +186,29 @@ class LocalData:
         self.dtypes = self.frame.dtypes.tolist()
         self.n_rows = len(self.frame)
         self._columns: dict[int, pd.Series] = {}
+        self._kept: dict = {}
+
+    def subset(self, rows) -> LocalData:
+        """The rows at positions ``rows``, validated already (one ``by=`` group's), with nothing kept yet."""
+        out = copy.copy(self)
+        out.frame = out.source = self.frame.iloc[rows]
+        out.n_rows = len(out.frame)
+        out._columns, out._kept = {}, {}
+        return out
+
+    def shared_by(self, X, model) -> bool:
+        """Whether a session of ``model`` on ``X`` may use these rows (the same X object, or this frame, and the
+        same model)."""
+        return model is self.model and (X is self.source or X is self.frame)
+
+    def once(self, X, key: str, compute):
+        """``compute()``, kept under ``key`` for every session that shares these rows when ``X`` is their frame
+        (the same object); for any other frame (a sample of it, a partition) computed every time."""
+        if X is not self.frame:
+            return compute()
+        if key not in self._kept:
+            self._kept[key] = compute()
+        return self._kept[key]
 
     @property
     def head(self) -> pd.DataFrame:

@@ -1,15 +1,131 @@
-"""The method interface and the request a method receives."""
+"""The method interface, its options and the request a method receives.
+
+A method declares its ``method_options`` as a frozen dataclass (:class:`MethodOptions`, fields
+made with :func:`option`: a default and the values or types accepted), or, as before, a tuple
+of key names (:func:`options_class` wraps it: any value). :func:`checked_options` checks what
+the user gave once, when the session is built, and every :class:`Request` carries the
+method's frozen object.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from .errors import PdpxError
+
 if TYPE_CHECKING:  # pragma: no cover
     from .adapter import Adapter
+
+
+def option(default, *, choices=None, types=None, describe: str | None = None):
+    """A field of a :class:`MethodOptions` subclass: its ``default`` and what it accepts (``choices``: the values
+    allowed; ``types``: a type or tuple of types; neither: anything); ``describe`` says it in a message."""
+    return field(default=default, metadata={"choices": None if choices is None else tuple(choices),
+                                            "types": types, "describe": describe})
+
+
+def _accepted(f: dataclasses.Field, value) -> tuple[bool, Any]:
+    """(whether field ``f`` accepts ``value``, the value as the field holds it)."""
+    choices, types = f.metadata.get("choices"), f.metadata.get("types")
+    if choices is not None:
+        if all(isinstance(c, bool) for c in choices):  # True/False only: 1 and "yes" are not booleans
+            ok = isinstance(value, (bool, np.bool_)) and bool(value) in choices
+            return ok, bool(value) if ok else value
+        ok = not isinstance(value, (bool, np.bool_)) and any(value == c for c in choices if type(c) is not bool)
+        return ok, value
+    if types is not None:
+        return isinstance(value, types), value
+    return True, value
+
+
+def _expected(f: dataclasses.Field) -> str:
+    """What field ``f`` accepts, in words."""
+    if f.metadata.get("describe"):
+        return f.metadata["describe"]
+    if f.metadata.get("choices") is not None:
+        return f"one of {list(f.metadata['choices'])}"
+    types = f.metadata.get("types")
+    types = types if isinstance(types, tuple) else (types,)
+    return " or ".join(t.__name__ for t in types if t is not None) or "anything"
+
+
+@dataclass(frozen=True)
+class MethodOptions(Mapping):
+    """A method's ``method_options``, checked (subclass it: a frozen dataclass whose fields, made with
+    :func:`option`, are the keys the method understands).
+
+    Read them as attributes (``request.options.kernel``: the value given, else the default). The
+    object is also a read-only mapping of the keys the user gave (``request.options.get("kernel",
+    "auto")``, ``dict(request.options)``), as the plain dict methods received before.
+    """
+
+    #: the keys the user gave (set by :meth:`checked`)
+    _given: ClassVar[frozenset] = frozenset()
+
+    @classmethod
+    def keys_declared(cls) -> list[str]:
+        """The option names, in the order the class declares them."""
+        return [f.name for f in dataclasses.fields(cls)]
+
+    @classmethod
+    def checked(cls, given: Mapping, method: str, label: str | None = None) -> MethodOptions:
+        """``given`` (the user's ``method_options``) checked for method ``method``: an unknown key or a value its
+        option does not accept raises :class:`~pdpx.core.errors.PdpxError` naming the key, the method (as
+        ``label`` says it, default its quoted name) and what is allowed."""
+        names = cls.keys_declared()
+        label = repr(method) if label is None else label
+        unknown = sorted(set(given) - set(names), key=str)
+        if unknown:
+            raise PdpxError(f"method_options {unknown} are not options of method {label}; "
+                            f"its options: {names or 'none'}")
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        values = {}
+        for key, value in given.items():
+            ok, values[key] = _accepted(fields[key], value)
+            if not ok:
+                raise PdpxError(f"method_options={{{key!r}: {value!r}}} of method {label}: expected "
+                                f"{_expected(fields[key])}")
+        out = cls(**values)
+        object.__setattr__(out, "_given", frozenset(given))
+        return out
+
+    def __getitem__(self, key):
+        if key not in self._given:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self):
+        return iter([k for k in self.keys_declared() if k in self._given])
+
+    def __len__(self) -> int:
+        return len(self._given)
+
+
+_WRAPPED: dict = {}
+
+
+def options_class(method: Method) -> type[MethodOptions]:
+    """The :class:`MethodOptions` subclass of ``method``: its own, or its tuple of key names wrapped (any value,
+    default None)."""
+    declared = getattr(method, "options", ())
+    if isinstance(declared, type) and issubclass(declared, MethodOptions):
+        return declared
+    names = tuple(str(k) for k in declared)
+    if names not in _WRAPPED:
+        _WRAPPED[names] = dataclasses.make_dataclass(
+            "DeclaredOptions", [(n, Any, option(None)) for n in names], bases=(MethodOptions,), frozen=True)
+    return _WRAPPED[names]
+
+
+def checked_options(method: Method, given: Mapping | None) -> MethodOptions:
+    """``given`` checked for ``method`` (:meth:`MethodOptions.checked`); None: the method's defaults."""
+    return options_class(method).checked(dict(given or {}), method.name)
 
 
 @dataclass
@@ -38,8 +154,13 @@ class Request:
     n_jobs : int or None
     progress : bool or None
         True: show a bar; False: never; None: only for long runs in a terminal.
-    options : dict
-        Method-specific options (``method_options=`` of the public call).
+    options : MethodOptions
+        The method's options (``method_options=`` of the public call), checked: a frozen
+        :class:`MethodOptions`, which reads like the dict of the keys given as well.
+    rows : object or None
+        The validated rows ``X`` is the frame of (a :class:`~pdpx.core.data.LocalData` that
+        several sessions may share), or None: what depends only on ``X``'s values may be kept
+        there once for all of them (``rows.once(X, key, compute)``).
     """
 
     X: pd.DataFrame
@@ -53,7 +174,8 @@ class Request:
     memory_budget: int
     n_jobs: int | None = None
     progress: bool | None = None
-    options: dict = field(default_factory=dict)
+    options: Mapping = field(default_factory=MethodOptions)
+    rows: Any = None
 
     @property
     def grid_shape(self) -> tuple[int, ...]:
@@ -94,14 +216,16 @@ class Method:
         Only such methods may be chosen by ``method="auto"``.
     cost_rank : int
         Among methods ``auto`` may choose, the lowest rank that is available runs.
-    options : tuple of str
-        The ``method_options`` keys the method understands; any other key is an error.
+    options : type or tuple of str
+        The ``method_options`` the method understands: a frozen :class:`MethodOptions` subclass
+        (each key's type, allowed values and default), or a tuple of key names (any value); any
+        other key is an error, raised when the session is built.
     """
 
     name: str = ""
     equals_brute: bool = False
     cost_rank: int = 100
-    options: tuple[str, ...] = ()
+    options: type[MethodOptions] | tuple[str, ...] = ()
 
     def unavailable(self, adapter: "Adapter", request: Request) -> str | None:
         """Return None if the method can compute ``request``, else the reason it cannot."""

@@ -141,6 +141,10 @@ class PDOptions:
     n_boot: int = _option(200, Integral(low=2))
     #: the options the caller passed (the others hold their defaults)
     given: frozenset = field(default=frozenset(), repr=False)
+    #: not an option: the validated rows (:class:`~pdpx.core.data.LocalData`) the sessions built with these
+    #: options share when they are built on the same X and model (one public call that builds several, such as
+    #: the report); set by that call with ``but(rows=...)``, never by a user
+    rows: Any = field(default=None, repr=False)
 
     @classmethod
     def checked(cls, function: str, given: Mapping[str, Any], *, kinds: tuple = KINDS) -> PDOptions:
@@ -165,7 +169,7 @@ class PDOptions:
 
     def but(self, **changes) -> PDOptions:
         """These options with ``changes`` (trusted values: internal callers derive options with it)."""
-        return dataclasses.replace(self, **_parsed(changes), given=self.given | frozenset(changes))
+        return dataclasses.replace(self, **_parsed(changes), given=self.given | (frozenset(changes) - {"rows"}))
 
     def items(self) -> dict[str, Any]:
         """The options as keyword arguments of :func:`pdpx.partial_dependence`."""
@@ -191,7 +195,7 @@ def _parsed(values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-_FIELDS = [f for f in dataclasses.fields(PDOptions) if f.name != "given"]
+_FIELDS = [f for f in dataclasses.fields(PDOptions) if f.name not in ("given", "rows")]
 #: The option names, in the order of :func:`pdpx.partial_dependence`'s signature.
 OPTION_NAMES_IN_ORDER = tuple(f.name for f in _FIELDS)
 OPTION_NAMES = frozenset(OPTION_NAMES_IN_ORDER)

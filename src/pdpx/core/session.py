@@ -1,55 +1,53 @@
-"""One call's validated inputs and the loop that turns each feature set into a result.
+"""The run of one call: each feature set turned into a result.
 
-:class:`Session` checks everything that does not depend on the feature set once
-(model, rows, response, target, weights, options), then for each feature set
-builds the :class:`~pdpx.core.method.Request`, picks the method and wraps what
-it returns in a :class:`~pdpx.core.result.PartialDependenceResult`.
+A :class:`Session` stands on two parts: the call's validated inputs
+(:class:`~pdpx.core.inputs.Inputs`, checked once when the session is built, method options
+included) and the features' grids (:class:`~pdpx.core.grids.Grids`, which the sessions of
+``by=`` groups share). For each feature set it builds the
+:class:`~pdpx.core.method.Request`, picks the method and wraps what it returns in a
+:class:`~pdpx.core.result.PartialDependenceResult`.
 """
 
 from __future__ import annotations
 
-import difflib
-import numbers
 import time
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
-from . import cluster, extrapolation, missing, steps, support, trust
 from . import config as _config
-from .adapter import Adapter, trees_read_once
+from . import extrapolation, support, trust
+from .adapter import trees_read_once
 from .bootstrap import bootstrap_interval
-from .data import LocalData, has_missing, short_list
+from .data import LocalData
 from .dates import is_date_type
-from .errors import ExtrapolationWarning, NonFiniteWarning, PdpxError, PdpxTypeError, TreeMismatchWarning, warn
-from .grid import feature_grid, is_categorical_type
+from .errors import ExtrapolationWarning, NonFiniteWarning, PdpxError, TreeMismatchWarning, warn
+from .grid import is_categorical_type
+from .grids import Grids
+from .inputs import Inputs, auto_candidates, check_weights, data_source, validated  # noqa: F401 - named here too
 from .method import Request
 from .options import PDOptions
-from .plugins import adapt, get_methods, plugin_manager
 from .result import PartialDependenceResult, message_value
 from .threads import in_background, thread_count
-from .validation import shown
 
 #: Rows from which a call's extrapolation check runs on another thread while the method runs (below, the
 #: method is over too soon for a second thread to pay for handing the check over)
 BACKGROUND_ROWS = 4096
 
-
-def data_source(X, adapter: Adapter):
-    """The data object for ``X``: :class:`~pdpx.core.data.LocalData`, or
-    :class:`~pdpx.core.cluster.DaskData` for Dask input."""
-    if cluster.is_dask_collection(X):
-        return cluster.DaskData(X, adapter)
-    return LocalData(X, adapter)
+#: What a session reads of its inputs, named on the session too (its users read ``session.names``, ...)
+_READ = ("options", "model", "adapter", "data", "X", "n_rows", "names", "dtypes", "response", "outputs",
+         "sample_weight", "ice_rows", "categorical", "custom_values", "kind", "memory_budget", "method",
+         "methods", "progress")
 
 
 class Session:
-    """Validated inputs shared by the feature sets of one call.
+    """One call's run over its feature sets, on validated inputs and shared grids.
 
     ``options`` is a :class:`~pdpx.core.options.PDOptions` (checked when it was built),
     or None: then the keyword options ``given`` are checked here, with messages naming
-    ``function``. A session trusts no caller to have checked the model or the data.
+    ``function``. A session trusts no caller to have checked the model or the data
+    (:func:`~pdpx.core.inputs.validated`). :meth:`of` builds one on inputs validated already
+    (a ``by=`` group's) and, optionally, another session's grids.
     """
 
     def __init__(self, model, X, options: PDOptions | None = None, *, function: str = "partial_dependence",
@@ -58,230 +56,35 @@ class Session:
             options = PDOptions.checked(function, given)
         elif given:
             options = options.but(**given)
-        if options.by is not None:
-            raise PdpxError("by= is an option of pdpx.partial_dependence (one feature set per call); "
-                            "call it once per feature set")
-        self.options = options
-        self.kind = options.kind
-        self.grid_resolution = options.grid_resolution
-        self.percentiles = options.percentiles
-        self.centered = options.centered
-        self.n_jobs = options.n_jobs
-        self.progress = options.progress
-        self.method_options = dict(options.method_options or {})
-        self.memory_budget = (
-            options.memory_budget if options.memory_budget is not None else _config.get_config()["memory_budget"]
-        )
+        self._start(validated(model, X, options), None)
 
-        self.pm = plugin_manager()
-        self.model = model
-        self.adapter: Adapter = adapt(model, self.pm)
-        self.adapter.check_fitted()
-        with _config.config_context(memory_budget=self.memory_budget):  # the adapter's checks of X read within it
-            self.data = data_source(X, self.adapter)
-        self.X = self.data.head
-        self.n_rows = self.data.n_rows
-        sample_weight = self.data.weights(options.sample_weight)
-        self.names = self.data.names
-        self.dtypes = self.data.dtypes
-        self.response = self._resolve_response(options.response)
-        self.outputs = self._resolve_target(options.target)
-        self.sample_weight = check_weights(sample_weight, self.n_rows)
-        self.ice_rows = self._resolve_ice_sample(options.ice_sample, options.random_state)
-        self.categorical = self._resolve_categorical(options.categorical_features)
-        self.custom_values = self._resolve_custom(options.custom_values)
-        self.methods = get_methods(self.pm)
-        self.method = options.method
-        if self.method != "auto" and self.method not in self.methods:
-            raise PdpxError(f"unknown method {self.method!r}; available: {['auto'] + sorted(self.methods)}")
-        self._grids: dict[int, np.ndarray] = {}
-        self._steps: dict[int, str] = {}  # grid="thresholds": feature -> its trees' comparison ("<=" or "<")
-        self._grid_notes: dict[int, list[str]] = {}
-        self.include_missing = options.include_missing
-        self.interval = options.interval
-        self.n_boot = options.n_boot
-        self.random_state = options.random_state
-        self._accepts_missing: dict[int, str | None] = {}
+    @classmethod
+    def of(cls, inputs: Inputs, grids: Grids | None = None) -> Session:
+        """A session on ``inputs``, computing on ``grids`` (default: its own, built from its rows)."""
+        session = cls.__new__(cls)
+        session._start(inputs, grids)
+        return session
+
+    def _start(self, inputs: Inputs, grids: Grids | None) -> None:
+        self.inputs = inputs
+        self.grids = Grids(inputs) if grids is None else grids
         self._extrapolation_warned = False
         self._support_cache: dict = {}  # the check's row sample and coarse bins, shared by the feature sets
         self._partners: list[bool] | None = None
         self._plan: tuple = ()
         self._batches: dict = {}  # method name -> its plan for this session's feature sets (Method.plan)
 
-    # ---------------------------------------------------------- validation
-    def _resolve_response(self, response: str) -> str:
-        available = self.adapter.responses()
-        if response == "auto":
-            if not available:
-                raise PdpxError(f"{type(self.adapter.model).__name__} has no response pdpx can average")
-            chosen = available[0]
-        elif response not in available:
-            extra = ""
-            if response == "predict" and self.adapter.is_classifier():
-                extra = " (a classifier's predicted labels are not numbers to average)"
-            raise PdpxError(
-                f"{type(self.adapter.model).__name__} has no response {response!r}{extra}; "
-                f"use one of {available}"
-            )
-        else:
-            chosen = response
-        probe = getattr(self.adapter, "probe", None)
-        if probe is not None and len(self.X):
-            probe(self.X, chosen)
-        return chosen
-
-    def _resolve_target(self, target) -> list[int]:
-        names = self.adapter.output_names(self.response)
-        if target is None:
-            return self.adapter.default_outputs(self.response)
-        wanted = list(target) if isinstance(target, (list, tuple, np.ndarray)) else [target]
-        if not wanted:
-            raise PdpxError("target is empty; leave it out to get every output")
-        classes = self.adapter.classes() if self.adapter.is_classifier() else None
-        if classes is not None:  # plain Python values, so messages read 1, not np.int64(1)
-            classes = [c.item() if isinstance(c, np.generic) else c for c in classes]
-        out = []
-        for t in wanted:
-            idx = None
-            if classes is not None:
-                single = self.response in ("decision_function", "raw") and len(classes) == 2 and len(names) == 1
-                if single:
-                    lookup = {str(classes[1]): 0}
-                else:
-                    lookup = {str(c): i for i, c in enumerate(classes)}
-                idx = lookup.get(str(t))
-                if idx is None:
-                    hint = ""
-                    if single:
-                        hint = f" (a binary {self.response} has one output, for class {classes[1]!r})"
-                    raise PdpxError(
-                        f"target {t!r} is not a class of this model{hint}; its classes are {list(classes)!r}"
-                    )
-            else:
-                if isinstance(t, numbers.Integral) and not isinstance(t, bool) and 0 <= t < len(names):
-                    idx = int(t)
-                elif str(t) in names:
-                    idx = names.index(str(t))
-                else:
-                    raise PdpxError(
-                        f"target {t!r} is not an output of this model; its outputs are {names!r} "
-                        f"(or their positions 0..{len(names) - 1})"
-                    )
-            if idx in out:
-                raise PdpxError(f"target {t!r} is given twice")
-            out.append(idx)
-        return out
-
-    def _resolve_ice_sample(self, ice_sample, random_state) -> np.ndarray | None:
-        if ice_sample is None:
-            return None
-        if self.kind == "average":
-            raise PdpxError("ice_sample chooses rows for ICE curves; use it with kind='individual' or 'both'")
-        if not self.data.supports_ice_sample:
-            raise PdpxError("ice_sample is not supported for Dask input; pass X.sample(frac=...).compute() "
-                            "for ICE curves and the full Dask X for the average")
-        if ice_sample >= self.n_rows:
-            return None
-        rng = np.random.default_rng(random_state)
-        return np.sort(rng.choice(self.n_rows, size=int(ice_sample), replace=False))
-
-    def _column_index(self, f, what: str = "feature") -> int:
-        """Position in the model-ordered ``self.X`` of a column named, or at position ``f`` of X as given."""
-        if isinstance(f, (numbers.Integral, np.integer)) and not isinstance(f, (bool, np.bool_)):
-            given = self.data.input_columns
-            if not 0 <= f < len(given):
-                raise PdpxError(
-                    f"{what} index {f} is out of range: X has {len(given)} columns, "
-                    f"indices 0 to {len(given) - 1}"
-                )
-            return self.names.index(given[int(f)])
-        if isinstance(f, str):
-            if f in self.names:
-                return self.names.index(f)
-            close = difflib.get_close_matches(f, self.names, n=3)
-            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-            raise PdpxError(f"unknown {what} {f!r}: X has no such column.{hint} Columns: {short_list(self.names)}")
-        raise PdpxTypeError(f"a {what} must be a column name or an integer position, got {shown(f)}")
-
     def resolve_features(self, features) -> list[int]:
-        if isinstance(features, (str, numbers.Integral, np.integer)):
-            features = [features]
-        try:
-            feats = list(features)
-        except TypeError:
-            raise PdpxError(f"features must be a name, a position, or a list of them; got {features!r}") from None
-        if not feats:
-            raise PdpxError("features is empty; name at least one column of X")
-        idx = [self._column_index(f) for f in feats]
-        dupes = sorted({self.names[i] for i in idx if idx.count(i) > 1})
-        if dupes:
-            raise PdpxError(f"features lists {dupes} more than once; name each feature once")
-        return idx
-
-    def _resolve_categorical(self, categorical_features) -> list[bool]:
-        flags = [is_categorical_type(dtype) for dtype in self.dtypes]
-        if categorical_features is None:
-            return flags
-        if isinstance(categorical_features, str):  # one name, not its letters
-            categorical_features = [categorical_features]
-        cats = list(categorical_features)
-        if cats and all(isinstance(c, (bool, np.bool_)) for c in cats):
-            given = self.data.input_columns
-            if len(cats) != len(given):
-                raise PdpxError(
-                    f"categorical_features as a boolean mask needs one entry per column of X "
-                    f"({len(given)}), got {len(cats)}"
-                )
-            for name, flag in zip(given, cats):  # the mask follows X's columns as given
-                if flag:
-                    flags[self.names.index(name)] = True
-            return flags
-        for c in cats:
-            flags[self._column_index(c, "categorical feature")] = True
-        return flags
-
-    def _resolve_custom(self, custom_values) -> dict[int, Any]:
-        if custom_values is None:
-            return {}
-        return {self._column_index(k, "custom_values key"): v for k, v in custom_values.items()}
+        """Positions (in the model-ordered columns) of ``features`` (:meth:`Inputs.resolve_features`)."""
+        return self.inputs.resolve_features(features)
 
     def grid_for(self, j: int) -> np.ndarray:
-        if j not in self._grids:
-            column = self.data.column(j)
-            if self.options.grid == "thresholds" and not self.categorical[j] and j not in self.custom_values:
-                grid, self._steps[j], self._grid_notes[j] = steps.feature_steps(
-                    self.adapter, self.response, j, self.names[j], column)
-            else:
-                grid = feature_grid(  # a narrow float column's grid: the values it holds (notes: custom rounded)
-                    column, categorical=self.categorical[j], grid_resolution=self.grid_resolution,
-                    percentiles=self.percentiles, custom=self.custom_values.get(j),
-                    notes=self._grid_notes.setdefault(j, []),
-                )
-            self.adapter.check_grid(self.names[j], grid)
-            if self.missing_point(j):
-                grid = missing.with_missing(grid)
-            self._grids[j] = grid
-        return self._grids[j]
+        """Feature ``j``'s grid (:meth:`Grids.grid_for`)."""
+        return self.grids.grid_for(j)
 
     def missing_point(self, j: int) -> bool:
-        """Whether feature ``j``'s grid ends with the missing-value point (``include_missing``)."""
-        if self.include_missing is False or self.categorical[j]:
-            if self.include_missing is True and self.categorical[j]:
-                raise PdpxError(
-                    f"include_missing=True: feature {self.names[j]!r} is categorical; the missing-value grid "
-                    "point is for numeric features (a categorical feature's missing values are a level of their own "
-                    "only if you make them one, e.g. X[col].cat.add_categories('missing').fillna('missing'))"
-                )
-            return False
-        if self.include_missing == "auto" and not has_missing(self.data.column(j)):
-            return False
-        if j not in self._accepts_missing:
-            self._accepts_missing[j] = missing.refusal(self.adapter, self.X, j, self.response)
-        reason = self._accepts_missing[j]
-        if reason is not None and self.include_missing is True:
-            raise PdpxError(f"include_missing=True: the model does not accept a missing value of feature "
-                            f"{self.names[j]!r}: {reason}. Use include_missing='auto' or False")
-        return reason is None
+        """Whether feature ``j``'s grid ends with the missing-value point (:meth:`Grids.missing_point`)."""
+        return self.grids.missing_point(j)
 
     # -------------------------------------------------------------- compute
     def plan(self, feature_sets) -> None:
@@ -297,28 +100,40 @@ class Session:
     def batch(self, method):
         """``method``'s plan for this session's feature sets (:meth:`~pdpx.core.method.Method.plan`, asked once)."""
         if method.name not in self._batches:
-            self._batches[method.name] = method.plan(self.adapter, self._plan)
+            self._batches[method.name] = method.plan(self.inputs.adapter, self._plan)
         return self._batches[method.name]
 
-    def request(self, features: list[int]) -> Request:
-        grids = [self.grid_for(j) for j in features]
+    def request(self, features: list[int], kind: str | None = None, method=None) -> Request:
+        """The :class:`~pdpx.core.method.Request` of one feature set: the inputs' request kind (or ``kind``) and
+        the options of ``method`` (default: the method asked for, or the first ``auto`` may choose whose options
+        accept those given); refused when its result would not fit the memory budget."""
+        inp = self.inputs
+        if method is None:
+            method = (inp.methods[inp.method] if inp.method != "auto"
+                      else next(m for m in auto_candidates(inp.methods) if m.name in inp.method_options))
         req = Request(
-            X=self.X, features=features, grid_values=grids, categorical=[self.categorical[j] for j in features],
-            response=self.response, outputs=self.outputs, sample_weight=self.sample_weight,
-            kind="both" if self.interval is not None else self.kind,
-            memory_budget=self.memory_budget, n_jobs=self.n_jobs, progress=self.progress,
-            options=self.method_options,
+            X=inp.X, features=features, grid_values=[self.grid_for(j) for j in features],
+            categorical=[inp.categorical[j] for j in features], response=inp.response, outputs=inp.outputs,
+            sample_weight=inp.sample_weight, kind=inp.request_kind if kind is None else kind,
+            memory_budget=inp.memory_budget, n_jobs=inp.options.n_jobs, progress=inp.options.progress,
+            options=inp.options_for(method), rows=inp.data if isinstance(inp.data, LocalData) else None,
         )
-        self._check_result_size(req, n_ice=self.n_rows if self.interval is not None else None)
+        self._check_result_size(req, n_ice=inp.n_rows if inp.options.interval is not None else None)
         return req
+
+    def _for(self, method, req: Request) -> Request:
+        """``req`` with ``method``'s options."""
+        options = self.inputs.options_for(method)
+        return req if req.options is options else replace(req, options=options)
 
     def _check_result_size(self, req: Request, n_ice: int | None = None) -> None:
         """Refuse results over the budget; leave methods the budget minus the result's size."""
-        n = n_ice or (self.n_rows if self.ice_rows is None else len(self.ice_rows))
+        inp = self.inputs
+        n = n_ice or (inp.n_rows if inp.ice_rows is None else len(inp.ice_rows))
         K, G = len(req.outputs), req.n_grid
         need = K * G * 8 * (n if req.needs_individual else 1)
         req.memory_budget = max(req.memory_budget - need, req.memory_budget // 8)
-        if need > self.memory_budget:
+        if need > inp.memory_budget:
             what = "ICE curves" if req.needs_individual else "the partial dependence grid"
             shape = " x ".join(str(s) for s in req.grid_shape)
             advice = (
@@ -326,29 +141,34 @@ class Session:
                 "every row), " if req.needs_individual else ""
             )
             fewer = ("use grid='uniform' with grid_resolution, or custom_values, for a feature with many steps"
-                     if any(j in self._steps for j in req.features) else "lower grid_resolution")
+                     if any(j in self.grids.steps for j in req.features) else "lower grid_resolution")
             raise PdpxError(
                 f"{what} for {n:,} rows, a {shape} grid and {K} output(s) would take "
-                f"{_config.format_bytes(need)}, over the memory budget of {_config.format_bytes(self.memory_budget)}. "
+                f"{_config.format_bytes(need)}, over the memory budget of {_config.format_bytes(inp.memory_budget)}. "
                 f"To fit: {advice}{fewer}, or raise memory_budget (e.g. memory_budget='4GB')."
             )
 
     def choose_method(self, req: Request):
-        """The method to run and notes on faster methods ``auto`` could not use (each asked once)."""
-        if self.method != "auto":
-            m = self.methods[self.method]
-            reason = m.unavailable(self.adapter, req)
+        """The method to run and notes on faster methods ``auto`` could not use (each asked once, with its own
+        options)."""
+        inp = self.inputs
+        if inp.method != "auto":
+            m = inp.methods[inp.method]
+            reason = m.unavailable(inp.adapter, self._for(m, req))
             if reason:
-                raise PdpxError(f"method {self.method!r} cannot run here: {reason}")
-            return self._check_options(m), []
+                raise PdpxError(f"method {inp.method!r} cannot run here: {reason}")
+            return m, []
         notes = []
-        candidates = sorted((m for m in self.methods.values() if m.equals_brute), key=lambda m: m.cost_rank)
-        for m in candidates:
-            reason = m.unavailable(self.adapter, req)
-            if reason is None and len(req.X) == self.n_rows:  # rows held here (not Dask's): may defer
-                reason = self.batch(m).deferred(req)
+        for m in auto_candidates(inp.methods):
+            mine = self._for(m, req)
+            reason = m.unavailable(inp.adapter, mine)
+            if reason is None and len(req.X) == inp.n_rows:  # rows held here (not Dask's): may defer
+                reason = self.batch(m).deferred(mine)
             if reason is None:
-                return self._check_options(m, notes), notes
+                refused = inp.refusal(m, notes)  # auto chose a method the options given are not for
+                if refused is not None:
+                    raise refused
+                return m, notes
             notes.append(f"{m.name} not used: {reason}")
         raise PdpxError("no method can compute this request")  # pragma: no cover - brute always can
 
@@ -356,45 +176,38 @@ class Session:
         """``method``, or ``brute`` where ``method``'s values disagree with the model's own predict on a sample of
         each feature's grid (:func:`pdpx.core.trust.verdict`, asked once per model, response, dtypes and
         feature); the disagreement goes into ``notes`` and a :class:`TreeMismatchWarning`."""
-        brute = self.methods.get("brute")
+        inp = self.inputs
+        brute = inp.methods.get("brute")
         if method is brute or not method.equals_brute or brute is None or not _config.setting("check_trees"):
             return method
-        n_out = len(self.adapter.output_names(self.response))
+        n_out = len(inp.adapter.output_names(inp.response))
+        req = self._for(method, req)
         for j in req.features:
-            why = trust.verdict(self.adapter, method, brute, req, j, n_out, self.dtypes)
+            why = trust.verdict(inp.adapter, method, brute, req, j, n_out, inp.dtypes)
             if why is not None:
-                notes.append(f"{method.name} not used: its values disagreed with the model's own {self.response} "
+                notes.append(f"{method.name} not used: its values disagreed with the model's own {inp.response} "
                              f"on a sample of grid points ({why}); brute answered")
                 warn(TreeMismatchWarning(
-                    f"pdpx's reading of this {type(self.model).__name__} disagreed with its own {self.response} "
+                    f"pdpx's reading of this {type(inp.model).__name__} disagreed with its own {inp.response} "
                     f"({why}), so pdpx called the model instead (method='brute'); the result is right, only "
                     "slower. Please report this to pdpx with the model's type and settings."))
                 return brute
         return method
 
-    def _check_options(self, m, skipped=()):
-        unknown = sorted(set(self.method_options) - set(m.options))
-        if unknown:
-            chosen = " (chosen by method='auto')" if self.method == "auto" else ""
-            why = "".join(f"; {s}" for s in skipped)
-            raise PdpxError(
-                f"method_options {unknown} are not options of method {m.name!r}{chosen}; "
-                f"its options: {list(m.options) or 'none'}{why}"
-            )
-        return m
-
     def compute(self, features: list[int]) -> PartialDependenceResult:
         """The result of one feature set (positions in the model-ordered columns)."""
+        inp, options = self.inputs, self.inputs.options
         req = self.request(features)
-        columns = [self.data.column(j) for j in features]
-        with trees_read_once(self.adapter):  # asked by choose_method, then by the method
+        columns = [inp.data.column(j) for j in features]
+        with trees_read_once(inp.adapter):  # asked by choose_method, then by the method
             method, skipped = self.choose_method(req)
             method = self.checked(method, req, skipped)
+            req = self._for(method, req)
             batch = self.batch(method)
             # the extrapolation check needs only the rows and the grids: beside a method that leaves the GIL
             # free for long enough, it runs on another core meanwhile
-            beside = (self.data.supports_ice_sample and self.n_rows >= BACKGROUND_ROWS and thread_count(req.n_jobs) > 1
-                      and batch.beside(req))
+            beside = (inp.data.supports_ice_sample and inp.n_rows >= BACKGROUND_ROWS
+                      and thread_count(req.n_jobs) > 1 and batch.beside(req))
             checking = in_background(self._support_values, features, req.grid_values, columns, beside=beside)
             try:
                 out, elapsed = self._run(batch, req)
@@ -403,53 +216,55 @@ class Session:
                 raise
         average, individual = out.average, out.individual
         lower = upper = None
-        if self.interval is not None:
-            ice = center_curves(individual.copy(), lead=2) if self.centered else individual
-            lower, upper = bootstrap_interval(ice, self.sample_weight, self.interval, self.n_boot, self.random_state)
+        if options.interval is not None:  # the run computed every row's curve (request kind "both")
+            ice = center_curves(individual.copy(), lead=2) if options.centered else individual
+            lower, upper = bootstrap_interval(ice, inp.sample_weight, options.interval, options.n_boot,
+                                              options.random_state)
             del ice
-            req = replace(req, kind=self.kind)
-            if self.kind == "average":
-                individual = None
-            elif self.ice_rows is not None:
-                individual = individual[:, self.ice_rows]
-        if not req.needs_individual:
+            if inp.kind != "average" and inp.ice_rows is not None:
+                individual = individual[:, inp.ice_rows]
+        if inp.kind == "average":
             individual = None
-        names = self.adapter.output_names(self.response)
-        warn_non_finite(average, individual, [names[k] for k in self.outputs],
-                        [self.names[j] for j in features], req.grid_values, self.ice_rows)
-        if self.centered:  # in place: no second copy of a large ICE array
+        names = inp.adapter.output_names(inp.response)
+        ice_rows = self._shown_rows() if individual is not None else None
+        warn_non_finite(average, individual, [names[k] for k in inp.outputs],
+                        [inp.names[j] for j in features], req.grid_values, ice_rows)
+        if options.centered:  # in place: no second copy of a large ICE array
             average = center_curves(average, lead=1)
             if individual is not None:
                 individual = center_curves(individual, lead=2)
-        notes = list(out.notes) + skipped + [n for j in features for n in self._grid_notes.get(j, [])]
+        notes = list(out.notes) + skipped + self.grids.notes_of(features)
         check, hull = self.extrapolation(features, checking.result(), notes)
         return PartialDependenceResult(
-            features=[self.names[j] for j in features],
-            grid_values=req.grid_values,
-            categorical=req.categorical,
-            average=average,
-            individual=individual,
-            outputs=[names[k] for k in self.outputs],
-            response=self.response,
-            response_label=self.adapter.response_label(self.response),
-            method=method.name,
-            kind=self.kind,
-            centered=self.centered,
-            n_rows=self.n_rows,
-            ice_rows=self.ice_rows if individual is not None else None,
-            elapsed=elapsed,
+            features=[inp.names[j] for j in features], grid_values=req.grid_values, categorical=req.categorical,
+            average=average, individual=individual, outputs=[names[k] for k in inp.outputs],
+            response=inp.response, response_label=inp.adapter.response_label(inp.response), method=method.name,
+            kind=inp.kind, centered=options.centered, n_rows=inp.n_rows, ice_rows=ice_rows, elapsed=elapsed,
             notes=notes,
-            feature_data={self.names[j]: c.array if is_date_type(c.dtype) else c.to_numpy()  # dates: no object array
+            feature_data={inp.names[j]: c.array if is_date_type(c.dtype) else c.to_numpy()  # dates: no object array
                           for j, c in zip(features, columns)},
-            model_name=type(self.adapter.model).__name__,
-            lower=lower, upper=upper, interval=self.interval,
-            background=self.X if self.data.supports_ice_sample else None,
-            extrapolation=check,
-            steps={self.names[j]: self._steps[j] for j in features if j in self._steps},
+            model_name=type(inp.adapter.model).__name__,
+            lower=lower, upper=upper, interval=options.interval,
+            background=self._background(), extrapolation=check, steps=self.grids.steps_of(features),
             diagnostics=support.SupportInputs(columns, list(req.grid_values), list(req.categorical),
-                                              self.sample_weight, outside=hull,
-                                              steps=[self._steps.get(j) for j in features]),
+                                              inp.sample_weight, outside=hull,
+                                              steps=[self.grids.steps.get(j) for j in features]),
         )
+
+    def _shown_rows(self) -> np.ndarray | None:
+        """The rows of a result's ICE curves as it names them: positions in X (in the full X for a ``by=`` group),
+        None for every row of X."""
+        inp = self.inputs
+        if inp.positions is None:
+            return inp.ice_rows
+        return inp.positions if inp.ice_rows is None else inp.positions[np.asarray(inp.ice_rows)]
+
+    def _background(self):
+        """The rows a result's figures draw behind it: X (the full X for a ``by=`` group), None for Dask input."""
+        inp = self.inputs
+        if not inp.data.supports_ice_sample:
+            return None
+        return inp.X if inp.background is None else inp.background
 
     def curve_means(self, features: list[int], shares: list) -> tuple[list[np.ndarray], np.ndarray, str] | None:
         """For each feature ``j`` of ``features`` (1-way), every row's ICE curve over ``j``'s grid averaged with
@@ -457,19 +272,20 @@ class Session:
         curves (:meth:`~pdpx.core.method.Method.curve_means`): ``([means (K, n)], f (K, n), method name)``, ``f``
         the response at each row. None when the method chosen for these requests has no such way, or the rows are
         not held here: then compute the curves."""
-        if not self.data.supports_ice_sample or not features:
+        inp = self.inputs
+        if not inp.data.supports_ice_sample or not features:
             return None
-        reqs = [replace(self.request([j]), kind="average") for j in features]
+        reqs = [self.request([j], kind="average") for j in features]
         shares = [np.asarray(s, dtype=np.float64).reshape(-1) for s in shares]
         for req, s in zip(reqs, shares):
             if len(s) != req.n_grid:
                 raise PdpxError(f"curve_means: {len(s)} shares for the {req.n_grid} grid points of feature "
-                                f"{self.names[req.features[0]]!r}; pass one share per grid point")
-        with trees_read_once(self.adapter):
+                                f"{inp.names[req.features[0]]!r}; pass one share per grid point")
+        with trees_read_once(inp.adapter):
             method, notes = self.choose_method(reqs[0])
             if any(self.checked(method, req, notes) is not method for req in reqs):
                 return None  # the curves then take brute, feature by feature
-            got = method.curve_means(self.adapter, reqs, shares)
+            got = method.curve_means(inp.adapter, [self._for(method, r) for r in reqs], shares)
         if got is None:
             return None
         means, f = got
@@ -477,30 +293,32 @@ class Session:
 
     def _run(self, batch, req: Request):
         """(the result of ``batch``, a method's plan, for ``req``; seconds it ran)."""
-        ice_rows = self.ice_rows
-        if self.interval is not None:  # the bootstrap resamples every row's ICE curve
-            if not self.data.supports_ice_sample:
+        inp = self.inputs
+        ice_rows = inp.ice_rows
+        if inp.options.interval is not None:  # the bootstrap resamples every row's ICE curve
+            if not inp.data.supports_ice_sample:
                 raise PdpxError("interval is not supported for Dask input (it resamples every row's ICE "
                                 "curve); pass a pandas X, or a sample of it")
             ice_rows = None
         t0 = time.perf_counter()
-        out = self.data.run(batch, self.adapter, req, model=self.model, ice_rows=ice_rows)
+        out = inp.data.run(batch, inp.adapter, req, model=inp.model, ice_rows=ice_rows)
         return out, time.perf_counter() - t0
 
     def _support_values(self, features: list[int], grids: list, columns: list):
         """(extrapolation check or None, outside-hull mask or None, a note or None) of one feature set: the
         computation of :meth:`extrapolation`, which may run on another thread while the method runs (it reads
         the rows, the grids and this session's support cache, nothing the method writes). Never raises."""
-        cats = [self.categorical[j] for j in features]
+        inp = self.inputs
+        cats = [inp.categorical[j] for j in features]
         hull = check = None
         try:
             if len(features) == 2 and not any(cats):
                 hull = support.outside_hull(columns[0], columns[1], grids[0], grids[1])
             if self._partners is None:  # the columns a 1-way check may pair with: numeric, not marked categorical
-                self._partners = [not c and not is_categorical_type(d) for c, d in zip(self.categorical, self.dtypes)]
-            check = extrapolation.extrapolation_check(self.X, features, grids, cats, self.sample_weight,
+                self._partners = [not c and not is_categorical_type(d) for c, d in zip(inp.categorical, inp.dtypes)]
+            check = extrapolation.extrapolation_check(inp.X, features, grids, cats, inp.sample_weight,
                                                       numeric=self._partners, hull=hull, cache=self._support_cache,
-                                                      dtypes=self.dtypes)
+                                                      dtypes=inp.dtypes)
         except Exception as exc:  # noqa: BLE001 - a diagnostic never refuses the call
             return check, hull, f"support not computed: {type(exc).__name__}: {exc}"
         return check, hull, None
@@ -518,14 +336,18 @@ class Session:
         check, hull, note = values
         if note is not None:
             notes.append(note)
-        if not self.data.supports_ice_sample and check is not None:
+        if not self.inputs.data.supports_ice_sample and check is not None:
             notes.append(f"the extrapolation check looked at the first {check.rows:,} rows of the Dask input")
         if check is not None and check.warns and not self._extrapolation_warned:
             self._extrapolation_warned = True
-            names = [self.names[j] for j in features]
+            names = [self.inputs.names[j] for j in features]
             warn(ExtrapolationWarning(extrapolation.warning_message(names, check), features=names,
                                       share=check.share, partner=check.partner))
         return check, hull
+
+
+for _name in _READ:  # read-only views of the inputs
+    setattr(Session, _name, property(lambda self, _n=_name: getattr(self.inputs, _n), doc=f"The inputs' ``{_name}``."))
 
 
 def center_curves(values: np.ndarray, lead: int) -> np.ndarray:
@@ -570,24 +392,3 @@ def warn_non_finite(average, individual, outputs, features, grids, ice_rows=None
             + "; ".join(parts) + ". Check the model's predict on these inputs (pdpx reports them as they are).",
             NonFiniteWarning,
         )
-
-
-def check_weights(sample_weight, n: int) -> np.ndarray | None:
-    """``sample_weight`` as a float64 array of ``n`` finite, non-negative weights, not all zero."""
-    if sample_weight is None:
-        return None
-    try:
-        w = np.asarray(sample_weight, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise PdpxError("sample_weight must be numbers, one per row of X") from None
-    if w.ndim != 1 or w.shape[0] != n:
-        raise PdpxError(f"sample_weight must have one weight per row of X ({n}), got shape {w.shape}")
-    if not np.all(np.isfinite(w)):
-        raise PdpxError("sample_weight contains NaN or infinite values; give every row a finite weight")
-    if (w < 0).any():
-        raise PdpxError(
-            f"sample_weight has {(w < 0).sum()} negative value(s); weights must be >= 0 (0 leaves a row out)"
-        )
-    if w.sum() <= 0:
-        raise PdpxError("sample_weight is zero for every row; at least one row needs a positive weight")
-    return np.ascontiguousarray(w)

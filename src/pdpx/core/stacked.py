@@ -135,6 +135,8 @@ def one_extrapolation_warning():
 
 
 def _by_groups(model, X, features, options: PDOptions, by, by_bins) -> StackedResult:
+    """One result per group of rows of the ``by`` column, each on the full data's grids (the groups' sessions
+    share the main session's :class:`~pdpx.core.grids.Grids`) and inputs validated once."""
     main = Session(model, X, options)
     if not main.data.supports_ice_sample:
         raise PdpxError("by= is not supported for Dask input; pass a pandas X (or a sample of it)")
@@ -147,42 +149,23 @@ def _by_groups(model, X, features, options: PDOptions, by, by_bins) -> StackedRe
         raise PdpxError(f"by={name!r} would clash with a column of the tidy frame ({sorted(RESERVED)}); "
                         "rename that column of X")
     labels, codes = group_codes(main.X.iloc[:, jb], by_bins, categorical=main.categorical[jb])
-    grids = {main.names[j]: main.grid_for(j) for j in feats}
-    custom, has_missing = {}, {}
-    for f, g in grids.items():
-        j = main.names.index(f)
-        missing = not main.categorical[j] and bool(np.isnan(np.asarray(g, dtype=float)[-1]))
-        has_missing[f] = missing
-        custom[f] = g[:-1] if missing else g
-    sub_options = options.but(custom_values=custom, include_missing=any(has_missing.values()))
-    if any(has_missing.values()) and not all(has_missing[main.names[j]] for j in feats
-                                             if not main.categorical[j]):
-        raise PdpxError("by=: the missing-value point is on for some numeric features and off for others; "
-                        "pass include_missing=False or compute them one at a time")
+    for j in feats:  # every grid from the full data, before any group
+        main.grid_for(j)
     results = []
     for i, lab in enumerate(labels):  # each group's support counts its own rows
         rows = np.flatnonzero(codes == i)
-        opts = sub_options
+        weights = None
         if main.sample_weight is not None:
-            if main.sample_weight[rows].sum() <= 0:
+            weights = main.sample_weight[rows]
+            if weights.sum() <= 0:
                 raise PdpxError(f"by={name!r}: every row of group {lab!r} has sample_weight 0")
-            opts = opts.but(sample_weight=main.sample_weight[rows])
-        session = Session(model, main.X.iloc[rows], opts)
-        session._accepts_missing = main._accepts_missing  # same model and columns: asked once, not per group
+        session = Session.of(main.inputs.group(rows, weights), main.grids)
         try:
-            r = session.compute(session.resolve_features([main.names[j] for j in feats]))
+            results.append(session.compute(feats))
         except Exception as exc:
             if not from_model(exc):  # the model's failure, with pdpx's context: name the group too
                 raise
             raise model_failure(exc, f"by={name!r}, group {lab!r} ({len(rows):,} rows)") from model_cause(exc)
-        if r.individual is not None:
-            r.ice_rows = rows if r.ice_rows is None else rows[np.asarray(r.ice_rows)]
-        r.background = main.X
-        r.grid_values = [grids[f] for f in r.features]  # the full data's grid, exactly
-        r.steps = {main.names[j]: main._steps[j] for j in feats if j in main._steps}  # grid="thresholds"
-        if r.diagnostics is not None:  # each group's rows counted on the steps
-            r.diagnostics.steps = [main._steps.get(j) for j in feats]
-        results.append(r)
     return StackedResult(name, labels, results)
 
 

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..core.data import rows_fixed
 from ..core.drawing import Drawable
 from ..core.errors import ExtrapolationWarning, PdpxError
 from ..core.options import PDOptions
@@ -166,8 +165,10 @@ def h_statistic_of(model, X, features, pairs, sample, random_state, options: PDO
     if not used:
         raise PdpxError("h_statistic(): nothing to compute (no features and no pairs)")
 
-    with rows_fixed(frame):  # the sessions below all read these rows
-        return _h_statistic(session, model, frame, feats, pair_idx, used, weights, options, notes, progress, t0)
+    # the sessions below all read these rows: they share one validated copy (its digest is computed once)
+    rows = session.data if frame is session.X else session.data.subset(take)
+    return _h_statistic(session, model, rows.frame, feats, pair_idx, used, weights, options.but(rows=rows), notes,
+                        progress, t0)
 
 
 def _h_statistic(session, model, frame, feats, pair_idx, used, weights, options, notes, progress, t0):

@@ -11,6 +11,8 @@ the other rows of the call (it standardises within predict, say).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -18,7 +20,7 @@ from ..core.adapter import checked_predict
 from ..core.errors import PdpxError, model_failure, reraisable
 from ..core.grid import column_dtype
 from ..core.hookspecs import hookimpl
-from ..core.method import Method, MethodResult, Request
+from ..core.method import Method, MethodOptions, MethodResult, Request, option
 from ..core.progress import progress_bar
 from ..core.result import message_value
 from ..core.threads import in_order, model_threads
@@ -85,12 +87,21 @@ def plan_chunks(n_rows: int, n_points: int, bytes_per_row: float, budget: int, j
     ]
 
 
+@dataclass(frozen=True)
+class BruteOptions(MethodOptions):
+    """``brute``'s ``method_options``: ``stack=False`` calls the model once per grid point with all the rows."""
+
+    stack: bool = option(True, choices=(True, False), describe=(
+        "True (several grid points per predict call, the default) or False (one call per grid point with all "
+        "the rows)"))
+
+
 class Brute(Method):
     """``brute``: predict on stacked copies of the rows, one per grid point, and average."""
     name = "brute"
     equals_brute = True
     cost_rank = 1000
-    options = ("stack",)
+    options = BruteOptions
 
     def compute(self, adapter, req: Request) -> MethodResult:
         X, n = req.X, len(req.X)

@@ -46,11 +46,24 @@ compiling, and compiles them in the background (:mod:`pdpx.plugins.trees.jit`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.hookspecs import hookimpl
-from ..core.method import Batch, Method, MethodResult, Request
+from ..core.method import Batch, Method, MethodOptions, MethodResult, Request, option
 from .trees import counts_use, engine, jit
-from .trees.plan import PlannedRequest, with_plan
+from .trees.plan import ENGINES, KERNELS, PlannedRequest, with_plan
 from .trees.prep import tree_unavailable
+
+
+@dataclass(frozen=True)
+class ExactOptions(MethodOptions):
+    """``exact``'s ``method_options``: which kernel finds the reached leaves, and whether averages come from pattern
+    counts (``"counts"``), the rows walked per feature set (``"rows"``) or as the planner sees fit (``"auto"``)."""
+
+    kernel: str = option("auto", choices=KERNELS)
+    engine: str = option("auto", choices=ENGINES, describe=(
+        f"one of {list(ENGINES)} ('counts' computes averages from pattern counts, 'rows' walks the rows per "
+        "feature set)"))
 
 
 class Exact(Method):
@@ -58,7 +71,7 @@ class Exact(Method):
     name = "exact"
     equals_brute = True
     cost_rank = 10
-    options = ("kernel", "engine")
+    options = ExactOptions
 
     def unavailable(self, adapter, request):
         why = tree_unavailable(adapter, request)

@@ -46,7 +46,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...core.data import fixed_memo
 from ...core.errors import PdpxError
 from .plan import (  # noqa: F401 - the planner's rules, named here for their users too
     ENGINES,
@@ -220,17 +219,13 @@ def structure_digest(tm) -> str:
     return ens.derived("pdpx.plugins.trees.counts_use.structure", build)
 
 
-def digest(X: pd.DataFrame, sample_weight) -> str:
+def digest(X: pd.DataFrame, sample_weight, shared=None) -> str:
     """A digest of the rows' values, column names and order, and the weights (what the counts depend on).
 
-    The rows' part is computed once per :func:`~pdpx.core.data.rows_fixed` block on ``X`` (a report hashes its
+    ``shared``: the validated rows ``X`` is the frame of (``Request.rows``, a :class:`~pdpx.core.data.LocalData`
+    the sessions of one call may share): the rows' part is computed once for all of them (a report hashes its
     frame once, not once per session)."""
-    memo = fixed_memo(X)
-    rows = None if memo is None else memo.get(_MEMO + ".rows")
-    if rows is None:
-        rows = _rows_digest(X)
-        if memo is not None:
-            memo[_MEMO + ".rows"] = rows
+    rows = _rows_digest(X) if shared is None else shared.once(X, _MEMO + ".rows", lambda: _rows_digest(X))
     h = hashlib.blake2b(digest_size=20)
     h.update(rows.encode())
     if sample_weight is None:
@@ -284,7 +279,7 @@ def _session_digest(req) -> str:
     memo = req.memo.get(_MEMO + ".digest")
     if memo is not None and memo[0] is req.X and memo[1] is req.sample_weight:
         return memo[2]
-    d = digest(req.X, req.sample_weight)
+    d = digest(req.X, req.sample_weight, req.rows)
     req.memo[_MEMO + ".digest"] = (req.X, req.sample_weight, d)
     return d
 
