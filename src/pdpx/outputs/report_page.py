@@ -123,6 +123,19 @@ def _slug(s: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in str(s)).strip("-").lower() or "x"
 
 
+def _grid_shape(res) -> str:
+    """The grid's size: ``12``, or ``20 × 20`` for a pair."""
+    return " × ".join(str(len(g)) for g in res.grid_values)
+
+
+def _result_figure(res, fig, *, anchor: str, css_class: str, title: str, measure: str, grid: str) -> str:
+    """A result's figure on the page: its title, the figure, a caption (``measure``, the method, ``grid``, the time)
+    and the result's flags (:func:`_flag`, :func:`_nan_flag`)."""
+    return (f'<figure id="{anchor}-{_slug(res.feature_set)}" class="{css_class}">\n<h3>{_e(title)}</h3>\n'
+            f"{fig.html}\n<figcaption>{measure}; method <code>{_e(res.method)}</code>, {grid}, {res.elapsed:.2f} s."
+            f"</figcaption>\n{_flag(res)}{_nan_flag(res)}</figure>")
+
+
 CSS = """
 :root { --ink:#1d1d1f; --muted:#666; --rule:#e3e3e3; --accent:#d55e00; --bar:#5b84b1; }
 * { box-sizing: border-box; }
@@ -288,12 +301,9 @@ class Page:
                  f"conditional expectation (ICE) curves of up to {self.n_ice} random rows; ticks on the x axis: "
                  "the data's values, to show where the grid is sparse.</p>"]
         for (r, fig), (_, s) in zip(self.figures, self.ranking):
-            parts.append(
-                f'<figure id="feature-{_slug(r.feature_set)}" class="feature">\n<h3>{_e(r.feature_set)}</h3>\n'
-                f"{fig.html}\n<figcaption>{_e(r.feature_set)}: importance {_fmt(s)}; method "
-                f"<code>{_e(r.method)}</code>, {len(r.grid_values[0])} grid points, {r.elapsed:.2f} s."
-                f"</figcaption>\n{_flag(r)}{_nan_flag(r)}</figure>"
-            )
+            parts.append(_result_figure(r, fig, anchor="feature", css_class="feature", title=r.feature_set,
+                                        measure=f"{_e(r.feature_set)}: importance {_fmt(s)}",
+                                        grid=f"{len(r.grid_values[0])} grid points"))
         parts.append("</section>")
         return "\n".join(parts)
 
@@ -332,12 +342,8 @@ class Page:
                 f"{h.elapsed:.2f} s.</p>"
             )
         for r, s, fig in self.pair_figures:
-            parts.append(
-                f'<figure id="pair-{_slug(r.feature_set)}" class="interaction">\n<h3>{_e(" × ".join(r.features))}'
-                f"</h3>\n{fig.html}\n<figcaption>Friedman's H {_fmt(s)}; method <code>{_e(r.method)}</code>,"
-                f" grid {' × '.join(str(len(g)) for g in r.grid_values)}, {r.elapsed:.2f} s.</figcaption>\n"
-                f"{_flag(r)}{_nan_flag(r)}</figure>"
-            )
+            parts.append(_result_figure(r, fig, anchor="pair", css_class="interaction", title=" × ".join(r.features),
+                                        measure=f"Friedman's H {_fmt(s)}", grid=f"grid {_grid_shape(r)}"))
         parts.append("</section>")
         return "\n".join(parts)
 
@@ -347,7 +353,7 @@ class Page:
         for r in all_results:
             rows.append(
                 f"<tr><td>{_e(r.feature_set)}</td><td><code>{_e(r.method)}</code></td>"
-                f"<td class=\"num\">{' × '.join(str(len(g)) for g in r.grid_values)}</td>"
+                f'<td class="num">{_grid_shape(r)}</td>'
                 f'<td class="num">{r.n_rows:,}</td><td>{_e(r.kind)}</td><td class="num">{r.elapsed:.3f}</td></tr>'
             )
         compute = sum(r.elapsed for r in all_results)
