@@ -11,8 +11,11 @@ the curves::
 The ledger (:attr:`ExplainedVariance.ledger`) holds, step by step:
 
 1. ``1-way``: ``A = sum_j PD_j(x_ij)``, the additive (GAM-like) model the 1-way curves draw;
-2. each of the ``pairs`` pairs with the largest pairwise H, one at a time, adds its pure
-   interaction ``PD_jk(x_ij, x_ik) - PD_j(x_ij) - PD_k(x_ik)`` to the previous step;
+2. ``pairs`` pairs, one at a time, each adding its pure interaction
+   ``PD_jk(x_ij, x_ik) - PD_j(x_ij) - PD_k(x_ik)`` to the previous step: among the
+   ``CANDIDATES * pairs`` pairs with the largest pairwise H, the one that raises R^2 most at that
+   step (H is a share of the pair's own PD's variance, so a pair of weak features can rank high
+   and add little to the model);
 3. ``regions of x``: from step 1, each feature of ``region_features`` (those with the largest
    overall H) in turn has its global curve replaced by the curve of the row's region
    (:func:`pdpx.regions` on the same rows), centered within the region; the regions' rules
@@ -55,6 +58,8 @@ from .subgroups import RegionsResult, regions
 #: Options of partial_dependence that do not apply (the functions are evaluated at the rows, on their own grids).
 REFUSED = ("kind", "grid_resolution", "percentiles", "grid", "custom_values", "centered", "ice_sample",
            "include_missing", "by", "by_bins", "interval", "n_boot")
+#: Pairs tried per pair added: the ``CANDIDATES * pairs`` pairs with the largest pairwise H.
+CANDIDATES = 3
 #: H^2 at most this is rounding, not interaction: such pairs and features are not added.
 TINY = 1e-12
 #: Columns of the ledger.
@@ -124,7 +129,8 @@ def explained_variance(model, X, features=None, *, pairs: int = 3, region_featur
     features : list of str / int, optional
         The features of the additive model (default: every column with a grid).
     pairs : int, default 3
-        How many pairs, those with the largest pairwise H (mean over the outputs), are added one by one.
+        How many pairs are added, one at a time: of the :data:`CANDIDATES` x ``pairs`` pairs with the largest
+        pairwise H (mean over the outputs), the one that raises R^2 most.
     region_features : int, default 2
         How many features, those with the largest overall H, get regional curves (:func:`pdpx.regions`).
     threeway : int, default 3
@@ -160,12 +166,15 @@ def explained_variance(model, X, features=None, *, pairs: int = 3, region_featur
     fc = fun.center(f)
     additive = sum(fun.one[j] for j in feats)
     steps = [("1-way", ", ".join(session.names[j] for j in feats), 0, additive)]
-    ranked = _ranked_pairs(h.pairwise)[:pairs]
     current = additive
-    for a, b in ranked:
+    terms = {}
+    for a, b in _ranked_pairs(h.pairwise)[:CANDIDATES * pairs]:
         j, k = session.resolve_features([a, b])
-        current = current + fun.center(fun.pair(j, k)) - fun.one[j] - fun.one[k]
-        steps.append((f"pair {a} x {b}", f"{a} x {b}", len(steps), current))
+        terms[(a, b)] = fun.center(fun.pair(j, k)) - fun.one[j] - fun.one[k]
+    while terms and len(steps) <= pairs:  # the candidate that raises R2 most, one at a time
+        best = max(terms, key=lambda p: np.nanmean(_r2(fc, current + terms[p], w)))
+        current = current + terms.pop(best)
+        steps.append((f"pair {best[0]} x {best[1]}", f"{best[0]} x {best[1]}", len(steps), current))
     found = {}
     top = h.overall.groupby("feature", sort=False)["h2"].mean().sort_values(ascending=False, kind="stable")
     chosen = [name for name, value in top.items() if value > TINY][:region_features]
