@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..core.booster import numeric_column
 from ..core.errors import PdpxError
 from ..core.ir import NAN_AS_ZERO, NAN_MISSING, ZERO_OR_NAN_MISSING
 
@@ -144,12 +145,7 @@ def _lightgbm_zeros(arr: np.ndarray) -> None:
 
 
 def _as_float(col, name) -> np.ndarray:
-    try:
-        return np.array(col.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
-    except (TypeError, ValueError):
-        raise PdpxError(
-            f"column {name!r} is not numeric; LightGBM takes numbers, booleans or pandas 'category' columns"
-        ) from None
+    return numeric_column(col, name, "LightGBM takes numbers, booleans or pandas 'category' columns")
 
 
 def parse_header(text: str) -> dict:

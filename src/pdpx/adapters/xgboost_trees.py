@@ -26,6 +26,7 @@ import json
 import numpy as np
 import pandas as pd
 
+from ..core.booster import numeric_column
 from ..core.errors import PdpxError
 from ..core.ir import TreeEnsemble
 from .ubjson import ubj_loads
@@ -129,13 +130,8 @@ class XGBoostEncoder:
 
 
 def _as_float(col, name) -> np.ndarray:
-    try:
-        return np.array(col.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
-    except (TypeError, ValueError):
-        raise PdpxError(
-            f"column {name!r} is not numeric; XGBoost takes numbers or pandas 'category' columns "
-            "(convert it with X[col].astype('category') as at fit time)"
-        ) from None
+    return numeric_column(col, name, "XGBoost takes numbers or pandas 'category' columns (convert it with "
+                                     "X[col].astype('category') as at fit time)")
 
 
 def model_categories(learner: dict) -> dict[int, list]:

@@ -235,6 +235,16 @@ class BoosterAdapter(Adapter):
         return self.reasons.get(response) or super().tree_model_unavailable(response)
 
 
+
+def numeric_column(col: pd.Series, name, takes: str) -> np.ndarray:
+    """A column of the rows as float64, missing values as NaN, for an encoder of a booster's rows; a column that is
+    not numeric is refused, the message naming it and saying what the library takes (``takes``)."""
+    try:
+        return np.array(col.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PdpxError(f"column {name!r} is not numeric; {takes}") from None
+
+
 def nan_row_margin(ens) -> tuple[np.ndarray, float]:
     """The ensemble's margins for one row whose every value is NaN, and a float32 error scale.
 
