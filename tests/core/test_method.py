@@ -137,3 +137,13 @@ def test_defaults_and_the_mapping_of_keys_given():
     with pytest.raises(KeyError):
         some["shift"]
     assert checked_options(Method(), None) == options_class(Method())()  # no options declared
+
+
+def test_checked_options_travel_by_pickle():
+    """Dask sends each partition's request, options included, to its workers."""
+    import pickle
+
+    for method, given in ((Shifted(), {"mode": "double"}), (Tupled(), {"shift": 4})):
+        sent = checked_options(method, given)
+        got = pickle.loads(pickle.dumps(sent))
+        assert type(got) is type(sent) and got == sent and dict(got) == given

@@ -116,11 +116,26 @@ def options_class(method: Method) -> type[MethodOptions]:
     declared = getattr(method, "options", ())
     if isinstance(declared, type) and issubclass(declared, MethodOptions):
         return declared
-    names = tuple(str(k) for k in declared)
+    return _declared_class(tuple(str(k) for k in declared))
+
+
+def _declared_class(names: tuple) -> type[MethodOptions]:
+    """The options class of a method declaring the key names ``names`` (made once per tuple of names)."""
     if names not in _WRAPPED:
+        def reduce(self):  # a made class cannot be pickled by name (Dask sends requests to its workers)
+            return _declared, (names, {n: getattr(self, n) for n in names}, tuple(self._given))
+
         _WRAPPED[names] = dataclasses.make_dataclass(
-            "DeclaredOptions", [(n, Any, option(None)) for n in names], bases=(MethodOptions,), frozen=True)
+            "DeclaredOptions", [(n, Any, option(None)) for n in names], bases=(MethodOptions,), frozen=True,
+            namespace={"__reduce__": reduce})
     return _WRAPPED[names]
+
+
+def _declared(names: tuple, values: dict, given: tuple) -> MethodOptions:
+    """A pickled :func:`_declared_class` object, rebuilt."""
+    out = _declared_class(names)(**values)
+    object.__setattr__(out, "_given", frozenset(given))
+    return out
 
 
 def checked_options(method: Method, given: Mapping | None) -> MethodOptions:
