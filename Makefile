@@ -7,7 +7,8 @@ PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.pdpx-installed
 APT_PACKAGES := r-base-core r-base-dev r-cran-randomforest r-cran-reticulate r-cran-testthat r-cran-ggplot2 \
                 r-cran-ranger r-cran-gbm r-cran-e1071 r-cran-mass r-cran-nnet r-cran-kernlab r-cran-earth \
-                r-cran-mda r-cran-party r-cran-ipred r-cran-caret r-cran-rpart chromium chromium-driver
+                r-cran-mda r-cran-party r-cran-ipred r-cran-caret r-cran-rpart chromium chromium-driver \
+                default-jre-headless
 export PDPX_PYTHON := $(PY)
 export OMP_NUM_THREADS ?= 2
 # R asks systemd for the time zone when TZ is unset (a harmless "System has not been booted with systemd" line)

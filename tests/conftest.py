@@ -63,3 +63,27 @@ def _keep_library_path():
     _restore_library_path()  # a module fixture may have initialised R before this test
     yield
     _restore_library_path()
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session (two cores) for the whole run, its Python workers this interpreter; skipped only
+    where Java is absent (make setup installs Debian's headless JRE)."""
+    import shutil
+    import sys
+
+    pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'pdpx[spark]')")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java, which is not installed (Debian: apt-get install default-jre-headless)")
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    session = (SparkSession.builder.master("local[2]").appName("pdpx-tests")
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
+               .config("spark.driver.memory", "1g").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    try:
+        yield session
+    finally:
+        session.stop()

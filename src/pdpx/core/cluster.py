@@ -177,10 +177,17 @@ def _active_client():
 
 def partition_task(model, part: pd.DataFrame, weights, request: Request, method_name: str, columns):
     """Run one method on one partition (a Dask task); returns (its average curves, its weight, ICE or None)."""
-    from .plugins import adapt, get_methods
+    from .plugins import adapt
 
-    adapter = adapt(model)
     part = part[columns] if list(part.columns) != list(columns) else part
+    return partition_sums(adapt(model), part, weights, request, method_name)
+
+
+def partition_sums(adapter: Adapter, part: pd.DataFrame, weights, request: Request, method_name: str):
+    """One method on one partition's rows (columns in the model's order), for Dask and Spark tasks: (its
+    average curves, its weight, ICE or None)."""
+    from .plugins import get_methods
+
     # a fresh adapter learns the columns' encodings (category codes) from the rows it will see, as the
     # head's adapter did: without it a category column's grid labels reach the encoder as "not numeric"
     part = adapter.validate_columns(part)

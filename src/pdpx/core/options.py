@@ -74,10 +74,13 @@ class Bytes(Constraint):
 class ArrayLike(Constraint):
     """Anything array-like with a length (or a Dask collection); not text, not a mapping, not a scalar."""
 
-    def __init__(self, what: str):
+    def __init__(self, what: str, name: bool = False):
         self.what = what
+        self.name = name  # a column's name (text) is accepted too: X's column of weights in a Spark DataFrame
 
     def accepts_type(self, value):
+        if self.name and isinstance(value, str):
+            return True
         return (not isinstance(value, (str, bytes, dict, numbers.Number))
                 and (hasattr(value, "__len__") or hasattr(value, "compute")))
 
@@ -126,7 +129,8 @@ class PDOptions:
     categorical_features: Any = _option(
         None, String("a column name"),
         InstanceOf(*ARRAYS, what="a list of column names / positions, or a boolean mask"), None)
-    sample_weight: Any = _option(None, ArrayLike("an array of one weight per row of X"), None)
+    sample_weight: Any = _option(None, ArrayLike("an array of one weight per row of X (for a Spark DataFrame X: "
+                                                 "the name of its weight column)", name=True), None)
     centered: bool = _option(False, Boolean())
     n_jobs: Any = _option(None, *N_JOBS)
     progress: Any = _option(None, *PROGRESS)

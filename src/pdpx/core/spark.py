@@ -1,0 +1,298 @@
+"""Data in a Spark DataFrame as ``X``: partial dependence with only sums crossing the cluster.
+
+:class:`SparkData` answers the questions of :class:`pdpx.core.data.LocalData` for a
+``pyspark.sql.DataFrame`` (a classic session or Spark Connect: only the DataFrame API
+is used, never an RDD or the ``SparkContext``):
+
+* the number of rows and the levels of each text column come from one aggregation;
+* a local head (the first 1,000 rows) is what validation and the trees' encoders see;
+* grids read a feature's values over all rows, brought here (all the model's columns in
+  one pass when they fit the memory budget, else one column at a time), so they follow
+  the same rules as for a pandas frame;
+* a method runs with ``mapInPandas``: each task unpickles the model once per Python
+  worker (kept by its digest, so the tasks a worker runs next reuse it), walks its
+  partition's Arrow batches (each at most ``spark.sql.execution.arrow.maxRecordsPerBatch``
+  rows, so a task's memory is one batch plus the method's own budget) and returns one row:
+  its pickled sums. Tree models gather pattern counts (only the counts travel); any other
+  model returns its weighted sum of curves and its weight. The driver adds the rows: a
+  pure aggregation of each partition's output, so a task Spark retries replaces its output
+  and is never counted twice, and an empty partition returns nothing.
+
+Text columns become pandas categories whose levels are the column's distinct values
+over all rows (sorted), as ``astype("category")`` gives on a pandas frame. Weights are a
+column of ``X`` named by ``sample_weight="column"``; it travels with its rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import pickle
+import re
+import warnings
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .adapter import Adapter
+from .cluster import partition_sums
+from .config import get_config
+from .data import short_list
+from .errors import PdpxError
+from .method import MethodResult, Request
+
+#: Rows of the local head (validation, encoders, the extrapolation check)
+HEAD_ROWS = 1000
+
+#: The models a Python worker has unpickled, by digest (one per model: later tasks on the worker reuse it)
+_WORKER_MODELS: dict[str, Any] = {}
+
+#: Spark's types that are text: their columns become pandas categories
+_TEXT = ("string", "varchar", "char")
+
+
+def is_spark_frame(X) -> bool:
+    """True for a ``pyspark.sql`` DataFrame (classic or Spark Connect), without importing pyspark."""
+    return type(X).__module__.startswith("pyspark.sql") and type(X).__name__ == "DataFrame"
+
+
+@contextlib.contextmanager
+def quiet():
+    """A block in which pyspark's warning about pandas versions it has not yet certified is not shown
+    (pdpx converts the columns' types itself and is tested with the pandas installed beside it)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*PySpark does not yet fully support pandas.*")
+        yield
+
+
+def to_pandas(frame) -> pd.DataFrame:
+    """``frame.toPandas()`` without pyspark's pandas-version warning."""
+    with quiet():
+        return frame.toPandas()
+
+
+def localize(part: pd.DataFrame, columns: list[str], levels: dict) -> pd.DataFrame:
+    """Rows of a Spark DataFrame as the model's columns, in its order: each text column a category with
+    ``levels[name]`` (the column's values over all rows), as on a pandas frame."""
+    part = part[columns] if list(part.columns) != list(columns) else part
+    return as_categories(part, levels)
+
+
+def as_categories(part: pd.DataFrame, levels: dict) -> pd.DataFrame:
+    """``part`` with each text column named in ``levels`` a category of those levels."""
+    if not any(c in part for c in levels):
+        return part
+    return part.assign(**{c: pd.Categorical(part[c], categories=levels[c]) for c in levels if c in part})
+
+
+class SparkData:
+    """Background rows in a ``pyspark.sql.DataFrame``: the interface of :class:`pdpx.core.data.LocalData`,
+    run with ``mapInPandas`` (see the module's docstring)."""
+
+    #: ``ice_sample`` needs random access to rows: not offered for Spark input.
+    supports_ice_sample = False
+
+    def __init__(self, X, adapter: Adapter):
+        from pyspark.sql import functions as F
+
+        self.frame, self.model = X, adapter.model
+        self.types = dict(X.dtypes)
+        #: X's columns in the order the user gave them (integer positions refer to these)
+        self.input_columns = [str(c) for c in X.columns]
+        if len(set(self.input_columns)) != len(self.input_columns):
+            raise PdpxError("X has repeated column names; give each column a distinct name")
+        known = adapter.feature_names()
+        self._named = known is not None
+        text = [c for c in self.input_columns if self.types[c].split("(")[0] in _TEXT
+                and (known is None or c in known)]
+        got = X.agg(F.count(F.lit(1)).alias("n"), *[F.collect_set(c).alias(f"l{i}") for i, c in enumerate(text)]
+                    ).collect()[0]
+        self.n_rows = int(got[0])
+        if self.n_rows == 0:
+            raise PdpxError("X has no rows; partial dependence averages over rows, so pass at least one")
+        self.levels = {c: sorted(str(v) for v in got[i + 1]) for i, c in enumerate(text)}
+        sample = as_categories(to_pandas(X.limit(HEAD_ROWS)), self.levels)
+        self.weight_column = None
+        self._refused = None  # (the column not seen at fit time, the error): a weight column, or an error
+        try:
+            head = adapter.validate_columns(sample)
+        except PdpxError as exc:
+            extra = [c for c in self.input_columns if known is not None and c not in known]
+            if len(extra) != 1:
+                raise
+            head = adapter.validate_columns(sample.drop(columns=extra))
+            self._refused = (extra[0], exc)
+        self.columns = list(head.columns)
+        #: the columns of :attr:`head` (the model's order) as text
+        self.names = [str(c) for c in self.columns]
+        #: the local head in the model's order, text columns as categories: what validation and encoders see
+        self.head = localize(head, self.names, self.levels)
+        self.dtypes = self.head.dtypes.tolist()
+        self._columns: dict = {}
+        check_schema(adapter, self.head, self.types)
+
+    def weights(self, sample_weight):
+        """The weights of ``sample_weight="column"`` over all rows (the column travels with its rows)."""
+        if self._refused is not None and sample_weight != self._refused[0]:
+            raise self._refused[1]
+        if sample_weight is None:
+            return None
+        if not isinstance(sample_weight, str):
+            raise PdpxError("for a Spark DataFrame X, pass sample_weight as the name of X's column of weights "
+                            "(e.g. sample_weight='w'): an array cannot be matched to a DataFrame's rows")
+        if sample_weight not in self.input_columns:
+            raise PdpxError(f"sample_weight={sample_weight!r} is not a column of X; X's columns: "
+                            f"{short_list(self.input_columns)}")
+        if self.types[sample_weight] in ("string", "boolean", "date", "timestamp"):
+            raise PdpxError(f"sample_weight column {sample_weight!r} is {self.types[sample_weight]}; weights must be "
+                            "numbers: cast it (F.col(...).cast('double'))")
+        self.weight_column = sample_weight
+        if sample_weight in self.names and not self._named:  # the model stores no names: the weights are no feature
+            keep = [c for c in self.names if c != sample_weight]
+            self.head, self.columns, self.names = self.head[keep], keep, keep
+            self.dtypes = self.head.dtypes.tolist()
+        return self.column_named(sample_weight).to_numpy(dtype=np.float64, na_value=np.nan)
+
+    def shared_by(self, X, model) -> bool:
+        """Whether a session of ``model`` on ``X`` may use these rows (the same DataFrame object and model)."""
+        return model is self.model and X is self.frame
+
+    def once(self, X, key: str, compute):
+        """``compute()`` (what depends on the rows is computed where they are, each time)."""
+        return compute()
+
+    def column(self, j: int) -> pd.Series:
+        """Column ``j`` over all rows (brought here once: grids, support and rugs read it)."""
+        return self.column_named(self.names[j])
+
+    def column_named(self, name: str) -> pd.Series:
+        """The column ``name`` over all rows; the first call brings every model column (and the weights) in
+        one pass when they fit the memory budget, else this column alone."""
+        if name not in self._columns:
+            wanted = self.names + ([self.weight_column] if self.weight_column not in (None, *self.names) else [])
+            if 8 * self.n_rows * len(wanted) > int(get_config()["memory_budget"]):
+                wanted = [name]
+            local = localize(to_pandas(self.frame.select(*wanted)), wanted,
+                             {c: v for c, v in self.levels.items() if c in wanted})
+            self._columns.update({c: local[c] for c in wanted})
+        return self._columns[name]
+
+    def run(self, method, adapter: Adapter, req: Request, *, model: Any, ice_rows=None) -> MethodResult:
+        """``method``'s result (a :class:`~pdpx.core.method.Batch`) over all rows as a whole
+        (:meth:`~pdpx.core.method.Batch.whole`: pattern counts), or the method on every partition, the
+        partitions' weighted sums added."""
+        if req.needs_individual:
+            raise PdpxError("ICE curves (kind='individual' or 'both') are not computed for a Spark DataFrame X: "
+                            "each row's curve would have to come back here. Pass kind='average', or a sample as "
+                            "pandas (X.sample(fraction=...).toPandas())")
+        out = method.whole(adapter, req, self)
+        if out is not None:
+            return out
+        request = replace(req, X=self.head.iloc[:0], sample_weight=None, progress=False,
+                          n_jobs=1 if req.n_jobs is None else req.n_jobs)
+        rows = self.map_partitions(model, _curves_task, (request, method.name))
+        total_w = sum(r[1] for r in rows)
+        if total_w <= 0:
+            raise PdpxError("sample_weight is zero for every row; at least one row needs a positive weight")
+        total = sum(r[0] for r in rows if r[1] > 0) / total_w
+        return MethodResult(average=total, notes=[f"computed over {len(rows)} Spark partitions"])
+
+    def gather_counts(self, model, response: str, order: int, memory_budget: int, *, task, sample_weight=None,
+                      progress: bool | None = None):
+        """Pattern counts of every row, gathered partition by partition (see the module's docstring); the
+        signature of :meth:`pdpx.core.cluster.DaskData.gather_counts`. ``sample_weight`` is not read: the
+        weights travel with their rows as :attr:`weight_column`."""
+        rows = self.map_partitions(model, _counts_task, (task, response, int(order), int(memory_budget)))
+        total = rows[0]
+        for r in rows[1:]:
+            total = total + r
+        return total
+
+    def map_partitions(self, model, task, args: tuple) -> list:
+        """``task(model, part, weights, *args)`` over the Arrow batches of every partition, summed within
+        the partition (:func:`partition_run`): the partitions' sums (one per partition that has rows)."""
+        from pyspark import cloudpickle  # functions of a notebook or script travel by value
+
+        payload = cloudpickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+        digest = hashlib.sha256(payload).hexdigest()
+        names, levels, wcol = self.names, self.levels, self.weight_column
+
+        def run(batches):
+            yield from partition_run(batches, payload, digest, task, args, names, levels, wcol)
+
+        selected = self.frame.select(*(names + ([wcol] if wcol is not None and wcol not in names else [])))
+        with quiet():
+            got = selected.mapInPandas(run, "sums binary").collect()
+        return [pickle.loads(r[0]) for r in got]
+
+
+def partition_run(batches, payload: bytes, digest: str, task, args: tuple, names, levels, wcol):
+    """What one Spark task runs: ``task`` on each non-empty batch of its partition, the results added; one
+    output row (the pickled sum), or none for an empty partition. The model is unpickled once per worker."""
+    model = _WORKER_MODELS.get(digest)
+    if model is None:
+        model = _WORKER_MODELS[digest] = pickle.loads(payload)
+    total = None
+    for batch in batches:
+        if len(batch) == 0:
+            continue
+        w = None if wcol is None else batch[wcol].to_numpy(dtype=np.float64, na_value=np.nan)
+        got = task(model, localize(batch, names, levels), w, *args)
+        total = got if total is None else total + got
+    if total is not None:
+        yield pd.DataFrame({"sums": [pickle.dumps(total, protocol=pickle.HIGHEST_PROTOCOL)]})
+
+
+class _Sums(tuple):
+    """(weighted sum of curves, weight): added element by element."""
+
+    def __add__(self, other):
+        return _Sums((self[0] + other[0], self[1] + other[1]))
+
+
+def _curves_task(model, part, weights, request: Request, method_name: str):
+    from .plugins import adapt
+
+    average, W = partition_sums(adapt(model), part, weights, request, method_name)[:2]
+    return _Sums((average * W, W))
+
+
+def _counts_task(model, part, weights, task, response, order, memory_budget):
+    return task(model, part, weights, response, list(part.columns), order, memory_budget, 1)
+
+
+def check_schema(adapter: Adapter, head: pd.DataFrame, types: dict) -> None:
+    """Refuse, naming the column, a DataFrame whose columns' types the model was not fitted on: a text column
+    (a category here) that the model's trees split as a number, or a number they split as a category; for any
+    model, the model predicting a few rows of the head as Spark types them."""
+    response = (adapter.responses() or [None])[0]
+    if response is None:
+        return
+    bad = []
+    try:
+        adapter.predict(head.iloc[:5], response)
+        tm = adapter.tree_model(response)
+    except Exception as exc:  # noqa: BLE001 - the model's own refusal, reported with the columns' types
+        text = str(exc)
+        said = f" The model said: {type(exc).__name__}: {text[:300]}"
+        bad = [c for c in head.columns if re.search(r"(?<![\w])" + re.escape(str(c)) + r"(?![\w])", text)]
+        bad = bad or [c for c in head.columns if types.get(c, "").split("(")[0] in _TEXT] or list(head.columns)
+    else:
+        said = ""
+        if tm is not None and tm.ensemble.n_features == head.shape[1]:
+            e = tm.ensemble
+            split = ~e.is_leaf
+            for j, c in enumerate(head.columns):
+                used = split & (e.feature == j)
+                if used.any():
+                    as_category = e.cat_offset[used] >= 0
+                    text = isinstance(head[c].dtype, pd.CategoricalDtype) and c in types
+                    if (text and not as_category.any()) or (not text and as_category.all()):
+                        bad.append(c)
+    if bad:
+        shown = ", ".join(f"{c!r} ({types.get(c)})" for c in bad)
+        raise PdpxError(f"X's Spark schema gives column(s) {shown} a type the model was not fitted on (a text column "
+                        f"becomes a category; numbers stay numbers). Cast each to its type in the model's training "
+                        f"frame, e.g. X.withColumn(name, F.col(name).cast('double')) for a number.{said}")

@@ -1,0 +1,171 @@
+"""Spark DataFrames as X: equal to the same call on the same rows as pandas (weights, NaN, categories), only
+sums crossing the cluster; empty partitions, a schema the model was not fitted on, the model once per worker."""
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'pdpx[spark]')")
+
+import pdpx  # noqa: E402
+from pdpx.core import spark as spark_data  # noqa: E402
+from pdpx.core.errors import PdpxError  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def rows():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(2000, 3)), columns=["a", "b", "c"])
+    X.loc[::13, "b"] = np.nan
+    X["g"] = pd.Categorical(rng.choice(["u", "v", "w"], len(X)))
+    y = X.a + 2 * X.c * (X.g == "v") + np.nan_to_num(X.b) ** 2
+    return X, y.to_numpy(), rng.uniform(0, 2, len(X))
+
+
+@pytest.fixture(scope="module")
+def sdf(spark, rows):
+    X, _, w = rows
+    # Spark has no category type: the text column becomes a category again with the levels of the data
+    return spark.createDataFrame(X.assign(g=X.g.astype(str), w=w)).repartition(3).cache()
+
+
+def as_pandas(sdf):
+    """The Spark rows, in the order Spark holds them, as the pandas frame and weights a user would pass."""
+    X = sdf.toPandas()
+    w = X.pop("w").to_numpy()
+    return X.assign(g=X.g.astype("category")), w
+
+
+def assert_same(a, b):
+    np.testing.assert_allclose(a.average, b.average, rtol=0, atol=1e-9)
+    for g1, g2 in zip(a.grid_values, b.grid_values):
+        np.testing.assert_array_equal(np.asarray(g1), np.asarray(g2))  # NaN: the missing-value point
+    assert a.n_rows == b.n_rows
+
+
+def models(X, y):
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    xgb = pytest.importorskip("xgboost")
+    lgb = pytest.importorskip("lightgbm")
+    return {
+        "sklearn": HistGradientBoostingRegressor(max_iter=15, random_state=0).fit(X, y),
+        "xgboost": xgb.XGBRegressor(n_estimators=15, max_depth=3, enable_categorical=True, tree_method="hist",
+                                    n_jobs=1).fit(X, y),
+        "lightgbm": lgb.LGBMRegressor(n_estimators=15, num_leaves=8, verbose=-1, n_jobs=1).fit(X, y),
+    }
+
+
+def predict_function():
+    """A predict function (no library: brute), made here so that it travels by value, as a notebook's does (the
+    workers cannot import this test module)."""
+
+    def plain(X):
+        return X["a"].to_numpy() * 2 + np.nan_to_num(X["b"].to_numpy()) * (X["g"].astype(str) == "u").to_numpy()
+
+    return plain
+
+
+plain = predict_function()
+
+
+@pytest.mark.parametrize("name", ["sklearn", "xgboost", "lightgbm", "function"])
+def test_partial_dependence_equals_pandas(rows, sdf, name):
+    X, y, _ = rows
+    model = plain if name == "function" else models(X[["a", "b", "c", "g"]], y)[name]
+    local, w = as_pandas(sdf)
+    for feats in (["b"], ["a", "g"]):
+        kw = dict(grid_resolution=6, sample_weight="w")
+        got = pdpx.partial_dependence(model, sdf, feats, **kw)
+        want = pdpx.partial_dependence(model, local, feats, **dict(kw, sample_weight=w))
+        assert_same(got, want)
+        assert got.method == want.method == ("brute" if name == "function" else "exact")
+
+
+def test_partial_dependence_many_gathers_counts_once(rows, sdf):
+    X, y, _ = rows
+    model = models(X[["a", "b", "c", "g"]], y)["xgboost"]
+    local, w = as_pandas(sdf)
+    sets = [["a"], ["b"], ["g"], ["a", "b"], ["b", "g"]]
+    got = pdpx.partial_dependence_many(model, sdf, sets, grid_resolution=5, sample_weight="w")
+    want = pdpx.partial_dependence_many(model, local, sets, grid_resolution=5, sample_weight=w)
+    for a, b in zip(got, want):
+        assert_same(a, b)
+    assert any("gathered partition by partition" in n for n in got[0].notes), got[0].notes
+
+
+def test_brute_on_a_tree_model_equals_pandas(rows, sdf):
+    X, y, _ = rows
+    model = models(X[["a", "b", "c", "g"]], y)["sklearn"]
+    local, w = as_pandas(sdf)
+    got = pdpx.partial_dependence(model, sdf, ["c", "g"], method="brute", grid_resolution=4, sample_weight="w")
+    assert_same(got, pdpx.partial_dependence(model, local, ["c", "g"], method="brute", grid_resolution=4,
+                                             sample_weight=w))
+    assert "computed over 3 Spark partitions" in got.notes
+
+
+def test_empty_partitions_contribute_nothing(rows, spark):
+    X, y, _ = rows
+    few = spark.createDataFrame(X.head(40).assign(g=X.g.head(40).astype(str)))
+    sparse = few.repartition(12)  # 40 rows over 12 partitions, then most partitions emptied
+    sparse = sparse.filter(sparse.a > 0.5)
+    local = sparse.toPandas().assign(g=lambda d: d.g.astype("category"))
+    assert 0 < len(local) < 40
+    got = pdpx.partial_dependence(plain, sparse, ["a"], grid_resolution=4)
+    assert_same(got, pdpx.partial_dependence(plain, local, ["a"], grid_resolution=4))
+    parts = int(got.notes[0].split()[2])
+    assert parts < 12, got.notes  # only partitions with rows returned a row
+
+
+def test_schema_not_the_training_types_names_the_column(rows, sdf):
+    from pyspark.sql import functions as F
+
+    X, y, _ = rows
+    model = models(X[["a", "b", "c", "g"]], y)["sklearn"]
+    wrong = sdf.withColumn("c", F.col("c").cast("string"))
+    with pytest.raises(PdpxError, match=r"'c' \(string\)"):
+        pdpx.partial_dependence(model, wrong, ["a"], sample_weight="w")
+
+
+def test_weights_and_ice_are_refused_with_what_to_do(rows, sdf):
+    with pytest.raises(PdpxError, match="name of X's column of weights"):
+        pdpx.partial_dependence(plain, sdf.drop("w"), ["a"], sample_weight=np.ones(len(rows[0])))
+    with pytest.raises(PdpxError, match="'nope' is not a column of X"):
+        pdpx.partial_dependence(plain, sdf, ["a"], sample_weight="nope")
+    with pytest.raises(PdpxError, match="kind='average'"):
+        pdpx.partial_dependence(plain, sdf.drop("w"), ["a"], kind="both")
+
+
+class Counted:
+    """A model that counts how often it is unpickled."""
+
+    loads = 0
+
+    def __reduce__(self):
+        return (_load_counted, ())
+
+    def predict(self, X):
+        return X["a"].to_numpy()
+
+
+def _load_counted():
+    Counted.loads += 1
+    return Counted()
+
+
+def test_the_model_is_unpickled_once_per_worker():
+    payload = pickle.dumps(Counted())
+    part = pd.DataFrame({"a": [1.0, 2.0], "w": [1.0, 3.0]})
+
+    def task(model, batch, w, scale):
+        return model.predict(batch) @ w * scale
+
+    before = Counted.loads
+    outs = [list(spark_data.partition_run(iter([part, part.iloc[:0], part]), payload, "digest-x", task, (2.0,),
+                                          ["a"], {}, "w")) for _ in range(3)]
+    assert Counted.loads == before + 1  # three tasks on one worker: one unpickling
+    assert [pickle.loads(o[0]["sums"][0]) for o in outs] == [2 * 2 * (1 + 6)] * 3
+    assert list(spark_data.partition_run(iter([part.iloc[:0]]), payload, "digest-x", task, (1.0,), ["a"], {},
+                                         None)) == []  # an empty partition returns no row
