@@ -67,6 +67,14 @@ def random_case(seed: int, comparison: str, float32_input: bool):
     return ens, nodes, probes(ens, nodes, rng)
 
 
+def assert_routed_alike(routes, codes):
+    """Values of one class (``codes``) go the same way at every split (``routes``: (splits, values), the model's
+    own rule)."""
+    for c in np.unique(codes):
+        members = routes[:, codes == c]
+        assert (members == members[:, :1]).all(), f"class {c} holds values the model routes apart"
+
+
 CASES = [(seed, cmp, f32) for seed in range(3) for cmp in ("<=", "<") for f32 in (False, True)]
 
 
@@ -76,9 +84,7 @@ def test_values_of_one_class_go_the_same_way_at_every_split(seed, comparison, fl
     codes = splits.classes(ens, nodes, values)
     routes = ens.goes_left_many(nodes, values)  # (nodes, values): the model's own rule
     assert codes.min() == 0 and set(codes) == set(range(codes.max() + 1))
-    for c in range(codes.max() + 1):
-        members = routes[:, codes == c]
-        assert (members == members[:, :1]).all(), f"class {c} holds values the model routes apart"
+    assert_routed_alike(routes, codes)
     # and as few classes as routes, but for the values the model reads as missing (their own classes)
     plain = ~np.isnan(values) & ~splits.reads_as_zero(splits.as_read(ens, values))
     assert len(set(codes[plain])) == len({tuple(r) for r in routes[:, plain].T})
@@ -112,11 +118,7 @@ def test_category_sets_are_routed_per_value():
     values = np.array([0.0, 1.0, 2.0, 3.0, 4.0, 1.0, np.nan])
     assert splits.by_category(ens, nodes)
     codes = splits.classes(ens, nodes, values)
-    routes = ens.goes_left_many(nodes, values)
-    for i in range(len(values)):
-        for j in range(len(values)):
-            if codes[i] == codes[j]:
-                assert (routes[:, i] == routes[:, j]).all()
+    assert_routed_alike(ens.goes_left_many(nodes, values), codes)
     assert codes[1] == codes[5] and codes[1] != codes[0] and codes[3] != codes[4]
 
 
@@ -153,9 +155,7 @@ def test_column_classes_of_a_sum_are_cells_no_member_tells_apart():
         cell = splits.factor(keys[p], len(X))
         x = X.iloc[:, p].to_numpy()
         for ens, j in splits.members(tm, p):
-            routes = ens.goes_left_many(splits.split_nodes(ens, j), x)
-            for c in np.unique(cell):
-                assert (routes[:, cell == c] == routes[:, cell == c][:, :1]).all()
+            assert_routed_alike(ens.goes_left_many(splits.split_nodes(ens, j), x), cell)
 
 
 def test_trees_that_read_other_columns_than_x_are_unmapped():

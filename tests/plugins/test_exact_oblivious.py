@@ -129,8 +129,8 @@ def kernel_calls(monkeypatch):
 
         monkeypatch.setattr(module, name, wrapped)
 
-    spy(_oblivious, "oblivious_walk", ("oblivious_counts", "oblivious_margins", 18))
-    spy(_products, "bytes_walk", ("oblivious_counts_bytes", "oblivious_products", 24))
+    spy(_oblivious, "oblivious_walk", ("oblivious_counts", "oblivious_margins", 12))
+    spy(_products, "bytes_walk", ("oblivious_counts_bytes", "oblivious_products", 18))
     return calls
 
 
@@ -239,7 +239,7 @@ def test_products_paths_equal_brute(monkeypatch, features, path):
     real = _products.bytes_walk
 
     def spy(*a):
-        if a[24]:  # products, not counts: how many rows share a division
+        if a[18]:  # products, not counts: how many rows share a division
             rows_per_division.append(a[-2])
         return real(*a)
 

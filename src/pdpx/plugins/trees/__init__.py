@@ -13,7 +13,9 @@ What runs, and what it takes:
 
 The kernels (numba):
 
-* :mod:`.kernels`: numba code every kernel shares (routing, leaf boxes and their
+* :mod:`.routing`: the routing rule every kernel shares, written once (a tree model's routing
+  arrays travel as one tuple, :class:`.prep.Routing`), and its forms over a block of rows;
+* :mod:`.kernels`: numba code every kernel shares besides (leaf boxes and their
   difference-array corners, blocks of rows, the rows' integral and link, recursion's weights);
 * :mod:`.oblivious` (with :mod:`.products`), :mod:`.leafsets` and :mod:`.partition`:
   the row kernels of ``exact``, one walk each over the rows it is given;

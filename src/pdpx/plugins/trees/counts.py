@@ -360,14 +360,11 @@ def _pattern_hist(ens, st, Xc, row_w, n_tg, n_rg) -> np.ndarray:
     from .counts_patterns import gather_patterns
 
     hist_base, topo, _, total = _patterns(ens, st)[:4]
-    le = bool(ens.comparison == "<=")
-    cats_left = bool(ens.categories_go_left)
     w = np.ascontiguousarray(row_w)
 
     def part(r0, r1, tg, out):
-        gather_patterns(Xc, w, r0, r1, tg, n_tg, ens.tree_start, topo, st.nodes, st.thr_lt, st.miss_eff,
-                        ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words, le, cats_left, hist_base,
-                        int(st.max_tree_nodes), out)
+        gather_patterns(Xc, w, r0, r1, tg, n_tg, ens.tree_start, topo, st.routing, hist_base, int(st.max_tree_nodes),
+                        out)
 
     return run_parts(part, len(Xc), n_tg, n_rg, int(total))
 
@@ -446,22 +443,18 @@ def _leafset_pairs(ens, st, pairs):
 
 def _leafsets(ens, st, layout, Xc, row_w, order, n_tg, n_rg, pairs=None) -> np.ndarray:
     from .counts_kernels import gather_leafsets, leafset_slots
+    from .leafsets import node_masks
 
     ls, (num_lf, spec_lf, q, lord) = leafset_layout(ens, st)
     pair_last, pair_ok = _leafset_pairs(ens, st, pairs)
-    (_, init, slot_node, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, spec_ptr, spec_node,
-     spec_keep_l, spec_keep_r) = ls
     leaf_base, leaf_p, s1 = ens.derived(f"pdpx.plugins.trees.counts.leafset_slots{order}", lambda: leafset_slots(
-        slot_node, layout.slot_base, layout.n_pf, lord))
-    le = bool(ens.comparison == "<=")
-    cats_left = bool(ens.categories_go_left)
+        ls[2], layout.slot_base, layout.n_pf, lord))
+    masks = node_masks(ls)
     w = np.ascontiguousarray(row_w)
 
     def part(r0, r1, tg, out):
-        gather_leafsets(Xc, w, int(order), r0, r1, tg, n_tg, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l,
-                        num_keep_r, num_lf, spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, q, leaf_base,
-                        leaf_p, s1, lord, st.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words, le,
-                        cats_left, pair_last, pair_ok, out)
+        gather_leafsets(Xc, w, int(order), r0, r1, tg, n_tg, masks, num_lf, spec_lf, q, leaf_base, leaf_p, s1, lord,
+                        st.routing, pair_last, pair_ok, out)
 
     return run_parts(part, len(Xc), n_tg, n_rg, int(layout.n_slots))
 
@@ -472,15 +465,11 @@ def _partition(ens, st, layout, Xc, row_w, unit, order, n_tg, n_rg) -> np.ndarra
 
     Xt = np.ascontiguousarray(Xc.T)
     has_nan = nan_columns(Xt)
-    le = bool(ens.comparison == "<=")
-    cats_left = bool(ens.categories_go_left)
     w = np.ascontiguousarray(row_w)
 
     def part(r0, r1, tg, out):
-        gather_partition(Xt, has_nan, w, bool(unit), int(order), r0, r1, tg, n_tg, ens.tree_start,
-                         int(layout.max_depth), layout.ford, layout.slot_base, layout.n_pf, st.nodes, st.thr_lt,
-                         st.miss_eff, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words, le, cats_left,
-                         out)
+        gather_partition(Xt, has_nan, w, 1.0 if unit else 0.0, int(order), r0, r1, tg, n_tg, ens.tree_start,
+                         int(layout.max_depth), layout.ford, layout.slot_base, layout.n_pf, st.routing, out)
 
     return run_parts(part, Xt.shape[1], n_tg, n_rg, int(layout.n_slots))
 

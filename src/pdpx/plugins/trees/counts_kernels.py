@@ -15,7 +15,7 @@ leaf's path in order of first appearance from the root. It is the same for
 every leaf below the node where the feature first appears, so the ordinal of a
 node's feature (``ford``) can be carried down a walk instead of looked up.
 
-Two gather kernels, with the routing of :mod:`.kernels` (``go_left_packed``, and
+Two gather kernels, with the routing of :mod:`.routing` (``go_left_packed``, and
 the plain numeric test on ``thr_lt`` / ``miss_eff`` of :class:`.prep.Static`):
 
 * :func:`gather_leafsets` (trees of at most 64 leaves): per block of 64 rows and
@@ -38,10 +38,12 @@ from __future__ import annotations
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from .kernels import BLOCK, go_left_packed, load_block, numeric_left
+from .kernels import load_block
+from .leafsets import node_words
 from .nbcache import njit
-from .partition import split_rows
+from .partition import segment_weight, split_rows
 from .records import Case, KernelRecord
+from .routing import BLOCK
 
 
 @njit(cache=True, inline="always")
@@ -60,6 +62,15 @@ def pair_slot(p, oa, ob):
     lo = min(a, b)
     hi = max(a, b)
     return 1 + p + hi * (hi - 1) // 2 + lo
+
+
+@njit(cache=True, inline="always")
+def _push_path(stack, s_m, s_depth, sp, node, m, depth):
+    """Push ``node`` with its path's ``m`` distinct features and its depth; returns the new stack size."""
+    stack[sp] = node
+    s_m[sp] = m
+    s_depth[sp] = depth
+    return sp + 1
 
 
 @njit(cache=True)
@@ -91,10 +102,7 @@ def count_layout(tree_start, left, right, feature, max_tree_nodes, order):
         pf = np.empty(total_pf, dtype=np.int64)
         used = 0
         for t in range(tree_start.shape[0] - 1):
-            stack[0] = tree_start[t]
-            s_m[0] = 0
-            s_depth[0] = 0
-            sp = 1
+            sp = _push_path(stack, s_m, s_depth, 0, tree_start[t], 0, 0)
             while sp > 0:
                 sp -= 1
                 node = stack[sp]
@@ -126,13 +134,8 @@ def count_layout(tree_start, left, right, feature, max_tree_nodes, order):
                 else:
                     m2 = m
                 ford[node] = o
-                stack[sp] = right[node]
-                s_m[sp] = m2
-                s_depth[sp] = depth + 1
-                stack[sp + 1] = left[node]
-                s_m[sp + 1] = m2
-                s_depth[sp + 1] = depth + 1
-                sp += 2
+                sp = _push_path(stack, s_m, s_depth, sp, right[node], m2, depth + 1)
+                sp = _push_path(stack, s_m, s_depth, sp, left[node], m2, depth + 1)
     return ford, n_pf, pf_ptr, pf, slot_base, n_slots, max_depth
 
 
@@ -239,41 +242,33 @@ def leafset_pairs(q, lfeat, pairs):
 
 
 @njit(cache=True, inline="always")
+def word_buffers(nf, q_max):
+    """The scratch of :func:`leaf_words` for rows of ``nf`` columns and trees of at most ``q_max`` local features:
+    the block ``Xb`` and the words ``P``, ``pre``, ``suf``."""
+    Xb = np.empty((nf, BLOCK))
+    P = np.empty((q_max, BLOCK), dtype=np.uint64)
+    pre = np.empty((q_max + 1, BLOCK), dtype=np.uint64)
+    suf = np.empty((q_max + 1, BLOCK), dtype=np.uint64)
+    return Xb, P, pre, suf
+
+
+@njit(cache=True, inline="always")
 def leaf_words(t, Xb, X, c0, nb, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, num_lf, spec_ptr,
-               spec_node, spec_keep_l, spec_keep_r, spec_lf, qt, nodes, thr, cat_offset, cat_nwords, cat_words, le,
-               cats_left, P, pre, suf):
-    """Tree ``t``'s leaf words for the block of rows ``c0 : c0 + nb`` (columns in ``Xb``, as ``load_block``).
+               spec_node, spec_keep_l, spec_keep_r, spec_lf, qt, routing, P, pre, suf):
+    """Tree ``t``'s leaf words for the block of rows ``c0 : c0 + nb`` of X (columns in ``Xb``, as ``load_block``).
 
     ``P[a, r]``: the leaves whose conditions on tree-local feature ``a`` (of ``qt``) row ``r`` passes;
     ``pre[a]`` / ``suf[a]``: their ANDs over the features before ``a`` / from ``a`` on (``pre[qt]``: the leaf
     the row reaches; ``pre[a] & suf[a + 1]``: the leaves it passes on every feature but ``a``). Numeric nodes
-    are one vectorised compare per node over the block; nodes with another rule are routed row by row.
+    are one vectorised compare per node over the block; nodes with another rule are routed row by row
+    (:func:`.leafsets.node_words`).
     """
     start = init[t]
     for a in range(qt):
         for r in range(BLOCK):
             P[a, r] = start
-    for k in range(num_ptr[t], num_ptr[t + 1]):
-        f = num_feat[k]
-        th = num_thr[k]
-        ms = num_miss[k]
-        kl = num_keep_l[k]
-        kr = num_keep_r[k]
-        Pa = P[num_lf[k]]
-        for r in range(BLOCK):
-            x = Xb[f, r]
-            go_left = numeric_left(x, th, ms)
-            Pa[r] &= kl if go_left else kr
-    for k in range(spec_ptr[t], spec_ptr[t + 1]):
-        node = spec_node[k]
-        flags = nodes[node, 3]
-        Pa = P[spec_lf[k]]
-        for r in range(nb):
-            if go_left_packed(X[c0 + r, nodes[node, 2]], node, flags, thr[node], cat_offset, cat_nwords,
-                              cat_words, le, False, cats_left):
-                Pa[r] &= spec_keep_l[k]
-            else:
-                Pa[r] &= spec_keep_r[k]
+    node_words(t, P, num_lf, spec_lf, Xb, X, c0, nb, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r,
+               spec_ptr, spec_node, spec_keep_l, spec_keep_r, routing)
     for r in range(BLOCK):
         pre[0, r] = start
         suf[qt, r] = start
@@ -285,13 +280,47 @@ def leaf_words(t, Xb, X, c0, nb, init, num_ptr, num_feat, num_thr, num_miss, num
             suf[a, r] = suf[a + 1, r] & P[a, r]
 
 
+@njit(cache=True, inline="always")
+def load_weighted(X, row_weight, c0, r1, Xb, w):
+    """The block of rows ``c0 : min(r1, c0 + BLOCK)`` of X into ``Xb`` (``load_block``) and their weights into
+    ``w``; returns the number of rows."""
+    c1 = min(r1, c0 + BLOCK)
+    load_block(X, c0, c1, Xb)
+    for r in range(c1 - c0):
+        w[r] = row_weight[c0 + r]
+    return c1 - c0
+
+
+@njit(cache=True, inline="always")
+def add_failing(cnt, w, x, y, z, nb, mrow, mbits, base, a, b, s1, leaf_base, leaf_p, lord):
+    """Add each row's weight ``w[r]`` to the count slot of every leaf in its word ``x[r] & ~y[r] & z[r]``: the
+    failing set ``{a}`` (``b < 0``, slot ``s1``) or ``{a, b}`` of tree-local features, leaf ``j`` of the tree
+    at ``base + j``. The rows with a leaf are gathered first without a branch (``mrow`` / ``mbits``: scratch)."""
+    one = np.uint64(1)
+    m = 0
+    for r in range(nb):
+        bits = x[r] & ~y[r] & z[r]
+        mrow[m] = r
+        mbits[m] = bits
+        m += bits != 0
+    for k in range(m):
+        r = mrow[k]
+        bits = mbits[k]
+        while bits:
+            i = base + trailing_zeros(bits)
+            bits &= bits - one
+            if b < 0:
+                cnt[s1[i, a]] += w[r]
+            else:
+                cnt[leaf_base[i] + pair_slot(leaf_p[i], lord[i, a], lord[i, b])] += w[r]
+
+
 @njit(cache=True, nogil=True)
-def gather_leafsets(X, row_weight, order, r0, r1, tg, n_tree_groups, init, num_ptr, num_feat, num_thr, num_miss,
-                    num_keep_l, num_keep_r, num_lf, spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, q,
-                    leaf_base, leaf_p, s1, lord, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left,
-                    pair_last, pair_ok, cnt):
+def gather_leafsets(X, row_weight, order, r0, r1, tg, n_tree_groups, masks, num_lf, spec_lf, q, leaf_base, leaf_p,
+                    s1, lord, routing, pair_last, pair_ok, cnt):
     """Add to ``cnt`` (n_slots,) the counts of rows ``r0:r1`` of X (``r0`` a multiple of ``BLOCK``) on trees
-    ``tg, tg + n_tree_groups, ...`` of at most 64 leaves (see the module docstring).
+    ``tg, tg + n_tree_groups, ...`` of at most 64 leaves (see the module docstring); ``masks``: the trees'
+    :class:`.leafsets.NodeMasks`, ``routing``: :class:`.prep.Routing`.
 
     At order 2, only the failing sets ``{a, b}`` (tree-local features ``a < b`` of tree ``t``) with
     ``pair_ok[t, a, b]`` are counted, and none with ``b > pair_last[t, a]`` (:func:`leafset_pairs`: every
@@ -303,46 +332,26 @@ def gather_leafsets(X, row_weight, order, r0, r1, tg, n_tree_groups, init, num_p
     ``pre[a] & ~P[a] & suf[a + 1]``. Every step but the final scatter of counts
     is a loop over the block's rows.
     """
-    nf = X.shape[1]
+    (init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, spec_ptr, spec_node, spec_keep_l,
+     spec_keep_r) = masks
     n_trees = init.shape[0]
-    q_max = lord.shape[1]
-    one = np.uint64(1)
-    Xb = np.empty((nf, BLOCK))
-    P = np.empty((q_max, BLOCK), dtype=np.uint64)
-    pre = np.empty((q_max + 1, BLOCK), dtype=np.uint64)
-    suf = np.empty((q_max + 1, BLOCK), dtype=np.uint64)
+    Xb, P, pre, suf = word_buffers(X.shape[1], lord.shape[1])
     xa = np.empty(BLOCK, dtype=np.uint64)
     mbits = np.empty(BLOCK, dtype=np.uint64)
     mrow = np.empty(BLOCK, dtype=np.int64)
     w = np.empty(BLOCK)
     for c0 in range(r0, r1, BLOCK):
-        c1 = min(r1, c0 + BLOCK)
-        nb = c1 - c0
-        load_block(X, c0, c1, Xb)
-        for r in range(nb):
-            w[r] = row_weight[c0 + r]
+        nb = load_weighted(X, row_weight, c0, r1, Xb, w)
         for t in range(tg, n_trees, n_tree_groups):
             qt = q[t]
             leaf_words(t, Xb, X, c0, nb, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, num_lf,
-                       spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, qt, nodes, thr, cat_offset, cat_nwords,
-                       cat_words, le, cats_left, P, pre, suf)
+                       spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, qt, routing, P, pre, suf)
             base = t * 64
             for r in range(nb):  # the leaf each row reaches on its own values
                 cnt[leaf_base[base + trailing_zeros(pre[qt, r])]] += w[r]
             for a in range(qt):
-                m = 0
-                for r in range(nb):
-                    bits = pre[a, r] & ~P[a, r] & suf[a + 1, r]
-                    mrow[m] = r
-                    mbits[m] = bits
-                    m += bits != 0
-                for k in range(m):
-                    r = mrow[k]
-                    bits = mbits[k]
-                    while bits:
-                        j = trailing_zeros(bits)
-                        bits &= bits - one
-                        cnt[s1[base + j, a]] += w[r]
+                add_failing(cnt, w, pre[a], P[a], suf[a + 1], nb, mrow, mbits, base, a, -1, s1, leaf_base, leaf_p,
+                            lord)
             if order < 2:
                 continue
             for a in range(qt - 1):
@@ -356,28 +365,10 @@ def gather_leafsets(X, row_weight, order, r0, r1, tg, n_tree_groups, init, num_p
                 b = a + 1
                 while alive and b <= last:
                     Pb = P[b]
-                    if not pair_ok[t, a, b]:  # a pair not asked for: rows still have to pass b for later ones
-                        alive = np.uint64(0)
-                        for r in range(BLOCK):
-                            xa[r] &= Pb[r]
-                            alive |= xa[r]
-                        b += 1
-                        continue
-                    sb = suf[b + 1]
-                    m = 0
-                    for r in range(nb):  # the rows failing exactly {a, b} somewhere, without a branch
-                        bits = xa[r] & ~Pb[r] & sb[r]
-                        mrow[m] = r
-                        mbits[m] = bits
-                        m += bits != 0
-                    for k in range(m):
-                        r = mrow[k]
-                        bits = mbits[k]
-                        while bits:
-                            j = trailing_zeros(bits)
-                            bits &= bits - one
-                            i = base + j
-                            cnt[leaf_base[i] + pair_slot(leaf_p[i], lord[i, a], lord[i, b])] += w[r]
+                    if pair_ok[t, a, b]:  # the rows failing exactly {a, b} somewhere, without a branch
+                        add_failing(cnt, w, xa, Pb, suf[b + 1], nb, mrow, mbits, base, a, b, s1, leaf_base, leaf_p,
+                                    lord)
+                    # (a pair not asked for: rows still have to pass b for later ones)
                     alive = np.uint64(0)
                     for r in range(BLOCK):
                         xa[r] &= Pb[r]
@@ -396,16 +387,17 @@ def _push(sn, sa, sb, so1, so2, sp, node, a, b, o1, o2):
 
 
 @njit(cache=True, nogil=True)
-def gather_partition(Xt, has_nan, row_weight, unit_weight, order, r0, r1, tg, n_tree_groups, tree_start, max_depth,
-                     ford, slot_base, n_pf, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords, cat_words, le,
-                     cats_left, cnt):
+def gather_partition(Xt, has_nan, row_weight, unit, order, r0, r1, tg, n_tree_groups, tree_start, max_depth, ford,
+                     slot_base, n_pf, routing, cnt):
     """Add to ``cnt`` (n_slots,) the counts of rows ``r0:r1`` (columns of ``Xt``) on trees ``tg, tg +
-    n_tree_groups, ...`` of any size; ``has_nan[f]``: whether column ``f`` holds a NaN (:func:`.partition.nan_columns`).
+    n_tree_groups, ...`` of any size; ``has_nan[f]``: whether column ``f`` holds a NaN (:func:`.partition.nan_columns`);
+    ``unit`` > 0: every row weighs ``unit`` (:func:`.partition.segment_weight`); ``routing``: :class:`.prep.Routing`.
 
     A stack entry is (node, segment ``idx[a:b]``, failing set as ordinals
     ``o1 < o2``, -1 for none). Segments handed to two entries are permuted only
     within themselves by either, so each still holds its rows when popped.
     """
+    nodes, thr_lt, miss_eff = routing[0], routing[1], routing[2]
     n_trees = tree_start.shape[0] - 1
     cap = 3 * max_depth + 4
     if r1 > r0:
@@ -429,12 +421,7 @@ def gather_partition(Xt, has_nan, row_weight, unit_weight, order, r0, r1, tg, n_
                 o2 = so2[sp]
                 lc = nodes[node, 0]
                 if lc < 0:
-                    if unit_weight:
-                        c = float(b - a)
-                    else:
-                        c = 0.0
-                        for k in range(a, b):
-                            c += row_weight[idx[k]]
+                    c = segment_weight(idx, a, b, row_weight, unit)
                     s = slot_base[node]
                     if o2 >= 0:
                         s += pair_slot(n_pf[node], o1, o2)
@@ -448,8 +435,7 @@ def gather_partition(Xt, has_nan, row_weight, unit_weight, order, r0, r1, tg, n_
                     sp = _push(sn, sa, sb, so1, so2, sp, rc, a, b, o1, o2)
                     sp = _push(sn, sa, sb, so1, so2, sp, lc, a, b, o1, o2)
                     continue
-                m = split_rows(idx, tmp, a, b, Xt, has_nan, node, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords,
-                               cat_words, le, cats_left)
+                m = split_rows(idx, tmp, a, b, Xt, has_nan, node, nodes, thr_lt, miss_eff, routing)
                 size = 0 if o1 < 0 else (1 if o2 < 0 else 2)
                 if size < order:
                     n1 = o if o1 < 0 else min(o, o1)

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .counts_kernels import pair_slot
-from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block, numeric_left
+from .counts_kernels import load_weighted, pair_slot
+from .kernels import preorder
 from .nbcache import njit
 from .records import Case, KernelRecord
+from .routing import BLOCK, F_SPECIAL, numeric_left, special_block
 
 #: Most histogram bins per tree (sum over its leaves of 2^depth) the kernel takes.
 MAX_BINS = 1 << 14
@@ -82,26 +83,23 @@ def pattern_layout(tree_start, left, right, topo):
 
 
 @njit(cache=True, nogil=True)
-def gather_patterns(X, row_weight, r0, r1, tg, n_tree_groups, tree_start, topo, nodes, thr_lt, miss_eff, thr,
-                    cat_offset, cat_nwords, cat_words, le, cats_left, hist_base, max_tree_nodes, h):
+def gather_patterns(X, row_weight, r0, r1, tg, n_tree_groups, tree_start, topo, routing, hist_base, max_tree_nodes,
+                    h):
     """Add to ``h`` (n_bins,) the weighted pattern histograms of rows ``r0:r1`` of X (``r0`` a multiple of
-    ``BLOCK``) on trees ``tg, tg + n_tree_groups, ...`` (see the module docstring).
+    ``BLOCK``) on trees ``tg, tg + n_tree_groups, ...`` (see the module docstring; ``routing``:
+    :class:`.prep.Routing`).
 
     ``topo``: the nodes of each tree with every parent before its children (node
     ids, tree by tree; the tree's nodes are ``tree_start[t]:tree_start[t + 1]``).
     """
-    nf = X.shape[1]
+    nodes, thr_lt, miss_eff = routing[0], routing[1], routing[2]
     n_trees = tree_start.shape[0] - 1
-    Xb = np.empty((nf, BLOCK))
+    Xb = np.empty((X.shape[1], BLOCK))
     pat = np.empty((max_tree_nodes, BLOCK), dtype=np.int32)  # patterns < 2^14 (MAX_BINS): int32 stays in L1
     go = np.empty(BLOCK, dtype=np.int32)
     w = np.empty(BLOCK)
     for c0 in range(r0, r1, BLOCK):
-        c1 = min(r1, c0 + BLOCK)
-        nb = c1 - c0
-        load_block(X, c0, c1, Xb)
-        for r in range(nb):
-            w[r] = row_weight[c0 + r]
+        nb = load_weighted(X, row_weight, c0, r1, Xb, w)
         for t in range(tg, n_trees, n_tree_groups):
             root = tree_start[t]
             for r in range(BLOCK):
@@ -119,9 +117,7 @@ def gather_patterns(X, row_weight, r0, r1, tg, n_tree_groups, tree_start, topo, 
                 f = nodes[node, 2]
                 flags = nodes[node, 3]
                 if flags & F_SPECIAL:
-                    for r in range(nb):
-                        go[r] = go_left_packed(Xb[f, r], node, flags, thr[node], cat_offset, cat_nwords,
-                                               cat_words, le, False, cats_left)
+                    special_block(X, c0, nb, node, routing, go)
                 else:
                     th = thr_lt[node]
                     ms = miss_eff[node]
@@ -206,19 +202,10 @@ def parents_first(tree_start, left, right, max_tree_nodes):
     """The nodes of every tree in pre-order (each parent before its children), tree by tree."""
     topo = np.empty(left.shape[0], dtype=np.int64)
     stack = np.empty(max_tree_nodes + 1, dtype=np.int64)
+    every = np.ones(left.shape[0], dtype=np.bool_)
     k = 0
     for t in range(tree_start.shape[0] - 1):
-        stack[0] = tree_start[t]
-        sp = 1
-        while sp > 0:
-            sp -= 1
-            node = stack[sp]
-            topo[k] = node
-            k += 1
-            if left[node] >= 0:
-                stack[sp] = right[node]
-                stack[sp + 1] = left[node]
-                sp += 2
+        k = preorder(tree_start[t], left, right, every, stack, topo, k)
     return topo
 
 

@@ -36,10 +36,11 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from ...core.ir import TreeModel
 from ...core.threads import in_threads, thread_count
 from ...core.treesum import TreeSum
-from .counts_kernels import leaf_words
-from .kernels import BLOCK, load_block
+from .counts_kernels import leaf_words, word_buffers
+from .kernels import load_block
 from .nbcache import njit
 from .records import Case, KernelRecord
+from .routing import BLOCK
 from .rows import spans
 
 #: Bytes of encoded rows per chunk at most (as ``engine.MAX_CHUNK_BYTES``).
@@ -47,25 +48,21 @@ MAX_CHUNK_BYTES = 64 * 2**20
 
 
 @njit(cache=True, nogil=True)
-def means_walk(X, r0, r1, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, num_lf, spec_ptr,
-               spec_node, spec_keep_l, spec_keep_r, spec_lf, q, nodes, thr, cat_offset, cat_nwords, cat_words, le,
-               cats_left, jl, tree_margin, lv, vm, F, D):
+def means_walk(X, r0, r1, masks, num_lf, spec_lf, q, routing, jl, tree_margin, lv, vm, F, D):
     """Rows ``r0:r1`` of X (``r0`` a multiple of ``BLOCK``), each tree ``t`` adding to margin ``m = tree_margin[t]``:
     ``F[m, r] +=`` the value of the leaf row ``r`` reaches; ``D[k, m, r] +=`` the sum of ``vm[k, leaf]`` over the
     leaves whose conditions on every feature but the tree-local feature ``a`` with ``jl[t, a] == k`` the row
     passes, less the reached leaf's value.
 
     ``lv[slot]``: leaf slot ``t * 64 + j``'s value (tree weight included), ``vm[k, slot]``: the same times
-    ``m_k`` of the leaf. The leaf words are :func:`.counts_kernels.leaf_words`, as the counts' gather uses them.
+    ``m_k`` of the leaf. The leaf words are :func:`.counts_kernels.leaf_words`, as the counts' gather uses them
+    (``masks``: the trees' :class:`.leafsets.NodeMasks`, ``routing``: :class:`.prep.Routing`).
     """
-    nf = X.shape[1]
+    (init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, spec_ptr, spec_node, spec_keep_l,
+     spec_keep_r) = masks
     n_trees = init.shape[0]
-    q_max = jl.shape[1]
     one = np.uint64(1)
-    Xb = np.empty((nf, BLOCK))
-    P = np.empty((q_max, BLOCK), dtype=np.uint64)
-    pre = np.empty((q_max + 1, BLOCK), dtype=np.uint64)
-    suf = np.empty((q_max + 1, BLOCK), dtype=np.uint64)
+    Xb, P, pre, suf = word_buffers(X.shape[1], jl.shape[1])
     own = np.empty(BLOCK)
     for c0 in range(r0, r1, BLOCK):
         c1 = min(r1, c0 + BLOCK)
@@ -75,8 +72,7 @@ def means_walk(X, r0, r1, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l
             qt = q[t]
             mt = tree_margin[t]
             leaf_words(t, Xb, X, c0, nb, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, num_lf,
-                       spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, qt, nodes, thr, cat_offset, cat_nwords,
-                       cat_words, le, cats_left, P, pre, suf)
+                       spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, qt, routing, P, pre, suf)
             base = t * 64
             Fm = F[mt]
             for r in range(nb):
@@ -155,13 +151,13 @@ def _margins(tm, requests, shares, n_jobs, budget):
 def _one(tm: TreeModel, requests, shares, n_jobs, budget):
     from .counts import leafset_features, leafset_layout
     from .engine import encoded_chunk
+    from .leafsets import node_masks
     from .prep import static_layout
 
     ens = tm.ensemble
     st = static_layout(ens)
     ls, (num_lf, spec_lf, q, _lord) = leafset_layout(ens, st)
-    (_, init, slot_node, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, spec_ptr, spec_node,
-     spec_keep_l, spec_keep_r) = ls
+    slot_node, masks = ls[2], node_masks(ls)
     _, lfeat = leafset_features(ens, st)
     M = int(ens.n_margins)
     wanted = [(k, r, s) for k, (r, s) in enumerate(zip(requests, shares)) if s is not None]
@@ -178,18 +174,14 @@ def _one(tm: TreeModel, requests, shares, n_jobs, budget):
     passes = [(tree_margin, lv, np.ascontiguousarray(m_slot * lv)) for tree_margin, lv in _passes(ens, slot_node)]
     threads = thread_count(n_jobs)
     chunk = int(max(1, min(n, min(budget // 2, MAX_CHUNK_BYTES) // (8 * max(1, X.shape[1]) * 3))))
-    le = bool(ens.comparison == "<=")
-    cats_left = bool(ens.categories_go_left)
     for r0 in range(0, n, chunk):
         r1 = min(n, r0 + chunk)
         Xc = encoded_chunk(tm, X.iloc[r0:r1])
         Fc, Dc = F[:, r0:r1], D[:, :, r0:r1]  # views: each span writes its own rows
         for tree_margin, lv, vm in passes:
             def part(span, Xc=Xc, Fc=Fc, Dc=Dc, tree_margin=tree_margin, lv=lv, vm=vm):
-                means_walk(Xc, span[0], span[1], init, num_ptr, num_feat, num_thr, num_miss, num_keep_l,
-                           num_keep_r, num_lf, spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, q, st.nodes,
-                           ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words, le, cats_left, jl,
-                           tree_margin, lv, vm, Fc, Dc)
+                means_walk(Xc, span[0], span[1], masks, num_lf, spec_lf, q, st.routing, jl, tree_margin, lv, vm, Fc,
+                           Dc)
 
             in_threads(part, spans(r1 - r0, threads))
     F += ens.base_score.astype(np.float64)[:, None]

@@ -13,9 +13,10 @@ runs of consecutive indices (one run for a sorted numeric grid), and the region 
 the product of the runs: one box per combination.
 
 This module holds what the row kernels (:mod:`.oblivious`, :mod:`.leafsets` for
-shallow trees, :mod:`.partition` for deep ones) and ``recursion`` share: the routing
-rule, the leaf boxes and their difference-array corners, and blocks of rows as
-columns. The kernels run on one thread each, without the GIL; :mod:`.rows` shares
+shallow trees, :mod:`.partition` for deep ones) and ``recursion`` share besides the
+routing rule (:mod:`.routing`): where grid values go at target nodes, the leaf boxes
+and their difference-array corners, blocks of rows as columns, and the order of a
+walk. The kernels run on one thread each, without the GIL; :mod:`.rows` shares
 the rows among threads and finishes the rows' margins (the link, the outputs).
 """
 
@@ -23,63 +24,40 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.ir import NAN_AS_ZERO, ZERO_OR_NAN_MISSING
 from .nbcache import njit
 from .records import SORTED, Case, KernelRecord
+from .routing import goes_left
 
-# bits of the packed node flags (see prep.pack_nodes)
-F_MISSING_LEFT = 1
-F_NAN_SHIFT = 1  # two bits: nan_mode
-F_CATEGORICAL = 8
-F_SPECIAL = 64  # a rule the vectorised numeric test does not express: categorical set, or zero-as-missing
-
-#: rows per block: one column of a block is one vectorised compare per node
-BLOCK = 64
 #: (cptr, cpos, cval) of no leaf: what the row kernels take for corners when they count rows instead
 NO_CORNERS = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
 
 
 @njit(cache=True, inline="always")
-def numeric_left(x, thr_lt, nan_left):
-    """Whether ``x`` goes left at a plain numeric split: the routing test of every row kernel, written once.
-
-    ``x < thr_lt``, and NaN (which fails both comparisons) left when ``nan_left``
-    (:class:`.prep.Static`'s ``thr_lt`` and ``miss_eff``). Branch-free, so that a loop of
-    it over a block of rows vectorises; special splits take :func:`go_left_packed`.
-    """
-    return (x < thr_lt) | (nan_left & (not (x >= thr_lt)))
+def preorder(root, left, right, reach, stack, order, k):
+    """The nodes of the tree at ``root`` that ``reach`` marks, in pre-order (each parent before its children, the
+    left child first), into ``order[k:]`` (a node not marked hides its subtree); returns ``k`` past the last."""
+    stack[0] = root
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        node = stack[sp]
+        if not reach[node]:
+            continue
+        order[k] = node
+        k += 1
+        if left[node] >= 0:
+            stack[sp] = right[node]
+            stack[sp + 1] = left[node]
+            sp += 2
+    return k
 
 
 @njit(cache=True, inline="always")
-def go_left_packed(x, node, flags, thr, cat_offset, cat_nwords, cat_words, le, float32_input, cats_left):
-    """Where value ``x`` goes at ``node``: the routing rule of :mod:`pdpx.core.ir` on the packed node flags."""
-    if float32_input:
-        x = np.float64(np.float32(x))
-    missing_left = (flags & F_MISSING_LEFT) != 0
-    if flags & F_CATEGORICAL:
-        if np.isnan(x):
-            return missing_left
-        if x < 0.0:
-            inset = False
-        else:
-            c = np.int64(x)
-            off = cat_offset[node]
-            if c >= 32 * cat_nwords[node]:
-                inset = False
-            else:
-                inset = ((cat_words[off + c // 32] >> np.uint32(c % 32)) & np.uint32(1)) == 1
-        return inset if cats_left else not inset
-    mode = (flags >> F_NAN_SHIFT) & 3
-    if np.isnan(x):
-        if mode == NAN_AS_ZERO:
-            x = 0.0
-        else:
-            return missing_left
-    elif mode == ZERO_OR_NAN_MISSING and abs(x) <= 1e-35:
-        return missing_left
-    if le:
-        return x <= thr
-    return x < thr
+def whole_grid(s_lo, s_hi, grid_shape):
+    """Stack slot 0 of the intervals a walk carries down a tree (one per grid dimension): the whole grid."""
+    for k in range(grid_shape.shape[0]):
+        s_lo[0, k] = 0
+        s_hi[0, k] = grid_shape[k]
 
 
 @njit(cache=True)
@@ -298,9 +276,7 @@ def leaf_boxes_sorted(tree_start, left, right, tgt, n_left, dim_size, max_tree_n
     nb = 0
     for t in range(tree_start.shape[0] - 1):
         stack[0] = tree_start[t]
-        for k in range(d):
-            s_lo[0, k] = 0
-            s_hi[0, k] = dim_size[k]
+        whole_grid(s_lo, s_hi, dim_size)
         sp = 1
         while sp > 0:
             sp -= 1
@@ -478,14 +454,14 @@ def exp_columns(z, logistic):
 
 
 @njit(cache=True)
-def grid_left(target_nodes, values, nodes, thr, cat_offset, cat_nwords, cat_words, le, float32_input, cats_left):
-    """(len(target_nodes), len(values)) bool: where grid values go at each target node (True = left)."""
+def grid_left(target_nodes, values, routing):
+    """(len(target_nodes), len(values)) bool: where grid values (rounded as the trees compare them) go at each
+    target node (True = left), by the routing of :class:`.prep.Routing`."""
     out = np.empty((target_nodes.shape[0], values.shape[0]), dtype=np.bool_)
     for i in range(target_nodes.shape[0]):
         node = target_nodes[i]
         for j in range(values.shape[0]):
-            out[i, j] = go_left_packed(values[j], node, nodes[node, 3], thr[node], cat_offset, cat_nwords,
-                                        cat_words, le, float32_input, cats_left)
+            out[i, j] = goes_left(values[j], node, routing)
     return out
 
 

@@ -35,12 +35,15 @@ Leaf ids here are slots: leaf ``j`` of tree ``t`` is id ``t * 64 + j``.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from .kernels import BLOCK, F_SPECIAL, NO_CORNERS, go_left_packed, load_block, numeric_left, scatter_boxes
+from .kernels import NO_CORNERS, load_block, preorder, scatter_boxes
 from .nbcache import njit
 from .records import SORTED, Case, KernelRecord
+from .routing import BLOCK, F_SPECIAL, add_numeric, keep_block, keep_special, numeric_tables
 from .rows import run
 
 MAX_LEAVES = 64
@@ -78,9 +81,7 @@ def leafset_layout(tree_start, left, right, feature, flags, thr_lt, miss_eff, tg
     for i in range(n_nodes):
         if left[i] >= 0:
             n_internal += 1
-    num_feat = np.empty(n_internal, dtype=np.int64)
-    num_thr = np.empty(n_internal, dtype=np.float64)
-    num_miss = np.empty(n_internal, dtype=np.bool_)
+    num_feat, num_thr, num_miss = numeric_tables(n_internal)
     num_keep_l = np.empty(n_internal, dtype=np.uint64)
     num_keep_r = np.empty(n_internal, dtype=np.uint64)
     spec_node = np.empty(n_internal, dtype=np.int64)
@@ -90,21 +91,7 @@ def leafset_layout(tree_start, left, right, feature, flags, thr_lt, miss_eff, tg
     n_spec = 0
     all_ones = np.uint64(0xFFFFFFFFFFFFFFFF)
     for t in range(n_trees):
-        # reached nodes in pre-order, left child first
-        n_order = 0
-        sp = 1
-        stack[0] = tree_start[t]
-        while sp > 0:
-            sp -= 1
-            node = stack[sp]
-            if not reach[node]:
-                continue
-            order[n_order] = node
-            n_order += 1
-            if left[node] >= 0:
-                stack[sp] = right[node]
-                stack[sp + 1] = left[node]
-                sp += 2
+        n_order = preorder(tree_start[t], left, right, reach, stack, order, 0)  # reached nodes, left child first
         # reached leaves below each node (children come after their parent in pre-order)
         for k in range(n_order - 1, -1, -1):
             node = order[k]
@@ -144,9 +131,7 @@ def leafset_layout(tree_start, left, right, feature, flags, thr_lt, miss_eff, tg
                 spec_keep_r[n_spec] = ~left_bits
                 n_spec += 1
                 continue
-            num_feat[n_num] = feature[node]
-            num_thr[n_num] = thr_lt[node]
-            num_miss[n_num] = miss_eff[node]
+            add_numeric(n_num, node, feature, thr_lt, miss_eff, num_feat, num_thr, num_miss)
             num_keep_l[n_num] = ~right_bits
             num_keep_r[n_num] = ~left_bits
             n_num += 1
@@ -167,56 +152,71 @@ def _bits(a, b):
     return ones << np.uint64(a)
 
 
+class NodeMasks(NamedTuple):
+    """The node masks of :func:`leafset_layout` (what it returns after ``ok`` and ``slot_node``), as one argument
+    of the kernels that walk them (:func:`leafset_walk`, the counts' and the averaged curves' gathers)."""
+
+    init: np.ndarray
+    num_ptr: np.ndarray
+    num_feat: np.ndarray
+    num_thr: np.ndarray
+    num_miss: np.ndarray
+    num_keep_l: np.ndarray
+    num_keep_r: np.ndarray
+    spec_ptr: np.ndarray
+    spec_node: np.ndarray
+    spec_keep_l: np.ndarray
+    spec_keep_r: np.ndarray
+
+
+def node_masks(layout) -> NodeMasks:
+    """The :class:`NodeMasks` of a :func:`leafset_layout` result."""
+    return NodeMasks(layout[1], *layout[3:])
+
+
 @njit(cache=True, inline="always")
-def _reached(t, Xb, bv, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r,
-             spec_ptr, spec_node, spec_keep_l, spec_keep_r, X, c0, nb, nodes, thr, cat_offset, cat_nwords,
-             cat_words, le, cats_left):
-    """bv[r] = the leaves of tree t that row c0 + r reaches."""
-    start = init[t]
-    for r in range(BLOCK):
-        bv[r] = start
+def node_words(t, words, num_row, spec_row, Xb, X, c0, nb, num_ptr, num_feat, num_thr, num_miss, num_keep_l,
+               num_keep_r, spec_ptr, spec_node, spec_keep_l, spec_keep_r, routing):
+    """Tree ``t``'s nodes over the block of rows ``c0 : c0 + nb`` of X (columns of ``Xb``): numeric node ``k``
+    keeps its leaves in the words ``words[num_row[k]]`` (special node ``k``: ``words[spec_row[k]]``) of the rows
+    that go its way.
+
+    Numeric nodes are one vectorised compare per node over the block (:func:`.routing.keep_block`); nodes
+    with another rule are routed row by row (:func:`.routing.keep_special`).
+    """
     for k in range(num_ptr[t], num_ptr[t + 1]):
-        f = num_feat[k]
-        th = num_thr[k]
-        ms = num_miss[k]
-        kl = num_keep_l[k]
-        kr = num_keep_r[k]
-        for r in range(BLOCK):
-            x = Xb[f, r]
-            go_left = numeric_left(x, th, ms)
-            bv[r] &= kl if go_left else kr
+        keep_block(words[num_row[k]], Xb, num_feat[k], num_thr[k], num_miss[k], num_keep_l[k], num_keep_r[k])
     for k in range(spec_ptr[t], spec_ptr[t + 1]):
-        node = spec_node[k]
-        flags = nodes[node, 3]
-        for r in range(nb):
-            if go_left_packed(X[c0 + r, nodes[node, 2]], node, flags, thr[node], cat_offset, cat_nwords,
-                               cat_words, le, False, cats_left):
-                bv[r] &= spec_keep_l[k]
-            else:
-                bv[r] &= spec_keep_r[k]
+        keep_special(words[spec_row[k]], X, c0, nb, spec_node[k], routing, spec_keep_l[k], spec_keep_r[k])
 
 
 @njit(cache=True, nogil=True)
-def leafset_walk(X, row_weight, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, spec_ptr,
-                 spec_node, spec_keep_l, spec_keep_r, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left,
-                 per_row, cptr, cpos, cval, out):
-    """The leaves each row of X reaches, added into ``out``, block by block.
+def leafset_walk(X, row_weight, masks, routing, per_row, cptr, cpos, cval, out):
+    """The leaves each row of X reaches, added into ``out``, block by block (``masks``: :class:`NodeMasks`,
+    ``routing``: :class:`.prep.Routing`).
 
     ``per_row`` False: ``out[0, t * 64 + j]`` += the row's weight for each leaf ``j`` of tree ``t``
     it reaches (the weighted number of rows per leaf). True: the leaf's difference-array corners
     ``cpos[cptr[s]:cptr[s + 1]]`` / ``cval`` into the row's column, ``out[pos, row]``.
     """
+    (init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, spec_ptr, spec_node, spec_keep_l,
+     spec_keep_r) = masks
     n = X.shape[0]
     n_trees = init.shape[0]
     Xb = np.empty((X.shape[1], BLOCK))
-    bv = np.empty(BLOCK, dtype=np.uint64)
+    words = np.empty((1, BLOCK), dtype=np.uint64)
+    bv = words[0]
+    num_row = np.zeros(num_feat.shape[0], dtype=np.int64)  # one word per row: every node keeps into row 0
+    spec_row = np.zeros(spec_node.shape[0], dtype=np.int64)
     for c0 in range(0, n, BLOCK):
         nb = min(BLOCK, n - c0)
         load_block(X, c0, c0 + nb, Xb)
         for t in range(n_trees):
-            _reached(t, Xb, bv, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r,
-                     spec_ptr, spec_node, spec_keep_l, spec_keep_r, X, c0, nb, nodes, thr, cat_offset,
-                     cat_nwords, cat_words, le, cats_left)
+            start = init[t]
+            for r in range(BLOCK):
+                bv[r] = start
+            node_words(t, words, num_row, spec_row, Xb, X, c0, nb, num_ptr, num_feat, num_thr, num_miss, num_keep_l,
+                       num_keep_r, spec_ptr, spec_node, spec_keep_l, spec_keep_r, routing)
             base = t * 64
             for r in range(nb):
                 bits = bv[r]
@@ -236,18 +236,12 @@ class LeafSets:
     name = "leafsets"
 
     def __init__(self, prep, layout):
-        (_, self.init, self.slot_node, self.num_ptr, self.num_feat, self.num_thr, self.num_miss, self.num_keep_l,
-         self.num_keep_r, self.spec_ptr, self.spec_node, self.spec_keep_l, self.spec_keep_r) = layout
+        self.slot_node = layout[2]
+        self.masks = node_masks(layout)
         self.prep = prep
 
     def _reach_args(self):
-        ens = self.prep.ens
-        return (
-            self.init, self.num_ptr, self.num_feat, self.num_thr, self.num_miss, self.num_keep_l, self.num_keep_r,
-            self.spec_ptr, self.spec_node, self.spec_keep_l, self.spec_keep_r, self.prep.nodes, ens.threshold,
-            ens.cat_offset, ens.cat_nwords, ens.cat_words, bool(ens.comparison == "<="),
-            bool(ens.categories_go_left),
-        )
+        return self.masks, self.prep.routing
 
     def average_sum(self, X, row_weight, unit, threads):
         """Difference array (n_margins * n_cells): the ``row_weight``-weighted sum over the rows of X of their

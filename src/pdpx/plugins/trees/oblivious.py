@@ -36,10 +36,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import BLOCK, F_SPECIAL, go_left_packed, load_block, numeric_left, scatter_boxes
+from .kernels import load_block, scatter_boxes
 from .nbcache import njit
 from .products import counts_by_bytes, products_sums
 from .records import SORTED, Case, KernelRecord
+from .routing import BLOCK, F_SPECIAL, add_numeric, numeric_left, numeric_tables, special_block
 from .rows import run
 
 #: deepest tree, and most leaves over all trees, the kernel takes (the per-part counts are that long)
@@ -183,9 +184,7 @@ def request_layout(depth, level_ptr, level_node, slot_ptr, slot_node, tgt, flags
     num_ptr = np.zeros(n_trees + 1, dtype=np.int64)
     spec_ptr = np.zeros(n_trees + 1, dtype=np.int64)
     pat_ptr = np.zeros(n_trees + 1, dtype=np.int64)
-    num_feat = np.empty(n_levels, dtype=np.int64)
-    num_thr = np.empty(n_levels, dtype=np.float64)
-    num_miss = np.empty(n_levels, dtype=np.bool_)
+    num_feat, num_thr, num_miss = numeric_tables(n_levels)
     num_bit = np.empty(n_levels, dtype=np.int64)
     spec_node = np.empty(n_levels, dtype=np.int64)
     spec_bit = np.empty(n_levels, dtype=np.int64)
@@ -209,9 +208,7 @@ def request_layout(depth, level_ptr, level_node, slot_ptr, slot_node, tgt, flags
                 spec_bit[n_spec] = lvl
                 n_spec += 1
             else:
-                num_feat[n_num] = feature[node]
-                num_thr[n_num] = thr_lt[node]
-                num_miss[n_num] = miss_eff[node]
+                add_numeric(n_num, node, feature, thr_lt, miss_eff, num_feat, num_thr, num_miss)
                 num_bit[n_num] = lvl
                 n_num += 1
         num_ptr[t + 1] = n_num
@@ -233,8 +230,9 @@ def request_layout(depth, level_ptr, level_node, slot_ptr, slot_node, tgt, flags
 
 @njit(cache=True, inline="always")
 def _own_bits(t, Xb, bits, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr, spec_node, spec_bit,
-              X, c0, nb, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left):
-    """bits[r] = the leaf bits row c0 + r decides in tree t (target bits 0)."""
+              X, c0, nb, routing, go):
+    """bits[r] = the leaf bits row c0 + r decides in tree t (target bits 0; ``go``: scratch of
+    :func:`.routing.special_block`)."""
     for r in range(BLOCK):
         bits[r] = 0
     for k in range(num_ptr[t], num_ptr[t + 1]):
@@ -247,20 +245,18 @@ def _own_bits(t, Xb, bits, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_p
             go_left = numeric_left(x, th, ms)
             bits[r] |= (1 - np.int64(go_left)) << sh
     for k in range(spec_ptr[t], spec_ptr[t + 1]):
-        node = spec_node[k]
-        flags = nodes[node, 3]
+        special_block(X, c0, nb, spec_node[k], routing, go)
         sh = spec_bit[k]
         for r in range(nb):
-            if not go_left_packed(X[c0 + r, nodes[node, 2]], node, flags, thr[node], cat_offset, cat_nwords,
-                                  cat_words, le, False, cats_left):
+            if not go[r]:
                 bits[r] |= np.int64(1) << sh
 
 
 @njit(cache=True, nogil=True)
 def oblivious_walk(X, row_weight, slot_ptr, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr, spec_node,
-                   spec_bit, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left, per_row, pat_ptr, cor_ptr,
-                   cor_pos, val_ptr, val, out):
-    """Each row's own leaf bits per tree, added into ``out``, block by block.
+                   spec_bit, routing, per_row, pat_ptr, cor_ptr, cor_pos, val_ptr, val, out):
+    """Each row's own leaf bits per tree, added into ``out``, block by block (``routing``:
+    :class:`.prep.Routing`).
 
     ``per_row`` False: ``out[0, slot_ptr[t] + bits]`` += the row's weight (per tree, the
     weighted number of rows per own-bits pattern). True: the difference arrays of the
@@ -275,12 +271,13 @@ def oblivious_walk(X, row_weight, slot_ptr, num_ptr, num_feat, num_thr, num_miss
     n_trees = slot_ptr.shape[0] - 1
     Xb = np.empty((X.shape[1], BLOCK))
     bits = np.empty(BLOCK, dtype=np.int64)
+    go = np.empty(BLOCK, dtype=np.bool_)
     for c0 in range(0, n, BLOCK):
         nb = min(BLOCK, n - c0)
         load_block(X, c0, c0 + nb, Xb)
         for t in range(n_trees):
-            _own_bits(t, Xb, bits, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr, spec_node,
-                      spec_bit, X, c0, nb, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left)
+            _own_bits(t, Xb, bits, num_ptr, num_feat, num_thr, num_miss, num_bit, spec_ptr, spec_node, spec_bit, X, c0,
+                      nb, routing, go)
             if not per_row:
                 base = slot_ptr[t]
                 for r in range(nb):
@@ -360,10 +357,8 @@ class Oblivious:
         return self._corners[factor]
 
     def _bits_args(self):
-        ens = self.prep.ens
         return (self.slot_ptr, self.num_ptr, self.num_feat, self.num_thr, self.num_miss, self.num_bit, self.spec_ptr,
-                self.spec_node, self.spec_bit, self.prep.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords,
-                ens.cat_words, bool(ens.comparison == "<="), bool(ens.categories_go_left))
+                self.spec_node, self.spec_bit, self.prep.routing)
 
     def average_sum(self, X, row_weight, unit, threads):
         """Difference array (n_margins * n_cells): the ``row_weight``-weighted sum over the rows of X of their

@@ -30,19 +30,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import F_SPECIAL, NO_CORNERS, box_corner, go_left_packed, grid_strides, numeric_left
+from .kernels import NO_CORNERS, box_corner, grid_strides, whole_grid
 from .nbcache import njit
 from .records import SORTED, Case, KernelRecord
+from .routing import F_SPECIAL, go_left_packed, numeric_left
 from .rows import run
 
 
 @njit(cache=True, inline="always")
-def split_rows(idx, tmp, a, b, Xt, col_nan, node, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords, cat_words, le,
-           cats_left):
+def split_rows(idx, tmp, a, b, Xt, col_nan, node, nodes, thr_lt, miss_eff, routing):
     """Partition idx[a:b] in place: rows going left first. Returns the boundary.
 
     ``col_nan[f]``: whether column f has a NaN at all (most do not: a plain
-    comparison then, about 20% faster).
+    comparison then, about 20% faster). ``nodes``, ``thr_lt``, ``miss_eff``: those of
+    ``routing`` (:class:`.prep.Routing`), unpacked once by the calling kernel; the rest of
+    ``routing`` is read at special nodes only.
     """
     f = nodes[node, 2]
     col = Xt[f]
@@ -50,10 +52,11 @@ def split_rows(idx, tmp, a, b, Xt, col_nan, node, nodes, thr_lt, miss_eff, thr, 
     nr = 0
     flags = nodes[node, 3]
     if flags & F_SPECIAL:
+        _, _, _, thr, cat_offset, cat_nwords, cat_words, le, cats_left = routing
+        th = thr[node]
         for k in range(a, b):
             r = idx[k]
-            c = go_left_packed(col[r], node, flags, thr[node], cat_offset, cat_nwords, cat_words, le, False,
-                                cats_left)
+            c = go_left_packed(col[r], node, flags, th, cat_offset, cat_nwords, cat_words, le, False, cats_left)
             idx[nl] = r  # nl <= k: never overwrites a row not yet read
             tmp[nr] = r
             nl += c
@@ -83,6 +86,18 @@ def split_rows(idx, tmp, a, b, Xt, col_nan, node, nodes, thr_lt, miss_eff, thr, 
     return nl
 
 
+@njit(cache=True, inline="always")
+def segment_weight(idx, a, b, row_weight, unit):
+    """The weight of the rows ``idx[a:b]``: ``(b - a) * unit`` when every row weighs ``unit`` > 0, else the sum
+    of their ``row_weight``."""
+    if unit > 0.0:
+        return (b - a) * unit
+    c = 0.0
+    for k in range(a, b):
+        c += row_weight[idx[k]]
+    return c
+
+
 @njit(cache=True)
 def nan_columns(Xt):
     """Per row of ``Xt`` (a column of the data): whether it holds a NaN."""
@@ -96,10 +111,11 @@ def nan_columns(Xt):
 
 
 @njit(cache=True, nogil=True)
-def partition_walk(Xt, row_weight, unit, tree_start, max_tree_nodes, tgt, intervals, n_left, reach, nodes, thr_lt,
-                   miss_eff, thr, cat_offset, cat_nwords, cat_words, le, cats_left, tree_group, tree_w, value,
-                   n_margins, leaf_mask, box_ptr, box_lo, box_hi, grid_shape, per_row, cptr, cpos, cval, out):
-    """The rows (columns of ``Xt``) down every tree together, the leaves added into ``out``.
+def partition_walk(Xt, row_weight, unit, tree_start, max_tree_nodes, tgt, intervals, n_left, reach, routing,
+                   tree_group, tree_w, value, n_margins, leaf_mask, box_ptr, box_lo, box_hi, grid_shape, per_row, cptr,
+                   cpos, cval, out):
+    """The rows (columns of ``Xt``) down every tree together, the leaves added into ``out`` (``routing``:
+    :class:`.prep.Routing`).
 
     ``per_row`` False: ``out[0]`` += the difference array (n_margins * n_cells) of the
     ``row_weight``-weighted sum of the rows' margins: each leaf adds (weighted number of
@@ -111,6 +127,7 @@ def partition_walk(Xt, row_weight, unit, tree_start, max_tree_nodes, tgt, interv
     corners of the leaf each row reaches (``cpos[cptr[leaf]:cptr[leaf + 1]]``, ``cval``)
     into the row's column, ``out[pos, row]``.
     """
+    nodes, thr_lt, miss_eff = routing[0], routing[1], routing[2]
     n = Xt.shape[1]
     col_nan = nan_columns(Xt)
     d = grid_shape.shape[0]
@@ -131,9 +148,7 @@ def partition_walk(Xt, row_weight, unit, tree_start, max_tree_nodes, tgt, interv
         sn[0] = tree_start[t]
         sa[0] = 0
         sb[0] = n
-        for k in range(d):
-            s_lo[0, k] = 0
-            s_hi[0, k] = grid_shape[k]
+        whole_grid(s_lo, s_hi, grid_shape)
         sp = 1
         while sp > 0:
             sp -= 1
@@ -149,12 +164,7 @@ def partition_walk(Xt, row_weight, unit, tree_start, max_tree_nodes, tgt, interv
                         for c in range(cptr[node], cptr[node + 1]):
                             out[cpos[c], col] += cval[c]
                     continue
-                if unit > 0.0:
-                    cnt = (b - a) * unit
-                else:
-                    cnt = 0.0
-                    for k in range(a, b):
-                        cnt += row_weight[idx[k]]
+                cnt = segment_weight(idx, a, b, row_weight, unit)
                 if cnt == 0.0:
                     continue
                 cnt *= tw
@@ -194,8 +204,7 @@ def partition_walk(Xt, row_weight, unit, tree_start, max_tree_nodes, tgt, interv
                 if go_r and intervals:
                     s_lo[top, k] = r_lo
                 continue
-            m = split_rows(idx, tmp, a, b, Xt, col_nan, node, nodes, thr_lt, miss_eff, thr, cat_offset, cat_nwords,
-                       cat_words, le, cats_left)
+            m = split_rows(idx, tmp, a, b, Xt, col_nan, node, nodes, thr_lt, miss_eff, routing)
             if m < b:
                 sp = _push(sn, sa, sb, sp, rc, m, b, False, s_lo, s_hi, top)
             if m > a:
@@ -239,7 +248,7 @@ class Partition:
         n_left = prep.n_left if intervals else np.zeros(1, dtype=np.int64)
         reach, leaf_mask, box_ptr, box_lo, box_hi = regions
         partition_walk(np.ascontiguousarray(X[r0:r1].T), row_weight[r0:r1], unit, ens.tree_start,
-                       int(prep.max_tree_nodes), prep.tgt, intervals, n_left, reach, *prep.routing_args(),
+                       int(prep.max_tree_nodes), prep.tgt, intervals, n_left, reach, prep.routing,
                        ens.tree_group, ens.effective_tree_weight(), ens.value, int(ens.n_margins), leaf_mask, box_ptr,
                        box_lo, box_hi, prep.grid_shape_array, per_row, *corners, out)
         return out

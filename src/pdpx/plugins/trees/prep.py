@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,6 +40,28 @@ def tree_unavailable(adapter, request: Request) -> str | None:
     return None
 
 
+class Routing(NamedTuple):
+    """How a row goes down the trees of one ensemble: what every kernel routes with, as one argument.
+
+    Built once per ensemble (:attr:`Static.routing`). A numba kernel takes it whole and unpacks the fields its
+    loops read at its entry; the rule at one node is :func:`.routing.goes_left`. ``nodes`` packs left, right,
+    feature and flags per node (:func:`pack_nodes`); ``thr_lt`` / ``miss_eff`` express a plain numeric split as
+    ``x < thr_lt`` with NaN left when ``miss_eff``; ``thr`` and the category sets (``cat_offset``,
+    ``cat_nwords``, ``cat_words``) serve the nodes flagged special; ``le``: the ensemble compares ``x <= thr``;
+    ``cats_left``: the rows in a category set go left.
+    """
+
+    nodes: np.ndarray
+    thr_lt: np.ndarray
+    miss_eff: np.ndarray
+    thr: np.ndarray
+    cat_offset: np.ndarray
+    cat_nwords: np.ndarray
+    cat_words: np.ndarray
+    le: bool
+    cats_left: bool
+
+
 @dataclass
 class Static:
     """What the row kernels need from an ensemble whatever the request; built once per ensemble.
@@ -46,7 +69,8 @@ class Static:
     ``nodes`` packs left, right, feature and flags per node (one node in 32
     bytes); ``thr_lt`` and ``miss_eff`` express each plain numeric split as
     ``x < thr_lt`` with NaN going left when ``miss_eff`` (nodes flagged special are
-    routed with the general rule, ``kernels.go_left_packed``).
+    routed with the general rule, ``routing.go_left_packed``); ``routing`` holds them with the rest of what
+    routing reads (:class:`Routing`).
     """
 
     nodes: np.ndarray
@@ -54,6 +78,7 @@ class Static:
     miss_eff: np.ndarray
     leaves_per_tree: np.ndarray
     max_tree_nodes: int
+    routing: Routing
 
 
 def static_layout(ens: TreeEnsemble) -> Static:
@@ -65,8 +90,11 @@ def _build_static(ens: TreeEnsemble) -> Static:
     thr_lt = np.nextafter(ens.threshold, np.inf) if ens.comparison == "<=" else ens.threshold.copy()
     miss_eff = np.where(ens.nan_mode == NAN_AS_ZERO, 0.0 < thr_lt, ens.missing_left)
     leaves = np.add.reduceat((ens.left < 0).astype(np.int64), ens.tree_start[:-1])
-    return Static(nodes=pack_nodes(ens), thr_lt=thr_lt, miss_eff=miss_eff, leaves_per_tree=leaves,
-                  max_tree_nodes=int(np.max(np.diff(ens.tree_start))))
+    nodes = pack_nodes(ens)
+    routing = Routing(nodes, thr_lt, miss_eff, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
+                      bool(ens.comparison == "<="), bool(ens.categories_go_left))
+    return Static(nodes=nodes, thr_lt=thr_lt, miss_eff=miss_eff, leaves_per_tree=leaves,
+                  max_tree_nodes=int(np.max(np.diff(ens.tree_start))), routing=routing)
 
 
 class Prepared:
@@ -81,7 +109,7 @@ class Prepared:
     ``box_lo`` / ``box_hi`` (half-open index ranges) -- are built on first use.
     """
 
-    def __init__(self, ens, static, tgt, grid_shape, intervals, n_left, routing):
+    def __init__(self, ens, static, tgt, grid_shape, intervals, n_left, masks):
         self.ens = ens
         self.static = static
         self.tgt = tgt
@@ -89,7 +117,7 @@ class Prepared:
         self.n_cells = int(np.prod(grid_shape))
         self.intervals = intervals
         self.n_left = n_left
-        self._routing = routing  # (left_grid, row_of, offsets, sizes) for grid masks
+        self._masks = masks  # (left_grid, row_of, offsets, sizes) for grid masks
         self._regions = None
         self._corners = {}
 
@@ -103,7 +131,7 @@ class Prepared:
                 self._regions = leaf_boxes_sorted(ens.tree_start, ens.left, ens.right, self.tgt, self.n_left, sizes,
                                                   st.max_tree_nodes)
             else:
-                left_grid, row_of, offsets, sizes = self._routing
+                left_grid, row_of, offsets, sizes = self._masks
                 self._regions = leaf_regions(ens.tree_start, ens.left, ens.right, self.tgt, left_grid, row_of,
                                              offsets, sizes, st.max_tree_nodes)
         return self._regions
@@ -126,11 +154,10 @@ class Prepared:
     def max_tree_nodes(self) -> int:
         return self.static.max_tree_nodes
 
-    def routing_args(self) -> tuple:
-        """The node arrays every row kernel routes with (see ``go_left_packed``)."""
-        ens, st = self.ens, self.static
-        return (st.nodes, st.thr_lt, st.miss_eff, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
-                bool(ens.comparison == "<="), bool(ens.categories_go_left))
+    @property
+    def routing(self) -> Routing:
+        """What every row kernel routes with (:class:`Routing`)."""
+        return self.static.routing
 
     def leaf_corners(self, leaf_node: np.ndarray, leaf_tree: np.ndarray) -> tuple:
         """(cptr, cpos, cval): difference-array updates of leaf id ``i`` = node ``leaf_node[i]``
@@ -172,7 +199,7 @@ def _targets(tm: TreeModel, req: Request):
 def uses_intervals(tm: TreeModel, req: Request, grid_codes=None, per_dim=None) -> bool:
     """Whether every leaf's region is a box the kernels carry down as intervals: sorted numeric grids and plain
     numeric splits on the target features (the values going left are those below ``thr_lt``). numpy only."""
-    from .kernels import F_SPECIAL
+    from .routing import F_SPECIAL
 
     if grid_codes is None:
         grid_codes, per_dim = _targets(tm, req)
@@ -194,11 +221,9 @@ def prepare(tm: TreeModel, req: Request) -> Prepared:
     tgt = np.full(ens.n_nodes, -1, dtype=np.int64)
     for k, nd in enumerate(per_dim):
         tgt[nd] = k
-    le = bool(ens.comparison == "<=")
 
     def route(nd, k):
-        return grid_left(nd, grid_codes[k], st.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
-                         le, False, bool(ens.categories_go_left))  # grid values already rounded
+        return grid_left(nd, grid_codes[k], st.routing)  # grid values already rounded (float32)
 
     intervals = uses_intervals(tm, req, grid_codes, per_dim)
     if intervals:
@@ -223,7 +248,7 @@ def pack_nodes(ens: TreeEnsemble) -> np.ndarray:
     flags: bit 0 missing goes left, bits 1-2 nan_mode, bit 3 categorical split,
     bit 6 special (categorical or zero-as-missing: routed with the general rule).
     """
-    from .kernels import F_CATEGORICAL, F_MISSING_LEFT, F_NAN_SHIFT, F_SPECIAL
+    from .routing import F_CATEGORICAL, F_MISSING_LEFT, F_NAN_SHIFT, F_SPECIAL
 
     cat = ens.cat_offset >= 0
     special = cat | (ens.nan_mode == ZERO_OR_NAN_MISSING)

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import go_left_packed
 from .nbcache import njit
 from .records import SORTED, Case, KernelRecord
+from .routing import special_block
 from .rows import run
 
 #: rows per block (the fastest of 64, 128 and 256 on benchmarks/bench_catboost.py: 2-way 30 x 30 grid)
@@ -204,10 +204,9 @@ def _load_bytes(X, c0, nb, Qb, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, s
 
 
 @njit(cache=True, inline="always")
-def _byte_bits(t, Qb, bits, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit, X, c0, nb, nodes, thr, cat_offset,
-               cat_nwords, cat_words, le, cats_left):
+def _byte_bits(t, Qb, bits, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit, X, c0, nb, routing, go):
     """bits[r] = the leaf bits row c0 + r decides in tree t: a byte comparison per numeric level, the
-    general rule for the others."""
+    general rule for the others (:func:`.routing.special_block`; ``go``: its scratch)."""
     for r in range(BLOCK):
         bits[r] = 0
     for k in range(num_ptr[t], num_ptr[t + 1]):
@@ -217,12 +216,20 @@ def _byte_bits(t, Qb, bits, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit
         for r in range(BLOCK):
             bits[r] |= (qr[r] > cut) * w
     for k in range(spec_ptr[t], spec_ptr[t + 1]):
-        node = spec_node[k]
+        special_block(X, c0, nb, spec_node[k], routing, go)
         w = np.uint8(1 << spec_bit[k])
         for r in range(nb):
-            if not go_left_packed(X[c0 + r, nodes[node, 2]], node, nodes[node, 3], thr[node], cat_offset,
-                                  cat_nwords, cat_words, le, False, cats_left):
+            if not go[r]:
                 bits[r] |= w
+
+
+@njit(cache=True, inline="always")
+def _pair(row, wb, r, h):
+    """Rows ``r`` and ``r + h`` of a block over one division: ``w1 / x1 + w2 / x2 = (w1 x2 + w2 x1) / (x1 x2)``
+    with ``x = 1 + E``; returns the numerator and the denominator."""
+    x = 1.0 + row[r]
+    y = 1.0 + row[r + h]
+    return wb[r] * y + wb[r + h] * x, x * y
 
 
 @njit(cache=True, inline="always")
@@ -234,24 +241,15 @@ def _respond(row, wb, a, logistic, pair):
         q = BLOCK // 4
         for r0 in range(0, q, LANES):
             for lane in range(LANES):
-                r = r0 + lane
-                x1 = 1.0 + row[r]
-                x2 = 1.0 + row[r + q]
-                x3 = 1.0 + row[r + 2 * q]
-                x4 = 1.0 + row[r + 3 * q]
-                p12 = x1 * x2
-                p34 = x3 * x4
-                n12 = wb[r] * x2 + wb[r + q] * x1
-                n34 = wb[r + 2 * q] * x4 + wb[r + 3 * q] * x3
+                n12, p12 = _pair(row, wb, r0 + lane, q)
+                n34, p34 = _pair(row, wb, r0 + lane + 2 * q, q)
                 a[lane] += (n12 * p34 + n34 * p12) / (p12 * p34)
     elif logistic and pair == 2:
         half = BLOCK // 2
         for r0 in range(0, half, LANES):
             for lane in range(LANES):
-                r = r0 + lane
-                x = 1.0 + row[r]
-                y = 1.0 + row[r + half]
-                a[lane] += (wb[r] * y + wb[r + half] * x) / (x * y)
+                num, den = _pair(row, wb, r0 + lane, half)
+                a[lane] += num / den
     elif logistic:
         for r0 in range(0, BLOCK, LANES):
             for lane in range(LANES):
@@ -264,8 +262,8 @@ def _respond(row, wb, a, logistic, pair):
 
 @njit(cache=True, nogil=True)
 def bytes_walk(X, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, row_weight, slot_ptr, num_ptr, lq, lcut, lw,
-               spec_ptr, spec_node, spec_bit, nodes, thr, cat_offset, cat_nwords, cat_words, le, cats_left, products,
-               mpos_ptr, mpos, mval_ptr, eval_, grid_shape, e_base, logistic, pair, out):
+               spec_ptr, spec_node, spec_bit, routing, products, mpos_ptr, mpos, mval_ptr, eval_, grid_shape, e_base,
+               logistic, pair, out):
     """Each row's own leaf bits per tree from its bytes, added into ``out``, block by block.
 
     ``products`` False: ``out[c, slot_ptr[t] + bits]`` += the row's weight, as
@@ -285,6 +283,7 @@ def bytes_walk(X, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, row_wei
     Qb = np.zeros((qfeat.shape[0], BLOCK), dtype=np.uint8)
     Xb = np.empty((X.shape[1], BLOCK))  # a block of rows, column by column
     bits = np.empty(BLOCK, dtype=np.uint8)
+    go = np.empty(BLOCK, dtype=np.bool_)
     DT = np.ones((n_cells if products else 0, BLOCK))  # set back to 1 as the response reads it; cell 0
     if products:  # starts at e_base, which the prefix products carry to every cell
         for r in range(BLOCK):
@@ -314,8 +313,7 @@ def bytes_walk(X, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, row_wei
             wb[r] = row_weight[c0 + r] if r < nb else 0.0
         _load_bytes(X, c0, nb, Qb, qfeat, cuts, cut_ptr, nan_byte, tab_ptr, table, scale, Xb)
         for t in range(n_trees):
-            _byte_bits(t, Qb, bits, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit, X, c0, nb, nodes, thr,
-                       cat_offset, cat_nwords, cat_words, le, cats_left)
+            _byte_bits(t, Qb, bits, num_ptr, lq, lcut, lw, spec_ptr, spec_node, spec_bit, X, c0, nb, routing, go)
             if not products:
                 base = slot_ptr[t]
                 out0, out1, out2, out3 = out[0], out[1], out[2], out[3]
@@ -402,11 +400,9 @@ def products_sums(kern, X, row_weight, threads, grid_shape, factor: float, start
 def _walk(kern, X, row_weight, threads, levels, products: tuple, width: int) -> np.ndarray:
     """:func:`bytes_walk` over the rows of X shared among threads: the sum of the parts' ``out`` (``width``)."""
     (qfeat, cuts, cut_ptr, nan_byte, lq, lcut, lw), tables = levels
-    ens = kern.prep.ens
     args = (qfeat, cuts, cut_ptr, nan_byte, *tables)
-    rest = (kern.slot_ptr, kern.num_ptr, lq, lcut, lw, kern.spec_ptr, kern.spec_node, kern.spec_bit,
-            kern.prep.nodes, ens.threshold, ens.cat_offset, ens.cat_nwords, ens.cat_words,
-            bool(ens.comparison == "<="), bool(ens.categories_go_left), *products)
+    rest = (kern.slot_ptr, kern.num_ptr, lq, lcut, lw, kern.spec_ptr, kern.spec_node, kern.spec_bit, kern.prep.routing,
+            *products)
 
     copies = 1 if products[0] else COUNT_COPIES
 

@@ -28,7 +28,8 @@ import numpy as np
 
 from ...core.ir import apply_link
 from ...core.threads import in_threads
-from .kernels import BLOCK, exp_columns, integrate_columns
+from .kernels import exp_columns, integrate_columns
+from .routing import BLOCK
 
 #: a thread gets at least this many rows (fewer are not worth a thread)
 MIN_ROWS_PER_THREAD = 4 * BLOCK
