@@ -102,3 +102,15 @@ def test_pd_many_with_counts_equals_the_definition_after_an_in_place_change(fitt
         Z["a"] = g
         want.append(model.predict(Z).mean())
     np.testing.assert_allclose(got.average[0], want, rtol=1e-10)
+
+
+def test_h_statistic_hashes_its_rows_once_for_all_its_sessions(fitted, hashed):
+    import pdpx
+
+    model, X = fitted
+    X = X.assign(c=X["a"] * X["b"])
+    model = RandomForestRegressor(n_estimators=3, max_depth=4, random_state=0).fit(X, X["a"] * X["b"])
+    res = pdpx.h_statistic(model, X, method="exact")
+    assert res.method == "exact"
+    full = [frame for frame in hashed if len(frame) == len(X)]  # (the trees' check hashes its own small samples)
+    assert len(full) == 1

@@ -24,7 +24,7 @@ from .dates import is_date_type
 from .errors import ExtrapolationWarning, NonFiniteWarning, PdpxError, TreeMismatchWarning, warn
 from .grid import is_categorical_type
 from .grids import Grids
-from .inputs import Inputs, auto_candidates, check_weights, data_source, validated  # noqa: F401 - named here too
+from .inputs import Inputs, auto_candidates, check_weights, data_source, validated  # noqa: F401 - data_source: there
 from .method import Request
 from .options import PDOptions
 from .result import PartialDependenceResult, message_value
