@@ -180,25 +180,8 @@ def _budget(options: PDOptions):
 def _one_model_report(model, X, path: Path, *, features, interactions, title, n_ice, seed, max_rows, image_format,
                       dpi, progress, pair_grid_resolution, options: PDOptions) -> Path:
     """:func:`report` of one model (its options checked, the path writable)."""
-    defaults = {"kind": "both", "include_missing": "auto"}
-    options = options.but(**{k: v for k, v in defaults.items() if k not in options.given})
-    if options.kind != "average" and options.ice_sample is None:
-        # keep only the ICE curves the figures draw; the PD curve still averages every row
-        options = options.but(ice_sample=n_ice, random_state=seed)
     t_start = time.perf_counter()
-
-    frame = _as_frame(model, X)
-    sampled_from = None
-    if max_rows is not None and len(frame) > max_rows:
-        sampled_from = len(frame)
-        take = np.sort(np.random.default_rng(seed).choice(len(frame), int(max_rows), replace=False))
-        frame = frame.iloc[take]
-        if options.sample_weight is not None:
-            options = options.but(sample_weight=np.asarray(options.sample_weight)[take])
-
-    if "interval" not in options.given and _interval_fits(frame, options):
-        options = options.but(interval=DEFAULT_INTERVAL, random_state=options.random_state
-                              if "random_state" in options.given else seed)
+    frame, sampled_from, options = _report_rows(model, X, options, n_ice=n_ice, seed=seed, max_rows=max_rows)
     # everything that can be checked is checked before the work starts
     session = Session(model, frame, options.but(progress=False))
     auto_features = features is None
@@ -234,27 +217,13 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
                     return side.submit(draw)
 
                 # ------------------------------------------------------ 1-way
-                results, skipped, one_way_figures = [], {}, {}
                 # the pairs Friedman's H and the 2-way section may ask for later, on the same rows, are planned
                 # too: a method that shares work among feature sets (exact's pattern counts, kept with the
                 # model) then does it once for all of them
                 session.plan(wanted + _later_pairs(wanted, pairs_given, n_auto_pairs, session))
-                for f in wanted:
-                    name = session.names[f[0]]
-                    bar.set_postfix_str(f"PD {name}")
-                    try:
-                        r = session.compute(f)
-                    except PdpxError as exc:
-                        if not auto_features:
-                            raise
-                        skipped[name] = str(exc)
-                    else:
-                        results.append(r)
-                        one_way_figures[id(r)] = drawn_plot(lambda r=r: r.plot(n_ice=n_ice, seed=seed))
-                    bar.update(1)
-                if not results:
-                    raise PdpxError("no feature could be computed: "
-                                    + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+                results, skipped, one_way_figures = _one_way_section(
+                    session, wanted, skip_errors=auto_features, bar=bar,
+                    drawn=lambda r: drawn_plot(lambda: r.plot(n_ice=n_ice, seed=seed)))
                 columns_html = side.submit(lambda: columns_table(frame, results, skipped))
                 bar.set_postfix_str("importance")
                 # the spread of the PD curves just computed (on the grids importance would use: the same options)
@@ -265,20 +234,11 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
                 bar.update(1)
 
                 # ------------------------------------------------------ 2-way
-                if pairs_given is not None:
-                    candidates = pairs_given
-                elif n_auto_pairs:
-                    top = [r.features[0] for r, _ in ranking[:TOP_FOR_PAIRS]]
-                    candidates = list(itertools.combinations(top, 2))
-                else:
-                    candidates = []
+                candidates = _pair_candidates(pairs_given, n_auto_pairs, ranking)
                 hstat, chosen = None, []
                 if candidates:
                     bar.set_postfix_str("Friedman's H")
-                    in_pairs = {f for p in candidates for f in p}
-                    order = [r.features[0] for r, _ in ranking if r.features[0] in in_pairs]
-                    order += sorted(in_pairs - set(order))
-                    hstat = h_statistic_of(model, frame, order, candidates, None, seed,
+                    hstat = h_statistic_of(model, frame, _h_order(candidates, ranking), candidates, None, seed,
                                            _pick(options, _H_KEYS).but(rows=session.data))
                     chosen = _strongest(hstat, candidates, None if pairs_given is not None else n_auto_pairs)
                     bar.update(1)
@@ -317,6 +277,69 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
         hstat=hstat, h_figures=h_figures, columns_html=columns_html,
     )
     return write_text_atomic(path, page.render())
+
+
+def _report_rows(model, X, options: PDOptions, *, n_ice: int, seed: int, max_rows: int | None):
+    """The report's rows and options: ``kind="both"`` and a missing-value point unless given, only the ICE curves
+    the figures draw (the PD still averages every row), a seeded sample of ``max_rows`` rows when X has more (their
+    weights with them), a bootstrap interval when it fits the memory budget. Returns (rows, the number of rows
+    sampled from or None, options)."""
+    defaults = {"kind": "both", "include_missing": "auto"}
+    options = options.but(**{k: v for k, v in defaults.items() if k not in options.given})
+    if options.kind != "average" and options.ice_sample is None:
+        options = options.but(ice_sample=n_ice, random_state=seed)
+    frame = _as_frame(model, X)
+    sampled_from = None
+    if max_rows is not None and len(frame) > max_rows:
+        sampled_from = len(frame)
+        take = np.sort(np.random.default_rng(seed).choice(len(frame), int(max_rows), replace=False))
+        frame = frame.iloc[take]
+        if options.sample_weight is not None:
+            options = options.but(sample_weight=np.asarray(options.sample_weight)[take])
+    if "interval" not in options.given and _interval_fits(frame, options):
+        options = options.but(interval=DEFAULT_INTERVAL, random_state=options.random_state
+                              if "random_state" in options.given else seed)
+    return frame, sampled_from, options
+
+
+def _one_way_section(session, wanted: list, *, skip_errors: bool, bar, drawn):
+    """The 1-way results of ``wanted``, each handed to ``drawn`` for its figure; with ``skip_errors`` (the report
+    chose the features) a feature that cannot be computed is left out with its reason, else its error is raised.
+    Returns (results, {feature: reason}, {id(result): its figure to come})."""
+    results, skipped, figures = [], {}, {}
+    for f in wanted:
+        name = session.names[f[0]]
+        bar.set_postfix_str(f"PD {name}")
+        try:
+            r = session.compute(f)
+        except PdpxError as exc:
+            if not skip_errors:
+                raise
+            skipped[name] = str(exc)
+        else:
+            results.append(r)
+            figures[id(r)] = drawn(r)
+        bar.update(1)
+    if not results:
+        raise PdpxError("no feature could be computed: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+    return results, skipped, figures
+
+
+def _pair_candidates(pairs_given, n_auto_pairs: int, ranking) -> list:
+    """The pairs Friedman's H is asked about: those given, else (when the report picks pairs) every pair among the
+    ``TOP_FOR_PAIRS`` top-ranked features, else none."""
+    if pairs_given is not None:
+        return pairs_given
+    if n_auto_pairs:
+        return list(itertools.combinations([r.features[0] for r, _ in ranking[:TOP_FOR_PAIRS]], 2))
+    return []
+
+
+def _h_order(candidates, ranking) -> list:
+    """The features of the candidate pairs, by rank (those not ranked last, by name)."""
+    in_pairs = {f for p in candidates for f in p}
+    order = [r.features[0] for r, _ in ranking if r.features[0] in in_pairs]
+    return order + sorted(in_pairs - set(order))
 
 
 def _draws_off_main_thread() -> bool:
