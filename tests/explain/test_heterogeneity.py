@@ -120,3 +120,16 @@ def test_plots_draw():
         res.plot(which=which).draw()
     with pytest.raises(pdpx.PdpxError, match="which must be one of"):
         res.plot(which="pie")
+
+
+def test_dask_input_is_refused_with_what_to_pass():
+    dd = pytest.importorskip("dask.dataframe")
+    X = _data(n=100).drop(columns="g")
+    with pytest.raises(pdpx.PdpxError, match="pass a pandas sample of it"):
+        pdpx.heterogeneity(lambda d: d["x1"].to_numpy() * d["x2"].to_numpy(), dd.from_pandas(X, npartitions=2))
+
+
+def test_regions_refuse_curves_over_the_memory_budget():
+    X = _data(n=3000)
+    with pytest.raises(pdpx.PdpxError, match=r"regions\(\): the ICE curves of 'x1' for 3,000 rows.*raise memory_budget"):
+        pdpx.regions(_f, X, "x1", grid_resolution=100, memory_budget="1MB")

@@ -52,7 +52,7 @@ from ..core.errors import PdpxError
 from ..core.options import PDOptions
 from ..core.session import Session
 from . import evaluate
-from .interaction import GENERIC_SAMPLE, ZERO, HStatistic, h_statistic_of
+from .interaction import ZERO, HStatistic, h_statistic_of
 from .subgroups import RegionsResult, regions
 
 #: Options of partial_dependence that do not apply (the functions are evaluated at the rows, on their own grids).
@@ -158,7 +158,8 @@ def explained_variance(model, X, features=None, *, pairs: int = 3, region_featur
             raise PdpxError(f"explained_variance(): {name} must be a whole number >= 0, got {value!r}")
     h = h_statistic_of(model, X, features, None, sample, random_state, options.but(progress=False))
     session = Session(model, X, options.but(progress=False))
-    frame, w, notes = _rows(session, sample, random_state, h.n_rows)
+    frame, w = _rows(session, random_state, h.n_rows)
+    notes = list(h.notes)
     feats = session.resolve_features(h.overall["feature"].drop_duplicates().tolist())
     fun = _Functions(session, model, frame, feats, w, options.but(progress=None, sample_weight=w))
     notes += fun.notes
@@ -195,18 +196,14 @@ def explained_variance(model, X, features=None, *, pairs: int = 3, region_featur
                              outputs=list(h.outputs), notes=notes, elapsed=time.perf_counter() - t0)
 
 
-def _rows(session: Session, sample, random_state, n_rows: int):
-    """(frame, weights, notes): the rows :func:`pdpx.h_statistic` evaluated its functions at (the same seed)."""
+def _rows(session: Session, random_state, n_rows: int):
+    """(frame, weights): the rows :func:`pdpx.h_statistic` evaluated its functions at (a sample: the same seed)."""
     frame, w = session.X, session.sample_weight
-    notes = []
     if n_rows < session.n_rows:
         take = np.sort(np.random.default_rng(random_state).choice(session.n_rows, n_rows, replace=False))
         frame = frame.iloc[take]
         w = None if w is None else w[take]
-        if sample is None:
-            notes.append(f"no readable trees: brute force on a random sample of {GENERIC_SAMPLE} of the "
-                         f"{session.n_rows} rows (pass sample= to choose)")
-    return frame, (np.ones(len(frame)) if w is None else np.asarray(w, dtype=np.float64)), notes
+    return frame, (np.ones(len(frame)) if w is None else np.asarray(w, dtype=np.float64))
 
 
 def _region_pd(options: PDOptions, w: np.ndarray) -> dict:

@@ -271,6 +271,9 @@ def ice_moments(session: Session, feats: list, options: PDOptions, keep=None) ->
     ``keep``: called with ``(feature, rows, ice)`` for each chunk (ICE (K, rows, G), uncentered), for a caller that
     needs the curves themselves.
     """
+    if not session.data.supports_ice_sample:
+        raise PdpxError("X is a Dask collection; heterogeneity and regions read every row's ICE curve, so pass a "
+                        "pandas sample of it (e.g. X.sample(frac=...).compute())")
     n = session.n_rows
     weights = np.ones(n) if session.sample_weight is None else session.sample_weight
     K = len(session.outputs)

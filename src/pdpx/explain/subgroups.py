@@ -46,6 +46,8 @@ from .ice_spread import curve_columns, ice_moments, measure_options
 
 #: Categorical features with at most this many levels have every set of levels tried.
 ALL_SETS = 10
+#: Arrays of the size of the ICE matrix the search holds at once (the curves, centered, one node's weighted copy).
+COPIES = 3
 #: A node whose loss is at most this share of the rows' sum of squared centered curves has curves that agree.
 AGREE = 1e-12
 
@@ -254,8 +256,7 @@ def regions(model, X, feature, max_depth: int = 2, *, split_features=None, min_g
     ice_all, root, method, notes = _curves(session, j, options)
     w = np.ones(n) if session.sample_weight is None else session.sample_weight
     K, _, G = ice_all.shape
-    centered = ice_all - ice_all.mean(axis=2, keepdims=True)
-    C = np.ascontiguousarray(centered.transpose(1, 0, 2).reshape(n, K * G))
+    C = (ice_all - ice_all.mean(axis=2, keepdims=True)).transpose(1, 0, 2).reshape(n, K * G)  # a copy: (n, K * G)
     cands = _candidates(session, j, split_features, n_thresholds, notes)
     stats = _Stats(w, C, G, min_rows)
     leaves, made = _grow(stats, cands, max_depth, min_gain, n)
@@ -264,7 +265,7 @@ def regions(model, X, feature, max_depth: int = 2, *, split_features=None, min_g
         wr = w[rows]
         wsum = float(wr.sum())
         avg = np.einsum("knG,n->kG", ice_all[:, rows, :], wr / wsum) if wsum > 0 else ice_all[:, rows, :].mean(1)
-        het = root.of_rows(centered[:, rows, :], wr)
+        het = root.of_rows(C[rows].reshape(len(rows), K, G).transpose(1, 0, 2), wr)
         found.append(Region(region=r, conditions=conditions, rows=rows, weight=wsum, heterogeneity=het,
                             average=avg, stopped=stopped))
     return RegionsResult(
@@ -310,11 +311,12 @@ class _Root:
 def _curves(session: Session, j: int, options):
     """(ICE (K, n, G) of feature ``j`` on every row, its _Root, method, notes), computed a chunk of rows at a time."""
     K, n, G = len(session.outputs), session.n_rows, len(session.grid_for(j))
-    need = 8 * K * n * G
+    need = COPIES * 8 * K * n * G
     if need > session.memory_budget:
         raise PdpxError(
             f"regions(): the ICE curves of {session.names[j]!r} for {n:,} rows, {G} grid points and {K} output(s) "
-            f"take {need / 2**20:.0f} MiB, over the memory budget of {session.memory_budget / 2**20:.0f} MiB; "
+            f"and the search's copies take {need / 2**20:.0f} MiB, over the memory budget of "
+            f"{session.memory_budget / 2**20:.0f} MiB; "
             "lower grid_resolution, pass a sample of the rows, or raise memory_budget (e.g. memory_budget='4GB')")
     ice_all = np.empty((K, n, G))
 
@@ -415,18 +417,18 @@ def _as_read(tm, c: int, x: np.ndarray) -> np.ndarray:
 
 class _Stats:
     """Per-row statistics of the split search: weights ``w``, ``wq`` (w times the squared centered curve averaged
-    over the grid) and ``wc`` (w times the centered curve), and the loss of a set of rows from their sums."""
+    over the grid) and the centered curves ``C`` (n, K * G), and the loss of a set of rows from their sums."""
 
     def __init__(self, w: np.ndarray, C: np.ndarray, G: int, min_rows: int):
         self.w, self.G, self.min_rows = w, G, min_rows
         self.wq = w * (C ** 2).sum(axis=1) / G
-        self.wc = C * w[:, None]
+        self.C = C
 
     def sums(self, codes: np.ndarray, rows: np.ndarray, m: int) -> np.ndarray:
         """(m, 3 + KG): per code, [rows, weight, sum wq, sums of wc] over ``rows``."""
         k = codes[rows]
         cols = [np.bincount(k, minlength=m), np.bincount(k, self.w[rows], m), np.bincount(k, self.wq[rows], m)]
-        wc = self.wc[rows]
+        wc = self.C[rows] * self.w[rows, None]
         cols += [np.bincount(k, wc[:, g], m) for g in range(wc.shape[1])]
         return np.stack(cols, axis=1)
 
