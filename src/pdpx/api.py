@@ -26,78 +26,54 @@ PD_KINDS = KINDS + ("derivative",)
 
 
 def partial_dependence(
-    model: Any,
-    X,
-    features,
-    *,
-    kind: str = "average",
-    method: str = "auto",
-    response: str = "auto",
-    target=None,
-    grid_resolution: int = 100,
-    percentiles: tuple[float, float] = (0.05, 0.95),
-    grid: str = "uniform",
-    custom_values: dict | None = None,
-    categorical_features=None,
-    sample_weight=None,
-    centered: bool = False,
-    n_jobs: int | None = None,
-    progress: bool | None = None,
-    memory_budget: int | str | None = None,
-    ice_sample: int | None = None,
-    random_state: int | None = 0,
-    method_options: dict | None = None,
-    include_missing: bool | str = "auto",
-    by=None,
-    by_bins: int = 4,
-    interval: float | None = None,
-    n_boot: int = 200,
+    model: Any, X, features, *,
+    kind: str = "average", method: str = "auto", response: str = "auto", target=None,
+    grid_resolution: int = 100, percentiles: tuple[float, float] = (0.05, 0.95), grid: str = "uniform",
+    custom_values: dict | None = None, categorical_features=None, sample_weight=None, centered: bool = False,
+    n_jobs: int | None = None, progress: bool | None = None, memory_budget: int | str | None = None,
+    ice_sample: int | None = None, random_state: int | None = 0, method_options: dict | None = None,
+    include_missing: bool | str = "auto", by=None, by_bins: int = 4, interval: float | None = None, n_boot: int = 200,
 ) -> CurveResult:
     """Partial dependence of ``model`` on one set of features (one joint grid).
 
     Parameters
     ----------
     model : fitted model, or dict of them
-        Any model an installed adapter recognises (``docs/api.md`` lists the
-        built-in ones), anything with a ``predict`` method, or a function
-        ``f(X) -> predictions``. A dict ``{"name": model, ...}`` computes every
-        model on the same X and grid (each by its own fastest exact method) and
-        returns one :class:`~pdpx.core.stacked.StackedResult` with a ``model`` column.
+        Any model an installed adapter recognises (``docs/api.md`` lists the built-in ones), anything with a
+        ``predict`` method, or a function ``f(X) -> predictions``. A dict ``{"name": model, ...}`` computes every
+        model on the same X and grid (each by its own fastest exact method) and returns one
+        :class:`~pdpx.core.stacked.StackedResult` with a ``model`` column.
     X : DataFrame or ndarray of shape (n_rows, n_features)
         Background rows to average over, with the columns the model was fitted on.
     features : str, int, or list of str / int
-        The target features. Several features form one joint grid (a 2-way PD
-        for two features). Names refer to X's columns, integers to positions.
+        The target features. Several features form one joint grid (a 2-way PD for two features). Names refer to
+        X's columns, integers to positions.
     kind : {"average", "individual", "both"}
-        The PD curve, the ICE curves (one per row), or both. ``"derivative"`` is deprecated
-        (it works, with a :class:`DeprecationWarning`, until pdpx 0.2.0): call
-        :func:`pdpx.derivative_ice` with the same arguments.
+        The PD curve, the ICE curves (one per row), or both. ``"derivative"`` is deprecated (it works, with a
+        :class:`DeprecationWarning`, until pdpx 0.2.0): call :func:`pdpx.derivative_ice` with the same arguments.
     method : {"auto", "brute", "exact", "recursion", ...}
-        ``auto`` runs the fastest method that returns exactly what ``brute``
-        returns (``exact`` for tree models, else ``brute``); ``res.method`` says
-        which ran.
+        ``auto`` runs the fastest method that returns exactly what ``brute`` returns (``exact`` for tree models,
+        else ``brute``); ``res.method`` says which ran.
     response : {"auto", "predict", "predict_proba", "decision_function", "raw"}
-        What to average. ``auto``: ``predict`` for regressors, ``predict_proba``
-        (else ``decision_function``) for classifiers. ``raw`` is the margin
-        (log-odds...) of boosted models.
+        What to average. ``auto``: ``predict`` for regressors, ``predict_proba`` (else ``decision_function``) for
+        classifiers. ``raw`` is the margin (log-odds...) of boosted models.
     target : label, int, or list, optional
-        Which classes / outputs to report. Default: all, except only the positive
-        class of a binary classifier's probabilities.
+        Which classes / outputs to report. Default: all, except only the positive class of a binary classifier's
+        probabilities.
     grid_resolution : int, default 100
         Grid points per numeric feature (fewer if it has fewer unique values).
     percentiles : (float, float), default (0.05, 0.95)
         The grid of a numeric feature spans these percentiles of its values.
     grid : {"uniform", "thresholds"}, default "uniform"
-        ``"uniform"``: the grid of ``grid_resolution`` and ``percentiles``. ``"thresholds"``
-        (tree models): one point per step of the model's PD on each numeric feature, read
-        from its split thresholds, so the result is the exact curve (``res.steps``;
-        ``docs/getting-started.md``, "The whole curve"). ``custom_values`` still wins;
-        categorical features keep their categories.
+        ``"uniform"``: the grid of ``grid_resolution`` and ``percentiles``. ``"thresholds"`` (tree models): one
+        point per step of the model's PD on each numeric feature, read from its split thresholds, so the result is
+        the exact curve (``res.steps``; ``docs/getting-started.md``, "The whole curve"). ``custom_values`` still
+        wins; categorical features keep their categories.
     custom_values : dict, optional
         ``{feature: values}``: use these values as that feature's grid.
     categorical_features : list of str / int, or boolean mask, optional
-        Features to treat as categorical, in addition to pandas ``category``,
-        ``bool``, object and string columns (always categorical).
+        Features to treat as categorical, in addition to pandas ``category``, ``bool``, object and string columns
+        (always categorical).
     sample_weight : array of shape (n_rows,), optional
         Weights of the rows in the average. ICE curves are not weighted.
     centered : bool, default False
@@ -105,47 +81,44 @@ def partial_dependence(
     n_jobs : int, optional
         Threads for the computation (``-1``: all cores).
     progress : bool, optional
-        Show a progress bar. Default: only for runs longer than a few seconds, in
-        an interactive terminal or a Jupyter notebook (not under CI).
+        Show a progress bar. Default: only for runs longer than a few seconds, in an interactive terminal or a
+        Jupyter notebook (not under CI).
     memory_budget : int or str, optional
-        Bytes intermediate arrays and the result may use (default from :func:`pdpx.set_config`: half the
-        memory available).
+        Bytes intermediate arrays and the result may use (default from :func:`pdpx.set_config`: half the memory
+        available).
     ice_sample : int, optional
-        Compute ICE curves for this many randomly chosen rows only (seeded by
-        ``random_state``); the PD curve still averages over every row.
-        ``res.ice_rows`` holds the chosen row positions.
+        Compute ICE curves for this many randomly chosen rows only (seeded by ``random_state``); the PD curve still
+        averages over every row. ``res.ice_rows`` holds the chosen row positions.
     random_state : int, optional
-        Seed for ``ice_sample``.
+        Seed for ``ice_sample`` and for the bootstrap of ``interval``.
     method_options : dict, optional
         Options for the chosen method.
     include_missing : {"auto", True, False}, default "auto"
-        End the grid of each numeric feature with a missing-value point (NaN in
-        ``grid_values``, ``"missing"`` in frames and plots): the model's output with
-        the feature set to missing for every row. ``"auto"``: when the feature has
-        missing values in X and the model accepts them; ``True``: whenever the model
-        accepts them (an error otherwise).
+        End the grid of each numeric feature with a missing-value point (NaN in ``grid_values``, ``"missing"`` in
+        frames and plots): the model's output with the feature set to missing for every row. ``"auto"``: when the
+        feature has missing values in X and the model accepts them; ``True``: whenever the model accepts them (an
+        error otherwise).
     by : str or int, optional
-        A column of X: compute the curves separately on the rows of each of its
-        levels, on one grid built from all rows. Numeric columns with more than
-        ``by_bins`` values are cut into ``by_bins`` quantile bins. Returns a
+        A column of X: compute the curves separately on the rows of each of its levels, on one grid built from all
+        rows. Numeric columns with more than ``by_bins`` values are cut into ``by_bins`` quantile bins. Returns a
         :class:`~pdpx.core.stacked.StackedResult` with a column named after ``by``.
     by_bins : int, default 4
         Quantile bins of a numeric ``by`` column.
     interval : float, optional
-        Confidence level (e.g. 0.95) of a bootstrap interval of the PD over the rows
-        (``res.lower`` / ``res.upper``; see :mod:`pdpx.core.bootstrap` for what it
-        does and does not cover). Resamples the ICE matrix: no extra model calls.
+        Confidence level (e.g. 0.95) of a bootstrap interval of the PD over the rows (``res.lower`` /
+        ``res.upper``; see :mod:`pdpx.core.bootstrap` for what it does and does not cover). Resamples the ICE
+        matrix: no extra model calls.
     n_boot : int, default 200
         Bootstrap replicates for ``interval`` (seeded by ``random_state``).
 
     Returns
     -------
     CurveResult
-        A :class:`~pdpx.core.result.PartialDependenceResult` for one model: ``grid_values``,
-        ``average`` (n_outputs, *grid_shape), ``individual`` (n_outputs, n_rows, *grid_shape)
-        or None, ``method``, ``to_frame()``; a ``DerivativeResult`` (one of them) for the
-        deprecated ``kind="derivative"``; a :class:`~pdpx.core.stacked.StackedResult` for ``by=`` or a
-        dict of models. Every one has ``to_frame()``, ``plot()`` and ``save()``.
+        A :class:`~pdpx.core.result.PartialDependenceResult` for one model: ``grid_values``, ``average``
+        (n_outputs, *grid_shape), ``individual`` (n_outputs, n_rows, *grid_shape) or None, ``method``,
+        ``to_frame()``; a ``DerivativeResult`` (one of them) for the deprecated ``kind="derivative"``; a
+        :class:`~pdpx.core.stacked.StackedResult` for ``by=`` or a dict of models. Every one has ``to_frame()``,
+        ``plot()`` and ``save()``.
     """
     given = {k: v for k, v in locals().items()  # the options the caller set (a default tuple equals, not is, its own)
              if k in OPTION_NAMES and v is not DEFAULTS[k] and not (type(v) is tuple and v == DEFAULTS[k])}
