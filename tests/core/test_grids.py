@@ -83,3 +83,22 @@ def test_by_groups_on_thresholds_count_their_rows_on_the_full_steps(fitted):
                                    rtol=1e-10)
         # the group's own rows, counted on the full data's steps: every row in exactly one step
         assert r.support_frame()["support"].sum() == pytest.approx(len(rows))
+
+
+@pytest.mark.filterwarnings("ignore::pdpx.ExtrapolationWarning")  # a 2-way grid of correlated columns
+def test_by_groups_of_a_pair_with_the_missing_point_on_one_feature_only(fitted):
+    """Each feature keeps the full data's missing-point decision (refused before grids were shared)."""
+    model, X = fitted
+    res = pdpx.partial_dependence(model, X, ["a", "b"], by="g", grid_resolution=3)
+    ga, gb = res.grid_values
+    assert np.isnan(ga[-1]) and not np.isnan(gb).any()
+    for lab in ("p", "q"):
+        rows = X.iloc[np.flatnonzero((X["g"] == lab).to_numpy())]
+        want = np.empty((len(ga), len(gb)))
+        for i, va in enumerate(ga):
+            for k, vb in enumerate(gb):
+                Z = rows.copy()
+                Z["a"] = pd.Series(np.full(len(Z), va), index=Z.index, dtype=rows["a"].dtype)
+                Z["b"] = pd.Series(np.full(len(Z), vb), index=Z.index, dtype=rows["b"].dtype)
+                want[i, k] = model.predict(Z).mean()
+        np.testing.assert_allclose(res[lab].average[0], want, rtol=1e-10)
