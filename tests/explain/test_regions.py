@@ -27,15 +27,17 @@ def _grid_step(X, feature, grid_resolution=20):
     return float(np.diff(grid.grid_values[0]).max())
 
 
-def _check_regions_against_brute(res, predict, X, w=None):
+def _check_regions_against_brute(res, predict, X, w=None, rtol=1e-9):
+    """Each region's PD and heterogeneity from brute-force ICE on its rows (``rtol``: a model predicting float32
+    agrees to its rounding)."""
     ice = ice_by_brute(predict, X, res.feature, res.grid_values)  # (n, G) or (n, K, G)
     ice = ice[:, None, :] if ice.ndim == 2 else ice
     for r in res.regions:
         sub, wr = ice[r.rows], (np.ones(len(r.rows)) if w is None else w[r.rows])
         for k in range(len(res.outputs)):
-            np.testing.assert_allclose(r.average[k], np.average(sub[:, k, :], axis=0, weights=wr), rtol=1e-9,
+            np.testing.assert_allclose(r.average[k], np.average(sub[:, k, :], axis=0, weights=wr), rtol=rtol,
                                        atol=1e-12)
-            assert r.heterogeneity[k] == pytest.approx(variance_by_hand(sub[:, k, :], wr).mean(), rel=1e-9,
+            assert r.heterogeneity[k] == pytest.approx(variance_by_hand(sub[:, k, :], wr).mean(), rel=rtol,
                                                        abs=1e-12)
     everything = np.sort(np.concatenate([r.rows for r in res.regions]))
     np.testing.assert_array_equal(everything, np.arange(len(X)))  # the regions partition the rows
@@ -148,6 +150,7 @@ def test_frames_hold_the_regions_curves_and_rules():
     np.testing.assert_allclose(one, ice_by_brute(_f, X.iloc[[7]], "x1", res.grid_values)[0])
     splits = res.splits_frame()
     assert list(splits.columns[:3]) == ["depth", "feature", "kind"] and splits.loc[0, "feature"] == "x2"
+    assert splits.loc[0, "left"] == res.rules[0] and splits.loc[0, "right"] == res.rules[1]
 
 
 def test_bad_arguments_say_what_to_pass():
@@ -167,3 +170,34 @@ def test_plot_draws_the_regions_side_by_side():
     res = pdpx.regions(_f, _data(n=300), "x1", ice=True, grid_resolution=5)
     fig = res.plot().draw()
     assert len(fig.axes) >= len(res.regions)
+
+
+def test_many_levels_are_ordered_along_their_curves():
+    rng = np.random.default_rng(5)
+    levels = [f"l{i:02d}" for i in range(14)]  # over ALL_SETS: the levels' prefixes along their mean curves
+    X = pd.DataFrame({"x1": rng.uniform(-1, 1, 1400), "k": pd.Categorical(rng.choice(levels, 1400), categories=levels)})
+    up = set(levels[::2])
+
+    def f(d):
+        return 3 * d["x1"].to_numpy() * np.where(d["k"].astype(str).isin(up).to_numpy(), 1.0, -1.0)
+
+    res = pdpx.regions(f, X, "x1")
+    split = res.splits[0]
+    assert split.kind == "levels" and {frozenset(split.levels), frozenset(split.others)} == {
+        frozenset(up), frozenset(set(levels) - up)}
+    assert res.removed == pytest.approx(1.0)
+
+
+def test_an_xgboost_model_splits_where_it_compares_x_below_its_threshold():
+    xgb = pytest.importorskip("xgboost")
+    X = _data().drop(columns="g")
+    model = xgb.XGBRegressor(n_estimators=60, max_depth=4, random_state=0).fit(X, _f(X))
+    res = pdpx.regions(model, X, "x1", method="exact")
+    split = res.splits[0]
+    assert split.feature == "x2" and split.op == "<" and res.rules[0] == f"x2 < {split.threshold:.4g}"
+    trees = model.get_booster().trees_to_dataframe()
+    own = trees.loc[trees.Feature == "x2", "Split"].to_numpy(dtype=np.float64)
+    assert np.isclose(own, split.threshold, rtol=1e-7, atol=0).any()
+    left = X["x2"].to_numpy(dtype=np.float32) < np.float32(split.threshold)  # as the model reads its input
+    np.testing.assert_array_equal(np.sort(res.regions[0].rows), np.flatnonzero(left))
+    _check_regions_against_brute(res, model.predict, X, rtol=1e-6)  # XGBoost predicts float32

@@ -160,9 +160,11 @@ class RegionsResult(Drawable):
         return [r.rule for r in self.regions]
 
     def splits_frame(self) -> pd.DataFrame:
-        """The splits as data: ``depth, feature, kind, op, threshold, levels, others, missing_left, gain``."""
+        """The splits as data: ``depth, feature, kind, op, threshold, levels, others, missing_left, gain, left,
+        right`` (``left`` / ``right``: the condition each side's rows satisfy, as text)."""
         cols = ["depth", "feature", "kind", "op", "threshold", "levels", "others", "missing_left", "gain"]
-        return pd.DataFrame([[getattr(s, c) for c in cols] for s in self.splits], columns=cols)
+        rows = [[getattr(s, c) for c in cols] + [s.condition("left"), s.condition("right")] for s in self.splits]
+        return pd.DataFrame(rows, columns=cols + ["left", "right"])
 
     def to_frame(self, *, kind: str | None = None) -> pd.DataFrame:
         """One row per region, output and grid point of its PD (``kind="average"``), and of each of its rows' ICE
