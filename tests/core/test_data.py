@@ -54,6 +54,7 @@ def test_sessions_handed_the_same_rows_hash_them_once(fitted, hashed):
     second = Session(model, X, first.options.but(rows=first.data, kind="average", grid_resolution=5))
     third = Session(model, X, first.options.but(rows=first.data, centered=True))
     assert second.data is first.data and third.data is first.data and isinstance(first.data, LocalData)
+    assert second.adapter is first.adapter  # with the adapter that validated them (it may learn from the rows)
     w = np.arange(80.0)
     digests = set()
     for s in (first, second, third):

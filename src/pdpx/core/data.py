@@ -174,9 +174,9 @@ class LocalData:
     supports_ice_sample = True
 
     def __init__(self, X, adapter: Adapter):
-        #: X as given and the model whose adapter validated it (a session on the same X and model may share
-        #: this object: :meth:`shared_by`)
-        self.source, self.model = X, adapter.model
+        #: X as given and the adapter that validated it (which may have learnt from the rows, e.g. their category
+        #: codes): a session on the same X and model shares both (:meth:`shared_by`)
+        self.source, self.adapter = X, adapter
         frame, names = named_frame(X, adapter)
         #: X's columns in the order the user gave them (integer positions refer to these)
         self.input_columns = names
@@ -199,7 +199,7 @@ class LocalData:
     def shared_by(self, X, model) -> bool:
         """Whether a session of ``model`` on ``X`` may use these rows (the same X object, or this frame, and the
         same model)."""
-        return model is self.model and (X is self.source or X is self.frame)
+        return model is self.adapter.model and (X is self.source or X is self.frame)
 
     def once(self, X, key: str, compute):
         """``compute()``, kept under ``key`` for every session that shares these rows when ``X`` is their frame

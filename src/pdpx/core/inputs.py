@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import cluster
+from . import cluster, spark
 from . import config as _config
 from .adapter import Adapter
 from .data import LocalData, short_list
@@ -33,9 +33,11 @@ from .validation import shown
 
 def data_source(X, adapter: Adapter):
     """The data object for ``X``: :class:`~pdpx.core.data.LocalData`, or
-    :class:`~pdpx.core.cluster.DaskData` for Dask input."""
+    :class:`~pdpx.core.cluster.DaskData` for Dask input, :class:`~pdpx.core.spark.SparkData` for Spark's."""
     if cluster.is_dask_collection(X):
         return cluster.DaskData(X, adapter)
+    if spark.is_spark_frame(X):  # pyspark is imported only for a Spark DataFrame
+        return spark.SparkData(X, adapter)
     return LocalData(X, adapter)
 
 
@@ -159,18 +161,23 @@ class Inputs:
 def validated(model, X, options: PDOptions) -> Inputs:
     """The :class:`Inputs` of ``model`` on ``X`` with ``options`` (a session trusts no caller to have checked the
     model or the data). The method and its options are checked before the rows are read or the model called.
-    ``options.rows``: validated rows another session of the call built on the same X and model, shared."""
+    ``options.rows``: validated rows another session of the call built on the same X and model, shared with the
+    adapter that validated them."""
     if options.by is not None:
         raise PdpxError("by= is an option of pdpx.partial_dependence (one feature set per call); "
                         "call it once per feature set")
     pm = plugin_manager()
-    adapter: Adapter = adapt(model, pm)
-    adapter.check_fitted()
+    shared = options.rows if options.rows is not None and options.rows.shared_by(X, model) else None
+    if shared is not None:  # rows another session of the call validated, with the adapter that validated them
+        adapter: Adapter = shared.adapter
+    else:
+        adapter = adapt(model, pm)
+        adapter.check_fitted()
     methods = get_methods(pm)
     method_options, refused = _method_options(methods, options.method, options.method_options)
     budget = options.memory_budget if options.memory_budget is not None else _config.get_config()["memory_budget"]
-    if options.rows is not None and options.rows.shared_by(X, model):
-        data = options.rows
+    if shared is not None:
+        data = shared
     else:
         with _config.config_context(memory_budget=budget):  # the adapter's checks of X read within it
             data = data_source(X, adapter)
