@@ -29,7 +29,7 @@ def plot_heterogeneity(result, which: str = "bars", *, top: int | None = None, t
     if which == "bars":
         return bars(result.table, "heterogeneity", "heterogeneity (mean over the grid of the variance)",
                      title or "Heterogeneity of each feature's ICE curves", caption, top, base_size, "{:.3g}")
-    from plotnine import aes, facet_wrap, geom_line, geom_point, ggplot, labs, theme
+    from plotnine import aes, facet_wrap, geom_line, geom_point, geom_text, ggplot, labs, theme
 
     frame = result.to_frame()
     order = result.table.drop_duplicates("feature")["feature"].tolist()
@@ -37,12 +37,18 @@ def plot_heterogeneity(result, which: str = "bars", *, top: int | None = None, t
         order = order[:top]
     frame = frame[frame["feature"].isin(order)].copy()
     frame["feature"] = pd.Categorical(frame["feature"], categories=order, ordered=True)
-    frame["x"] = frame["x"].astype(np.float64)
+    numeric = (frame["feature_type"] == "numeric").to_numpy()
+    position = frame.groupby(["feature", "output"], observed=True).cumcount().to_numpy(dtype=np.float64)
+    frame["x"] = np.where(numeric, pd.to_numeric(frame["x"].where(numeric, np.nan), errors="coerce"), position)
     p = (ggplot(frame, aes("x", "variance", group="output"))
          + geom_line(aes(color="output"), size=0.8) + geom_point(aes(color="output"), size=1.2)
-         + facet_wrap("~feature", scales="free_x")
-         + labs(x="feature value (categories: their position)", y="variance of the centered ICE curves",
-                title=title or "Where along each feature the ICE curves disagree", caption=caption)
+         + facet_wrap("~feature", scales="free_x"))
+    if not numeric.all():  # categories and dates: their labels at their points
+        p += geom_text(aes(label="label"), data=frame[~numeric], va="bottom", nudge_y=0.02 * frame["variance"].max(),
+                       size=0.6 * base_size, color="#444444")
+    p = (p + labs(x="feature value (categories and dates: in grid order, labelled)",
+                  y="variance of the centered ICE curves",
+                  title=title or "Where along each feature the ICE curves disagree", caption=caption)
          + theme_pdpx(base_size=base_size))
     p += _colors(frame["output"].unique())
     ncol = min(len(order), 3)
