@@ -133,3 +133,22 @@ def test_regions_refuse_curves_over_the_memory_budget():
     X = _data(n=3000)
     with pytest.raises(pdpx.PdpxError, match=r"regions\(\): the ICE curves of 'x1' for 3,000 rows.*raise memory_budget"):
         pdpx.regions(_f, X, "x1", grid_resolution=100, memory_budget="1MB")
+
+
+def test_the_missing_point_is_a_grid_point_in_chunks_too():
+    X = _data(n=3000).drop(columns="g")
+    X.loc[X.index[::7], "x2"] = np.nan
+
+    def f(d):
+        x2 = d["x2"].to_numpy()
+        return d["x1"].to_numpy() * np.where(np.isnan(x2), 2.0, x2) + d["x3"].to_numpy()
+
+    whole = pdpx.heterogeneity(f, X, ["x1", "x2"], include_missing="auto", grid_resolution=12)
+    chunked = pdpx.heterogeneity(f, X, ["x1", "x2"], include_missing="auto", grid_resolution=12, memory_budget="1MB")
+    assert np.isnan(whole.grid_values[1][-1]) and not np.isnan(whole.grid_values[0]).any()
+    assert any("rows at a time" in n for n in chunked.notes)
+    for i, feat in enumerate(whole.features):
+        ice = ice_by_brute(f, X, feat, whole.grid_values[i])
+        np.testing.assert_allclose(whole.variance[i][0], variance_by_hand(ice, np.ones(len(X))), rtol=1e-9)
+        np.testing.assert_allclose(chunked.variance[i][0], whole.variance[i][0], rtol=1e-9)
+    assert whole.to_frame().query("feature == 'x2'")["label"].iloc[-1] == "missing"

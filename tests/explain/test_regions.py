@@ -201,3 +201,17 @@ def test_an_xgboost_model_splits_where_it_compares_x_below_its_threshold():
     left = X["x2"].to_numpy(dtype=np.float32) < np.float32(split.threshold)  # as the model reads its input
     np.testing.assert_array_equal(np.sort(res.regions[0].rows), np.flatnonzero(left))
     _check_regions_against_brute(res, model.predict, X, rtol=1e-6)  # XGBoost predicts float32
+
+
+def test_a_categorical_feature_s_curves_are_split_too():
+    X = _data(n=800)
+
+    def f(d):
+        level = d["g"].astype(str).map({"a": 0.0, "b": 1.0, "c": 2.0, "d": -1.0}).to_numpy()
+        return level * np.where(d["x3"].to_numpy() > 0.5, -1.0, 1.0) + d["x1"].to_numpy()
+
+    res = pdpx.regions(f, X, "g")
+    assert res.categorical and list(res.grid_values) == list("abcd")
+    assert res.splits[0].feature == "x3" and abs(res.splits[0].threshold - 0.5) <= _grid_step(X, "x3")
+    _check_regions_against_brute(res, f, X)
+    assert res.to_frame()["label"].iloc[:4].tolist() == list("abcd")
