@@ -156,6 +156,66 @@ def _check_subsample(subsample) -> None:
         raise ValueError(f"When a floating-point, subsample={subsample} should be in the (0, 1) range.")
 
 
+def _kinds(kind, features) -> list:
+    """One kind per entry of ``features``: ``kind``, or the list given (as long as ``features``, in scikit-learn's
+    words)."""
+    kinds = [kind] * len(features) if isinstance(kind, str) else kind
+    if len(kinds) != len(features):
+        raise ValueError(
+            "When `kind` is provided as a list of strings, it should contain as many elements as `features`. "
+            f"`kind` contains {len(kinds)} element(s) and `features` contains {len(features)} element(s).")
+    return kinds
+
+
+def _check_axes_and_positions(sets, names, ax) -> None:
+    """One axes per plot when ``ax`` is several, and every position within the feature names (scikit-learn's
+    checks and words)."""
+    import matplotlib.pyplot as plt
+
+    if ax is not None and not isinstance(ax, plt.Axes):
+        n_axes = np.asarray(ax, dtype=object).size
+        if n_axes != len(sets):
+            raise ValueError(f"Expected ax to have {len(sets)} axes, got {n_axes}")
+    for fx in chain.from_iterable(sets):
+        if fx >= len(names):
+            raise ValueError(f"All entries of features must be less than len(feature_names) = {len(names)}, "
+                             f"got {fx}.")
+
+
+def _n_tasks(result, kind: str) -> int:
+    return (result.average if kind == "average" else result.individual).shape[0]
+
+
+def _multi_output_regressor(first_plan, first_result, kind: str) -> bool:
+    """Whether the model is a regressor of several outputs (known once its first result is computed)."""
+    return not first_plan.classifier and _n_tasks(first_result, kind) > 1
+
+
+def _regressor_target(target, first_result, kind: str) -> int:
+    """``target`` of a multi-output regressor, checked as scikit-learn checks it."""
+    n_tasks = _n_tasks(first_result, kind)
+    if target is None:
+        raise ValueError("target must be specified for multi-output regressors")
+    if not 0 <= target <= n_tasks:
+        raise ValueError(f"target must be in [0, n_tasks], got {target}.")
+    return target
+
+
+def _deciles(X, sets, is_categorical, memo: dict) -> dict:
+    """The deciles of each numeric feature drawn (the ticks scikit-learn's figures show), from the column sorted
+    for its grid when the computation kept it (``memo``)."""
+    from scipy.stats.mstats import mquantiles
+
+    deciles = {}
+    for fxs, flags in zip(sets, is_categorical):
+        for fx, cat in zip(fxs, flags):
+            if not cat and fx not in deciles:
+                known = memo.get(("sorted", fx))  # the float column sorted for its grid
+                deciles[fx] = (mquantiles(_column(X, fx), prob=DECILES) if known is None
+                               else sorted_mquantiles(known, DECILES))
+    return deciles
+
+
 class PartialDependenceDisplay(_SklearnDisplay):
     """Partial dependence (PD) and ICE plots: scikit-learn's display, with pdpx computing the curves.
 
@@ -251,28 +311,15 @@ class PartialDependenceDisplay(_SklearnDisplay):
             The drawn display (``pd_results`` holds pdpx's numbers).
         """
         _require_matplotlib(f"{cls.__name__}.from_estimator")
-        import matplotlib.pyplot as plt
-
         target_idx = _target_index(estimator, target)
         X = _rows(X)
         names = _display_names(X, feature_names)
-        kinds = [kind] * len(features) if isinstance(kind, str) else kind
-        if len(kinds) != len(features):
-            raise ValueError(
-                "When `kind` is provided as a list of strings, it should contain as many elements as `features`. "
-                f"`kind` contains {len(kinds)} element(s) and `features` contains {len(features)} element(s).")
+        kinds = _kinds(kind, features)
         sets = _feature_sets(features, kinds, names)
         if categorical_features is not None:
             categorical_features = np.asarray(categorical_features)
         is_categorical = _categorical_sets(X, sets, categorical_features, names, kinds, grid_resolution)
-        if ax is not None and not isinstance(ax, plt.Axes):
-            n_axes = np.asarray(ax, dtype=object).size
-            if n_axes != len(sets):
-                raise ValueError(f"Expected ax to have {len(sets)} axes, got {n_axes}")
-        for fx in chain.from_iterable(sets):
-            if fx >= len(names):
-                raise ValueError(f"All entries of features must be less than len(feature_names) = {len(names)}, "
-                                 f"got {fx}.")
+        _check_axes_and_positions(sets, names, ax)
         _check_subsample(subsample)
         if is_sparse(X):
             X = X.toarray()
@@ -285,27 +332,10 @@ class PartialDependenceDisplay(_SklearnDisplay):
                  for k, fxs in zip(kinds, sets)]
         pd_results = run(plans, n_jobs=n_jobs, progress=bool(verbose), caller=f"{cls.__name__}.from_estimator")
 
-        first = pd_results[0]
-        n_tasks = (first.average if kinds[0] == "average" else first.individual).shape[0]
-        if not plans[0].classifier and n_tasks > 1:  # a multi-output regressor: known once computed
-            if target is None:
-                raise ValueError("target must be specified for multi-output regressors")
-            if not 0 <= target <= n_tasks:
-                raise ValueError(f"target must be in [0, n_tasks], got {target}.")
-            target_idx = target
-
-        from scipy.stats.mstats import mquantiles
-
-        deciles = {}
-        for fxs, flags in zip(sets, is_categorical):
-            for fx, cat in zip(fxs, flags):
-                if not cat and fx not in deciles:
-                    known = memo.get(("sorted", fx))  # the float column sorted for its grid
-                    deciles[fx] = (mquantiles(_column(X, fx), prob=DECILES) if known is None
-                                   else sorted_mquantiles(known, DECILES))
-
+        if _multi_output_regressor(plans[0], pd_results[0], kinds[0]):  # known once computed
+            target_idx = _regressor_target(target, pd_results[0], kinds[0])
         display = cls(pd_results=pd_results, features=sets, feature_names=names, target_idx=target_idx,
-                      deciles=deciles, kind=kind, subsample=subsample, random_state=random_state,
-                      is_categorical=is_categorical)
+                      deciles=_deciles(X, sets, is_categorical, memo), kind=kind, subsample=subsample,
+                      random_state=random_state, is_categorical=is_categorical)
         return display.plot(ax=ax, n_cols=n_cols, line_kw=line_kw, ice_lines_kw=ice_lines_kw,
                             pd_line_kw=pd_line_kw, contour_kw=contour_kw, centered=centered)
