@@ -109,3 +109,16 @@ def test_the_builtins_a_package_lists_are_exactly_its_plugins(package):
             f"{name}: {'implements a hook but is not' if implements else 'is listed but implements no hook'} "
             f"in {package}.BUILTINS"
         )
+
+
+def test_no_function_over_120_lines():
+    """A function, its docstring included, fits in 120 lines: a longer one is split into named steps."""
+    limit = 120
+    long = []
+    for path in MODULES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > limit:
+                    long.append(f"{path.relative_to(SRC)}:{node.lineno} {node.name} ({n} lines)")
+    assert not long, f"functions over {limit} lines (split them into named steps):\n" + "\n".join(long)

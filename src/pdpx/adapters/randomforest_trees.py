@@ -153,61 +153,86 @@ def read_forest(
         predictors (a formula's variables): the IR's inputs are then these
         columns, in this order, and the others are unused by the trees.
     """
-    def get(name, required=True):
-        if name in forest and forest[name] is not None:
-            return forest[name]
-        if required:
-            raise PdpxError(
-                f"the randomForest forest has no {name!r} component; was it fitted with keep.forest = TRUE?"
-            )
-        return None
-
-    ndbig = as_array(get("ndbigtree"), np.int64).ravel()
+    ndbig = as_array(_component(forest, "ndbigtree"), np.int64).ravel()
     if ndbig.size == 0 or np.any(ndbig <= 0):
         raise PdpxError("the randomForest forest has no trees (ndbigtree is empty or zero)")
-    ntree = ndbig.size
-    total = int(ndbig.sum())
     nrnodes = forest.get("nrnodes")
     nrnodes = int(as_array(nrnodes).ravel()[0]) if nrnodes is not None else None
 
-    def nodes(x, dtype):
-        a = np.asarray(x) if isinstance(x, np.ndarray) else as_array(x)
-        if a.ndim == 2:  # (nrnodes, ntree)
-            a = np.ascontiguousarray(a.T)
-        elif a.size == total:
-            return as_array(a, dtype)
-        else:
-            if nrnodes is None or a.size != nrnodes * ntree:
-                raise PdpxError(
-                    f"a forest node array has {a.size} values; expected {total} (compact) or "
-                    f"nrnodes x ntree{'' if nrnodes is None else f' = {nrnodes * ntree}'} (padded)"
-                )
-            a = a.reshape(ntree, nrnodes)
-        if a.shape[1] < ndbig.max():
-            raise PdpxError("forest node arrays are shorter than ndbigtree says")
-        mask = np.arange(a.shape[1])[None, :] < ndbig[:, None]
-        return as_array(a[mask], dtype)
+    def nodes(name: str, dtype):
+        return _compact_nodes(_component(forest, name), dtype, ndbig, nrnodes)
 
-    treemap = forest.get("treemap")
-    if treemap is not None:
-        tm = np.asarray(treemap) if isinstance(treemap, np.ndarray) else as_array(treemap)
-        if tm.ndim == 3:  # (nrnodes, 2, ntree)
-            ld, rd = tm[:, 0, :], tm[:, 1, :]
-        else:
-            if nrnodes is None or tm.size != 2 * nrnodes * ntree:
-                raise PdpxError("treemap must be nrnodes x 2 x ntree")
-            tm = tm.reshape(ntree, 2, nrnodes)
-            ld, rd = tm[:, 0, :].T, tm[:, 1, :].T
-        ld, rd = nodes(ld, np.int64), nodes(rd, np.int64)
+    ld, rd = (_compact_nodes(d, np.int64, ndbig, nrnodes) for d in _daughters(forest, ndbig.size, nrnodes))
+    status, bestvar = nodes("nodestatus", np.int64), nodes("bestvar", np.int64)
+    split, pred = nodes("xbestsplit", np.float64), nodes("nodepred", np.float64)
+    ncat = as_array(_component(forest, "ncat"), np.int64).ravel()
+    xlevels, names = _levels_and_names(forest.get("xlevels"), ncat, feature_names)
+
+    start = np.concatenate([[0], np.cumsum(ndbig)]).astype(np.int64)
+    tree_of = np.repeat(np.arange(ndbig.size), ndbig)
+    leaf = status == -1
+    left = np.where(leaf, -1, start[tree_of] + ld - 1)
+    right = np.where(leaf, -1, start[tree_of] + rd - 1)
+    feature = np.where(leaf, -1, bestvar - 1)
+    unused: frozenset = frozenset()
+    if input_names is not None:
+        feature, ncat, xlevels, names, unused = _onto_inputs(input_names, names, feature, leaf, ncat, xlevels)
+    class_list = [str(c) for c in as_list(classes)] if classes is not None else None
+    if class_list is not None:
+        _check_class_leaves(pred, leaf, len(class_list), tree_of, start)
+    return ForestData(
+        left=left, right=right, feature=feature, split=split, pred=pred, tree_start=start, ncat=ncat,
+        xlevels=xlevels, feature_names=names, classes=class_list, coefs=_bias_correction(coefs), unused=unused,
+    )
+
+
+def _component(forest: Mapping, name: str):
+    """``forest[name]``, or an error saying the forest lacks it."""
+    if name in forest and forest[name] is not None:
+        return forest[name]
+    raise PdpxError(f"the randomForest forest has no {name!r} component; was it fitted with keep.forest = TRUE?")
+
+
+def _compact_nodes(x, dtype, ndbig: np.ndarray, nrnodes: int | None) -> np.ndarray:
+    """A node array as each tree's first ``ndbigtree`` nodes, trees one after another: from a compact array, a padded
+    one in R's column-major order (``nrnodes * ntree`` values) or a (nrnodes, ntree) matrix."""
+    ntree, total = ndbig.size, int(ndbig.sum())
+    a = np.asarray(x) if isinstance(x, np.ndarray) else as_array(x)
+    if a.ndim == 2:  # (nrnodes, ntree)
+        a = np.ascontiguousarray(a.T)
+    elif a.size == total:
+        return as_array(a, dtype)
     else:
-        ld, rd = nodes(get("leftDaughter"), np.int64), nodes(get("rightDaughter"), np.int64)
-    status = nodes(get("nodestatus"), np.int64)
-    bestvar = nodes(get("bestvar"), np.int64)
-    split = nodes(get("xbestsplit"), np.float64)
-    pred = nodes(get("nodepred"), np.float64)
+        if nrnodes is None or a.size != nrnodes * ntree:
+            raise PdpxError(
+                f"a forest node array has {a.size} values; expected {total} (compact) or "
+                f"nrnodes x ntree{'' if nrnodes is None else f' = {nrnodes * ntree}'} (padded)"
+            )
+        a = a.reshape(ntree, nrnodes)
+    if a.shape[1] < ndbig.max():
+        raise PdpxError("forest node arrays are shorter than ndbigtree says")
+    mask = np.arange(a.shape[1])[None, :] < ndbig[:, None]
+    return as_array(a[mask], dtype)
 
-    ncat = as_array(get("ncat"), np.int64).ravel()
-    raw_levels = forest.get("xlevels")
+
+def _daughters(forest: Mapping, ntree: int, nrnodes: int | None) -> tuple:
+    """The left and right child arrays as R stores them: ``treemap`` (classification; nrnodes x 2 x ntree) or
+    ``leftDaughter`` / ``rightDaughter`` (regression), not yet compact."""
+    treemap = forest.get("treemap")
+    if treemap is None:
+        return _component(forest, "leftDaughter"), _component(forest, "rightDaughter")
+    tm = np.asarray(treemap) if isinstance(treemap, np.ndarray) else as_array(treemap)
+    if tm.ndim == 3:  # (nrnodes, 2, ntree)
+        return tm[:, 0, :], tm[:, 1, :]
+    if nrnodes is None or tm.size != 2 * nrnodes * ntree:
+        raise PdpxError("treemap must be nrnodes x 2 x ntree")
+    tm = tm.reshape(ntree, 2, nrnodes)
+    return tm[:, 0, :].T, tm[:, 1, :].T
+
+
+def _levels_and_names(raw_levels, ncat: np.ndarray, feature_names) -> tuple[list, list[str]]:
+    """Each predictor's factor levels (None for a numeric one), checked against ``ncat``, and the predictors' names:
+    ``feature_names``, else the names of ``xlevels`` when it is a dict, else ``X1``, ``X2``..."""
     if isinstance(raw_levels, Mapping):
         level_names = [str(k) for k in raw_levels.keys()]
         xlevels = [r_levels(v) for v in raw_levels.values()]
@@ -226,51 +251,52 @@ def read_forest(
     names = [str(n) for n in names]
     if len(names) != len(ncat):
         raise PdpxError(f"{len(names)} feature names for a forest of {len(ncat)} predictors")
+    return xlevels, names
 
-    start = np.concatenate([[0], np.cumsum(ndbig)]).astype(np.int64)
-    tree_of = np.repeat(np.arange(ntree), ndbig)
-    leaf = status == -1
-    left = np.where(leaf, -1, start[tree_of] + ld - 1)
-    right = np.where(leaf, -1, start[tree_of] + rd - 1)
-    feature = np.where(leaf, -1, bestvar - 1)
-    unused: frozenset = frozenset()
-    if input_names is not None:
-        inputs = [str(n) for n in as_list(input_names)]
-        absent = [n for n in names if n not in inputs]
-        if absent:
-            raise PdpxError(f"input_names lacks the forest's predictors {absent}")
-        pos = np.array([inputs.index(n) for n in names], dtype=np.int64)
-        bad = ~leaf & ((feature < 0) | (feature >= len(names)))
-        feature = np.where(leaf | bad, feature, pos[np.clip(feature, 0, len(names) - 1)])
-        new_ncat = np.ones(len(inputs), dtype=np.int64)
-        new_levels: list = [None] * len(inputs)
-        for j, p in enumerate(pos):
-            new_ncat[p] = ncat[j]
-            new_levels[p] = xlevels[j]
-        unused = frozenset(set(range(len(inputs))) - set(pos.tolist()))
-        ncat, xlevels, names = new_ncat, new_levels, inputs
 
-    class_list = [str(c) for c in as_list(classes)] if classes is not None else None
-    if class_list is not None:
-        bad = leaf & ((pred < 1) | (pred > len(class_list)) | (pred != np.round(pred)))
-        if np.any(bad):
-            node = int(np.flatnonzero(bad)[0])
-            t = int(tree_of[node])
-            raise MalformedTreeError(
-                f"tree {t}, node {node - start[t]}: leaf prediction {pred[node]!r} is not a class index "
-                f"1..{len(class_list)}"
-            )
-    coef_arr = None
-    if coefs is not None:
-        coef_arr = as_array(coefs).ravel()
-        if coef_arr.size == 0:
-            coef_arr = None
-        elif coef_arr.size != 2 or not np.all(np.isfinite(coef_arr)):
-            raise PdpxError(f"coefs must be (intercept, slope), got {coef_arr!r}")
-    return ForestData(
-        left=left, right=right, feature=feature, split=split, pred=pred, tree_start=start, ncat=ncat,
-        xlevels=xlevels, feature_names=names, classes=class_list, coefs=coef_arr, unused=unused,
-    )
+def _onto_inputs(input_names, names: list[str], feature: np.ndarray, leaf: np.ndarray, ncat: np.ndarray,
+                 xlevels: list):
+    """The forest's predictors placed among the columns ``predict`` needs (``input_names``): split variables,
+    ``ncat`` and levels by input position, the inputs no tree splits on returned as unused. Returns (feature, ncat,
+    xlevels, names, unused)."""
+    inputs = [str(n) for n in as_list(input_names)]
+    absent = [n for n in names if n not in inputs]
+    if absent:
+        raise PdpxError(f"input_names lacks the forest's predictors {absent}")
+    pos = np.array([inputs.index(n) for n in names], dtype=np.int64)
+    bad = ~leaf & ((feature < 0) | (feature >= len(names)))
+    feature = np.where(leaf | bad, feature, pos[np.clip(feature, 0, len(names) - 1)])
+    new_ncat = np.ones(len(inputs), dtype=np.int64)
+    new_levels: list = [None] * len(inputs)
+    for j, p in enumerate(pos):
+        new_ncat[p] = ncat[j]
+        new_levels[p] = xlevels[j]
+    unused = frozenset(set(range(len(inputs))) - set(pos.tolist()))
+    return feature, new_ncat, new_levels, inputs, unused
+
+
+def _check_class_leaves(pred: np.ndarray, leaf: np.ndarray, n_classes: int, tree_of: np.ndarray,
+                        start: np.ndarray) -> None:
+    """Every leaf of a classification forest predicts a class index 1..n_classes (else the tree is malformed)."""
+    bad = leaf & ((pred < 1) | (pred > n_classes) | (pred != np.round(pred)))
+    if np.any(bad):
+        node = int(np.flatnonzero(bad)[0])
+        t = int(tree_of[node])
+        raise MalformedTreeError(
+            f"tree {t}, node {node - start[t]}: leaf prediction {pred[node]!r} is not a class index 1..{n_classes}"
+        )
+
+
+def _bias_correction(coefs) -> np.ndarray | None:
+    """``model$coefs`` of a bias-corrected regression forest as (intercept, slope), or None."""
+    if coefs is None:
+        return None
+    coef_arr = as_array(coefs).ravel()
+    if coef_arr.size == 0:
+        return None
+    if coef_arr.size != 2 or not np.all(np.isfinite(coef_arr)):
+        raise PdpxError(f"coefs must be (intercept, slope), got {coef_arr!r}")
+    return coef_arr
 
 
 def forest_ensemble(fd: ForestData, node_weight: np.ndarray | None = None) -> TreeEnsemble:
