@@ -163,3 +163,9 @@ def test_plot_draws_the_ledger():
     res = pdpx.explained_variance(_sign_model, _data(n=60), threeway=0)
     res.plot().draw()
     assert list(res.to_frame().columns) == ["step", "what", "added", "builds_on", "output", "r2", "gain"]
+
+
+def test_errors_name_the_function_called():
+    X = _data()
+    with pytest.raises(pdpx.PdpxError, match=r"^explained_variance\(\): sample=5000 rows, but X has 120"):
+        pdpx.explained_variance(_sign_model, X, sample=5000)

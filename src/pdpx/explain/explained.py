@@ -156,7 +156,10 @@ def explained_variance(model, X, features=None, *, pairs: int = 3, region_featur
     for name, value in (("pairs", pairs), ("region_features", region_features), ("threeway", threeway)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
             raise PdpxError(f"explained_variance(): {name} must be a whole number >= 0, got {value!r}")
-    h = h_statistic_of(model, X, features, None, sample, random_state, options.but(progress=False))
+    try:
+        h = h_statistic_of(model, X, features, None, sample, random_state, options.but(progress=False))
+    except PdpxError as exc:  # in the words of the function called
+        raise PdpxError(str(exc).replace("h_statistic()", "explained_variance()")) from None
     session = Session(model, X, options.but(progress=False))
     frame, w = _rows(session, random_state, h.n_rows)
     notes = list(h.notes)
