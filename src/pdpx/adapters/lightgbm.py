@@ -25,7 +25,7 @@ from ..core.booster import (
     Extracted,
     Unavailable,
     library_classes,
-    nan_row_margin,
+    link_problem,
     self_check,
 )
 from ..core.errors import PdpxError
@@ -155,12 +155,7 @@ class LightGBMAdapter(BoosterAdapter):
                 f"use one of {self.responses()}"
             )
         if not self.raw:
-            m = self.model
-            if response == "predict_proba":
-                return as_2d(m.predict_proba(data))
-            if response == "raw":
-                return as_2d(m.predict(data, raw_score=True))
-            return as_2d(m.predict(data))
+            return self.wrapper_predict(data, response, {"raw_score": True})
         pred = as_2d(self.model.predict(data, raw_score=response == "raw"))
         if response == "predict_proba" and pred.shape[1] == 1:
             return np.hstack([1.0 - pred, pred])
@@ -288,12 +283,7 @@ class LightGBMAdapter(BoosterAdapter):
             theirs = as_2d(np.asarray(booster.predict(row, num_iteration=n_iter, num_threads=1), dtype=np.float64))
         except Exception:  # pragma: no cover - no check possible
             return None
-        mine = ens.apply_link(nan_row_margin(ens)[0][None, :])
-        if ens.link == "binary_logistic" and theirs.shape[1] == 1:
-            mine = mine[:, 1:]
-        if mine.shape != theirs.shape or not np.allclose(mine, theirs, rtol=1e-9, atol=1e-12):
-            return f"link {ens.link!r} gives {mine.ravel()[:3]} where LightGBM's predict gives {theirs.ravel()[:3]}"
-        return None
+        return link_problem(ens, theirs, rtol=1e-9, atol=1e-12, theirs_are="LightGBM's predict gives")
 
 
 @hookimpl(tryfirst=True)

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.adapter import as_2d
-from ..core.booster import BoosterAdapter, Extracted, library_classes, nan_row_margin, self_check
+from ..core.booster import BoosterAdapter, Extracted, library_classes, link_problem, self_check
 from ..core.errors import PdpxError
 from ..core.forksafe import single_threaded
 from ..core.hookspecs import hookimpl
@@ -190,14 +190,7 @@ class XGBoostAdapter(BoosterAdapter):
         self._check_categories(X)
         data = self.model_input(X)
         if not self.raw:
-            m = self.model
-            if response == "predict_proba":
-                return as_2d(m.predict_proba(data))
-            if response == "raw":
-                return as_2d(m.predict(data, output_margin=True))
-            if response == "predict":
-                return as_2d(m.predict(data))
-            raise PdpxError(f"{type(m).__name__} has no response {response!r}")
+            return self.wrapper_predict(data, response, {"output_margin": True})
         b = self.model
         if response not in self.responses():
             raise PdpxError(f"this XGBoost Booster has no response {response!r}; use one of {self.responses()}")
@@ -337,13 +330,7 @@ class XGBoostAdapter(BoosterAdapter):
                 )
         except Exception:  # pragma: no cover - no check possible
             return None
-        theirs = as_2d(np.asarray(theirs, dtype=np.float64))
-        mine = ens.apply_link(nan_row_margin(ens)[0][None, :])
-        if ens.link == "binary_logistic" and theirs.shape[1] == 1:
-            mine = mine[:, 1:]
-        if mine.shape != theirs.shape or not np.allclose(mine, theirs, rtol=1e-5, atol=1e-7):
-            return f"link {ens.link!r} gives {mine.ravel()[:3]} where XGBoost's prediction is {theirs.ravel()[:3]}"
-        return None
+        return link_problem(ens, theirs, rtol=1e-5, atol=1e-7, theirs_are="XGBoost's prediction is")
 
     def _reference_nan_margin(self, rounds: int, n_features: int) -> np.ndarray | None:
         """XGBoost's own margin for one row of missing values (None if it cannot say)."""

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .adapter import Adapter
+from .adapter import Adapter, as_2d
 from .errors import NotFittedError, PdpxError
 from .ir import NAN_AS_ZERO, TreeModel, model_cache
 
@@ -163,6 +163,18 @@ class BoosterAdapter(Adapter):
             return X.to_numpy(dtype=np.float64, na_value=np.nan)
         return X
 
+    def wrapper_predict(self, data, response: str, margin: dict):
+        """The prediction of a model of the library's scikit-learn interface: ``predict_proba``, the raw margin
+        (``predict`` with ``margin``, the keyword by which the library asks for it) or ``predict``."""
+        m = self.model
+        if response == "predict_proba":
+            return as_2d(m.predict_proba(data))
+        if response == "raw":
+            return as_2d(m.predict(data, **margin))
+        if response == "predict":
+            return as_2d(m.predict(data))
+        raise PdpxError(f"{type(m).__name__} has no response {response!r}")
+
     def library_version(self) -> str:
         """The installed library's version (for messages; imports the library, which is loaded by then)."""
         return str(getattr(import_module(self.library), "__version__", "?"))
@@ -275,6 +287,18 @@ def nan_row_margin(ens) -> tuple[np.ndarray, float]:
         scale += float(np.abs(v).sum())
     return out, scale
 
+
+
+def link_problem(ens, theirs, *, rtol: float, atol: float, theirs_are: str) -> str | None:
+    """What differs between the IR's link on a row of missing values and ``theirs``, the library's own transformed
+    prediction of that row (``theirs_are``: how the message names it), or None when they agree."""
+    theirs = as_2d(np.asarray(theirs, dtype=np.float64))
+    mine = ens.apply_link(nan_row_margin(ens)[0][None, :])
+    if ens.link == "binary_logistic" and theirs.shape[1] == 1:
+        mine = mine[:, 1:]
+    if mine.shape != theirs.shape or not np.allclose(mine, theirs, rtol=rtol, atol=atol):
+        return f"link {ens.link!r} gives {mine.ravel()[:3]} where {theirs_are} {theirs.ravel()[:3]}"
+    return None
 
 def self_check(ens, reference: np.ndarray | None, rel: float = 1e-7) -> str | None:
     """Compare the IR's margins on an all-NaN row with the library's; a message if they differ."""
