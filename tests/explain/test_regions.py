@@ -135,6 +135,10 @@ def test_stopping_rules_say_why():
         "no split leaves min_rows=300 rows on each side")
     capped = pdpx.regions(_f, X, "x1", min_gain=0.999)
     assert len(capped.regions) == 1 and "below min_gain=0.999" in capped.regions[0].stopped
+    dated = pd.DataFrame({"x1": X["x1"], "day": pd.date_range("2024-01-01", periods=len(X), freq="D")})
+    by_date = pdpx.regions(lambda d: d["x1"].to_numpy() * (d["day"].dt.month > 6).to_numpy(), dated, "x1")
+    assert by_date.regions[0].stopped == "no feature to split by (see the notes)"
+    assert "not split by: day (date columns)" in by_date.notes
     deep = pdpx.regions(_f, X, "x1", max_depth=3, min_gain=0.0)
     assert max(s.depth for s in deep.splits) <= 2
 

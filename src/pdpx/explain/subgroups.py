@@ -529,7 +529,9 @@ def _grow(stats: _Stats, cands: list, max_depth: int, min_gain: float, n: int):
             if got is not None and (best is None or got[0] < best[0]):
                 best = got
         if best is None:
-            leaves.append((rows, conditions, f"no split leaves min_rows={stats.min_rows} rows on each side"))
+            why = (f"no split leaves min_rows={stats.min_rows} rows on each side" if cands else
+                   "no feature to split by (see the notes)")
+            leaves.append((rows, conditions, why))
             return
         loss, split, left = best
         gain = (node - loss) / root_loss
