@@ -96,6 +96,15 @@ def test_partial_dependence_many_gathers_counts_once(rows, sdf):
     assert any("gathered partition by partition" in n for n in got[0].notes), got[0].notes
 
 
+def test_importance_equals_pandas(rows, sdf):
+    X, y, _ = rows
+    model = models(X[["a", "b", "c", "g"]], y)["lightgbm"]
+    local, w = as_pandas(sdf)
+    got = pdpx.importance(model, sdf, grid_resolution=5, sample_weight="w").to_frame()
+    want = pdpx.importance(model, local, grid_resolution=5, sample_weight=w).to_frame()
+    pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=0, atol=1e-9)
+
+
 def test_brute_on_a_tree_model_equals_pandas(rows, sdf):
     X, y, _ = rows
     model = models(X[["a", "b", "c", "g"]], y)["sklearn"]

@@ -15,6 +15,7 @@ LightGBM               :mod:`.lightgbm`                             :mod:`.light
 R randomForest (rpy2)  :mod:`.rpy2` (adapter in :mod:`.randomforest`) :mod:`.randomforest_trees`
 R ranger (R package)   (adapter in :mod:`.ranger`, built by the R bridge) :mod:`.ranger_trees`
 R gbm (R package)      (adapter in :mod:`.gbm`, built by the R bridge)    :mod:`.gbm_trees`
+Spark ML (pyspark.ml)  :mod:`.sparkml`                              :mod:`.sparkml_trees`
 anything with predict  :mod:`.generic` (asked last)                 --
 =====================  ===========================================  ==========================
 
@@ -40,5 +41,6 @@ BUILTINS = (
     "pdpx.adapters.xgboost",
     "pdpx.adapters.lightgbm",
     "pdpx.adapters.rpy2",
+    "pdpx.adapters.sparkml",
     "pdpx.adapters.generic",
 )
