@@ -164,8 +164,9 @@ class BoosterAdapter(Adapter):
         return X
 
     def wrapper_predict(self, data, response: str, margin: dict):
-        """The prediction of a model of the library's scikit-learn interface: ``predict_proba``, the raw margin
-        (``predict`` with ``margin``, the keyword by which the library asks for it) or ``predict``."""
+        """The prediction of a model of the library's estimator classes (those with ``fit``, ``predict`` and
+        ``predict_proba``): ``predict_proba``, the raw margin (``predict`` with ``margin``, the keyword by which the
+        library asks for it) or ``predict``."""
         m = self.model
         if response == "predict_proba":
             return as_2d(m.predict_proba(data))
