@@ -105,3 +105,23 @@ def test_the_text_is_read_exactly():
     assert t0["threshold"][0] == 0.1317898814905241 and t0["value"][1] == -1.6062481734138874
     assert t0["cats"][2] == [0, 2] and t0["left"][2] == 3 and t0["right"][2] == 4
     assert t1["value"] == [7.0] and t1["feature"] == [-1]
+
+
+def test_on_a_spark_dataframe_the_trees_travel_not_the_model(spark, data):
+    from pyspark.ml.regression import GBTRegressor
+
+    X, sdf = data
+    model = pipeline(sdf, GBTRegressor(labelCol="y", maxIter=4, maxDepth=3, seed=0))
+    rows = sdf.select("a", "b", "g").repartition(3)
+    local = rows.toPandas()
+    for feats in (["a"], ["b", "g"]):
+        got = pdpx.partial_dependence(model, rows, feats, grid_resolution=4)
+        want = pdpx.partial_dependence(model, local, feats, grid_resolution=4)
+        assert got.method == want.method == "exact"
+        np.testing.assert_allclose(got.average, want.average, rtol=0, atol=1e-9)
+    sets = [["a"], ["b"], ["a", "g"]]
+    many = pdpx.partial_dependence_many(model, rows, sets, grid_resolution=4, method="exact",
+                                        method_options={"engine": "counts"})
+    assert any("gathered partition by partition" in n for n in many[0].notes), many[0].notes
+    for res, want in zip(many, pdpx.partial_dependence_many(model, local, sets, grid_resolution=4)):
+        np.testing.assert_allclose(res.average, want.average, rtol=0, atol=1e-9)

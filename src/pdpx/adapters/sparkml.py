@@ -15,6 +15,8 @@ Predictions (``brute``, and the check of the trees against the model) call the m
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -33,37 +35,63 @@ TREES = {
 }
 
 
+@dataclass(frozen=True)
+class SparkMLTrees:
+    """What a Spark task needs of a Spark ML tree model, without its JVM objects (picklable): the class name,
+    X's columns, each column's StringIndexer labels (None: a number), the trees' text and the classes."""
+
+    kind: str
+    names: tuple
+    levels: tuple
+    text: str
+    n_classes: int = 0
+
+
+def read_spec(model) -> SparkMLTrees:
+    """The :class:`SparkMLTrees` of a tree model, alone or ending a ``PipelineModel``."""
+    stages = list(model.stages) if type(model).__name__ == "PipelineModel" else [model]
+    tree = stages[-1]
+    indexers = {s.getOutputCol(): s for s in stages[:-1] if type(s).__name__ == "StringIndexerModel"}
+    assemblers = [s for s in stages[:-1] if type(s).__name__ == "VectorAssembler"]
+    other = [type(s).__name__ for s in stages[:-1] if type(s).__name__ not in ("StringIndexerModel",
+                                                                               "VectorAssembler")]
+    if other or len(assemblers) > 1 or (len(stages) > 1 and not assemblers):
+        raise PdpxError(f"pdpx reads a Spark ML pipeline of StringIndexer models, one VectorAssembler and a tree "
+                        f"model; this one has {other or [type(s).__name__ for s in stages]}. Pass a function "
+                        "that predicts a pandas DataFrame instead")
+    n = int(tree.numFeatures)
+    if assemblers:
+        slots = list(assemblers[0].getInputCols())
+        if len(slots) != n:
+            raise PdpxError(f"the VectorAssembler makes {len(slots)} slots but the tree model reads {n}; pdpx "
+                            "reads assemblers of scalar columns only")
+        names = [indexers[c].getInputCol() if c in indexers else c for c in slots]
+        levels = [tuple(indexers[c].labelsArray[0]) if c in indexers else None for c in slots]
+    else:
+        names, levels = [f"x{i}" for i in range(n)], [None] * n
+    classes = int(tree.numClasses) if TREES[type(tree).__name__][1] else 0
+    return SparkMLTrees(type(tree).__name__, tuple(names), tuple(levels), tree.toDebugString, classes)
+
+
 class SparkMLAdapter(Adapter):
-    """A Spark ML tree model, alone or at the end of a ``PipelineModel`` (see the module docstring)."""
+    """A Spark ML tree model, alone or at the end of a ``PipelineModel`` (see the module docstring); or its
+    :class:`SparkMLTrees` in a Spark task (trees only: no ``transform`` there)."""
 
     library = "pyspark.ml"
 
     def __init__(self, model):
         super().__init__(model)
-        stages = list(model.stages) if type(model).__name__ == "PipelineModel" else [model]
-        self.tree = stages[-1]
-        kind = type(self.tree).__name__
-        self.aggregation, self.classifies = TREES[kind]
-        indexers = {s.getOutputCol(): s for s in stages[:-1] if type(s).__name__ == "StringIndexerModel"}
-        assemblers = [s for s in stages[:-1] if type(s).__name__ == "VectorAssembler"]
-        other = [type(s).__name__ for s in stages[:-1] if type(s).__name__ not in ("StringIndexerModel",
-                                                                                   "VectorAssembler")]
-        if other or len(assemblers) > 1 or (len(stages) > 1 and not assemblers):
-            raise PdpxError(f"pdpx reads a Spark ML pipeline of StringIndexer models, one VectorAssembler and a tree "
-                            f"model; this one has {other or [type(s).__name__ for s in stages]}. Pass a function "
-                            "that predicts a pandas DataFrame instead")
-        n = int(self.tree.numFeatures)
-        if assemblers:
-            slots = list(assemblers[0].getInputCols())
-            if len(slots) != n:
-                raise PdpxError(f"the VectorAssembler makes {len(slots)} slots but the tree model reads {n}; pdpx "
-                                "reads assemblers of scalar columns only")
-            self.names = [indexers[c].getInputCol() if c in indexers else c for c in slots]
-            levels = [list(indexers[c].labelsArray[0]) if c in indexers else None for c in slots]
-        else:
-            self.names, levels = [f"x{i}" for i in range(n)], [None] * n
-        self.encoder = LevelEncoder(self.names, levels, "Spark ML", allow_missing=True)
+        self.spec = model if isinstance(model, SparkMLTrees) else read_spec(model)
+        self.tree = None if isinstance(model, SparkMLTrees) else (
+            model.stages[-1] if type(model).__name__ == "PipelineModel" else model)
+        self.aggregation, self.classifies = TREES[self.spec.kind]
+        self.names = list(self.spec.names)
+        self.encoder = LevelEncoder(self.names, list(self.spec.levels), "Spark ML", allow_missing=True)
         self._tree_model: TreeModel | None = None
+
+    def portable(self) -> SparkMLTrees:
+        """What Spark's tasks receive instead of the model (its JVM objects cannot travel)."""
+        return self.spec
 
     def feature_names(self):
         return list(self.names)
@@ -72,7 +100,7 @@ class SparkMLAdapter(Adapter):
         return self.classifies
 
     def classes(self):
-        return [str(float(k)) for k in range(int(self.tree.numClasses))] if self.classifies else None
+        return [str(float(k)) for k in range(self.spec.n_classes)] if self.classifies else None
 
     def responses(self):
         return ["predict_proba"] if self.classifies else ["predict"]
@@ -86,6 +114,10 @@ class SparkMLAdapter(Adapter):
         from pyspark.sql import SparkSession
 
         spark = SparkSession.getActiveSession()
+        if self.tree is None:
+            raise PdpxError(f"a Spark ML {self.spec.kind} cannot predict inside Spark's tasks (its transform runs "
+                            "in the driver's session): with a Spark DataFrame X only its trees are read; pass "
+                            "X.toPandas() (or a sample) to average its transform")
         if spark is None:
             raise PdpxError("a Spark ML model predicts in a Spark session; start one (SparkSession.builder"
                             ".getOrCreate()) before calling pdpx")
@@ -107,9 +139,9 @@ class SparkMLAdapter(Adapter):
         if response not in self.responses() or self.tree_model_unavailable(response) != "":
             return None
         if self._tree_model is None:
-            kind = type(self.tree).__name__
+            kind = self.spec.kind
             link = ("binary_logistic", 2.0) if self.classifies else ("identity", 1.0)
-            ens = spark_ensemble(self.tree.toDebugString, len(self.names), aggregation=self.aggregation,
+            ens = spark_ensemble(self.spec.text, len(self.names), aggregation=self.aggregation,
                                  link=link[0], link_scale=link[1], description=f"Spark ML {kind}")
             self._tree_model = TreeModel(ensemble=ens, encode=self.encoder.encode,
                                          encode_values=self.encoder.encode_values,
@@ -118,11 +150,11 @@ class SparkMLAdapter(Adapter):
 
     def tree_model_unavailable(self, response):
         if response not in self.responses():
-            return f"a Spark ML {type(self.tree).__name__} has no response {response!r}; use {self.responses()[0]!r}"
-        if self.classifies and type(self.tree).__name__ != "GBTClassificationModel":
+            return f"a Spark ML {self.spec.kind} has no response {response!r}; use {self.responses()[0]!r}"
+        if self.classifies and self.spec.kind != "GBTClassificationModel":
             return ("a Spark ML decision tree or forest classifier's leaf class counts are not in its text; "
                     "pdpx averages its transform (brute)")
-        if self.classifies and int(self.tree.numClasses) != 2:
+        if self.classifies and self.spec.n_classes != 2:
             return "a boosted Spark ML classifier of more than two classes is not read"
         return ""
 
@@ -130,6 +162,8 @@ class SparkMLAdapter(Adapter):
 @hookimpl
 def pdpx_adapt_model(model):
     """The Spark ML adapter for a tree model of ``pyspark.ml``, alone or ending a ``PipelineModel``."""
+    if isinstance(model, SparkMLTrees):
+        return SparkMLAdapter(model)
     if not type(model).__module__.startswith("pyspark.ml"):
         return None
     last = model.stages[-1] if type(model).__name__ == "PipelineModel" and model.stages else model

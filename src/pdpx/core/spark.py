@@ -98,6 +98,9 @@ class SparkData:
         from pyspark.sql import functions as F
 
         self.frame, self.model = X, adapter.model
+        #: what the tasks receive: the model, or the adapter's picklable stand-in for one whose objects cannot
+        #: travel (``adapter.portable()``, e.g. a model that lives in the JVM)
+        self.shipped = adapter.portable() if callable(getattr(adapter, "portable", None)) else adapter.model
         self.types = dict(X.dtypes)
         #: X's columns in the order the user gave them (integer positions refer to these)
         self.input_columns = [str(c) for c in X.columns]
@@ -215,7 +218,7 @@ class SparkData:
         the partition (:func:`partition_run`): the partitions' sums (one per partition that has rows)."""
         from pyspark import cloudpickle  # functions of a notebook or script travel by value
 
-        payload = cloudpickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+        payload = cloudpickle.dumps(self.shipped if model is self.model else model, protocol=pickle.HIGHEST_PROTOCOL)
         digest = hashlib.sha256(payload).hexdigest()
         names, levels, wcol = self.names, self.levels, self.weight_column
 
