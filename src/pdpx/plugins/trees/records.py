@@ -8,7 +8,8 @@ its compiled functions with each one's cold-compile seconds, the shared function
 runs besides its own, and the tiny cases the warm-up (:mod:`.warmup`) runs to compile
 it for the argument types real calls give it. :mod:`.registry` collects them; the
 planner, the first-call logic (:mod:`.jit`) and the warm-up read them, so nothing else
-names a compiled function.
+names a compiled function. :mod:`.routing` declares none: its functions (the routing rule
+and its block forms) are inlined into the kernels that call them and compiled with them.
 
 This module imports nothing of the tree machinery: every kernel module can import it.
 """
