@@ -9,8 +9,10 @@ The report holds the model and data summary, the features ranked by
 McCarthy 2018) with its bar chart, one figure per feature (PD with ICE), the
 strongest 2-way interactions among the top features (or the pairs you name) by
 Friedman's H (:func:`pdpx.h_statistic`, pairwise and overall) with their 2-way
-PD figures, and the method and time used. Figures are embedded (base64 PNG or
-inline SVG): the file has no external assets and opens offline.
+PD figures, "where the average misleads" (the features ranked by the heterogeneity of their ICE
+curves, :func:`pdpx.heterogeneity`, the regions of the most heterogeneous ones, :func:`pdpx.regions`, and the
+explained-variance ledger, :func:`pdpx.explained_variance`), and the method and time used. Figures are
+embedded (base64 PNG or inline SVG): the file has no external assets and opens offline.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from .core.adapter import checked_predict
 from .core.config import config_context, get_config
 from .core.data import as_frame
 from .core.deprecation import renamed_arguments
@@ -47,10 +50,14 @@ from .core.validation import (
     String,
     validate_params,
 )
+from .explain.explained import explained_variance
+from .explain.ice_spread import heterogeneity as heterogeneity_of
 from .explain.interaction import h_statistic_of
 from .explain.pd_importance import importance_of, importance_table
+from .explain.subgroups import regions as regions_of
 from .outputs.plot_explain import plot_importance
 from .outputs.plot_style import check_backend, windowless_backend
+from .outputs.report_heterogeneity import HeterogeneitySection
 from .outputs.report_page import Page, columns_table, embed
 
 __all__ = ["report"]
@@ -61,6 +68,12 @@ TOP_FOR_PAIRS = 4
 PAIR_GRID = 20
 #: The bootstrap interval drawn around each 1-way PD (``interval=``), when every row's ICE fits the budget.
 DEFAULT_INTERVAL = 0.95
+#: "Where the average misleads": regions for at most this many features (``heterogeneity="auto"``), those whose
+#: heterogeneity is at least HETEROGENEITY_SHARE of the variance of the model's predictions (on some output).
+HETEROGENEITY_TOP = 3
+HETEROGENEITY_SHARE = 0.05
+#: The explained-variance ledger's additive model: the 1-way curves of this many top-ranked features.
+LEDGER_FEATURES = 8
 #: Options of partial_dependence that :func:`pdpx.importance` and :func:`pdpx.h_statistic` receive from the report.
 _IMPORTANCE_KEYS = ("method", "response", "target", "grid_resolution", "percentiles", "custom_values",
                     "categorical_features", "sample_weight", "n_jobs", "memory_budget", "method_options")
@@ -85,6 +98,7 @@ _RENAMED = {"n_ice": ("ice_sample", [Integral(low=1)]), "seed": ("random_state",
     "dpi": [Integral(low=1, high=2400)],
     "progress": [Boolean()],
     "pair_grid_resolution": [Integral(low=2)],
+    "heterogeneity": [Options("auto"), Integral(low=0, what="a number of features (>= 0)"), None],
 })
 def report(
     model: Any,
@@ -101,6 +115,7 @@ def report(
     dpi: int = 150,
     progress: bool = True,
     pair_grid_resolution: int = PAIR_GRID,
+    heterogeneity: int | str | None = "auto",
     **pd_options: Any,
 ) -> Path:
     """Write a self-contained HTML report of the model's partial dependence.
@@ -140,6 +155,11 @@ def report(
         Show a tqdm progress bar while computing and drawing.
     pair_grid_resolution : int, default 20
         Grid points per numeric feature of the 2-way results.
+    heterogeneity : "auto", int or None, default "auto"
+        The section "Where the average misleads": ``"auto"``: the features ranked by the heterogeneity of their ICE
+        curves, the regions of at most 3 of them (those whose heterogeneity is at least 5% of the variance of the
+        model's predictions) and the explained-variance ledger of the 8 top-ranked features; an integer: regions for
+        at most that many; ``None`` or ``0``: no section. Not for a dict of models.
     **pd_options
         Options of :func:`pdpx.partial_dependence` (``method``, ``response``,
         ``grid_resolution``, ``categorical_features``, ``target``, ...).
@@ -167,7 +187,8 @@ def report(
                                   image_format=image_format, dpi=dpi, progress=progress, options=options)
         return _one_model_report(model, X, path, features=features, interactions=interactions, title=title,
                                  n_ice=n_ice, seed=seed, max_rows=max_rows, image_format=image_format, dpi=dpi,
-                                 progress=progress, pair_grid_resolution=pair_grid_resolution, options=options)
+                                 progress=progress, pair_grid_resolution=pair_grid_resolution, options=options,
+                                 heterogeneity=heterogeneity)
 
 
 def _budget(options: PDOptions):
@@ -178,7 +199,7 @@ def _budget(options: PDOptions):
 
 
 def _one_model_report(model, X, path: Path, *, features, interactions, title, n_ice, seed, max_rows, image_format,
-                      dpi, progress, pair_grid_resolution, options: PDOptions) -> Path:
+                      dpi, progress, pair_grid_resolution, options: PDOptions, heterogeneity="auto") -> Path:
     """:func:`report` of one model (its options checked, the path writable)."""
     t_start = time.perf_counter()
     frame, sampled_from, options = _report_rows(model, X, options, n_ice=n_ice, seed=seed, max_rows=max_rows)
@@ -258,6 +279,8 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
                     r2 = pair_session.compute(pair_session.resolve_features([a, b]))
                     pair_results.append((r2, s, drawn_plot(lambda r2=r2: r2.plot(seed=seed))))
                     bar.update(1)
+                spread = _heterogeneity_section(model, frame, session, ranking, options, heterogeneity, seed=seed,
+                                                bar=bar, drawn=drawn_plot)
                 bar.set_postfix_str("figures")
                 # ---------------------------------------------------------- figures, in the page's order
                 figures = [(r, one_way_figures[id(r)].result()) for r, _ in ranking]
@@ -265,6 +288,7 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
                 h_figures = [f.result() for f in h_figures]
                 pair_figures = [(r2, s, f.result()) for r2, s, f in pair_results]
                 columns_html = columns_html.result()
+                spread = spread.resolved() if spread is not None else None
         finally:
             bar.close()
 
@@ -274,9 +298,56 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
         skipped=skipped, figures=figures, pair_figures=pair_figures, pairs_auto=pairs_given is None,
         n_candidates=len(candidates), top_for_pairs=TOP_FOR_PAIRS, options=_shown(options), n_ice=n_ice,
         elapsed=time.perf_counter() - t_start, importance=imp, importance_figure=importance_figure,
-        hstat=hstat, h_figures=h_figures, columns_html=columns_html,
+        hstat=hstat, h_figures=h_figures, columns_html=columns_html, sections=[spread] if spread else [],
     )
     return write_text_atomic(path, page.render())
+
+
+def _heterogeneity_section(model, frame, session, ranking, options: PDOptions, wanted, *, seed, bar, drawn):
+    """The section "Where the average misleads" (:class:`~pdpx.outputs.report_heterogeneity.HeterogeneitySection`,
+    its figures handed to ``drawn``), or None when ``wanted`` is None or 0. Each measure runs on the report's rows
+    with the report's options; one that fails leaves a note in its place (the rest of the report is written)."""
+    if wanted is None or wanted is False or (not isinstance(wanted, str) and int(wanted) == 0):
+        return None
+    top = HETEROGENEITY_TOP if isinstance(wanted, str) else int(wanted)
+    names = [r.features[0] for r, _ in ranking]
+    kw = options.pick(_IMPORTANCE_KEYS)
+    section = HeterogeneitySection(
+        rule=f"Regions are shown for at most {top} feature(s), the most heterogeneous of those whose heterogeneity "
+             f"is at least {HETEROGENEITY_SHARE:.0%} of the variance of the model's predictions (on some output).")
+    bar.total += 4 + 2 * top  # each measure and its figure
+    bar.set_postfix_str("heterogeneity")
+
+    def attempt(what, fn):
+        try:
+            return fn()
+        except Exception as exc:  # noqa: BLE001 - a measure of this section never loses the report
+            section.notes.append(f"{what} could not be computed: {type(exc).__name__}: {exc}")
+            return None
+        finally:
+            bar.update(1)
+
+    het = attempt("heterogeneity", lambda: heterogeneity_of(model, frame, names, **kw))
+    if het is not None:
+        pred = checked_predict(session.adapter, frame, session.response)[:, session.outputs]
+        w = np.ones(len(frame)) if options.sample_weight is None else np.asarray(options.sample_weight, float)
+        var = ((pred - (w @ pred) / w.sum()) ** 2).T @ w / w.sum()  # per output
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(var > 0, het.heterogeneity / var, 0.0).max(axis=1)
+        section.share = dict(zip(het.features, map(float, share)))
+        section.heterogeneity, section.bars = het, drawn(lambda: het.plot("bars", top=30))
+        ranked = [f for f in het.table.feature.drop_duplicates() if section.share[f] >= HETEROGENEITY_SHARE]
+        for f in ranked[:top]:
+            bar.set_postfix_str(f"regions of {f}")
+            found = attempt(f"the regions of {f}", lambda f=f: regions_of(model, frame, f, **kw))
+            if found is not None:
+                section.regions.append((found, drawn(lambda found=found: found.plot())))
+    bar.set_postfix_str("explained variance")
+    ev = attempt("the explained variance", lambda: explained_variance(
+        model, frame, names[:LEDGER_FEATURES], threeway=0, random_state=seed, **options.pick(_H_KEYS)))
+    if ev is not None:
+        section.explained, section.ledger_figure = ev, drawn(lambda: ev.plot())
+    return section
 
 
 def _report_rows(model, X, options: PDOptions, *, n_ice: int, seed: int, max_rows: int | None):

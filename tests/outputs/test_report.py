@@ -82,7 +82,7 @@ def test_report_is_one_html_file_with_every_section(diabetes_report):
     path, page = diabetes_report
     text = path.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>")
-    assert page.sections() == ["summary", "ranking", "features", "interactions", "method"]
+    assert page.sections() == ["summary", "ranking", "features", "interactions", "heterogeneity", "method"]
     assert page.text["title"] == ["Diabetes <test>"]  # escaped in the file, intact once parsed
     assert "Diabetes &lt;test&gt;" in text
     assert len(page.find("html")) == 1 and len(page.find("body")) == 1 and len(page.find("main")) == 1
@@ -111,7 +111,10 @@ def test_report_embeds_one_png_per_feature_and_pair(diabetes, diabetes_report):
     assert len(page.find("figure", class_="importance")) == 1
     assert len(page.find("figure", class_="h-statistic")) == 2  # pairwise heat map, overall bars
     imgs = page.find("img")
-    assert len(imgs) == X.shape[1] + 2 + 1 + 2
+    # "where the average misleads": the heterogeneity bars, each region figure, the explained-variance ledger
+    spread = [len(page.find("figure", class_=c)) for c in ("heterogeneity", "regions", "explained")]
+    assert spread[0] == 1 and spread[2] == 1
+    assert len(imgs) == X.shape[1] + 2 + 1 + 2 + sum(spread)
     for a, ancestors in imgs:
         assert "figure" in ancestors
         assert a["src"].startswith("data:image/png;base64,")
@@ -173,7 +176,7 @@ def test_report_with_given_pairs_svg_and_categorical_features(tmp_path):
     model = HistGradientBoostingClassifier(max_iter=10, categorical_features="from_dtype", random_state=0)
     model.fit(X, df["species"])
     out = report(model, X, tmp_path / "p.html", interactions=[("island", "bill_length_mm")],
-                 image_format="svg", **FAST)
+                 image_format="svg", heterogeneity=None, **FAST)
     page = Page(out.read_text())
     assert not page.find("img")
     assert len(page.find("svg")) == X.shape[1] + 1 + 1 + 2
@@ -186,7 +189,8 @@ def test_report_with_given_pairs_svg_and_categorical_features(tmp_path):
 
 def test_report_without_interactions_and_with_row_sample(diabetes, tmp_path):
     model, X = diabetes
-    out = report(model, X, tmp_path / "r.html", features=["bmi", "bp"], interactions=None, sample=50, **FAST)
+    out = report(model, X, tmp_path / "r.html", features=["bmi", "bp"], interactions=None, sample=50,
+                 heterogeneity=None, **FAST)
     page = Page(out.read_text())
     assert page.sections() == ["summary", "ranking", "features", "method"]
     assert len(page.find("img")) == 2 + 1
@@ -197,7 +201,7 @@ def test_report_skips_constant_columns_when_choosing_features(diabetes, tmp_path
     model, X = diabetes
     f = lambda d: d["a"] * 2 + d["b"]  # noqa: E731
     Xc = pd.DataFrame({"a": np.linspace(0, 1, 30), "b": np.linspace(1, 0, 30) ** 2, "c": np.ones(30)})
-    out = report(f, Xc, tmp_path / "c.html", interactions=0, **FAST)
+    out = report(f, Xc, tmp_path / "c.html", interactions=0, heterogeneity=None, **FAST)
     text = out.read_text()
     assert "Left out:" in text and "<code>c</code>" in text
     assert len(Page(text).find("img")) == 2 + 1
@@ -282,7 +286,9 @@ def test_figures_drawn_beside_the_computation_are_the_ones_drawn_in_turn(diabete
     in_turn = Page(report(model, X, tmp_path / "b.html", interactions=2, **opts).read_text(encoding="utf-8"))
     assert threads == {threading.main_thread().name}
     images = [[a["src"] for a, _ in page.find("img")] for page in (beside, in_turn)]
-    assert len(images[0]) == X.shape[1] + 1 + 2 + 2  # features, importance, H's two, the pairs
+    spread = sum(len(beside.find("figure", class_=c)) for c in ("heterogeneity", "regions", "explained"))
+    assert spread >= 2  # "where the average misleads": its bars and ledger, and the regions shown
+    assert len(images[0]) == X.shape[1] + 1 + 2 + 2 + spread  # features, importance, H's two, the pairs
     assert images[0] == images[1]
     assert beside.text["h3"] == in_turn.text["h3"]
 

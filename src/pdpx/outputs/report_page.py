@@ -193,6 +193,7 @@ class Page:
     hstat: Any = None
     h_figures: list = field(default_factory=list)
     columns_html: str | None = None  # :func:`columns_table`, when computed ahead (else at render)
+    sections: list = field(default_factory=list)  # more sections before "Method and time": .anchor, .toc, .render()
 
     def render(self) -> str:
         """The whole page as one HTML document."""
@@ -208,6 +209,7 @@ class Page:
             self._ranking_section(),
             self._feature_section(),
             self._pairs_section(),
+            *[s.render() for s in self.sections],
             self._method_section(),
         ]
         return (
@@ -223,6 +225,7 @@ class Page:
         items = [("summary", "Model and data"), ("ranking", "Features ranked"), ("features", "Features")]
         if self.pair_figures or self.hstat is not None:
             items.append(("interactions", "Interactions"))
+        items += [(s.anchor, s.toc) for s in self.sections]
         items.append(("method", "Method and time"))
         li = "".join(f'<li><a href="#{a}">{_e(t)}</a></li>' for a, t in items)
         return f'<nav aria-label="contents"><ol>{li}</ol></nav>'
