@@ -32,7 +32,8 @@ def partial_dependence(
     custom_values: dict | None = None, categorical_features=None, sample_weight=None, centered: bool = False,
     n_jobs: int | None = None, progress: bool | None = None, memory_budget: int | str | None = None,
     ice_sample: int | None = None, random_state: int | None = 0, method_options: dict | None = None,
-    include_missing: bool | str = "auto", by=None, by_bins: int = 4, interval: float | None = None, n_boot: int = 200,
+    include_missing: bool | str = "auto", by=None, by_bins: int = 4, interval: float | str | None = None,
+    n_boot: int = 200, level: float | None = None,
 ) -> CurveResult:
     """Partial dependence of ``model`` on one set of features (one joint grid).
 
@@ -104,12 +105,18 @@ def partial_dependence(
         :class:`~pdpx.core.stacked.StackedResult` with a column named after ``by``.
     by_bins : int, default 4
         Quantile bins of a numeric ``by`` column.
-    interval : float, optional
-        Confidence level (e.g. 0.95) of a bootstrap interval of the PD over the rows (``res.lower`` /
-        ``res.upper``; see :mod:`pdpx.core.bootstrap` for what it does and does not cover). Resamples the ICE
-        matrix: no extra model calls.
+    interval : float or {"bootstrap", "members", "quantiles"}, optional
+        A band around the PD (``res.lower`` / ``res.upper``). A level (e.g. 0.95) or ``"bootstrap"``: a bootstrap
+        interval over the rows (see :mod:`pdpx.core.bootstrap` for what it does and does not cover; resamples the
+        ICE matrix, no extra model calls). ``"members"``: the spread of the model's own members, for forests and
+        bagged ensembles (each member's PD, from one pass over the trees) or a dict of refit or fold models (the
+        curve is their mean). ``"quantiles"``: a dict ``{0.1: m, 0.5: m, 0.9: m}`` of quantile models (the
+        curve is the 0.5 model's PD, the band the outer models' PDs). See :mod:`pdpx.core.members`.
     n_boot : int, default 200
         Bootstrap replicates for ``interval`` (seeded by ``random_state``).
+    level : float, optional
+        The central share of the members (or of the bootstrap replicates) the band covers, with
+        ``interval="members"`` or ``"bootstrap"`` (default 0.95).
 
     Returns
     -------
@@ -130,6 +137,10 @@ def partial_dependence(
         deprecated("partial_dependence(..., kind='derivative')", "pdpx.derivative_ice(model, X, feature, ...)")
 
         return derivatives(model, X, features, options)
+    if options.interval in ("members", "quantiles"):  # a band from the model: its members, or quantile models
+        from .core.members import model_interval
+
+        return model_interval(model, X, features, options)
     if isinstance(model, dict) or options.by is not None:
         return stacked_partial_dependence(model, X, features, options)
     return compute(model, X, features, options)

@@ -43,6 +43,8 @@ from .validation import (
 KINDS = ("average", "individual", "both")
 #: Values of ``grid``: ``grid_resolution`` points between ``percentiles``, or one point per step of a tree model.
 GRIDS = ("uniform", "thresholds")
+#: Values of ``interval`` besides a level: the rows' bootstrap, the model's members, a dict of quantile models.
+INTERVALS = ("bootstrap", "members", "quantiles")
 #: What array-like arguments may be.
 ARRAYS = (list, tuple, np.ndarray, pd.Series, pd.Index)
 
@@ -141,8 +143,9 @@ class PDOptions:
     include_missing: Any = _option("auto", Options("auto"), Boolean())
     by: Any = _option(None, String("a column name"), Integral(low=0, what="a column position"), None)
     by_bins: int = _option(4, Integral(low=2))
-    interval: Any = _option(None, Real(0, 1, low_open=True, high_open=True), None)
+    interval: Any = _option(None, Real(0, 1, low_open=True, high_open=True), Options(*INTERVALS), None)
     n_boot: int = _option(200, Integral(low=2))
+    level: Any = _option(None, Real(0, 1, low_open=True, high_open=True), None)
     #: the options the caller passed (the others hold their defaults)
     given: frozenset = field(default=frozenset(), repr=False)
     #: not an option: the validated rows (:class:`~pdpx.core.data.LocalData`) the sessions built with these
@@ -169,6 +172,7 @@ class PDOptions:
                 accepts = [Options(*kinds)] if name == "kind" and kinds != KINDS else ACCEPTS[name]
                 if accepts:
                     check_param(function, name, given[name], accepts)
+        _check_level(function, given)
         return cls(**_parsed(given), given=frozenset(given))
 
     def but(self, **changes) -> PDOptions:
@@ -191,12 +195,30 @@ def _parsed(values: Mapping[str, Any]) -> dict[str, Any]:
         out["memory_budget"] = parse_bytes(out["memory_budget"])
     if "percentiles" in out:
         out["percentiles"] = tuple(float(p) for p in out["percentiles"])
-    if out.get("interval") is not None:
+    if out.get("interval") == "bootstrap":  # the rows' bootstrap at a level: what a level alone asks for
+        out["interval"] = float(out.get("level") or 0.95)
+        out["level"] = None
+    elif out.get("interval") is not None and not isinstance(out["interval"], str):
         out["interval"] = float(out["interval"])
+    if out.get("level") is not None:
+        out["level"] = float(out["level"])
     for name in ("grid_resolution", "by_bins", "n_boot"):
         if name in out:
             out[name] = int(out[name])
     return out
+
+
+def _check_level(function: str, given: Mapping[str, Any]) -> None:
+    """``level=`` goes with a named ``interval`` only (a number is a level already)."""
+    if given.get("level") is None:
+        return
+    interval = given.get("interval")
+    if interval is None:
+        raise PdpxError(f"{function}(): level= is the share a band covers; pass interval='members' or "
+                        "'bootstrap' with it")
+    if not isinstance(interval, str):
+        raise PdpxError(f"{function}(): interval={interval!r} is a level already; give it once: interval={interval!r}"
+                        f", or interval='bootstrap' with level={given['level']!r}")
 
 
 _FIELDS = [f for f in dataclasses.fields(PDOptions) if f.name not in ("given", "rows")]

@@ -116,8 +116,8 @@ def _curve_facts(res) -> list[tuple[str, str]]:
              ("rows", f"{res.n_rows:,}")]
     if res.individual is not None:
         facts.append(("ICE curves", f"{res.individual.shape[1]:,}"))
-    if res.interval is not None:
-        facts.append(("interval", f"{res.interval:.0%} bootstrap interval of the PD"))
+    if res.lower is not None:  # a band: its own label (pdpx.core.members), else the rows' bootstrap
+        facts.append(("interval", getattr(res, "band", "") or f"{res.interval:.0%} bootstrap interval of the PD"))
     if getattr(res, "model_name", ""):
         facts.insert(0, ("model", res.model_name))
     return facts

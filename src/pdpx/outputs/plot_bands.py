@@ -4,8 +4,9 @@ Used by :mod:`.plot_oneway` and :mod:`.plot_overlay`:
 
 * the missing-value grid point (``include_missing``) is drawn apart from the numeric
   axis, a little right of the numeric grid, under a tick labelled ``missing``;
-* the bootstrap interval of the PD (``interval=``) is a ribbon (an error bar at a
-  categorical or missing point);
+* the band of the PD (``interval=``: the rows' bootstrap, the model's members or quantile
+  models) is a ribbon (an error bar at a categorical or missing point), named in the caption
+  (:func:`interval_caption`);
 * ``bands=(lo, hi)`` draws, at each grid point, the band between these quantiles of
   every ICE curve (all of them, not the drawn subsample);
 * ``color_by="column"`` colours each ICE curve by its row's value of a column of X;
@@ -71,6 +72,13 @@ def interval_layers(avg: pd.DataFrame, miss: np.ndarray, opts) -> tuple[list, li
                                     size=0.7))
         names.append("pd_interval_points")
     return layers, names
+
+
+def interval_caption(result) -> str:
+    """What a result's shaded band is: its own label (a band from the model: :mod:`pdpx.core.members`), else
+    the rows' bootstrap at its level."""
+    label = getattr(result, "band", "")
+    return label if label else f"{100 * result.interval:g}% bootstrap interval of the PD"
 
 
 def band_columns(results, avg: pd.DataFrame, bands, centered: bool) -> pd.DataFrame:

@@ -16,6 +16,7 @@ from .plot_bands import (
     band_layers,
     colour_scale,
     ice_colours,
+    interval_caption,
     interval_layers,
     place_missing,
     unsupported_bands,
@@ -242,8 +243,8 @@ def _caption(results, notes: list[str], names: list[str], opts: PlotOptions) -> 
     if "unsupported" in names:
         cap = "; ".join(c for c in (cap, "grey: no rows of the data within a grid step") if c)
     if {"pd_interval", "pd_interval_points"} & set(names):
-        level = next(r.interval for r in results if r.interval is not None)
-        cap = "; ".join(c for c in (cap, f"shaded: {100 * level:g}% bootstrap interval of the PD") if c)
+        banded = next(r for r in results if r.lower is not None)
+        cap = "; ".join(c for c in (cap, f"shaded: {interval_caption(banded)}") if c)
     return cap or None
 
 

@@ -1,0 +1,341 @@
+"""Bands from the model, not the rows: ``interval="members"`` and ``interval="quantiles"``.
+
+Three sources of a band around a PD curve, each labelled with what it is
+(:attr:`MemberResult.band`):
+
+* **the members of a forest or a bagged ensemble** (``interval="members"`` on one model): each
+  member's own PD, the member standing alone (a tree's own prediction, a bagged member's own
+  ``predict`` / ``predict_proba``). They come from one pass of ``exact`` over the trees: every
+  member's trees are handed to it as an output of their own (a forest of ``T`` trees read as a
+  model of ``T`` outputs), so the rows are walked once for all the members. The model's PD is
+  the weighted mean of its members' PDs (forests average their trees, bagging its members).
+  Boosted models are refused: each tree corrects the ones before it, so a tree is no predictor.
+* **a dict of refit or fold models** (``interval="members"`` on ``{"fold1": m1, ...}``): each
+  model's PD on the same X and grid; the curve is their mean.
+* **a dict of quantile models** (``interval="quantiles"`` on ``{0.1: m, 0.5: m, 0.9: m}``): the
+  curve is the PD of the 0.5 model, the band the PDs of the lowest and highest quantile
+  models (the rows' average of each model's conditional quantile, not a quantile of the PD).
+
+For members, ``lower`` and ``upper`` are the ``(1 - level) / 2`` and ``(1 + level) / 2``
+quantiles of the members' PDs at each grid point (``level=``, default 0.95: the central
+95% of the members): numpy's default (linear) quantiles when the members weigh the same,
+the weighted inverted-CDF quantiles otherwise. ``res.members`` holds every member's PD, so
+another summary (``res.members.std(axis=0)``) is one line away.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+from dataclasses import dataclass, field, fields, replace
+
+import numpy as np
+
+from .adapter import trees_read_once
+from .errors import PdpxError
+from .ir import TreeEnsemble, TreeModel
+from .method import MethodResult
+from .options import PDOptions
+from .result import PartialDependenceResult
+from .session import Session, center_curves
+from .stacked import stacked_partial_dependence
+from .treesum import TreeSum, TreeTerm
+
+#: The level of a band when ``level=`` is not given.
+DEFAULT_LEVEL = 0.95
+
+#: What to tell the user of a boosted model.
+BOOSTED = ("its trees are summed, as boosting sums them: each tree corrects the ones before it, so no tree is a "
+           "predictor on its own and there is no spread of members to draw. Use interval='bootstrap' (the "
+           "spread over the rows), or refit the model on resamples or folds and pass them as a dict "
+           "{'fold1': model1, ...} with interval='members'")
+
+
+@dataclass
+class MemberResult(PartialDependenceResult):
+    """A PD with a band from the model (:mod:`pdpx.core.members`): a :class:`PartialDependenceResult` plus
+    the members' curves.
+
+    Attributes
+    ----------
+    band : str
+        What ``lower`` / ``upper`` are, e.g. ``"members: central 95% of 100 trees"``.
+    members : ndarray of shape (n_members, n_outputs, *grid_shape)
+        Each member's PD (centered if ``centered``).
+    member_labels : list of str
+        The members' names (tree numbers, the dict's keys).
+    member_weights : ndarray of shape (n_members,)
+        Each member's weight in the curve (summing to 1).
+    """
+
+    band: str = ""
+    members: np.ndarray | None = field(default=None, repr=False)
+    member_labels: list = field(default_factory=list, repr=False)
+    member_weights: np.ndarray | None = field(default=None, repr=False)
+
+    def to_frame(self, *, kind: str | None = None, n_features: int | None = None, memory_budget=None):
+        """The tidy frame (:mod:`pdpx.core.result`); ``frame.attrs["band"]`` says what the band is."""
+        df = super().to_frame(kind=kind, n_features=n_features, memory_budget=memory_budget)
+        df.attrs["band"] = self.band
+        return df
+
+
+def model_interval(model, X, features, options: PDOptions) -> MemberResult:
+    """``partial_dependence`` with ``interval="members"`` or ``"quantiles"`` (see the module docstring)."""
+    if options.by is not None:
+        raise PdpxError(f"interval={options.interval!r} and by= cannot be combined; compute each group's rows "
+                        "in a call of its own")
+    if options.interval == "quantiles":
+        if options.level is not None:
+            raise PdpxError("level= sets the share of members a band covers; interval='quantiles' draws the "
+                            "lowest and highest quantile models' PDs: leave level out")
+        return _quantile_models(model, X, features, options)
+    if isinstance(model, dict):
+        return _dict_members(model, X, features, options)
+    return _tree_members(model, X, features, options)
+
+
+def band(curves: np.ndarray, weights: np.ndarray | None, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper): the central ``level`` share of ``curves`` (n_members, ...) at each point; ``weights``
+    (None: equal) as in the module docstring."""
+    alpha = (1.0 - level) / 2.0
+    if weights is None or np.allclose(weights, weights[0], rtol=1e-12, atol=0):
+        lower, upper = np.quantile(curves, [alpha, 1.0 - alpha], axis=0)
+    else:
+        lower, upper = np.quantile(curves, [alpha, 1.0 - alpha], axis=0, weights=np.broadcast_to(
+            weights.reshape((-1,) + (1,) * (curves.ndim - 1)), curves.shape), method="inverted_cdf")
+    return lower, upper
+
+
+def _with_band(base: PartialDependenceResult, average, curves, weights, lower, upper, level, label: str,
+               labels) -> MemberResult:
+    """``base`` as a :class:`MemberResult` with this curve and band."""
+    values = {f.name: getattr(base, f.name) for f in fields(PartialDependenceResult) if f.init}
+    values.update(average=average, lower=lower, upper=upper, interval=level)
+    return MemberResult(**values, band=label, members=curves, member_labels=[str(x) for x in labels],
+                        member_weights=weights)
+
+
+# ---------------------------------------------------------------- dicts of models
+def _stacked(model, X, features, options: PDOptions, what: str):
+    """Each model's result on the same grid (a dict of at least two models), no band of their own."""
+    if not isinstance(model, dict):
+        raise PdpxError(f"interval={what!r} takes a dict of models: {{0.1: model_q10, 0.5: model_q50, 0.9: "
+                        "model_q90}, each fitted for its quantile")
+    if len(model) < 2:
+        raise PdpxError(f"interval={options.interval!r} needs at least two models in the dict; it has {len(model)}")
+    if options.kind != "average":
+        raise PdpxError(f"interval={options.interval!r} draws a band around one PD; kind={options.kind!r} asks "
+                        "for ICE curves, which are each model's own: leave kind out, or call without interval")
+    stacked = stacked_partial_dependence(model, X, features, options.but(interval=None, level=None))
+    first = stacked.results[0]
+    for lab, r in zip(stacked.labels, stacked.results):
+        if any(len(a) != len(b) or not np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True)
+               for a, b in zip(r.grid_values, first.grid_values)):
+            raise PdpxError(f"model {lab!r} has another grid than model {stacked.labels[0]!r} (grid='thresholds' "
+                            "reads each model's own splits); pass custom_values, or grid='uniform'")
+    return stacked
+
+
+def _dict_members(model: dict, X, features, options: PDOptions) -> MemberResult:
+    """The mean PD of a dict of refit or fold models, with the band of their spread."""
+    stacked = _stacked(model, X, features, options, "members")
+    curves = np.stack([np.asarray(r.average, dtype=np.float64) for r in stacked.results])
+    level = DEFAULT_LEVEL if options.level is None else options.level
+    lower, upper = band(curves, None, level)
+    weights = np.full(len(curves), 1.0 / len(curves))
+    base = stacked.results[0]
+    base = replace(base, method=_one_method(stacked.method), notes=_notes(stacked),
+                   model_name=f"{len(curves)} models")
+    label = f"members: central {100 * level:g}% of {len(curves)} models"
+    return _with_band(base, curves.mean(axis=0), curves, weights, lower, upper, level, label, stacked.labels)
+
+
+def _quantile_models(model, X, features, options: PDOptions) -> MemberResult:
+    """The PD of the median model, with the PDs of the lowest and highest quantile models as the band."""
+    if isinstance(model, dict):
+        bad = [k for k in model if isinstance(k, bool) or not isinstance(k, numbers.Real) or not 0 < k < 1]
+        if bad:
+            raise PdpxError(f"interval='quantiles': the dict's keys are the models' quantiles, numbers between 0 "
+                            f"and 1 (e.g. {{0.1: m10, 0.5: m50, 0.9: m90}}); got {bad[:3]}")
+        if 0.5 not in model:
+            raise PdpxError(f"interval='quantiles': the dict has no median model (key 0.5; keys: "
+                            f"{sorted(model)}); add one, its PD is the curve")
+        model = dict(sorted(model.items()))
+    stacked = _stacked(model, X, features, options, "quantiles")
+    keys = list(model)
+    curves = np.stack([np.asarray(r.average, dtype=np.float64) for r in stacked.results])
+    base = stacked.results[keys.index(0.5)]
+    base = replace(base, method=_one_method(stacked.method), notes=_notes(stacked),
+                   model_name=f"{len(keys)} quantile models")
+    label = f"quantiles: PDs of the {keys[0]:g} and {keys[-1]:g} quantile models"
+    return _with_band(base, base.average, curves, None, curves[0], curves[-1], None, label, keys)
+
+
+def _one_method(methods: dict) -> str:
+    """The method that ran, or the methods by model when they differ."""
+    names = set(methods.values())
+    return names.pop() if len(names) == 1 else ", ".join(f"{k}: {v}" for k, v in methods.items())
+
+
+def _notes(stacked) -> list:
+    """The models' notes, each once."""
+    return list(dict.fromkeys(n for r in stacked.results for n in r.notes))
+
+
+# ---------------------------------------------------------------- members of one model
+def _tree_members(model, X, features, options: PDOptions) -> MemberResult:
+    """The members of a forest or bagged ensemble, from one ``exact`` pass over their trees."""
+    session = _MembersSession(model, X, options.but(interval=None, level=None))
+    feats = session.resolve_features(features)
+    inp = session.inputs
+    exact = inp.methods.get("exact")
+    with trees_read_once(inp.adapter):
+        tm = inp.adapter.tree_model(inp.response)
+        if tm is None or exact is None:
+            why = inp.adapter.tree_model_unavailable(inp.response) if exact is not None else "no 'exact' method"
+            raise PdpxError(f"interval='members' reads the members of forests and bagged ensembles from their "
+                            f"trees, and pdpx cannot read this {type(inp.model).__name__}'s ({why}). Pass the "
+                            "members as a dict {'m1': member1, ...} with interval='members'")
+        session.split, weights, what = split_members(tm, inp.outputs, f"this {type(inp.model).__name__}")
+        session.weights, session.exact = weights, exact
+        res = session.compute(feats)
+    curves = session.curves
+    if options.centered:
+        curves = center_curves(curves, lead=2)
+    level = DEFAULT_LEVEL if options.level is None else options.level
+    lower, upper = band(curves, weights, level)
+    label = f"members: central {100 * level:g}% of {len(weights)} {what}"
+    res.notes.append(f"band: each of the {len(weights)} {what}' own PD; the curve is their weighted mean, from "
+                     "one exact pass over the trees")
+    return _with_band(res, res.average, curves, weights, lower, upper, level, label, range(len(weights)))
+
+
+class _MembersSession(Session):
+    """A session whose method run is one ``exact`` pass over ``split`` (each member's trees an output of their
+    own): it keeps every member's PD (``curves``) and answers their weighted mean, which is the model's PD."""
+
+    split = weights = exact = curves = None
+
+    def _run(self, batch, req):
+        if batch.name != self.exact.name:
+            raise PdpxError(f"interval='members': the trees of this {type(self.inputs.model).__name__} did not "
+                            f"answer for it (method {batch.name!r} was chosen), so its members cannot be read "
+                            "from them. Pass the members as a dict {'m1': member1, ...} with interval='members'")
+        inp = self.inputs
+        individual, notes, elapsed = None, [], 0.0
+        if req.needs_individual:  # the model's own ICE curves, by the method chosen
+            out, elapsed = super()._run(batch, req)
+            individual, notes = out.individual, list(out.notes)
+        view = MembersView(inp.adapter, self.split)
+        K, n = len(req.outputs), len(self.weights)
+        t0 = time.perf_counter()
+        got = inp.data.run(self.exact.plan(view, [tuple(req.features)]), view,
+                           replace(req, kind="average", outputs=list(range(n * K))), model=inp.model, ice_rows=None)
+        avg = np.asarray(got.average, dtype=np.float64)
+        self.curves = avg.reshape((n, K) + avg.shape[1:])
+        average = np.tensordot(self.weights, self.curves, axes=1)
+        notes = notes or list(got.notes)
+        return MethodResult(average=average, individual=individual, notes=notes), elapsed + time.perf_counter() - t0
+
+
+class MembersView:
+    """The adapter of a model, but whose trees are ``split``: each member's trees an output of their own."""
+
+    def __init__(self, adapter, split):
+        self._adapter = adapter
+        self._split = split
+        self.model = self  # the tree caches key on it: the split trees are not the model's
+
+    def __getattr__(self, name):
+        return getattr(self._adapter, name)
+
+    def tree_model(self, response: str):
+        """The split trees."""
+        return self._split
+
+    def tree_model_unavailable(self, response: str) -> str:  # pragma: no cover - never asked
+        """Never unavailable."""
+        return ""
+
+
+def split_members(tm, outputs: list, name: str = "this model") -> tuple[object, np.ndarray, str]:
+    """``(model, weights, what)``: ``tm`` read as one output per member and requested output (member ``m``'s
+    output ``k`` is output ``m * len(outputs) + k``), each member's weight in the model, and what members are.
+
+    A forest (trees averaged, :class:`TreeModel` with ``aggregation == "mean"``): each tree is a member, its
+    own prediction its leaf values. An ensemble of models summed with weights (:class:`TreeSum`): each term
+    whose weights are one number times a 0/1 map of outputs, with no offset and the numbers summing to 1.
+    Refused otherwise (boosted trees; sums that are no weighted mean of their members).
+    """
+    if isinstance(tm, TreeSum):
+        return _split_sum(tm, outputs, name)
+    ens = tm.ensemble
+    if ens.aggregation != "mean":
+        raise PdpxError(f"interval='members' cannot draw the members of {name}: {BOOSTED}")
+    if ens.n_trees < 2:
+        raise PdpxError("interval='members': this model has one tree, so there is no spread of members; use "
+                        "interval='bootstrap', or pass refit models as a dict with interval='members'")
+    if ens.link != "identity" or not (ens.n_margins == 1 or np.all(ens.tree_group < 0)):
+        raise PdpxError("interval='members': the members of this forest are not single trees summed into the "
+                        "response (a link, or trees per class); pass the members as a dict with "
+                        "interval='members'")
+    w = ens.effective_tree_weight()
+    if not np.isclose(w.sum(), 1.0, rtol=1e-9) or np.any(w <= 0):
+        raise PdpxError("interval='members': this forest's tree weights do not make its prediction a weighted "
+                        "mean of its trees; pass the members as a dict with interval='members'")
+    return TreeModel(ensemble=_one_output_per_tree(ens, outputs), encode=tm.encode, encode_values=tm.encode_values,
+                     notes=list(tm.notes), recursion_weights=tm.recursion_weights), w / w.sum(), "trees"
+
+
+def _one_output_per_tree(ens: TreeEnsemble, outputs: list) -> TreeEnsemble:
+    """``ens``'s trees, copied once per requested output, tree ``t``'s copy for output ``k`` (its leaf values
+    for that margin) summed into margin ``t * K + k`` alone, with the base score added to each."""
+    K, T, n = len(outputs), ens.n_trees, len(ens.left)
+    vec = ens.tree_group < 0
+    cols = [np.where(np.repeat(vec, np.diff(ens.tree_start)), ens.value[:, min(o, ens.value.shape[1] - 1)],
+                     ens.value[:, 0]) for o in outputs]
+
+    def stacked(a):
+        return np.concatenate([a] * K)
+
+    def moved(child):
+        return np.concatenate([np.where(child >= 0, child + k * n, child) for k in range(K)])
+
+    starts = np.concatenate([ens.tree_start[:-1] + k * n for k in range(K)] + [[K * n]])
+    group = np.concatenate([np.arange(T) * K + k for k in range(K)])
+    return TreeEnsemble(
+        left=moved(ens.left), right=moved(ens.right), feature=stacked(ens.feature),
+        threshold=stacked(ens.threshold), missing_left=stacked(ens.missing_left), value=np.concatenate(cols),
+        tree_start=starts, tree_group=group, n_features=ens.n_features, n_margins=T * K,
+        node_weight=stacked(ens.node_weight), nan_mode=stacked(ens.nan_mode),
+        cat_offset=stacked(ens.cat_offset), cat_nwords=stacked(ens.cat_nwords), cat_words=ens.cat_words,
+        tree_weight=np.ones(T * K), base_score=np.tile(ens.base_score[np.asarray(outputs)], T),
+        comparison=ens.comparison, float32_input=ens.float32_input, categories_go_left=ens.categories_go_left,
+        aggregation="sum", link="identity", description=ens.description,
+    )
+
+
+def _split_sum(ts: TreeSum, outputs: list, name: str) -> tuple[TreeSum, np.ndarray, str]:
+    """A :class:`TreeSum` whose terms are weighted members (see :func:`split_members`), one output per member."""
+    outputs = np.asarray(outputs, dtype=np.int64)
+    K, M = len(outputs), len(ts.terms)
+    scales = []
+    for term in ts.terms:
+        W = np.asarray(term.weights, dtype=np.float64)
+        c = W.sum(axis=1)
+        if not (c[0] > 0 and np.allclose(c, c[0], rtol=1e-9) and np.all((W == 0) | np.isclose(W, c[0]))):
+            raise PdpxError(f"interval='members' cannot draw the members of {name}: it is no weighted mean of its "
+                            "members (a stacked or boosted combination). Use interval='bootstrap' (the spread over "
+                            "the rows), or pass refit models as a dict {'fold1': model1, ...} with interval='members'")
+        scales.append(c[0])
+    scales = np.asarray(scales)
+    if M < 2 or np.any(np.asarray(ts.offset) != 0) or not np.isclose(scales.sum(), 1.0, rtol=1e-9):
+        raise PdpxError(f"interval='members' cannot draw the members of {name}: it is no weighted mean of two or "
+                        "more members; pass refit models as a dict {'m1': member1, ...} with interval='members'")
+    terms = []
+    for m, (term, c) in enumerate(zip(ts.terms, scales)):
+        W = np.zeros((M * K, np.asarray(term.weights).shape[1]))
+        W[m * K:(m + 1) * K] = np.asarray(term.weights, dtype=np.float64)[outputs] / c
+        terms.append(TreeTerm(term.model, W, term.columns))
+    return TreeSum(terms, np.zeros(M * K), list(ts.notes)), scales, "members"

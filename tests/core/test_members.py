@@ -1,0 +1,216 @@
+"""Bands from the model (pdpx.core.members): members' PDs against each member's own predict, averaged."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import (
+    BaggingClassifier,
+    BaggingRegressor,
+    ExtraTreesRegressor,
+    GradientBoostingRegressor,
+    HistGradientBoostingRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+    StackingRegressor,
+    VotingRegressor,
+)
+from sklearn.linear_model import Ridge
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+import pdpx
+from pdpx.outputs.plot import layer_names
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.normal(size=(300, 4)), columns=["a", "b", "c", "d"])
+    y = 2 * X["a"] + X["b"] ** 2 + X["a"] * X["c"] + rng.normal(scale=0.3, size=300)
+    return X, y.to_numpy()
+
+
+def own_ice(predict, X, feature, grid, columns=None, frame=False):
+    """ICE by definition: set the column (its dtype kept), call the member's own predict (on the frame, or on its
+    array: a forest's trees were fitted on arrays; ``columns``: the ones a bagged member reads); (rows, grid)."""
+    out = []
+    for v in grid:
+        Xv = X.copy()
+        Xv[feature] = np.full(len(X), v, dtype=X[feature].dtype)
+        A = Xv if frame else Xv.to_numpy()
+        out.append(np.asarray(predict(A if columns is None else A[:, columns]), dtype=float))
+    return np.stack(out, axis=-1)
+
+
+def own_pd(predict, X, feature, grid, weights=None, columns=None, frame=False):
+    """PD by definition: the ICE curves averaged over the rows (weighted by ``weights``)."""
+    return np.average(own_ice(predict, X, feature, grid, columns, frame), weights=weights, axis=0)
+
+
+def quantiles(curves, level):
+    return np.quantile(curves, [(1 - level) / 2, (1 + level) / 2], axis=0)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_forest_members_are_the_trees_own_pds(data, weighted):
+    X, y = data
+    m = RandomForestRegressor(n_estimators=12, max_depth=5, random_state=0).fit(X, y)
+    w = np.random.default_rng(1).uniform(0.1, 3.0, len(X)) if weighted else None
+    res = pdpx.partial_dependence(m, X, "a", grid_resolution=7, interval="members", level=0.8, sample_weight=w)
+    assert res.method == "exact" and res.members.shape == (12, 1, 7) and res.interval == 0.8
+    own = np.stack([own_pd(t.predict, X, "a", res.grid_values[0], w) for t in m.estimators_])
+    np.testing.assert_allclose(res.members[:, 0], own, rtol=1e-10, atol=1e-12)
+    lo, hi = quantiles(own, 0.8)  # the central 80%: numpy's linear quantiles 0.1 and 0.9
+    np.testing.assert_allclose(res.lower[0], lo, rtol=1e-10)
+    np.testing.assert_allclose(res.upper[0], hi, rtol=1e-10)
+    model_pd = own_pd(m.predict, X, "a", res.grid_values[0], w, frame=True)  # the forest's PD is its trees' mean
+    np.testing.assert_allclose(res.average[0], model_pd, rtol=1e-10)
+    np.testing.assert_allclose(res.average[0], own.mean(axis=0), rtol=1e-10)
+    np.testing.assert_allclose(res.member_weights, np.full(12, 1 / 12))
+    assert res.band == "members: central 80% of 12 trees"
+    df = res.to_frame()
+    assert df.attrs["band"] == res.band
+    np.testing.assert_allclose(df["upper"], hi, rtol=1e-10)
+    np.testing.assert_allclose(res.members.std(axis=0)[0], own.std(axis=0), rtol=1e-9, atol=1e-12)
+
+
+def test_forest_classifier_and_centered(data):
+    X, y = data
+    m = RandomForestClassifier(n_estimators=9, max_depth=4, random_state=0).fit(X, (y > 1).astype(int))
+    res = pdpx.partial_dependence(m, X, "b", grid_resolution=6, interval="members", centered=True, kind="both")
+    own = np.stack([own_pd(lambda A, t=t: t.predict_proba(A)[:, 1], X, "b", res.grid_values[0])
+                    for t in m.estimators_])
+    own -= own[:, :1]
+    np.testing.assert_allclose(res.members[:, 0], own, atol=1e-12)
+    lo, hi = quantiles(own, 0.95)  # the default level
+    np.testing.assert_allclose(res.lower[0], lo, atol=1e-12)
+    np.testing.assert_allclose(res.upper[0], hi, atol=1e-12)
+    assert res.individual.shape == (1, len(X), 6)  # the model's own ICE curves, centered
+    ice = own_ice(lambda A: m.predict_proba(A)[:, 1], X, "b", res.grid_values[0], frame=True)
+    np.testing.assert_allclose(res.individual[0], ice - ice[:, :1], atol=1e-12)
+
+
+def test_extra_trees_and_bagged_trees_with_feature_subsets(data):
+    X, y = data
+    et = ExtraTreesRegressor(n_estimators=6, max_depth=4, random_state=0).fit(X, y)
+    res = pdpx.partial_dependence(et, X, "c", grid_resolution=5, interval="members")
+    own = np.stack([own_pd(t.predict, X, "c", res.grid_values[0]) for t in et.estimators_])
+    np.testing.assert_allclose(res.members[:, 0], own, rtol=1e-10, atol=1e-12)
+    bag = BaggingRegressor(DecisionTreeRegressor(max_depth=4), n_estimators=5, max_features=0.75,
+                           random_state=0).fit(X, y)
+    res = pdpx.partial_dependence(bag, X, "a", grid_resolution=5, interval="members")
+    own = np.stack([own_pd(t.predict, X, "a", res.grid_values[0], columns=f)
+                    for t, f in zip(bag.estimators_, bag.estimators_features_)])
+    np.testing.assert_allclose(res.members[:, 0], own, rtol=1e-10, atol=1e-12)
+    assert res.band == "members: central 95% of 5 members"
+    bc = BaggingClassifier(DecisionTreeClassifier(max_depth=3), n_estimators=4, random_state=0).fit(X, y > 1)
+    res = pdpx.partial_dependence(bc, X, "a", grid_resolution=5, interval="members")
+    own = np.stack([own_pd(lambda A, t=t: t.predict_proba(A)[:, 1], X, "a", res.grid_values[0])
+                    for t in bc.estimators_])
+    np.testing.assert_allclose(res.members[:, 0], own, atol=1e-12)
+
+
+def test_weighted_members_take_weighted_quantiles(data):
+    X, y = data
+    rf = RandomForestRegressor(n_estimators=4, max_depth=3, random_state=0)
+    et = ExtraTreesRegressor(n_estimators=4, max_depth=3, random_state=1)
+    voting = VotingRegressor([("rf", rf), ("et", et)], weights=[1, 3]).fit(X, y)
+    res = pdpx.partial_dependence(voting, X, "a", grid_resolution=5, interval="members", level=0.5)
+    np.testing.assert_allclose(res.member_weights, [0.25, 0.75])
+    own = np.stack([own_pd(e.predict, X, "a", res.grid_values[0], frame=True) for e in voting.estimators_])
+    np.testing.assert_allclose(res.members[:, 0], own, rtol=1e-10)
+    np.testing.assert_allclose(res.average[0], 0.25 * own[0] + 0.75 * own[1], rtol=1e-10)
+    w = np.broadcast_to(np.array([0.25, 0.75])[:, None], own.shape)
+    lo, hi = np.quantile(own, [0.25, 0.75], axis=0, weights=w, method="inverted_cdf")
+    np.testing.assert_allclose(res.lower[0], lo, rtol=1e-12)
+    np.testing.assert_allclose(res.upper[0], hi, rtol=1e-12)
+    # the heavier member's curve is the upper bound wherever it lies below the lighter one's
+    below = own[1] < own[0]
+    assert below.any() and np.allclose(res.upper[0][below], own[1][below], rtol=1e-12)
+
+
+def test_boosted_and_stacked_models_are_refused(data):
+    X, y = data
+    for m in (HistGradientBoostingRegressor(max_iter=5).fit(X, y), GradientBoostingRegressor(n_estimators=5).fit(X, y)):
+        with pytest.raises(pdpx.PdpxError, match=f"members of this {type(m).__name__}: its trees are summed, as "
+                                                 "boosting sums them.*interval='bootstrap'.*dict"):
+            pdpx.partial_dependence(m, X, "a", interval="members")
+    st = StackingRegressor([("a", DecisionTreeRegressor(max_depth=2)), ("b", DecisionTreeRegressor(max_depth=3))],
+                           final_estimator=Ridge()).fit(X, y)
+    with pytest.raises(pdpx.PdpxError, match="no weighted mean of"):
+        pdpx.partial_dependence(st, X, "a", interval="members")
+    with pytest.raises(pdpx.PdpxError, match="one tree"):
+        pdpx.partial_dependence(DecisionTreeRegressor(max_depth=2).fit(X, y), X, "a", interval="members")
+    with pytest.raises(pdpx.PdpxError, match="cannot read this Ridge"):
+        pdpx.partial_dependence(Ridge().fit(X, y), X, "a", interval="members")
+
+
+def test_dict_of_fold_models(data):
+    X, y = data
+    folds = np.arange(len(X)) % 3
+    models = {f"fold{k}": (Ridge() if k == 0 else DecisionTreeRegressor(max_depth=3, random_state=k)).fit(
+        X[folds != k], y[folds != k]) for k in range(3)}
+    res = pdpx.partial_dependence(models, X, "a", grid_resolution=6, interval="members", level=0.5)
+    own = np.stack([own_pd(m.predict, X, "a", res.grid_values[0], frame=True) for m in models.values()])
+    np.testing.assert_allclose(res.members[:, 0], own, rtol=1e-10)
+    np.testing.assert_allclose(res.average[0], own.mean(axis=0), rtol=1e-10)
+    lo, hi = quantiles(own, 0.5)
+    np.testing.assert_allclose(res.lower[0], lo, rtol=1e-10)
+    np.testing.assert_allclose(res.upper[0], hi, rtol=1e-10)
+    assert res.band == "members: central 50% of 3 models" and res.member_labels == list(models)
+    assert res.method == "fold0: brute, fold1: exact, fold2: exact"
+    with pytest.raises(pdpx.PdpxError, match="at least two models"):
+        pdpx.partial_dependence({"one": models["fold0"]}, X, "a", interval="members")
+    with pytest.raises(pdpx.PdpxError, match="kind='both' asks for ICE"):
+        pdpx.partial_dependence(models, X, "a", interval="members", kind="both")
+
+
+def test_quantile_models(data):
+    X, y = data
+    qs = {q: GradientBoostingRegressor(loss="quantile", alpha=q, n_estimators=20, max_depth=2,
+                                       random_state=0).fit(X, y) for q in (0.9, 0.1, 0.5)}
+    res = pdpx.partial_dependence(qs, X, "a", grid_resolution=5, interval="quantiles")
+    own = {q: own_pd(m.predict, X, "a", res.grid_values[0], frame=True) for q, m in qs.items()}
+    np.testing.assert_allclose(res.average[0], own[0.5], rtol=1e-10)
+    np.testing.assert_allclose(res.lower[0], own[0.1], rtol=1e-10)
+    np.testing.assert_allclose(res.upper[0], own[0.9], rtol=1e-10)
+    assert res.band == "quantiles: PDs of the 0.1 and 0.9 quantile models"
+    assert res.member_labels == ["0.1", "0.5", "0.9"] and res.interval is None
+    with pytest.raises(pdpx.PdpxError, match="no median model"):
+        pdpx.partial_dependence({0.1: qs[0.1], 0.9: qs[0.9]}, X, "a", interval="quantiles")
+    with pytest.raises(pdpx.PdpxError, match="numbers between 0 and 1"):
+        pdpx.partial_dependence({"low": qs[0.1], 0.5: qs[0.5]}, X, "a", interval="quantiles")
+    with pytest.raises(pdpx.PdpxError, match="takes a dict of models"):
+        pdpx.partial_dependence(qs[0.5], X, "a", interval="quantiles")
+    with pytest.raises(pdpx.PdpxError, match="leave level out"):
+        pdpx.partial_dependence(qs, X, "a", interval="quantiles", level=0.9)
+
+
+def test_interval_names_and_levels(data):
+    X, y = data
+    m = Ridge().fit(X, y)
+    a = pdpx.partial_dependence(m, X, "a", grid_resolution=4, interval="bootstrap", n_boot=20)
+    b = pdpx.partial_dependence(m, X, "a", grid_resolution=4, interval=0.95, n_boot=20)
+    np.testing.assert_array_equal(a.lower, b.lower)
+    assert a.interval == 0.95
+    c = pdpx.partial_dependence(m, X, "a", grid_resolution=4, interval="bootstrap", level=0.8, n_boot=20)
+    d = pdpx.partial_dependence(m, X, "a", grid_resolution=4, interval=0.8, n_boot=20)
+    np.testing.assert_array_equal(c.upper, d.upper)
+    with pytest.raises(pdpx.PdpxError, match="is a level already"):
+        pdpx.partial_dependence(m, X, "a", interval=0.9, level=0.8)
+    with pytest.raises(pdpx.PdpxError, match="pass interval='members' or 'bootstrap' with it"):
+        pdpx.partial_dependence(m, X, "a", level=0.8)
+    with pytest.raises(pdpx.PdpxError, match="interval"):
+        pdpx.partial_dependence(m, X, "a", interval="trees")
+    with pytest.raises(pdpx.PdpxError, match="one feature set per call"):
+        pdpx.partial_dependence_many(m, X, ["a"], interval="members")
+    with pytest.raises(pdpx.PdpxError, match="by= cannot be combined"):
+        pdpx.partial_dependence(m, X, "a", interval="members", by="b")
+
+
+def test_band_is_drawn_with_its_label(data):
+    X, y = data
+    m = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    res = pdpx.partial_dependence(m, X, "a", grid_resolution=5, interval="members")
+    p = res.plot()
+    assert "shaded: members: central 95% of 5 trees" in p.labels.caption
+    assert "pd_interval" in layer_names(p)
