@@ -178,3 +178,42 @@ def test_the_model_is_unpickled_once_per_worker():
     assert [pickle.loads(o[0]["sums"][0]) for o in outs] == [2 * 2 * (1 + 6)] * 3
     assert list(spark_data.partition_run(iter([part.iloc[:0]]), payload, "digest-x", task, (1.0,), ["a"], {},
                                          None)) == []  # an empty partition returns no row
+
+
+CONNECT = """
+import os, sys, warnings
+warnings.simplefilter("ignore")
+os.environ["PYSPARK_PYTHON"] = sys.executable
+import numpy as np, pandas as pd
+from pyspark.sql import SparkSession
+from sklearn.ensemble import HistGradientBoostingRegressor
+import pdpx
+
+spark = SparkSession.builder.remote("local[2]").getOrCreate()
+rng = np.random.default_rng(0)
+X = pd.DataFrame(rng.normal(size=(1000, 3)), columns=["a", "b", "c"])
+X["w"] = rng.uniform(0, 2, len(X))
+model = HistGradientBoostingRegressor(max_iter=10, random_state=0).fit(X[["a", "b", "c"]], X.a * X.b)
+sdf = spark.createDataFrame(X).repartition(3)
+assert type(sdf).__module__ == "pyspark.sql.connect.dataframe", type(sdf)
+local = sdf.toPandas()
+sets = [["a"], ["a", "b"]]
+got = pdpx.partial_dependence_many(model, sdf, sets, grid_resolution=5, sample_weight="w")
+want = pdpx.partial_dependence_many(model, local[["a", "b", "c"]], sets, grid_resolution=5,
+                                    sample_weight=local.w.to_numpy())
+print(max(float(np.abs(g.average - h.average).max()) for g, h in zip(got, want)))
+spark.stop()
+"""
+
+
+def test_spark_connect_runs_the_same(tmp_path):
+    """Under Spark Connect (no RDD, no SparkContext exists in the client), in a process of its own: a Connect
+    session cannot share this process with the classic one the other tests use."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("grpc", reason="Spark Connect needs grpcio (pip install 'pdpx[spark]')")
+    out = subprocess.run([sys.executable, "-c", CONNECT], capture_output=True, text=True, timeout=600,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert float(out.stdout.strip().splitlines()[-1]) <= 1e-9
