@@ -12,7 +12,8 @@ little-endian float64 bytes, text as lists of str.
 * :func:`r_partial_dependence`: one call of :func:`pdpx.partial_dependence`, whose
   keyword options the R side may pass by name (the set is read from the Python
   function's signature, so the two never drift apart);
-* :func:`r_explain`: one call of :func:`pdpx.importance`, :func:`pdpx.h_statistic` or
+* :func:`r_explain`: one call of :func:`pdpx.importance`, :func:`pdpx.h_statistic`, :func:`pdpx.heterogeneity`,
+  :func:`pdpx.regions`, :func:`pdpx.explained_variance` or
   :func:`pdpx.ale`, with the same option handling.
 """
 
@@ -346,8 +347,11 @@ def r_explain(what: str, adapter: Adapter, X, features, options: Mapping | None 
     """
     from . import explain
 
+    if what in _SPREAD:
+        return _spread_for_r(what, adapter, X, features, options)
     if what not in ("importance", "h_statistic", "ale"):
-        raise PdpxError(f"unknown measure {what!r}; the R package asks for 'importance', 'h_statistic' or 'ale'")
+        raise PdpxError(f"unknown measure {what!r}; the R package asks for 'importance', 'h_statistic', 'ale', "
+                        f"{', '.join(map(repr, _SPREAD))}")
     fn = explain.resolve(what)
     if isinstance(X, Mapping):
         X = frame_from_r(X)
@@ -363,3 +367,44 @@ def r_explain(what: str, adapter: Adapter, X, features, options: Mapping | None 
         return {"frame": frame_for_r(res), "warnings": _pdpx_warnings(caught)}
     return {"pairwise": frame_for_r(res.pairwise), "overall": frame_for_r(res.overall),
             "warnings": _pdpx_warnings(caught)}
+
+
+#: The measures of what the average hides (docs/heterogeneity.md), for the R package's heterogeneity(), regions()
+#: and explained_variance().
+_SPREAD = ("heterogeneity", "regions", "explained_variance")
+
+
+def _spread_for_r(what: str, adapter: Adapter, X, features, options: Mapping | None) -> dict:
+    """:func:`pdpx.heterogeneity` (``{"table", "curves"}``), :func:`pdpx.regions` (``{"regions", "splits",
+    "curves", "membership"}``: each row's region) or :func:`pdpx.explained_variance` (``{"ledger", "threeway"}``) as
+    plain data for R, with ``meta`` (method, rows, notes, what regions removed) and the warnings raised."""
+    from . import explain
+
+    fn = explain.resolve(what)
+    if isinstance(X, Mapping):
+        X = frame_from_r(X)
+    opts = dict(options or {})
+    counts = {k: opts.pop(k) for k in ("pairs", "max_depth") if k in opts}  # a number here, not a list of pairs
+    opts = {**_options_from_r(opts, _keyword_options(fn) | _keyword_options(partial_dependence)), **counts}
+    feats = None if features is None else as_list(features)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = fn(adapter, X, feats[0] if what == "regions" else feats, **opts)
+    meta = {"method": res.method, "n_rows": int(res.n_rows), "notes": list(res.notes)}
+    if what == "heterogeneity":
+        out = {"table": frame_for_r(res.table), "curves": frame_for_r(res.to_frame())}
+    elif what == "regions":
+        table = pd.DataFrame([(r.region, o, r.rule, r.n_rows, float(r.heterogeneity[k]), r.stopped)
+                              for r in res.regions for k, o in enumerate(res.outputs)],
+                             columns=["region", "output", "rule", "n_rows", "heterogeneity", "stopped"])
+        membership = np.zeros(res.n_rows)
+        for r in res.regions:
+            membership[r.rows] = r.region
+        splits = res.splits_frame()[["depth", "feature", "kind", "op", "threshold", "gain", "left", "right"]]
+        curves = res.to_frame(kind="average").drop(columns=["kind", "row"])
+        out = {"regions": frame_for_r(table), "splits": frame_for_r(splits), "curves": frame_for_r(curves),
+               "membership": frame_for_r(pd.DataFrame({"region": membership.astype(np.int64)}))}
+        meta.update(feature=res.feature, removed=float(res.removed))
+    else:
+        out = {"ledger": frame_for_r(res.ledger), "threeway": frame_for_r(res.threeway)}
+    return {**out, "meta": meta, "warnings": _pdpx_warnings(caught)}
