@@ -13,7 +13,7 @@
 #'   missing values) where `feature`'s ICE curves disagree, up to `max_depth` splits, each
 #'   removing at least `min_gain` of its heterogeneity; each region's rule, rows,
 #'   heterogeneity and PD curve.
-#' * `explained_variance()`: the share of the variance of the predictions (R²) kept by the
+#' * `explained_variance()`: the share of the variance of the predictions (R^2) kept by the
 #'   sum of the centered 1-way PD curves, then with the `pairs` that raise it most and the
 #'   regions of `region_features` features (a ledger of what each step bought), and 3-way H
 #'   for triples of the `threeway` features with the largest overall H.
@@ -26,7 +26,7 @@
 #' @param max_depth,split_features,min_gain,min_rows For `regions()`: splits from the
 #'   root to a region; the columns the rows may be split by (default: every other one);
 #'   the smallest share of the feature's heterogeneity a split must remove; rows each
-#'   side keeps at least (default: 2% of the rows, at least 10).
+#'   side keeps at least (default: 2\% of the rows, at least 10).
 #' @param pairs,region_features,threeway For `explained_variance()`: how many pairs are
 #'   added, how many features get regional curves, and 3-way H among how many features
 #'   (below 3: none).
@@ -162,7 +162,7 @@ as.data.frame.pdpx_explained <- function(x, ...) x$ledger
 #' `autoplot()` returns a ggplot; `plot()` draws it. A [heterogeneity()] result: bars of
 #' each feature's heterogeneity (`which = "bars"`), or each feature's variance curve over
 #' its grid (`which = "curves"`). A [regions()] result: each region's PD curve, one panel
-#' per region on a shared axis. An [explained_variance()] result: bars of R² by step.
+#' per region on a shared axis. An [explained_variance()] result: bars of R^2 by step.
 #' Several outputs get one panel (or colour) each.
 #'
 #' @param object,x A result of [heterogeneity()], [regions()] or [explained_variance()].
