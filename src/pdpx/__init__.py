@@ -37,6 +37,7 @@ from .core.errors import (
 from .core.extrapolation import Extrapolation
 from .core.hookspecs import hookimpl
 from .core.plugins import get_plugin_manager
+from .core.members import MemberResult
 from .core.result import CurveResult, PartialDependenceCollection, PartialDependenceResult
 from .core.stacked import StackedResult
 from .core.version import __version__
@@ -65,6 +66,7 @@ __all__ = [
     "CurveResult",
     "PartialDependenceResult",
     "StackedResult",
+    "MemberResult",
     "DerivativeResult",
     "ALEResult",
     "PartialDependenceCollection",
