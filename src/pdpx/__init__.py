@@ -36,8 +36,8 @@ from .core.errors import (
 )
 from .core.extrapolation import Extrapolation
 from .core.hookspecs import hookimpl
-from .core.plugins import get_plugin_manager
 from .core.members import MemberResult
+from .core.plugins import get_plugin_manager
 from .core.result import CurveResult, PartialDependenceCollection, PartialDependenceResult
 from .core.stacked import StackedResult
 from .core.version import __version__
