@@ -217,3 +217,45 @@ def test_spark_connect_runs_the_same(tmp_path):
                          cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
     assert float(out.stdout.strip().splitlines()[-1]) <= 1e-9
+
+
+RETRIED = """
+import os, sys, warnings
+warnings.simplefilter("ignore")
+os.environ["PYSPARK_PYTHON"] = sys.executable
+import numpy as np, pandas as pd
+from pyspark.sql import SparkSession
+import pdpx
+
+MARK = os.path.abspath("failed-once")
+
+def flaky(X):  # the first Spark task to predict fails once (a lost executor, say); Spark runs it again
+    if "pyspark.worker" in sys.modules and not os.path.exists(MARK):
+        open(MARK, "w").close()
+        raise RuntimeError("task lost")
+    return X["a"].to_numpy() * X["b"].to_numpy()
+
+spark = (SparkSession.builder.master("local[2,3]").config("spark.ui.enabled", "false")
+         .config("spark.log.level", "ERROR").getOrCreate())
+rng = np.random.default_rng(0)
+X = pd.DataFrame(rng.normal(size=(600, 2)), columns=["a", "b"])
+sdf = spark.createDataFrame(X).repartition(4)
+local = sdf.toPandas()
+got = pdpx.partial_dependence(flaky, sdf, ["a"], grid_resolution=5, method="brute")
+assert os.path.exists(MARK)
+want = pdpx.partial_dependence(flaky, local, ["a"], grid_resolution=5, method="brute")
+print(float(np.abs(got.average - want.average).max()))
+spark.stop()
+"""
+
+
+def test_a_retried_task_is_counted_once(tmp_path):
+    """A task that fails and is run again by Spark (local[2,3]: three attempts) adds its partition once."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", RETRIED], capture_output=True, text=True, timeout=600,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "task lost" in out.stderr  # the failure happened and Spark retried it
+    assert float(out.stdout.strip().splitlines()[-1]) <= 1e-9

@@ -281,7 +281,9 @@ def check_schema(adapter: Adapter, head: pd.DataFrame, types: dict) -> None:
         text = str(exc)
         said = f" The model said: {type(exc).__name__}: {text[:300]}"
         bad = [c for c in head.columns if re.search(r"(?<![\w])" + re.escape(str(c)) + r"(?![\w])", text)]
-        bad = bad or [c for c in head.columns if types.get(c, "").split("(")[0] in _TEXT] or list(head.columns)
+        bad = bad or [c for c in head.columns if types.get(c, "").split("(")[0] in _TEXT]
+        if not bad:  # nothing points at the columns' types: the model's own error, as it is
+            raise
     else:
         said = ""
         if tm is not None and tm.ensemble.n_features == head.shape[1]:
