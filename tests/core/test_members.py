@@ -109,6 +109,19 @@ def test_extra_trees_and_bagged_trees_with_feature_subsets(data):
     np.testing.assert_allclose(res.members[:, 0], own, atol=1e-12)
 
 
+def test_lightgbm_random_forest_members(data):
+    import lightgbm
+    X, y = data
+    m = lightgbm.LGBMRegressor(boosting_type="rf", n_estimators=6, subsample=0.6, subsample_freq=1, num_leaves=8,
+                               verbose=-1).fit(X, y)
+    res = pdpx.partial_dependence(m, X, "a", grid_resolution=5, interval="members")
+    own = np.stack([own_pd(lambda A, t=t: m.booster_.predict(A, start_iteration=t, num_iteration=1), X, "a",
+                           res.grid_values[0], frame=True) for t in range(6)])  # each tree's own prediction
+    np.testing.assert_allclose(res.members[:, 0], own, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res.average[0], own_pd(m.predict, X, "a", res.grid_values[0], frame=True),
+                               rtol=1e-10)
+
+
 def test_weighted_members_take_weighted_quantiles(data):
     X, y = data
     rf = RandomForestRegressor(n_estimators=4, max_depth=3, random_state=0)
@@ -214,3 +227,4 @@ def test_band_is_drawn_with_its_label(data):
     p = res.plot()
     assert "shaded: members: central 95% of 5 trees" in p.labels.caption
     assert "pd_interval" in layer_names(p)
+    assert "members: central 95% of 5 trees" in res._repr_html_()  # the notebook's facts name the band too
