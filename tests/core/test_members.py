@@ -89,6 +89,20 @@ def test_forest_classifier_and_centered(data):
     np.testing.assert_allclose(res.individual[0], ice - ice[:, :1], atol=1e-12)
 
 
+def test_three_classes_on_a_two_way_grid(data):
+    X, y = data
+    m = RandomForestClassifier(n_estimators=5, max_depth=4, random_state=0).fit(X, np.digitize(y, [0.0, 2.0]))
+    res = pdpx.partial_dependence(m, X, ["a", "b"], grid_resolution=4, interval="members")
+    assert res.members.shape == (5, 3, 4, 4) and res.outputs == ["0", "1", "2"]
+    g0, g1 = res.grid_values
+    for t, tree in enumerate(m.estimators_):
+        for i, u in enumerate(g0):
+            own = own_pd(tree.predict_proba, X.assign(a=u), "b", g1)  # (classes, grid of b)
+            np.testing.assert_allclose(res.members[t, :, i, :], own, atol=1e-12)
+    with pytest.raises(pdpx.PdpxError, match="over the memory budget"):
+        pdpx.partial_dependence(m, X, ["a", "b"], grid_resolution=100, interval="members", memory_budget="1MB")
+
+
 def test_extra_trees_and_bagged_trees_with_feature_subsets(data):
     X, y = data
     et = ExtraTreesRegressor(n_estimators=6, max_depth=4, random_state=0).fit(X, y)

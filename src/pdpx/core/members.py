@@ -229,6 +229,11 @@ class _MembersSession(Session):
             individual, notes = out.individual, list(out.notes)
         view = MembersView(inp.adapter, self.split)
         K, n = len(req.outputs), len(self.weights)
+        need = n * K * req.n_grid * 8
+        if need > inp.memory_budget:
+            raise PdpxError(f"interval='members': the PDs of {n} members, {K} output(s) and {req.n_grid:,} grid "
+                            f"points would take {need / 2**20:,.0f} MiB, over the memory budget; lower "
+                            "grid_resolution, ask for fewer outputs (target=), or raise memory_budget")
         t0 = time.perf_counter()
         got = inp.data.run(self.exact.plan(view, [tuple(req.features)]), view,
                            replace(req, kind="average", outputs=list(range(n * K))), model=inp.model, ice_rows=None)
