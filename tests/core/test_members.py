@@ -167,6 +167,9 @@ def test_boosted_and_stacked_models_are_refused(data):
         pdpx.partial_dependence(st, X, "a", interval="members")
     with pytest.raises(pdpx.PdpxError, match="one tree"):
         pdpx.partial_dependence(DecisionTreeRegressor(max_depth=2).fit(X, y), X, "a", interval="members")
+    forest = RandomForestRegressor(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+    with pytest.raises(pdpx.PdpxError, match="by method 'exact'; method='brute' cannot: leave method out"):
+        pdpx.partial_dependence(forest, X, "a", interval="members", method="brute")
     with pytest.raises(pdpx.PdpxError, match="cannot read this Ridge"):
         pdpx.partial_dependence(Ridge().fit(X, y), X, "a", interval="members")
 

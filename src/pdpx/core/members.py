@@ -190,6 +190,12 @@ def _tree_members(model, X, features, options: PDOptions) -> MemberResult:
     feats = session.resolve_features(features)
     inp = session.inputs
     exact = inp.methods.get("exact")
+    if inp.method not in ("auto", "exact"):
+        raise PdpxError(f"interval='members' reads the members from the trees, by method 'exact'; method="
+                        f"{inp.method!r} cannot: leave method out")
+    if not inp.data.supports_ice_sample:
+        raise PdpxError("interval='members' is not supported for Dask or Spark input; pass a pandas X, or a "
+                        "sample of it")
     with trees_read_once(inp.adapter):
         tm = inp.adapter.tree_model(inp.response)
         if tm is None or exact is None:
