@@ -259,3 +259,10 @@ def test_a_retried_task_is_counted_once(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     assert "task lost" in out.stderr  # the failure happened and Spark retried it
     assert float(out.stdout.strip().splitlines()[-1]) <= 1e-9
+
+
+def test_a_function_that_reads_rows_here_says_so(rows, sdf, tmp_path):
+    with pytest.raises(PdpxError, match="does not take a Spark DataFrame"):
+        pdpx.report(plain, sdf.drop("w"), str(tmp_path / "r.html"), features=["a"])
+    with pytest.raises(PdpxError, match=r"h_statistic\(\).*X.sample\(fraction=...\).toPandas\(\)"):
+        pdpx.h_statistic(plain, sdf.drop("w"), ["a", "b"])

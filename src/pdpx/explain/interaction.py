@@ -142,8 +142,9 @@ def h_statistic_of(model, X, features, pairs, sample, random_state, options: PDO
     progress = options.progress
     session = Session(model, X, options.but(progress=False))
     if not session.data.supports_ice_sample:
-        raise PdpxError("h_statistic(): X is a Dask collection; H evaluates every function at every row, so pass "
-                        "a pandas sample of it (e.g. X.sample(frac=...).compute())")
+        raise PdpxError("h_statistic(): X is held by a cluster (Dask, Spark); H evaluates every function at every "
+                        "row, so pass a pandas sample of it (Dask: X.sample(frac=...).compute(), Spark: "
+                        "X.sample(fraction=...).toPandas())")
     n = session.n_rows
     notes: list = []
     weights = session.sample_weight
