@@ -372,6 +372,8 @@ def r_explain(what: str, adapter: Adapter, X, features, options: Mapping | None 
 #: The measures of what the average hides (docs/heterogeneity.md), for the R package's heterogeneity(), regions()
 #: and explained_variance().
 _SPREAD = ("heterogeneity", "regions", "explained_variance")
+#: Their whole-number arguments (R sends numbers as doubles).
+_COUNTS = ("pairs", "max_depth", "min_rows", "n_thresholds", "region_features", "threeway")
 
 
 def _spread_for_r(what: str, adapter: Adapter, X, features, options: Mapping | None) -> dict:
@@ -384,8 +386,10 @@ def _spread_for_r(what: str, adapter: Adapter, X, features, options: Mapping | N
     if isinstance(X, Mapping):
         X = frame_from_r(X)
     opts = dict(options or {})
-    counts = {k: opts.pop(k) for k in ("pairs", "max_depth") if k in opts}  # a number here, not a list of pairs
-    opts = {**_options_from_r(opts, _keyword_options(fn) | _keyword_options(partial_dependence)), **counts}
+    known = set(inspect.signature(fn).parameters) - {"model", "X", "feature", "features", "pd_options"}
+    counts = {k: opts.pop(k) for k in _COUNTS if k in known and opts.get(k) is not None}  # pairs: a number here
+    counts = {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in counts.items()}  # R's doubles
+    opts = {**_options_from_r(opts, frozenset(known) | _keyword_options(partial_dependence)), **counts}
     feats = None if features is None else as_list(features)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

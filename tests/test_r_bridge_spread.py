@@ -1,0 +1,76 @@
+"""The R bridge's heterogeneity, regions and explained_variance (pdpx.r_bridge.r_explain) with a Python stand-in for
+an R predict closure: what R receives equals the Python functions' results, numbers as R sends them (doubles)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pdpx
+from pdpx.r_bridge import r_adapter, r_explain
+
+
+def _f(d):
+    """y = 3 x1 1[x2 > 0] - 3 x1 1[x2 <= 0] + x3 of a DataFrame."""
+    return 3 * d["x1"].to_numpy() * np.where(d["x2"].to_numpy() > 0, 1.0, -1.0) + d["x3"].to_numpy()
+
+
+def _closure(cols):
+    """The stand-in for R's predict closure: it reads the columns as R does (raw float64 bytes)."""
+    return _f(pd.DataFrame({k: np.frombuffer(cols["columns"][k], "<f8") for k in cols["names"]}))
+
+
+@pytest.fixture(scope="module")
+def case():
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"x1": rng.uniform(-1, 1, 300), "x2": rng.uniform(-1, 1, 300), "x3": rng.uniform(-1, 1, 300)})
+    ad = r_adapter({"type": "function", "predict": _closure, "output_names": "prediction",
+                    "feature_names": ["x1", "x2", "x3"], "model_name": "lm"})
+    return ad, X
+
+
+def _column(frame, name):
+    col = frame["columns"][name]
+    if col["type"] == "character":
+        codes = np.frombuffer(col["codes"], "<f8").astype(int) - 1
+        return [col["levels"][c] for c in codes]
+    return np.frombuffer(col["data"], "<f8")
+
+
+def test_heterogeneity_for_r_equals_pdpx_heterogeneity(case):
+    ad, X = case
+    out = r_explain("heterogeneity", ad, X, ["x1", "x2", "x3"], {"grid_resolution": 8.0})
+    want = pdpx.heterogeneity(_f, X, grid_resolution=8).table
+    assert _column(out["table"], "feature") == list(want.feature)
+    np.testing.assert_array_equal(_column(out["table"], "heterogeneity"), want.heterogeneity.to_numpy())
+    assert out["meta"]["method"] == "brute" and out["meta"]["n_rows"] == 300
+
+
+def test_regions_for_r_carry_each_rows_region_and_the_splits(case):
+    ad, X = case
+    out = r_explain("regions", ad, X, ["x1"], {"max_depth": 2.0, "grid_resolution": 8.0, "min_gain": 0.1})
+    want = pdpx.regions(_f, X, "x1", grid_resolution=8)
+    assert _column(out["regions"], "rule") == want.rules
+    assert _column(out["splits"], "feature")[0] == "x2"
+    region = _column(out["membership"], "region")
+    for r in want.regions:
+        assert (region[r.rows] == r.region).all()
+    assert out["meta"]["removed"] == pytest.approx(want.removed) and out["meta"]["feature"] == "x1"
+
+
+def test_explained_variance_for_r_takes_numbers_as_r_sends_them(case):
+    ad, X = case
+    out = r_explain("explained_variance", ad, X, ["x1", "x2", "x3"],
+                    {"pairs": 1.0, "region_features": 0.0, "threeway": 0.0, "random_state": 0.0})
+    want = pdpx.explained_variance(_f, X, ["x1", "x2", "x3"], pairs=1, region_features=0, threeway=0)
+    np.testing.assert_allclose(_column(out["ledger"], "r2"), want.ledger.r2.to_numpy(), rtol=1e-12)
+    assert out["threeway"]["n"] == 0
+    with pytest.raises(pdpx.PdpxError, match="unknown measure"):
+        r_explain("spread", ad, X, None, {})
+
+
+def test_an_option_of_another_measure_is_refused_by_name(case):
+    ad, X = case
+    with pytest.raises(pdpx.PdpxError, match=r"unknown option\(s\) \['threeway'\]"):
+        r_explain("heterogeneity", ad, X, ["x1"], {"threeway": 3.0})
