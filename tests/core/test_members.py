@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.ensemble import (
+    AdaBoostRegressor,
     BaggingClassifier,
     BaggingRegressor,
     ExtraTreesRegressor,
@@ -15,6 +16,7 @@ from sklearn.ensemble import (
     VotingRegressor,
 )
 from sklearn.linear_model import Ridge
+from sklearn.neighbors import KNeighborsRegressor
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import pdpx
@@ -155,6 +157,32 @@ def test_weighted_members_take_weighted_quantiles(data):
     assert below.any() and np.allclose(res.upper[0][below], own[1][below], rtol=1e-12)
 
 
+def test_members_without_readable_trees_by_brute_force(data):
+    X, y = data
+    bag = BaggingRegressor(KNeighborsRegressor(), n_estimators=4, max_features=0.75, random_state=0).fit(X, y)
+    w = np.random.default_rng(2).uniform(0.5, 2.0, len(X))
+    res = pdpx.partial_dependence(bag, X, "a", grid_resolution=5, interval="members", sample_weight=w)
+    own = np.stack([own_pd(e.predict, X, "a", res.grid_values[0], w, columns=c)
+                    for e, c in zip(bag.estimators_, bag.estimators_features_)])
+    np.testing.assert_allclose(res.members[:, 0], own, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res.average[0], own_pd(bag.predict, X, "a", res.grid_values[0], w, frame=True),
+                               rtol=1e-10)
+    assert res.method == "brute" and "by brute force over each member's own prediction" in res.notes[-1]
+    voting = VotingRegressor([("r", Ridge()), ("k", KNeighborsRegressor())], weights=[3, 1]).fit(X, y)
+    res = pdpx.partial_dependence(voting, X, "b", grid_resolution=4, interval="members")
+    own = np.stack([own_pd(e.predict, X, "b", res.grid_values[0], frame=True) for e in voting.estimators_])
+    np.testing.assert_allclose(res.members[:, 0], own, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res.member_weights, [0.75, 0.25])
+    forest = RandomForestRegressor(n_estimators=4, max_depth=3, random_state=0).fit(X, y)
+    by_brute = pdpx.partial_dependence(forest, X, "a", grid_resolution=5, interval="members", method="brute")
+    by_trees = pdpx.partial_dependence(forest, X, "a", grid_resolution=5, interval="members")
+    assert (by_brute.method, by_trees.method) == ("brute", "exact")
+    np.testing.assert_allclose(by_brute.members, by_trees.members, rtol=1e-10, atol=1e-12)
+    ada = AdaBoostRegressor(KNeighborsRegressor(), n_estimators=3, random_state=0).fit(X, y)  # a weighted median
+    with pytest.raises(pdpx.PdpxError, match="mean of this AdaBoostRegressor's members .* is not its prediction"):
+        pdpx.partial_dependence(ada, X, "a", grid_resolution=4, interval="members")
+
+
 def test_boosted_and_stacked_models_are_refused(data):
     X, y = data
     for m in (HistGradientBoostingRegressor(max_iter=5).fit(X, y), GradientBoostingRegressor(n_estimators=5).fit(X, y)):
@@ -167,10 +195,7 @@ def test_boosted_and_stacked_models_are_refused(data):
         pdpx.partial_dependence(st, X, "a", interval="members")
     with pytest.raises(pdpx.PdpxError, match="one tree"):
         pdpx.partial_dependence(DecisionTreeRegressor(max_depth=2).fit(X, y), X, "a", interval="members")
-    forest = RandomForestRegressor(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
-    with pytest.raises(pdpx.PdpxError, match="by method 'exact'; method='brute' cannot: leave method out"):
-        pdpx.partial_dependence(forest, X, "a", interval="members", method="brute")
-    with pytest.raises(pdpx.PdpxError, match="cannot read this Ridge"):
+    with pytest.raises(pdpx.PdpxError, match="cannot read this Ridge's .* nor does it expose members"):
         pdpx.partial_dependence(Ridge().fit(X, y), X, "a", interval="members")
 
 

@@ -185,26 +185,33 @@ def _notes(stacked) -> list:
 
 # ---------------------------------------------------------------- members of one model
 def _tree_members(model, X, features, options: PDOptions) -> MemberResult:
-    """The members of a forest or bagged ensemble, from one ``exact`` pass over their trees."""
+    """The members of a forest or bagged ensemble: from one ``exact`` pass over their trees, or by brute force
+    over the members the model exposes (:func:`exposed_members`) when its trees cannot be read."""
     session = _MembersSession(model, X, options.but(interval=None, level=None))
     feats = session.resolve_features(features)
     inp = session.inputs
-    exact = inp.methods.get("exact")
-    if inp.method not in ("auto", "exact"):
-        raise PdpxError(f"interval='members' reads the members from the trees, by method 'exact'; method="
-                        f"{inp.method!r} cannot: leave method out")
+    name = type(inp.model).__name__
     if not inp.data.supports_ice_sample:
         raise PdpxError("interval='members' is not supported for Dask or Spark input; pass a pandas X, or a "
                         "sample of it")
+    exact = inp.methods.get("exact")
     with trees_read_once(inp.adapter):
-        tm = inp.adapter.tree_model(inp.response)
-        if tm is None or exact is None:
-            why = inp.adapter.tree_model_unavailable(inp.response) if exact is not None else "no 'exact' method"
-            raise PdpxError(f"interval='members' reads the members of forests and bagged ensembles from their "
-                            f"trees, and pdpx cannot read this {type(inp.model).__name__}'s ({why}). Pass the "
-                            "members as a dict {'m1': member1, ...} with interval='members'")
-        session.split, weights, what = split_members(tm, inp.outputs, f"this {type(inp.model).__name__}")
-        session.weights, session.exact = weights, exact
+        tm = inp.adapter.tree_model(inp.response) if exact is not None and inp.method in ("auto", "exact") else None
+        if tm is not None:
+            session.split, weights, what = split_members(tm, inp.outputs, f"this {name}")
+            session.exact, how = exact, "from one exact pass over the trees"
+        else:
+            exposed = exposed_members(inp) if "brute" in inp.methods else None
+            if exposed is None:
+                why = (f"method={inp.method!r}" if inp.method not in ("auto", "exact") else
+                       inp.adapter.tree_model_unavailable(inp.response) if exact is not None else "no 'exact' method")
+                raise PdpxError(f"interval='members' reads the members of forests and bagged ensembles from their "
+                                f"trees, and pdpx cannot read this {name}'s ({why}); nor does it expose members "
+                                "(estimators_) whose mean is its prediction. Pass the members as a dict "
+                                "{'m1': member1, ...} with interval='members'")
+            session.predicts, weights = exposed
+            what, how = "members", "by brute force over each member's own prediction"
+        session.weights = weights
         res = session.compute(feats)
     curves = session.curves
     if options.centered:
@@ -212,41 +219,51 @@ def _tree_members(model, X, features, options: PDOptions) -> MemberResult:
     level = DEFAULT_LEVEL if options.level is None else options.level
     lower, upper = band(curves, weights, level)
     label = f"members: central {100 * level:g}% of {len(weights)} {what}"
-    res.notes.append(f"band: each of the {len(weights)} {what}' own PD; the curve is their weighted mean, from "
-                     "one exact pass over the trees")
+    res.notes.append(f"band: each of the {len(weights)} {what}' own PD ({how}); the curve is the model's PD, "
+                     "their weighted mean")
     return _with_band(res, res.average, curves, weights, lower, upper, level, label, range(len(weights)))
 
 
 class _MembersSession(Session):
-    """A session whose method run is one ``exact`` pass over ``split`` (each member's trees an output of their
-    own): it keeps every member's PD (``curves``) and answers their weighted mean, which is the model's PD."""
+    """A session whose method run also gives every member's PD (``curves``): one ``exact`` pass over ``split``
+    (each member's trees an output of their own), whose weighted mean is the model's PD; or, for ``predicts``
+    (members the model exposes), one ``brute`` pass over them beside the model's own run."""
 
-    split = weights = exact = curves = None
+    split = predicts = weights = exact = curves = None
 
     def _run(self, batch, req):
-        if batch.name != self.exact.name:
-            raise PdpxError(f"interval='members': the trees of this {type(self.inputs.model).__name__} did not "
-                            f"answer for it (method {batch.name!r} was chosen), so its members cannot be read "
-                            "from them. Pass the members as a dict {'m1': member1, ...} with interval='members'")
         inp = self.inputs
-        individual, notes, elapsed = None, [], 0.0
-        if req.needs_individual:  # the model's own ICE curves, by the method chosen
-            out, elapsed = super()._run(batch, req)
-            individual, notes = out.individual, list(out.notes)
-        view = MembersView(inp.adapter, self.split)
         K, n = len(req.outputs), len(self.weights)
         need = n * K * req.n_grid * 8
         if need > inp.memory_budget:
             raise PdpxError(f"interval='members': the PDs of {n} members, {K} output(s) and {req.n_grid:,} grid "
                             f"points would take {need / 2**20:,.0f} MiB, over the memory budget; lower "
                             "grid_resolution, ask for fewer outputs (target=), or raise memory_budget")
+        if self.split is not None and batch.name != self.exact.name:
+            raise PdpxError(f"interval='members': the trees of this {type(inp.model).__name__} did not answer for "
+                            f"it (method {batch.name!r} was chosen), so its members cannot be read from them. Pass "
+                            "the members as a dict {'m1': member1, ...} with interval='members'")
+        own = self.split is None or req.needs_individual  # the model's own run: its ICE curves, or brute's check
+        out, elapsed = super()._run(batch, req) if own else (None, 0.0)
+        if self.split is not None:
+            view, method = MembersView(inp.adapter, self.split), self.exact
+        else:
+            view, method = BruteMembersView(inp.adapter, self.predicts, K), inp.methods["brute"]
         t0 = time.perf_counter()
-        got = inp.data.run(self.exact.plan(view, [tuple(req.features)]), view,
-                           replace(req, kind="average", outputs=list(range(n * K))), model=inp.model, ice_rows=None)
+        got = inp.data.run(method.plan(view, [tuple(req.features)]), view,
+                           replace(req, kind="average", outputs=list(range(n * K)), options=inp.options_for(method)),
+                           model=inp.model, ice_rows=None)
         avg = np.asarray(got.average, dtype=np.float64)
         self.curves = avg.reshape((n, K) + avg.shape[1:])
         average = np.tensordot(self.weights, self.curves, axes=1)
-        notes = notes or list(got.notes)
+        if self.split is None:  # the members the model exposes must average to it: else they are no members of it
+            if not np.allclose(average, out.average, rtol=1e-7, atol=1e-9):
+                raise PdpxError(f"interval='members': the mean of this {type(inp.model).__name__}'s members "
+                                "(estimators_) is not its prediction, so they are no members whose spread the band "
+                                "could show. Pass refit models as a dict {'m1': model1, ...} with interval='members'")
+            return out, elapsed + time.perf_counter() - t0
+        notes = list(out.notes) if own else list(got.notes)
+        individual = out.individual if own else None
         return MethodResult(average=average, individual=individual, notes=notes), elapsed + time.perf_counter() - t0
 
 
@@ -268,6 +285,62 @@ class MembersView:
     def tree_model_unavailable(self, response: str) -> str:  # pragma: no cover - never asked
         """Never unavailable."""
         return ""
+
+
+class BruteMembersView(MembersView):
+    """The adapter of a model whose prediction is its members' predictions side by side (``K`` outputs each)."""
+
+    def __init__(self, adapter, predicts, K: int):
+        super().__init__(adapter, None)
+        self._predicts, self._K = predicts, K
+
+    def output_names(self, response: str) -> list:
+        """One name per member and output."""
+        return [f"{m}:{k}" for m in range(len(self._predicts)) for k in range(self._K)]
+
+    def predict(self, X, response: str) -> np.ndarray:
+        """Each member's own prediction of the requested outputs, side by side."""
+        return np.concatenate([p(X) for p in self._predicts], axis=1)
+
+    def tree_model(self, response: str):
+        """No trees: brute force."""
+        return None
+
+
+def exposed_members(inp) -> tuple[list, np.ndarray] | None:
+    """``(predicts, weights)`` of the members a model exposes (``estimators_``: fitted estimators with the
+    response's method, ``estimators_features_``: the columns each reads, ``weights``: theirs), each ``predict``
+    returning the requested outputs; None when there are none or they cannot answer for two rows."""
+    model, response, outputs = inp.model, inp.response, np.asarray(inp.outputs)
+    ests = getattr(model, "estimators_", None)
+    if not isinstance(ests, (list, tuple)) or len(ests) < 2 or not all(hasattr(e, response) for e in ests):
+        return None
+    cols = getattr(model, "estimators_features_", None)
+    w = getattr(model, "weights", None)
+    try:
+        weights = np.ones(len(ests)) if w is None else np.asarray(w, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        return None
+    if (cols is not None and len(cols) != len(ests)) or len(weights) != len(ests) or np.any(weights < 0) \
+            or not weights.sum() > 0:
+        return None
+
+    def member(est, columns):
+        method, named = getattr(est, response), hasattr(est, "feature_names_in_")
+
+        def predict(frame):
+            data = frame if named and columns is None else frame.to_numpy()
+            data = data if columns is None else data[:, np.asarray(columns)]
+            return np.asarray(method(data), dtype=np.float64).reshape(len(frame), -1)[:, outputs]
+        return predict
+
+    predicts = [member(e, None if cols is None else cols[m]) for m, e in enumerate(ests)]
+    try:
+        if any(p(inp.X.iloc[:2]).shape != (min(2, inp.n_rows), len(outputs)) for p in predicts):
+            return None
+    except Exception:  # noqa: BLE001 - a member that cannot answer: no members to show
+        return None
+    return predicts, weights / weights.sum()
 
 
 def split_members(tm, outputs: list, name: str = "this model") -> tuple[object, np.ndarray, str]:
