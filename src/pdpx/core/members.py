@@ -9,6 +9,9 @@ Three sources of a band around a PD curve, each labelled with what it is
   member's trees are handed to it as an output of their own (a forest of ``T`` trees read as a
   model of ``T`` outputs), so the rows are walked once for all the members. The model's PD is
   the weighted mean of its members' PDs (forests average their trees, bagging its members).
+  When the trees cannot be read (or ``method="brute"``), ``brute`` calls the members the model
+  exposes (:func:`exposed_members`) side by side, and the band is refused unless their
+  weighted mean is the model's own PD.
   Boosted models are refused: each tree corrects the ones before it, so a tree is no predictor.
 * **a dict of refit or fold models** (``interval="members"`` on ``{"fold1": m1, ...}``): each
   model's PD on the same X and grid; the curve is their mean.
