@@ -330,6 +330,9 @@ def check_weights(sample_weight, n: int) -> np.ndarray | None:
     """``sample_weight`` as a float64 array of ``n`` finite, non-negative weights, not all zero."""
     if sample_weight is None:
         return None
+    if isinstance(sample_weight, str):  # a Spark DataFrame's data object reads its column; no other X has one
+        raise PdpxTypeError(f"sample_weight must be an array of one weight per row of X; got {sample_weight!r} (a "
+                            "str): a column's name is taken for a Spark DataFrame X only")
     try:
         w = np.asarray(sample_weight, dtype=np.float64)
     except (TypeError, ValueError):
