@@ -72,8 +72,8 @@ DEFAULT_INTERVAL = 0.95
 #: heterogeneity is at least HETEROGENEITY_SHARE of the variance of the model's predictions (on some output).
 HETEROGENEITY_TOP = 3
 HETEROGENEITY_SHARE = 0.05
-#: The explained-variance ledger's additive model: the 1-way curves of this many top-ranked features.
-LEDGER_FEATURES = 8
+#: The explained-variance ledger: the 1-way curves of this many top-ranked features, on at most this many rows.
+LEDGER_FEATURES, LEDGER_SAMPLE = 8, 10_000
 #: Options of partial_dependence that :func:`pdpx.importance` and :func:`pdpx.h_statistic` receive from the report.
 _IMPORTANCE_KEYS = ("method", "response", "target", "grid_resolution", "percentiles", "custom_values",
                     "categorical_features", "sample_weight", "n_jobs", "memory_budget", "method_options")
@@ -159,7 +159,8 @@ def report(
         The section "Where the average misleads": ``"auto"``: the features ranked by the heterogeneity of their ICE
         curves, the regions of at most 3 of them (those whose heterogeneity is at least 5% of the variance of the
         model's predictions) and the explained-variance ledger of the 8 top-ranked features; an integer: regions for
-        at most that many; ``None`` or ``0``: no section. Not for a dict of models.
+        at most that many; ``None`` or ``0``: no section. Not for a dict of models. The ledger runs on a sample of
+        10,000 rows when there are more (``sample`` of :func:`pdpx.explained_variance`).
     **pd_options
         Options of :func:`pdpx.partial_dependence` (``method``, ``response``,
         ``grid_resolution``, ``categorical_features``, ``target``, ...).
@@ -344,7 +345,8 @@ def _heterogeneity_section(model, frame, session, ranking, options: PDOptions, w
                 section.regions.append((found, drawn(lambda found=found: found.plot())))
     bar.set_postfix_str("explained variance")
     ev = attempt("the explained variance", lambda: explained_variance(
-        model, frame, names[:LEDGER_FEATURES], threeway=0, random_state=seed, **options.pick(_H_KEYS)))
+        model, frame, names[:LEDGER_FEATURES], threeway=0, random_state=seed, **options.pick(_H_KEYS),
+        sample=LEDGER_SAMPLE if len(frame) > LEDGER_SAMPLE else None))
     if ev is not None:
         section.explained, section.ledger_figure = ev, drawn(lambda: ev.plot())
     return section

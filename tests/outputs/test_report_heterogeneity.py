@@ -157,3 +157,16 @@ def test_no_section_for_a_dict_of_models(data, tmp_path):
     text = reporting.report({"a": _f, "b": _f}, data, tmp_path / "r.html", method="brute", grid_resolution=8,
                             dpi=30, progress=False).read_text(encoding="utf-8")
     assert 'id="heterogeneity"' not in text
+
+
+def test_the_ledger_runs_on_a_sample_when_the_rows_are_more(data, tmp_path, monkeypatch):
+    monkeypatch.setattr(reporting, "LEDGER_SAMPLE", 250)
+    text = reporting.report(_f, data, tmp_path / "r.html", sample=SAMPLE, random_state=SEED,
+                            **FAST).read_text(encoding="utf-8")
+    sec = _section(text)
+    ev = pdpx.explained_variance(_f, _sampled(data), _ranked(text), threeway=0, random_state=SEED, method="brute",
+                                 sample=250)
+    assert ev.n_rows == 250 and "On 250 rows" in sec
+    assert [c[4] for c in _rows(sec, "ledger")] == [number(v) for v in ev.ledger.r2]
+    het = pdpx.heterogeneity(_f, _sampled(data), method="brute", grid_resolution=8)
+    assert f"Heterogeneity on {het.n_rows:,} rows" in sec  # heterogeneity and regions keep every row
