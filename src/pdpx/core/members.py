@@ -276,7 +276,8 @@ class MembersView:
     def __init__(self, adapter, split):
         self._adapter = adapter
         self._split = split
-        self.model = self  # the tree caches key on it: the split trees are not the model's
+        # the caches of tree methods key on it: the split trees (kept with the model's), never the model itself
+        self.model = self if split is None else getattr(split, "ensemble", split)
 
     def __getattr__(self, name):
         return getattr(self._adapter, name)
@@ -371,8 +372,10 @@ def split_members(tm, outputs: list, name: str = "this model") -> tuple[object, 
     if not np.isclose(w.sum(), 1.0, rtol=1e-9) or np.any(w <= 0):
         raise PdpxError("interval='members': this forest's tree weights do not make its prediction a weighted "
                         "mean of its trees; pass the members as a dict with interval='members'")
-    return TreeModel(ensemble=_one_output_per_tree(ens, outputs), encode=tm.encode, encode_values=tm.encode_values,
-                     notes=list(tm.notes), recursion_weights=tm.recursion_weights), w / w.sum(), "trees"
+    key = "members:" + ",".join(str(int(o)) for o in outputs)  # kept with the trees: later calls reuse its tables
+    split = ens.derived(key, lambda: _one_output_per_tree(ens, outputs))
+    return TreeModel(ensemble=split, encode=tm.encode, encode_values=tm.encode_values, notes=list(tm.notes),
+                     recursion_weights=tm.recursion_weights), w / w.sum(), "trees"
 
 
 def _one_output_per_tree(ens: TreeEnsemble, outputs: list) -> TreeEnsemble:
