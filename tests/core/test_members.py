@@ -213,6 +213,9 @@ def test_dict_of_fold_models(data):
     np.testing.assert_allclose(res.upper[0], hi, rtol=1e-10)
     assert res.band == "members: central 50% of 3 models" and res.member_labels == list(models)
     assert res.method == "fold0: brute, fold1: exact, fold2: exact"
+    trees = {k: DecisionTreeRegressor(max_depth=d, random_state=0).fit(X, y) for k, d in (("t2", 2), ("t4", 4))}
+    with pytest.raises(pdpx.PdpxError, match="model 't4' has another grid than model 't2'.*custom_values"):
+        pdpx.partial_dependence(trees, X, "a", grid="thresholds", interval="members")
     with pytest.raises(pdpx.PdpxError, match="at least two models"):
         pdpx.partial_dependence({"one": models["fold0"]}, X, "a", interval="members")
     with pytest.raises(pdpx.PdpxError, match="kind='both' asks for ICE"):
@@ -258,6 +261,11 @@ def test_interval_names_and_levels(data):
         pdpx.partial_dependence(m, X, "a", interval="trees")
     with pytest.raises(pdpx.PdpxError, match="one feature set per call"):
         pdpx.partial_dependence_many(m, X, ["a"], interval="members")
+    import dask.dataframe as dd
+
+    forest = RandomForestRegressor(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+    with pytest.raises(pdpx.PdpxError, match="not supported for Dask or Spark input; pass a pandas X"):
+        pdpx.partial_dependence(forest, dd.from_pandas(X, npartitions=2), "a", interval="members")
     with pytest.raises(pdpx.PdpxError, match="by= cannot be combined"):
         pdpx.partial_dependence(m, X, "a", interval="members", by="b")
 
