@@ -170,3 +170,18 @@ def test_the_ledger_runs_on_a_sample_when_the_rows_are_more(data, tmp_path, monk
     assert [c[4] for c in _rows(sec, "ledger")] == [number(v) for v in ev.ledger.r2]
     het = pdpx.heterogeneity(_f, _sampled(data), method="brute", grid_resolution=8)
     assert f"Heterogeneity on {het.n_rows:,} rows" in sec  # heterogeneity and regions keep every row
+
+
+def test_a_figure_that_fails_to_draw_leaves_a_note_and_its_table(data, tmp_path, monkeypatch):
+    from pdpx.explain.ice_spread import HeterogeneityResult
+
+    def broken(self, *a, **k):
+        raise RuntimeError("cannot draw here")
+
+    monkeypatch.setattr(HeterogeneityResult, "plot", broken)
+    text = reporting.report(_f, data, tmp_path / "r.html", **FAST).read_text(encoding="utf-8")
+    sec = _section(text)
+    assert ('<p class="flag">the figure of heterogeneity could not be drawn: RuntimeError: cannot draw here</p>'
+            in sec)
+    assert '<figure class="heterogeneity">' not in sec and '<table class="heterogeneity">' in sec
+    assert '<figure class="explained">' in sec and 'id="method"' in text
