@@ -386,11 +386,11 @@ def _one_output_per_tree(ens: TreeEnsemble, outputs: list) -> TreeEnsemble:
     cols = [np.where(np.repeat(vec, np.diff(ens.tree_start)), ens.value[:, min(o, ens.value.shape[1] - 1)],
                      ens.value[:, 0]) for o in outputs]
 
-    def stacked(a):
-        return np.concatenate([a] * K)
+    def stacked(a):  # one output: the model's own arrays, not copied
+        return a if K == 1 else np.concatenate([a] * K)
 
     def moved(child):
-        return np.concatenate([np.where(child >= 0, child + k * n, child) for k in range(K)])
+        return child if K == 1 else np.concatenate([np.where(child >= 0, child + k * n, child) for k in range(K)])
 
     starts = np.concatenate([ens.tree_start[:-1] + k * n for k in range(K)] + [[K * n]])
     group = np.concatenate([np.arange(T) * K + k for k in range(K)])
