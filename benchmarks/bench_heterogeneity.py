@@ -13,16 +13,20 @@ every measure runs on all the rows. Rows of :func:`run`:
    10) against its PD alone (same feature, rows and grid): target <= 1.5x;
 4. effector (its own environment, :mod:`peer_effector`): ``effector.PDP`` with ``fit("all")``,
    every ``heter_score`` and ``find_regions(features="all")`` on the same model (through a predict
-   function) and rows; it subsamples to 10,000 rows. The row's ratio is effector's time over
-   pdpx's heterogeneity + regions (which ran on every row); "met" says whether the answers agree:
+   function) and rows; it subsamples to 10,000 rows. Row 5: the same with ``effector.ShapDP`` (its
+   1,000-row subsample; SHAP values from shap's model-agnostic explainer), when shap is in effector's
+   environment. The ratio is effector's time over pdpx's heterogeneity + regions (which ran on every
+   row); "met" says whether the answers agree:
    the same root split (feature, and position within one of effector's 20 grid steps) for every
    feature where either tool splits, and heterogeneity ranks that correlate >= 0.9. The detail,
    feature by feature, is in the markdown below the table (:func:`markdown`).
 
 ``PDPX_BENCH_QUICK=1`` (or ``PDPX_BENCH_SMALL=1``, or ``--small``) runs 20,000 rows and a 100-tree
 forest. The effector environment is made on the first run (PyPI; a few minutes);
-``PDPX_BENCH_NO_PEER_BUILD=1`` skips effector unless it was made before. When it cannot be made
-or run, row 4 is replaced by a note saying why.
+``PDPX_BENCH_NO_PEER_BUILD=1`` skips effector unless it was made before; ``PDPX_EFFECTOR_SHAPDP=0``
+skips ShapDP (about 13 minutes on the 2-core machine, whatever the rows: its cost is its 1,000-row
+subsample's SHAP values). When it cannot be made
+or run, rows 4 and 5 are replaced by a note saying why.
 
 Run standalone: ``python benchmarks/bench_heterogeneity.py [--small]``.
 """
@@ -164,7 +168,8 @@ def agreement(pd_side: dict, peer: dict, X: pd.DataFrame) -> tuple[bool, list, d
 
 
 def effector_rows(model, X: pd.DataFrame, pd_side: dict) -> list[dict]:
-    """Row 4, and the detail for markdown()."""
+    """Row 4 (effector's PDP) and row 5 (its ShapDP, when shap is in its environment), and the detail for
+    markdown()."""
     from peer_effector import run_effector
 
     peer = run_effector(model, X, build=not os.environ.get("PDPX_BENCH_NO_PEER_BUILD"))
@@ -172,30 +177,37 @@ def effector_rows(model, X: pd.DataFrame, pd_side: dict) -> list[dict]:
         _DETAIL.append(f"effector skipped: {peer['why']}.")
         print(f"note: effector skipped: {peer['why']}", file=sys.stderr)
         return []
-    met, lines, s = agreement(pd_side, peer, X)
     t_pdpx = pd_side["heterogeneity"] + pd_side["regions"]
-    case = (f"every feature's heterogeneity + depth-2 regions, XGBoost {XGB_TREES} trees, {len(X):,} rows "
-            f"(effector: its {peer['nof_instances']:,}-row subsample); root splits agree on {s['splits_agree']} of "
-            f"{s['compared']} features, heterogeneity ranks correlate {s['spearman']:.2f}")
-    _DETAIL.extend([
+    _DETAIL.append(
         f"**pdpx beside effector {peer['version']}** ({len(X):,} rows x {N_FEATURES}, XGBoost {XGB_TREES} trees depth "
         f"{XGB_DEPTH}). pdpx: every row, exact ICE from the trees; heterogeneity {pd_side['heterogeneity']:.2f} s, "
-        f"regions {pd_side['regions']:.2f} s. effector: `PDP` on its {peer['nof_instances']:,}-row subsample through a "
-        f"predict function, `fit('all')` {peer['fit_seconds']:.2f} s, with every `heter_score` and "
-        f"`find_regions(features='all')` {peer['seconds']:.2f} s (its predictions equal the model's to "
-        f"{peer['max_prediction_gap']:.1e}). Heterogeneity: pdpx's is the variance of the centered ICE curves, "
-        f"effector's `heter_score` its square root over the data (a standard deviation), so only the ranking is "
-        f"compared: rank correlation {s['spearman']:.2f} (agreeing at >= {RANKS_AGREE}: the two weigh the grid "
-        f"differently, so near-equal features may swap), top 3 pdpx {s['top_pdpx']}, effector {s['top_peer']}. "
-        "Root split: the same feature and a position within one of effector's 20 grid steps "
-        f"(at most {s['step']:.2g} here) counts as agreeing: {s['splits_agree']} of {s['compared']}.",
-        "",
-        "| feature | pdpx heterogeneity | effector heter_score | pdpx root split | effector root split | agree |",
-        "|---|---|---|---|---|---|",
-        *lines,
-    ])
-    return [row(BENCH, case, t_pdpx, f"effector {peer['version']} PDP + find_regions", peer["seconds"],
-                f"answers agree (root splits; ranks >= {RANKS_AGREE})", met)]
+        f"regions {pd_side['regions']:.2f} s. effector: through a predict function (its predictions equal the "
+        f"model's to {peer['max_prediction_gap']:.1e}) on its own subsample of the rows; timed: the method on the "
+        "rows, `fit('all')`, every `heter_score` and `find_regions(features='all')` (default finder, depth 2). "
+        "pdpx's heterogeneity is the variance of the centered ICE curves, effector's `heter_score` a standard "
+        "deviation (of the centered ICE for PDP, of the SHAP values around their curve for ShapDP), so only the "
+        f"ranking is compared (agreeing at a rank correlation >= {RANKS_AGREE}: the scores weigh the range "
+        "differently, so near-equal features may swap). A root split agrees when the feature is the same and the "
+        "positions are within one of effector's 20 grid steps.")
+    out = []
+    for key, label in (("pdp", "PDP"), ("shapdp", "ShapDP")):
+        ans = peer[key]
+        if "why" in ans:
+            _DETAIL.extend(["", f"effector {label}: not run ({ans['why']})."])
+            continue
+        met, lines, s = agreement(pd_side, ans, X)
+        case = (f"every feature's heterogeneity + depth-2 regions, XGBoost {XGB_TREES} trees, {len(X):,} rows "
+                f"(effector {label}: its {ans['nof_instances']:,}-row subsample); root splits agree on "
+                f"{s['splits_agree']} of {s['compared']} features, heterogeneity ranks correlate {s['spearman']:.2f}")
+        out.append(row(BENCH, case, t_pdpx, f"effector {peer['version']} {label} + find_regions", ans["seconds"],
+                       f"answers agree (root splits; ranks >= {RANKS_AGREE})", met))
+        _DETAIL.extend([
+            "", f"effector {label} on {ans['nof_instances']:,} rows: `fit('all')` {ans['fit_seconds']:.2f} s, all "
+            f"{ans['seconds']:.2f} s. Rank correlation {s['spearman']:.2f}; top 3 pdpx {s['top_pdpx']}, effector "
+            f"{s['top_peer']}; root splits agree on {s['splits_agree']} of {s['compared']}.", "",
+            f"| feature | pdpx heterogeneity | effector {label} heter_score | pdpx root split | effector root split "
+            "| agree |", "|---|---|---|---|---|---|", *lines])
+    return out
 
 
 def run() -> list[dict]:
@@ -228,7 +240,8 @@ def run() -> list[dict]:
 def markdown() -> str:
     """The meaning of the rows, for benchmarks/RESULTS.md."""
     head = ("### What the average hides (issue 38)\n\nRatios of the first three rows are pdpx's time over its "
-            "reference (lower is better; the target is a ceiling). ")
+            "reference (lower is better; the target is a ceiling); of the effector rows, effector's time over "
+            "pdpx's (higher is better for pdpx), and \"met\" there means the two answers agree. ")
     return head + ("\n".join(_DETAIL) if _DETAIL else "effector was not run.")
 
 

@@ -9,13 +9,14 @@ in a temporary folder, runs this file there, and reads back what effector answer
 In the peer's environment this file imports only effector, numpy and xgboost. effector sees the
 model through a predict function (the booster's ``inplace_predict`` on its numpy rows), as a
 user of a model-agnostic tool would hand it over; it subsamples to ``nof_instances`` rows (its
-default, 10,000). What is timed there: building ``effector.PDP`` on the rows, ``fit("all")`` (its
-ICE curves: the model calls), every feature's ``heter_score`` and ``find_regions(features="all")``
-with its default finder (depth 2).
+default: 10,000 for PDP, 1,000 for ShapDP). What is timed there, for ``effector.PDP`` and (when shap
+is installed there) ``effector.ShapDP``: building it on the rows, ``fit("all")`` (the model calls),
+every feature's ``heter_score`` and ``find_regions(features="all")`` with its default finder (depth 2).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -42,7 +43,7 @@ def effector_python(build: bool = True) -> tuple[Path | None, str]:
 
     try:
         subprocess.run([sys.executable, "-m", "venv", str(ENV)], check=True)
-        subprocess.run([str(py), "-m", "pip", "install", "-q", EFFECTOR, f"xgboost=={xgboost.__version__}"],
+        subprocess.run([str(py), "-m", "pip", "install", "-q", EFFECTOR, "shap", f"xgboost=={xgboost.__version__}"],
                        check=True)
     except (subprocess.CalledProcessError, OSError) as exc:
         return None, f"effector could not be installed in {ENV.name} ({exc})"
@@ -56,9 +57,10 @@ def effector_version(py: Path) -> str:
 
 def run_effector(model, X, *, build: bool = True, timeout: float = 3600) -> dict:
     """effector's answer on ``model`` (an XGBoost scikit-learn model) and the rows ``X`` (a DataFrame): a dict
-    with ``ran`` (bool), ``why`` (when not), ``seconds``, ``heterogeneity`` {feature: heter_score},
-    ``splits`` {feature: [first split or None, the rules of the leaves]}, ``nof_instances``, ``version``,
-    ``max_prediction_gap`` (the peer's predictions against the model's own on the first 1,000 rows)."""
+    with ``ran`` (bool), ``why`` (when not), ``version``, ``max_prediction_gap`` (the peer's predictions against
+    the model's own on the first 1,000 rows), and per method (``pdp``, ``shapdp``; ``why`` when not run):
+    ``seconds``, ``fit_seconds``, ``heterogeneity`` {feature: heter_score}, ``splits`` {feature: [first split or
+    None, the rules of the leaves]}, ``nof_instances``."""
     import numpy as np
 
     py, why = effector_python(build)
@@ -74,10 +76,11 @@ def run_effector(model, X, *, build: bool = True, timeout: float = 3600) -> dict
         try:
             done = subprocess.run([str(py), str(Path(__file__).resolve()), str(tmp)], capture_output=True,
                                   text=True, env=env, timeout=timeout)
+            failed = done.returncode != 0 and "effector failed: " + (done.stderr.strip().splitlines() or ["?"])[-1]
         except subprocess.TimeoutExpired:
-            return {"ran": False, "why": f"effector did not finish within {timeout:.0f} s"}
-        if done.returncode != 0:
-            return {"ran": False, "why": "effector failed: " + (done.stderr.strip().splitlines() or ["?"])[-1]}
+            failed = f"effector did not finish within {timeout:.0f} s"
+        if not (tmp / "answer.json").exists():
+            return {"ran": False, "why": failed or "effector wrote no answer"}
         out = json.loads((tmp / "answer.json").read_text())
     out.update(ran=True, version=effector_version(py))
     return out
@@ -115,20 +118,38 @@ def _peer_main(folder: str) -> None:
         return booster.inplace_predict(np.ascontiguousarray(x, dtype=np.float64))
 
     gap = float(np.max(np.abs(predict(X[:1000]) - np.load(tmp / "check.npy"))))
+    schema = {"feature_names": names}
+    answer = {"max_prediction_gap": gap, "pdp": _measure(lambda: effector.PDP(X, predict, schema=schema), names),
+              "shapdp": {"why": "ShapDP did not finish in the time given"}}
+    (tmp / "answer.json").write_text(json.dumps(answer))  # kept if ShapDP runs out of time
+    if os.environ.get("PDPX_EFFECTOR_SHAPDP") == "0":
+        answer["shapdp"] = {"why": "skipped: PDPX_EFFECTOR_SHAPDP=0"}
+    elif importlib.util.find_spec("shap") is None:
+        answer["shapdp"] = {"why": "shap is not installed in the peer's environment"}
+    else:
+        try:
+            answer["shapdp"] = _measure(lambda: effector.ShapDP(X, predict, schema=schema), names)
+        except Exception as exc:  # the PDP answer stands; say why ShapDP has none
+            answer["shapdp"] = {"why": f"ShapDP failed: {type(exc).__name__}: {exc}"}
+    (tmp / "answer.json").write_text(json.dumps(answer))
+
+
+def _measure(make, names: list) -> dict:
+    """One effector method: its time (the object on the rows, ``fit("all")``, every ``heter_score``,
+    ``find_regions(features="all")``), its scores and its root splits."""
     t0 = time.perf_counter()
-    pdp = effector.PDP(X, predict, schema={"feature_names": names})
-    pdp.fit("all")
+    effect = make()
+    effect.fit("all")
     t_fit = time.perf_counter() - t0
-    heter = {names[f]: pdp.heter_score(f) for f in range(X.shape[1])}
-    parts = pdp.find_regions(features="all")
+    heter = {names[f]: effect.heter_score(f) for f in range(len(names))}
+    parts = effect.find_regions(features="all")
     seconds = time.perf_counter() - t0
     splits = {}
     for name, part in parts.items():
         leaves = [part.label(r.idx) for r in part.leaves] if len(part.regions) > 1 else []
         splits[name] = [_first_split(part, names), leaves]
-    (tmp / "answer.json").write_text(json.dumps({
-        "seconds": seconds, "fit_seconds": t_fit, "heterogeneity": heter, "splits": splits,
-        "nof_instances": int(pdp.nof_instances), "max_prediction_gap": gap}))
+    return {"seconds": seconds, "fit_seconds": t_fit, "heterogeneity": heter, "splits": splits,
+            "nof_instances": int(effect.nof_instances)}
 
 
 if __name__ == "__main__":
