@@ -21,7 +21,7 @@ pytest.importorskip("sklearn")
 from sklearn.linear_model import LinearRegression  # noqa: E402
 
 from pdpx.adapters import sklearn as sk  # noqa: E402
-from pdpx.outputs import plot_oneway  # noqa: E402
+from pdpx.outputs import plot_style  # noqa: E402
 
 
 @pytest.fixture
@@ -55,7 +55,7 @@ def _spy_frames(monkeypatch):
     """Record, for each 1-way figure drawn: the thread, the budget it saw, the ICE curves drawn, the frame's bytes
     and the note."""
     drawn = []
-    real = plot_oneway.result_frame
+    real = plot_style.result_frame
 
     def spy(res, opts):
         df, note = real(res, opts)
@@ -64,7 +64,7 @@ def _spy_frames(monkeypatch):
                           nbytes=int(df.memory_usage(deep=True).sum()), note=note, rows=res.n_rows))
         return df, note
 
-    monkeypatch.setattr(plot_oneway, "result_frame", spy)
+    monkeypatch.setattr(plot_style, "result_frame", spy)
     return drawn
 
 

@@ -11,11 +11,11 @@ date features in :mod:`.dates`; ``grid="thresholds"`` in :mod:`.steps`, on the p
 column's values by the model's splits that :mod:`.splits` computes for it and for Friedman's
 H), results and their drawing entry point (:mod:`.result`, :mod:`.drawing`), the support
 diagnostics and the extrapolation check (:mod:`.support`, :mod:`.extrapolation`), the data
-sources (:mod:`.data`, :mod:`.cluster`), bootstrap intervals (:mod:`.bootstrap`) and bands from the model's
-members or quantile models (:mod:`.members`).
+sources (:mod:`.data`; Dask: :mod:`.cluster`; Spark: :mod:`.spark`), bootstrap intervals
+(:mod:`.bootstrap`) and bands from the model's members or quantile models (:mod:`.members`).
 
 Around them: settings (:mod:`.config`), errors and warnings (:mod:`.errors`), the old names of
-the public API (:mod:`.deprecation`), progress bars and joblib's pools (:mod:`.progress`), the process's thread
+the public API (:mod:`.deprecation`), progress bars (:mod:`.progress`), the process's thread
 pool (:mod:`.threads`), library thread pools held to one thread during pdpx's own checks
 (:mod:`.forksafe`), files written safely (:mod:`.files`) in the user's own folder
 (:mod:`.userdir`), and the version (:mod:`.version`).
