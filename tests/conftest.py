@@ -6,7 +6,7 @@
 * The tree kernels are compiled (or loaded from numba's cache) before the first test, so
   ``method="auto"`` takes ``exact`` whatever the size of a test's data; the rule that
   makes a first call on a fresh installation run ``brute`` while they compile is tested
-  in fresh processes with their own cache (tests/plugins/test_first_call.py).
+  in fresh processes with their own cache (tests/plugins/trees/test_jit.py).
 * Initialising R through rpy2 prepends R's and the system's library folders to
   LD_LIBRARY_PATH in os.environ; Python processes started afterwards (Dask
   workers, subprocess checks) then load the system's libpython next to this

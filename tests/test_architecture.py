@@ -122,3 +122,24 @@ def test_no_function_over_120_lines():
                 if n > limit:
                     long.append(f"{path.relative_to(SRC)}:{node.lineno} {node.name} ({n} lines)")
     assert not long, f"functions over {limit} lines (split them into named steps):\n" + "\n".join(long)
+
+
+def test_tests_mirror_the_source_layout():
+    """A test folder is the tests of one package (tests/core for src/pdpx/core, ...), and a test file named for a
+    module (test_<module>.py) sits in the folder of that module's package: a reader finds a module's tests where
+    the module is, and a module's name finds its tests."""
+    tests = ROOT / "tests"
+    where: dict[str, set[Path]] = {}
+    for path in MODULES:
+        if "__pycache__" not in path.parts and path.stem != "__init__":
+            where.setdefault(path.stem, set()).add(path.parent.relative_to(SRC))
+    misplaced = []
+    for test in sorted(tests.rglob("test_*.py")):
+        folder = test.parent.relative_to(tests)
+        if not (SRC / folder).is_dir():
+            misplaced.append(f"tests/{folder}/ is no package's folder (src/pdpx/{folder} does not exist)")
+        homes = where.get(test.stem[len("test_"):], set())
+        if homes and folder not in homes:
+            misplaced.append(f"{test.relative_to(ROOT)} is named for a module of "
+                             f"{', '.join('src/pdpx/' + str(h) for h in sorted(homes))}")
+    assert not misplaced, "tests out of the source layout:\n" + "\n".join(sorted(set(misplaced)))

@@ -2,7 +2,7 @@
 widget in a kernel with ipywidgets, tqdm's text bar without it, and never a warning.
 
 The kernel is simulated here (the modules a kernel has imported, and a shell with a kernel);
-tests/test_notebook.py runs a real one.
+tests/outputs/test_notebook.py runs a real one.
 """
 
 import sys

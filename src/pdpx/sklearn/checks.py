@@ -1,7 +1,7 @@
 """scikit-learn's checks of ``partial_dependence``'s arguments, with its wording.
 
 Each function refuses what scikit-learn refuses, with the same error type and
-message (``tests/test_sklearn_dropin.py`` compares them), and returns the
+message (``tests/sklearn/test_function.py`` compares them), and returns the
 argument in the form the rest of :mod:`pdpx.sklearn` uses.
 """
 

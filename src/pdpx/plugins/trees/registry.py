@@ -79,7 +79,7 @@ def cold_seconds_table(families: tuple | None = None, engines: tuple | None = No
     """``{module.function: cold-compile seconds}`` of the records of ``families`` and ``engines`` (None: all).
 
     Families without ``"counts"`` are read from the row modules alone (:data:`COUNTS_MODULES` declare that
-    family only; ``tests/plugins/test_plan.py`` checks it)."""
+    family only; ``tests/plugins/trees/test_plan.py`` checks it)."""
     pool = row_records() if families is not None and "counts" not in families else records()
     return {f"{r.module}.{f}": s for r in pool for f, s in r.functions.items()
             if (families is None or r.family in families) and (engines is None or r.engine in engines)}

@@ -15,7 +15,7 @@ inside a hot loop is slower) and routes with:
   way each row goes), :func:`special_block` (the way each row goes at a special node), and
   the tables of numeric nodes the walks test (:func:`numeric_tables`, :func:`add_numeric`).
 
-``tests/plugins/test_routing.py`` checks every kernel's routing against the reference
+``tests/plugins/trees/test_routing.py`` checks every kernel's routing against the reference
 interpreter (:meth:`pdpx.core.ir.TreeEnsemble.goes_left_many`).
 """
 

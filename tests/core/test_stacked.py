@@ -3,9 +3,9 @@
 import numpy as np
 import pandas as pd
 import pytest
-from common import data_with_missing, direct_ice
 from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.linear_model import LinearRegression
+from view_data import data_with_missing, direct_ice
 
 import pdpx
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pandas as pd
 import pytest
-from common import data_with_missing, direct_ice
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor, RandomForestRegressor
+from view_data import data_with_missing, direct_ice
 
 import pdpx
 

@@ -23,7 +23,7 @@ import pytest
 
 import pdpx
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 MODELS = {
     "scikit-learn": ("sklearn", """

@@ -29,7 +29,7 @@ import pytest
 import pdpx
 from pdpx.plugins.trees import jit
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 @pytest.fixture
@@ -158,7 +158,7 @@ def _oblivious():
 
     sys.path.insert(0, os.path.join(ROOT, "tests", "plugins"))
     try:
-        from test_exact_oblivious import oblivious_ensemble
+        from test_oblivious import oblivious_ensemble
     finally:
         sys.path.pop(0)
     return {"oblivious": IRAdapter(oblivious_ensemble([3, 2, 4], n_features=3)),

@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
-from common import data_with_missing
 from sklearn.ensemble import HistGradientBoostingRegressor
+from view_data import data_with_missing
 
 import pdpx
 from pdpx.outputs.plot import layer_data, layer_names

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
-from common import data_with_missing, direct_ice
 from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
 from sklearn.linear_model import Ridge
+from view_data import data_with_missing, direct_ice
 
 import pdpx
 

@@ -23,7 +23,7 @@ from pdpx.core.session import Session
 from pdpx.plugins.trees import plan as P
 from pdpx.plugins.trees import registry, warmup
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def _methods_md() -> str:
@@ -53,7 +53,7 @@ def _oblivious(link="identity"):
 
     sys.path.insert(0, os.path.join(ROOT, "tests", "plugins"))
     try:
-        from test_exact_oblivious import oblivious_ensemble
+        from test_oblivious import oblivious_ensemble
     finally:
         sys.path.pop(0)
     X = pd.DataFrame(np.random.default_rng(2).normal(size=(200, 3)), columns=["f0", "f1", "f2"])

@@ -27,7 +27,7 @@ import pytest
 
 from pdpx.core import userdir
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 PLANTED_NUMPY = """
 import os

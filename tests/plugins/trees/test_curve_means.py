@@ -7,8 +7,8 @@ prediction with the feature set to it, weighted by the point's share and summed.
 import numpy as np
 import pandas as pd
 import pytest
-from test_exact_kernels import data, full_tree_ensemble
-from test_exact_oblivious import oblivious_ensemble
+from test_kernels import data, full_tree_ensemble
+from test_oblivious import oblivious_ensemble
 from treetools import IRAdapter
 
 import pdpx
