@@ -74,6 +74,9 @@ HETEROGENEITY_TOP = 3
 HETEROGENEITY_SHARE = 0.05
 #: The explained-variance ledger: the 1-way curves of this many top-ranked features, on at most this many rows.
 LEDGER_FEATURES, LEDGER_SAMPLE = 8, 10_000
+#: heterogeneity and regions read a seeded sample of at most this many of the report's rows (every row's ICE curve
+#: of every feature: on a million rows they would cost more than the rest of the report)
+SECTION_ROWS = 50_000
 #: Options of partial_dependence that :func:`pdpx.importance` and :func:`pdpx.h_statistic` receive from the report.
 _IMPORTANCE_KEYS = ("method", "response", "target", "grid_resolution", "percentiles", "custom_values",
                     "categorical_features", "sample_weight", "n_jobs", "memory_budget", "method_options")
@@ -307,7 +310,9 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
 def _heterogeneity_section(model, frame, session, ranking, options: PDOptions, wanted, *, seed, bar, drawn):
     """The section "Where the average misleads" (:class:`~pdpx.outputs.report_heterogeneity.HeterogeneitySection`,
     its figures handed to ``drawn``), or None when ``wanted`` is None or 0. Each measure runs on the report's rows
-    with the report's options; one that fails leaves a note in its place (the rest of the report is written)."""
+    (heterogeneity and regions on a seeded sample of :data:`SECTION_ROWS` of them, the ledger of
+    :data:`LEDGER_SAMPLE`, when there are more) with the report's options; one that fails leaves a note in its place
+    (the rest of the report is written)."""
     if wanted is None or wanted is False or (not isinstance(wanted, str) and int(wanted) == 0):
         return None
     top = HETEROGENEITY_TOP if isinstance(wanted, str) else int(wanted)
@@ -328,10 +333,16 @@ def _heterogeneity_section(model, frame, session, ranking, options: PDOptions, w
         finally:
             bar.update(1)
 
-    het = attempt("heterogeneity", lambda: heterogeneity_of(model, frame, names, **kw))
+    rows = frame
+    if len(frame) > SECTION_ROWS:  # a seeded sample, its weights with it
+        take = np.sort(np.random.default_rng(seed).choice(len(frame), SECTION_ROWS, replace=False))
+        rows = frame.iloc[take]
+        if kw.get("sample_weight") is not None:
+            kw["sample_weight"] = np.asarray(kw["sample_weight"])[take]
+    het = attempt("heterogeneity", lambda: heterogeneity_of(model, rows, names, **kw))
     if het is not None:
-        pred = checked_predict(session.adapter, frame, session.response)[:, session.outputs]
-        w = np.ones(len(frame)) if options.sample_weight is None else np.asarray(options.sample_weight, float)
+        pred = checked_predict(session.adapter, rows, session.response)[:, session.outputs]
+        w = np.ones(len(rows)) if kw.get("sample_weight") is None else np.asarray(kw["sample_weight"], float)
         var = ((pred - (w @ pred) / w.sum()) ** 2).T @ w / w.sum()  # per output
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(var > 0, het.heterogeneity / var, 0.0).max(axis=1)
@@ -340,7 +351,7 @@ def _heterogeneity_section(model, frame, session, ranking, options: PDOptions, w
         ranked = [f for f in het.table.feature.drop_duplicates() if section.share[f] >= HETEROGENEITY_SHARE]
         for f in ranked[:top]:
             bar.set_postfix_str(f"regions of {f}")
-            found = attempt(f"the regions of {f}", lambda f=f: regions_of(model, frame, f, **kw))
+            found = attempt(f"the regions of {f}", lambda f=f: regions_of(model, rows, f, **kw))
             if found is not None:
                 section.regions.append((found, drawn(lambda found=found: found.plot())))
     bar.set_postfix_str("explained variance")

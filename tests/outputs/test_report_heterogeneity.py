@@ -185,3 +185,19 @@ def test_a_figure_that_fails_to_draw_leaves_a_note_and_its_table(data, tmp_path,
             in sec)
     assert '<figure class="heterogeneity">' not in sec and '<table class="heterogeneity">' in sec
     assert '<figure class="explained">' in sec and 'id="method"' in text
+
+
+def test_heterogeneity_and_regions_read_a_seeded_sample_when_the_rows_are_more(data, tmp_path, monkeypatch):
+    monkeypatch.setattr(reporting, "SECTION_ROWS", 300)
+    text = reporting.report(_f, data, tmp_path / "r.html", sample=SAMPLE, random_state=SEED,
+                            **FAST).read_text(encoding="utf-8")
+    sec = _section(text)
+    rows = _sampled(data)
+    rows = rows.iloc[np.sort(np.random.default_rng(SEED).choice(len(rows), 300, replace=False))]
+    het = pdpx.heterogeneity(_f, rows, method="brute", grid_resolution=8)
+    assert het.n_rows == 300 and "Heterogeneity on 300 rows" in sec
+    shown = [(f, h) for f, _, h, _, _ in _rows(sec, "heterogeneity")]
+    assert shown == [(f, number(h)) for f, h in zip(het.table.feature, het.table.heterogeneity)]
+    res = pdpx.regions(_f, rows, "x1", method="brute", grid_resolution=8)
+    x1 = sec.split('id="regions-x1"')[1].split("</figure>")[0]
+    assert [c[1] for c in _rows(x1, "regions")] == res.rules
