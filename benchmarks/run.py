@@ -20,7 +20,8 @@ sys.path.insert(0, str(HERE))
 # The first-round benchmarks run first, in this order; any other bench_*.py follows by name,
 # so a new benchmark is a new file and nothing else.
 FIRST = ["bench_brute", "bench_trees", "bench_boosters", "bench_r"]
-LAST = ["bench_scale"]
+LAST = ["bench_scale", "bench_heterogeneity", "bench_spark"]  # the longest last: a run stopped part way
+# keeps the rest (RESULTS.md is written after each benchmark)
 
 
 def discover() -> list[str]:
@@ -60,7 +61,19 @@ def main(argv: list[str]) -> int:
         extra = getattr(mod, "markdown", None)
         if extra:
             rows.append({"markdown": extra()})
+        if not argv:  # written after each benchmark: a run stopped part way keeps what it measured
+            (HERE / "RESULTS.md").write_text(table(rows, failures))
+            print(f"wrote {HERE / 'RESULTS.md'} ({name})", flush=True)
 
+    if argv:
+        print(table(rows, failures))
+    else:
+        (HERE / "RESULTS.md").write_text(table(rows, failures))
+    return 1 if failures else 0
+
+
+def table(rows: list[dict], failures: list) -> str:
+    """RESULTS.md's text for the rows (and failures) so far."""
     import numpy  # noqa: E401
     import sklearn
 
@@ -89,12 +102,7 @@ def main(argv: list[str]) -> int:
         lines += ["", e]
     for name, tb in failures:
         lines += ["", f"**{name} failed:**", "", "```", tb.strip()[-2000:], "```"]
-    if not argv:
-        (HERE / "RESULTS.md").write_text("\n".join(lines) + "\n")
-        print(f"wrote {HERE / 'RESULTS.md'}")
-    else:
-        print("\n".join(lines))
-    return 1 if failures else 0
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
