@@ -55,7 +55,7 @@ lint:
 	$(VENV)/bin/lint-imports
 
 test-python:
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider --durations=30
 
 test-r:
 	cd r/pdpx && PDPX_PYTHON=$(PY) Rscript -e 'testthat::test_local(".", reporter = "summary", stop_on_failure = TRUE)'

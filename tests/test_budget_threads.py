@@ -79,7 +79,7 @@ def test_the_drawing_thread_obeys_the_callers_config_context(tmp_path, monkeypat
     drawn = _spy_frames(monkeypatch)
     with pdpx.config_context(memory_budget="1GB"):
         pdpx.report(model, X, tmp_path / "r.html", method="brute", grid_resolution=10, ice_sample=3000,
-                    interactions=None, dpi=30, progress=False)
+                    interactions=None, heterogeneity=None, dpi=30, progress=False)
     assert len(drawn) == 3
     assert all(d["thread"].startswith("pdpx-report") for d in drawn)  # drawn beside (Agg)
     assert all(d["budget"] == 2**30 for d in drawn)  # the caller's setting, not the 1 MiB default
@@ -91,7 +91,7 @@ def test_the_reports_memory_budget_bounds_what_its_figures_draw(tmp_path, monkey
     drawn = _spy_frames(monkeypatch)
     budget = 4 * 2**20
     pdpx.report(model, X, tmp_path / "r.html", method="brute", grid_resolution=20, ice_sample=20000,
-                interactions=None, dpi=30, progress=False, memory_budget="4MB")
+                interactions=None, heterogeneity=None, dpi=30, progress=False, memory_budget="4MB")
     assert len(drawn) == 3
     for d in drawn:
         assert d["budget"] == budget
@@ -102,7 +102,7 @@ def test_the_reports_memory_budget_bounds_what_its_figures_draw(tmp_path, monkey
     drawn.clear()
     with pdpx.config_context(memory_budget="2GB"):
         pdpx.report(model, X, tmp_path / "big.html", method="brute", grid_resolution=20, ice_sample=20000,
-                    features=["a"], interactions=None, dpi=30, progress=False)
+                    features=["a"], interactions=None, heterogeneity=None, dpi=30, progress=False)
     assert drawn[0]["curves"] == 20000 and drawn[0]["nbytes"] > 4 * budget
 
 

@@ -209,7 +209,7 @@ def pages(monkeypatch):
 def _report(tmp_path, name, **kwargs):
     X = _data(n=120)
     return pdpx.report(_model, X, tmp_path / f"{name}.html", features=["a", "c"], interactions=None,
-                       method="brute", grid_resolution=5, dpi=20, progress=False, **kwargs)
+                       heterogeneity=None, method="brute", grid_resolution=5, dpi=20, progress=False, **kwargs)
 
 
 @pytest.mark.parametrize("old, new, value", [("n_ice", "ice_sample", 7), ("seed", "random_state", 3),

@@ -23,7 +23,8 @@ import pdpx  # noqa: E402
 from pdpx.core.errors import NonFiniteWarning  # noqa: E402
 from pdpx.core.result import grid_label  # noqa: E402
 
-FAST = dict(method="brute", grid_resolution=8, pair_grid_resolution=5, ice_sample=10, dpi=30, progress=False)
+FAST = dict(method="brute", grid_resolution=8, pair_grid_resolution=5, ice_sample=10, dpi=30, progress=False,
+            heterogeneity=None)  # the section has tests of its own faults (test_report_heterogeneity.py)
 THRESHOLD = 1.0
 
 
