@@ -266,3 +266,25 @@ def test_notebook_without_ipywidgets_shows_a_text_bar_and_no_warning(tmp_path, m
     assert "pdpx report" in _stderr(report.outputs)  # report's bar (progress=True by default), as text
     assert (tmp_path / "report.html").exists()
     _check_result_cell(result)
+
+
+def test_the_measures_of_heterogeneity_show_their_table_and_figure():
+    from pdpx.outputs.notebook import TABLE_ROWS
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(-1, 1, (300, 3)), columns=["a", "b", "c"])
+
+    def f(d):
+        return 3 * d["a"].to_numpy() * np.sign(d["b"].to_numpy()) + d["c"].to_numpy()
+
+    for res in (pdpx.heterogeneity(f, X, method="brute", grid_resolution=6),
+                pdpx.regions(f, X, "a", method="brute", grid_resolution=6, ice=True),
+                pdpx.explained_variance(f, X, method="brute")):
+        page = res._repr_html_()
+        frame = res.to_frame(kind="average") if isinstance(res, pdpx.RegionsResult) else res.to_frame()
+        first = frame.iloc[0]
+        assert "<img" in page and "data:image/png;base64," in page, type(res).__name__
+        caption = (f"to_frame(): the first {TABLE_ROWS} of {len(frame):,} rows" if len(frame) > TABLE_ROWS
+                   else f"to_frame(): {len(frame):,} rows")
+        assert caption in page, type(res).__name__  # the averages: a regions result's ICE rows are not built
+        assert "<table" in page and str(first.iloc[0]) in page

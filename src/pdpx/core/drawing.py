@@ -31,6 +31,9 @@ class Drawable:
 
     #: Which figure draws this result (a name the figure backend knows).
     figure: str = ""
+    #: True for a result whose table (``to_frame()``, averages only) and figure stay small whatever the rows: a
+    #: notebook shows both in full (heterogeneity, regions, the explained-variance ledger)
+    small: bool = False
 
     def plot(self, **options):
         """An undrawn plotnine figure of this result (the options depend on the figure; see ``docs/plotting.md``)."""

@@ -89,6 +89,8 @@ class ExplainedVariance(Drawable):
     elapsed : float
     """
 
+    small = True  # a notebook shows its table and figure in full
+
     figure = "explained_variance"
 
     ledger: pd.DataFrame

@@ -114,6 +114,8 @@ class HeterogeneityResult(Drawable):
         Seconds.
     """
 
+    small = True  # a notebook shows its table and figure in full
+
     figure = "heterogeneity"
 
     features: list

@@ -131,6 +131,8 @@ class RegionsResult(Drawable):
     method, n_rows, notes, elapsed
     """
 
+    small = True  # a notebook shows its table and figure in full
+
     figure = "regions"
 
     feature: str

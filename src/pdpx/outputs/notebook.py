@@ -170,8 +170,8 @@ def _head(result):
     elif isinstance(result, PartialDependenceCollection):  # its frame: each result's frame in turn
         width = max((len(r.features) for r in result.results), default=1)
         pieces = _heads(result.results, lambda r, need, kind: r.to_frame(kind=kind, n_features=width).head(need))
-    elif hasattr(result, "pairwise") or hasattr(result, "exact"):  # HStatistic, MethodComparison: small frames
-        frame = result.to_frame()
+    elif hasattr(result, "pairwise") or hasattr(result, "exact") or getattr(result, "small", False):
+        frame = _small_frame(result)  # HStatistic, MethodComparison, the measures of heterogeneity: small frames
         return frame.head(TABLE_ROWS), len(frame)
     else:
         return None
@@ -180,6 +180,14 @@ def _head(result):
     import pandas as pd
 
     return pd.concat(pieces, ignore_index=True), sum(_frame_rows(r) for r in result.results)
+
+
+def _small_frame(result):
+    """``result.to_frame()``, its averages only where it can also hold curves (a regions result's ICE)."""
+    import inspect
+
+    takes_kind = "kind" in inspect.signature(result.to_frame).parameters
+    return result.to_frame(kind="average") if takes_kind else result.to_frame()
 
 
 def _heads(results, head_of) -> list | None:
@@ -232,6 +240,8 @@ def _too_big(result) -> str:
     elif hasattr(result, "pairwise"):
         n = len(result.pairwise) + len(result.overall)
         return f"{n:,} rows of statistics" if n > FIGURE_POINTS // 100 else ""
+    elif getattr(result, "small", False):
+        return ""
     else:
         return "a result pdpx has no inline figure for"
     points = sum(_frame_rows(r) for r in curves)
