@@ -74,8 +74,7 @@ HETEROGENEITY_TOP = 3
 HETEROGENEITY_SHARE = 0.05
 #: The explained-variance ledger: the 1-way curves of this many top-ranked features, on at most this many rows.
 LEDGER_FEATURES, LEDGER_SAMPLE = 8, 10_000
-#: heterogeneity and regions read a seeded sample of at most this many of the report's rows (every row's ICE curve
-#: of every feature: on a million rows they would cost more than the rest of the report)
+#: heterogeneity and regions read a seeded sample of at most this many rows (every row's ICE curve of every feature)
 SECTION_ROWS = 50_000
 #: Options of partial_dependence that :func:`pdpx.importance` and :func:`pdpx.h_statistic` receive from the report.
 _IMPORTANCE_KEYS = ("method", "response", "target", "grid_resolution", "percentiles", "custom_values",
@@ -333,12 +332,10 @@ def _heterogeneity_section(model, frame, session, ranking, options: PDOptions, w
         finally:
             bar.update(1)
 
-    rows = frame
-    if len(frame) > SECTION_ROWS:  # a seeded sample, its weights with it
-        take = np.sort(np.random.default_rng(seed).choice(len(frame), SECTION_ROWS, replace=False))
-        rows = frame.iloc[take]
-        if kw.get("sample_weight") is not None:
-            kw["sample_weight"] = np.asarray(kw["sample_weight"])[take]
+    take = np.sort(np.random.default_rng(seed).choice(len(frame), min(len(frame), SECTION_ROWS), replace=False))
+    rows = frame.iloc[take] if len(take) < len(frame) else frame  # a seeded sample above SECTION_ROWS rows
+    if kw.get("sample_weight") is not None:  # the sample's weights
+        kw["sample_weight"] = np.asarray(kw["sample_weight"])[take]
     het = attempt("heterogeneity", lambda: heterogeneity_of(model, rows, names, **kw))
     if het is not None:
         pred = checked_predict(session.adapter, rows, session.response)[:, session.outputs]
