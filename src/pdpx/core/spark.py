@@ -25,11 +25,9 @@ column of ``X`` named by ``sample_weight="column"``; it travels with its rows.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import pickle
 import re
-import warnings
 from dataclasses import replace
 from typing import Any
 
@@ -42,6 +40,7 @@ from .config import get_config
 from .data import short_list
 from .errors import PdpxError
 from .method import MethodResult, Request
+from .spark_rows import partition_counts, quiet, take_rows, to_pandas
 
 #: Rows of the local head (validation, encoders, the extrapolation check)
 HEAD_ROWS = 1000
@@ -56,21 +55,6 @@ _TEXT = ("string", "varchar", "char")
 def is_spark_frame(X) -> bool:
     """True for a ``pyspark.sql`` DataFrame (classic or Spark Connect), without importing pyspark."""
     return type(X).__module__.startswith("pyspark.sql") and type(X).__name__ == "DataFrame"
-
-
-@contextlib.contextmanager
-def quiet():
-    """A block in which pyspark's warning about pandas versions it has not yet certified is not shown
-    (pdpx converts the columns' types itself and is tested with the pandas installed beside it)."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*PySpark does not yet fully support pandas.*")
-        yield
-
-
-def to_pandas(frame) -> pd.DataFrame:
-    """``frame.toPandas()`` without pyspark's pandas-version warning."""
-    with quiet():
-        return frame.toPandas()
 
 
 def localize(part: pd.DataFrame, columns: list[str], levels: dict) -> pd.DataFrame:
@@ -134,6 +118,7 @@ class SparkData:
         self.head = localize(head, self.names, self.levels)
         self.dtypes = self.head.dtypes.tolist()
         self._columns: dict = {}
+        self._counts = None  # rows per partition (:meth:`take`), counted once
         check_schema(adapter, self.head, self.types)
 
     def weights(self, sample_weight):
@@ -181,6 +166,23 @@ class SparkData:
                              {c: v for c, v in self.levels.items() if c in wanted})
             self._columns.update({c: local[c] for c in wanted})
         return self._columns[name]
+
+    def take(self, positions) -> tuple[pd.DataFrame, np.ndarray | None]:
+        """The rows at ``positions`` (numbered as ``X.toPandas()`` orders them: :mod:`pdpx.core.spark_rows`) as a
+        pandas frame of the model's columns in its order, text columns categories as for all rows, and their
+        weights (None without ``sample_weight``). One small pass counts each partition's rows (once per
+        ``SparkData``), one ``mapInPandas`` pass brings the rows asked for. Assumes the DataFrame gives its rows
+        in the same order on each action (cache or checkpoint a nondeterministic one)."""
+        if self._counts is None:
+            self._counts = partition_counts(self.frame)
+            if int(self._counts.sum()) != self.n_rows:
+                raise PdpxError(f"X counted {self.n_rows:,} rows, then {int(self._counts.sum()):,}: its rows change "
+                                "between actions. Cache it first (X = X.cache(); X.count()) or checkpoint it")
+        wcol = self.weight_column
+        wanted = self.names + ([wcol] if wcol is not None and wcol not in self.names else [])
+        got = take_rows(self.frame, wanted, positions, self._counts)
+        w = None if wcol is None else got[wcol].to_numpy(dtype=np.float64, na_value=np.nan)
+        return localize(got, self.names, self.levels), w
 
     def run(self, method, adapter: Adapter, req: Request, *, model: Any, ice_rows=None) -> MethodResult:
         """``method``'s result (a :class:`~pdpx.core.method.Batch`) over all rows as a whole
