@@ -74,3 +74,26 @@ def test_an_option_of_another_measure_is_refused_by_name(case):
     ad, X = case
     with pytest.raises(pdpx.PdpxError, match=r"unknown option\(s\) \['threeway'\]"):
         r_explain("heterogeneity", ad, X, ["x1"], {"threeway": 3.0})
+
+
+def test_member_band_crosses_to_r_with_each_members_curve():
+    """interval='members' through r_partial_dependence: R receives what the band is and every member's curve, in
+    the order of the frame's average rows, equal to each tree's own predict averaged."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    from pdpx.r_bridge import r_partial_dependence
+
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame({"a": rng.normal(size=120), "b": rng.normal(size=120)})
+    m = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=0).fit(X, X["a"] * X["b"])
+    out = r_partial_dependence(m, X, ["a", "b"], {"interval": "members", "level": 0.5, "grid_resolution": 3.0})
+    meta = out["meta"]
+    assert meta["band"] == "members: central 50% of 5 trees" and meta["members"]["labels"] == list("01234")
+    np.testing.assert_allclose(np.frombuffer(meta["members"]["weights"], "<f8"), np.full(5, 0.2))
+    curves = np.frombuffer(meta["members"]["yhat"], "<f8").reshape(5, 9)
+    a, b = _column(out["frame"], "x_1"), _column(out["frame"], "x_2")
+    for t, tree in enumerate(m.estimators_):
+        own = [tree.predict(np.column_stack([np.full(len(X), u), np.full(len(X), v)])).mean() for u, v in zip(a, b)]
+        np.testing.assert_allclose(curves[t], own, rtol=1e-12)
+    plain = r_partial_dependence(m, X, ["a"], {"grid_resolution": 3.0})["meta"]
+    assert plain["band"] is None and plain["members"] is None

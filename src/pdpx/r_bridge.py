@@ -335,8 +335,20 @@ def _result_for_r(res, df: pd.DataFrame, warned: list[str]) -> dict:
         "warnings": warned,
         # grid="thresholds": feature -> the trees' comparison ("<=" or "<"), which says how its steps are drawn
         "steps": dict(getattr(base, "steps", None) or {}),
+        "band": getattr(res, "band", None),  # interval="members" / "quantiles": what the band is, and each member
+        "members": _members_for_r(res),
     }
     return {"frame": frame_for_r(df, one_based=one_based), "meta": meta}
+
+
+def _members_for_r(res) -> dict | None:
+    """Each member's curve of an ``interval="members"`` / ``"quantiles"`` result (None otherwise): labels, weights
+    (None: the quantile models) and the curves as float64 bytes in (member, output, grid point) C order."""
+    if getattr(res, "members", None) is None:
+        return None
+    weights = None if res.member_weights is None else bytearray(np.asarray(res.member_weights, "<f8").tobytes())
+    return {"labels": list(res.member_labels), "weights": weights,
+            "yhat": bytearray(np.ascontiguousarray(res.members, "<f8").tobytes())}
 
 
 def r_explain(what: str, adapter: Adapter, X, features, options: Mapping | None = None) -> dict:

@@ -76,9 +76,25 @@
 #'   quantile bins), on one grid from all rows; the result gains a column named
 #'   after it.
 #' @param by_bins Quantile bins of a numeric `by` column.
-#' @param interval Confidence level (e.g. 0.95) of a bootstrap interval of the PD
-#'   over the rows (columns `lower`, `upper`); it covers the sampling of the rows,
-#'   not the model's own uncertainty.
+#' @param interval A band around the PD (columns `lower`, `upper`; the result's
+#'   `attr(, "pdpx")$band` and its print say what the band is):
+#'   * a level (e.g. 0.95) or `"bootstrap"`: a bootstrap interval of the PD over
+#'     the rows; it covers the sampling of the rows, not the model's own uncertainty;
+#'   * `"members"`: the spread of the model's own members. For a forest
+#'     (randomForest, ranger, and Python forests) each tree's own PD, read from the
+#'     trees in one pass; for a named list of refit or fold models each model's PD
+#'     (the curve is then their mean). `lower` and `upper` are the central `level`
+#'     share of the members' PDs at each grid point. Boosted models (gbm) are
+#'     refused: their trees are no predictors on their own;
+#'   * `"quantiles"`: a named list of quantile models, named by their quantile
+#'     (`list("0.1" = m10, "0.5" = m50, "0.9" = m90)`): the curve is the 0.5
+#'     model's PD, `lower` and `upper` the lowest and highest quantile models' PDs.
+#'
+#'   With `"members"` or `"quantiles"` every member's own curve is kept in
+#'   `attr(result, "members")`: a data.frame with `member`, `weight`, `output`, the
+#'   feature(s) and `yhat`.
+#' @param level The central share of the members (or bootstrap replicates) the
+#'   band covers, with `interval = "members"` or `"bootstrap"` (default 0.95).
 #' @param n_boot Bootstrap replicates for `interval`.
 #' @param random_state Seed of the bootstrap.
 #' @param ... Not used; misspelt or pdp-style argument names (`pred.var`,
@@ -121,7 +137,8 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
                                pred_fun = NULL, training_data = NULL, sample_weight = NULL,
                                categorical_features = NULL, response = "auto", n_jobs = NULL,
                                memory_budget = NULL, include_missing = "auto", by = NULL, by_bins = 4L,
-                               interval = NULL, n_boot = 200L, random_state = 0L, n_trees = NULL, ...) {
+                               interval = NULL, level = NULL, n_boot = 200L, random_state = 0L,
+                               n_trees = NULL, ...) {
   api <- .enter_api("partial_dependence")
   on.exit(.leave_api(api), add = TRUE)
   .check_dots(list(...))
@@ -131,10 +148,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   }
   if (!is.null(by)) .check_string(by, "by")
   .check_count(by_bins, "by_bins", min = 2)
-  if (!is.null(interval) && !(is.numeric(interval) && length(interval) == 1 && !is.na(interval) &&
-                              interval > 0 && interval < 1)) {
-    .arg_error("interval", interval, "a confidence level between 0 and 1, e.g. 0.95")
-  }
+  band <- .check_interval(interval, level, object)
   .check_count(n_boot, "n_boot", min = 2)
   .check_count(random_state, "random_state", min = 0)
   kind_given <- !missing(kind)
@@ -187,7 +201,11 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
       .stop("the models in the list use different columns of data; compare models fitted on the same columns",
            call. = FALSE)
     }
-    prepared <- list(adapter = lapply(parts, `[[`, "adapter"), data = parts[[1]]$data)
+    adapters <- lapply(parts, `[[`, "adapter")
+    if (identical(band$interval, "quantiles")) {  # the quantile models, keyed by their quantile (numbers)
+      adapters <- reticulate::py_dict(as.list(as.double(names(object))), unname(adapters))
+    }
+    prepared <- list(adapter = adapters, data = parts[[1]]$data)
   } else {
     prepared <- .prepare_model(object, data, pred_fun, training_data, method, n_trees)
   }
@@ -204,7 +222,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
     n_jobs = if (is.null(n_jobs)) NULL else as.integer(n_jobs),
     memory_budget = memory_budget,
     include_missing = include_missing, by = by, by_bins = as.integer(by_bins),
-    interval = if (is.null(interval)) NULL else as.double(interval), n_boot = as.integer(n_boot),
+    interval = band$interval, level = band$level, n_boot = as.integer(n_boot),
     random_state = as.integer(random_state)
   )
   payload <- .frame_payload(X)
@@ -227,6 +245,41 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
 .time_template <- function(column, tz) {
   if (inherits(column, c("Date", "POSIXt"))) return(column[0])
   .POSIXct(numeric(0), tz = if (is.null(tz) || !nzchar(tz)) "UTC" else tz)
+}
+
+# interval and level as Python takes them: a level (the rows' bootstrap), or "bootstrap", "members",
+# "quantiles" with level; a named list of quantile models must be named by their quantiles.
+.check_interval <- function(interval, level, object) {
+  if (!is.null(level) && !(is.numeric(level) && length(level) == 1 && !is.na(level) && level > 0 && level < 1)) {
+    .arg_error("level", level, "a share between 0 and 1, e.g. 0.9")
+  }
+  if (is.null(interval)) {
+    if (!is.null(level)) {
+      .stop("level sets the share a band covers; give it with interval = \"members\" or \"bootstrap\"",
+            call. = FALSE)
+    }
+    return(list(interval = NULL, level = NULL))
+  }
+  if (is.numeric(interval) && length(interval) == 1 && !is.na(interval) && interval > 0 && interval < 1) {
+    if (!is.null(level)) {
+      .stop(sprintf("interval = %s is a level already; give it once: interval = %s, or interval = \"bootstrap\", ",
+                    interval, interval), sprintf("level = %s", level), call. = FALSE)
+    }
+    return(list(interval = as.double(interval), level = NULL))
+  }
+  choices <- c("bootstrap", "members", "quantiles")
+  if (!(is.character(interval) && length(interval) == 1 && !is.na(interval) && interval %in% choices)) {
+    .arg_error("interval", interval, paste0("a confidence level between 0 and 1 (e.g. 0.95) or one of ",
+                                            paste0("\"", choices, "\"", collapse = ", ")))
+  }
+  if (identical(interval, "quantiles")) {
+    q <- suppressWarnings(as.double(names(object)))
+    if (!.is_model_list(object) || anyNA(q) || any(q <= 0 | q >= 1)) {
+      .stop("interval = \"quantiles\" takes a list of quantile models named by their quantile, e.g. ",
+            "list(\"0.1\" = fit_q10, \"0.5\" = fit_q50, \"0.9\" = fit_q90)", call. = FALSE)
+    }
+  }
+  list(interval = interval, level = if (is.null(level)) NULL else as.double(level))
 }
 
 # A named list of models (not a model that is itself a list, such as a randomForest)
@@ -401,10 +454,30 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
     df[[f]] <- if (meta$categorical[j]) factor(df[[paste0("label_", j)]], levels = meta$grid_values[[j]])
                else df[[paste0("x_", j)]]
   }
+  members <- meta$members
+  meta$members <- NULL
   attr(df, "pdpx") <- meta
   attr(df, "feature_data") <- data[, features, drop = FALSE]
+  if (!is.null(members)) attr(df, "members") <- .members_frame(df, members)
   class(df) <- c("pdpx_pd", "data.frame")
   df
+}
+
+# Each member's curve of interval = "members" / "quantiles" (Python sends them in (member, output, grid point)
+# order, the order of the result's average rows): member, weight, then the average rows' columns with its yhat.
+.members_frame <- function(df, members) {
+  avg <- df[df$kind == "average", setdiff(names(df), c("kind", "row", "yhat", "lower", "upper")), drop = FALSE]
+  labels <- .as_chr(members$labels)
+  n <- length(labels)
+  if (identical(labels, as.character(seq_len(n) - 1L))) labels <- seq_len(n)  # a forest's trees, numbered as in R
+  weights <- if (is.null(members$weights)) rep(NA_real_, n) else .read64(members$weights, n)
+  reps <- rep(seq_len(nrow(avg)), n)
+  out <- data.frame(member = rep(labels, each = nrow(avg)), weight = rep(weights, each = nrow(avg)),
+                    stringsAsFactors = FALSE)
+  out <- cbind(out, avg[reps, , drop = FALSE])
+  out$yhat <- .read64(members$yhat, n * nrow(avg))
+  rownames(out) <- NULL
+  out
 }
 
 #' @export
@@ -415,9 +488,13 @@ print.pdpx_pd <- function(x, n = 10L, ...) {
     cat(sprintf("<pdpx partial dependence: %s | model %s | %s | method %s%s | grid %s | %d rows>\n",
                 paste(meta$features, collapse = " x "), meta$model %||% "?", meta$response_label, meta$method,
                 if (isTRUE(meta$centered)) ", centered" else "", grid, nrow(x)))
+    if (!is.null(meta$band)) cat(sprintf("# band (lower, upper): %s\n", meta$band))
+    else if (!is.null(meta$interval)) {
+      cat(sprintf("# band (lower, upper): %g%% bootstrap interval over the rows\n", 100 * as.double(meta$interval)))
+    }
   }
   d <- .strip_pd(x)
-  keep <- intersect(c(meta$features, "output", "kind", "row", "yhat"), names(d))
+  keep <- intersect(c(meta$features, "output", "kind", "row", "yhat", "lower", "upper"), names(d))
   if (length(unique(d$output)) == 1) keep <- setdiff(keep, "output")
   if (length(unique(d$kind)) == 1 && all(d$kind == "average")) keep <- setdiff(keep, c("kind", "row"))
   print(utils::head(d[, keep, drop = FALSE], n), ...)

@@ -7,8 +7,9 @@
 #' its curves; points for categorical features). Two
 #' features: a tile plot of the PD surface. Several outputs (classes) get one
 #' panel each. Results of several models or `by` groups draw one coloured curve
-#' per model or group (2-way: one panel each); a bootstrap `interval` draws a
-#' ribbon; the missing-value grid point (`include_missing`) is a separate point
+#' per model or group (2-way: one panel each); an `interval` draws a ribbon
+#' (captioned with what the band is: the rows' bootstrap, the members' spread or
+#' the quantile models); the missing-value grid point (`include_missing`) is a separate point
 #' labelled "missing" at the right of the numeric axis. A `grid = "thresholds"`
 #' curve is drawn as steps (the exact curve of a tree model).
 #'
@@ -80,7 +81,8 @@ autoplot.pdpx_pd <- function(object, rug = TRUE, ice_alpha = NULL, ...) {
     level <- if (is.null(meta$interval)) "" else paste0(round(100 * as.double(meta$interval)), "% ")
     p <- p + if (coloured) ggplot2::geom_ribbon(data = avg, band, alpha = 0.2)
              else ggplot2::geom_ribbon(data = avg, band, fill = "#1f4e79", alpha = 0.2)
-    p <- p + ggplot2::labs(caption = paste0("band: ", level, "bootstrap interval over the rows"))
+    what <- if (is.null(meta$band)) paste0(level, "bootstrap interval over the rows") else meta$band
+    p <- p + ggplot2::labs(caption = paste0("band: ", what))
   }
   # grid = "thresholds": the curve is a step function; a point stands for the step (g[i-1], g[i]] of a model
   # comparing x <= t (drawn "vh") or [g[i], g[i+1]) of one comparing x < t ("hv")

@@ -193,7 +193,7 @@ def _tree_members(model, X, features, options: PDOptions) -> MemberResult:
     session = _MembersSession(model, X, options.but(interval=None, level=None))
     feats = session.resolve_features(features)
     inp = session.inputs
-    name = type(inp.model).__name__
+    name = model_name(inp)
     if not inp.data.supports_ice_sample:
         raise PdpxError("interval='members' is not supported for Dask or Spark input; pass a pandas X, or a "
                         "sample of it")
@@ -227,6 +227,14 @@ def _tree_members(model, X, features, options: PDOptions) -> MemberResult:
     return _with_band(res, res.average, curves, weights, lower, upper, level, label, range(len(weights)))
 
 
+def model_name(inp) -> str:
+    """The model as messages name it: its class, or its library's for a model handed over as its own adapter (the
+    R package's models: "gbm model", not the adapter's class)."""
+    if inp.model is inp.adapter or type(inp.model).__name__.endswith("Adapter"):
+        return f"{getattr(inp.adapter, 'library', 'this')} model"
+    return type(inp.model).__name__
+
+
 class _MembersSession(Session):
     """A session whose method run also gives every member's PD (``curves``): one ``exact`` pass over ``split``
     (each member's trees an output of their own), whose weighted mean is the model's PD; or, for ``predicts``
@@ -243,7 +251,7 @@ class _MembersSession(Session):
                             f"points would take {need / 2**20:,.0f} MiB, over the memory budget; lower "
                             "grid_resolution, ask for fewer outputs (target=), or raise memory_budget")
         if self.split is not None and batch.name != self.exact.name:
-            raise PdpxError(f"interval='members': the trees of this {type(inp.model).__name__} did not answer for "
+            raise PdpxError(f"interval='members': the trees of this {model_name(inp)} did not answer for "
                             f"it (method {batch.name!r} was chosen), so its members cannot be read from them. Pass "
                             "the members as a dict {'m1': member1, ...} with interval='members'")
         own = self.split is None or req.needs_individual  # the model's own run: its ICE curves, or brute's check
@@ -261,7 +269,7 @@ class _MembersSession(Session):
         average = np.tensordot(self.weights, self.curves, axes=1)
         if self.split is None:  # the members the model exposes must average to it: else they are no members of it
             if not np.allclose(average, out.average, rtol=1e-7, atol=1e-9):
-                raise PdpxError(f"interval='members': the mean of this {type(inp.model).__name__}'s members "
+                raise PdpxError(f"interval='members': the mean of this {model_name(inp)}'s members "
                                 "(estimators_) is not its prediction, so they are no members whose spread the band "
                                 "could show. Pass refit models as a dict {'m1': model1, ...} with interval='members'")
             return out, elapsed + time.perf_counter() - t0
