@@ -138,6 +138,73 @@ def test_lightgbm_random_forest_members(data):
                                rtol=1e-10)
 
 
+def xgb_tree_predictions(model, margin_of):
+    """Each tree's own prediction of a one-round XGBoost forest, ``predict(A) -> (rows, trees)``: the leaf each row
+    reaches in each tree (XGBoost's ``pred_leaf=True``), that leaf's value from the model's JSON dump, times the
+    number of trees (XGBoost sums the trees, each scaled by one over their number), plus the base margin: XGBoost's
+    own margin (``margin_of``) less the sum of the row's leaf values. (``iteration_range`` slices rounds, not the
+    trees of one round, so it cannot give a single tree.)"""
+    import json
+
+    import xgboost
+
+    booster = model.get_booster()
+    leaf_value = []
+    for text in booster.get_dump(dump_format="json"):
+        values, stack = {}, [json.loads(text)]
+        while stack:
+            node = stack.pop()
+            if "leaf" in node:
+                values[node["nodeid"]] = node["leaf"]
+            stack.extend(node.get("children", []))
+        leaf_value.append(values)
+
+    def predict(A):
+        leaves = booster.predict(xgboost.DMatrix(A), pred_leaf=True).reshape(len(A), -1)
+        v = np.array([[leaf_value[t][leaf] for t, leaf in enumerate(row)] for row in leaves])
+        base = np.asarray(margin_of(A), dtype=float).reshape(-1) - v.sum(axis=1)
+        return base[:, None] + v.shape[1] * v
+    return predict
+
+
+def test_xgboost_random_forest_members_are_its_trees(data):
+    xgboost = pytest.importorskip("xgboost")
+    X, y = data
+    m = xgboost.XGBRFRegressor(n_estimators=6, max_depth=3, random_state=0).fit(X, y)
+    res = pdpx.partial_dependence(m, X, "a", grid_resolution=5, interval="members", level=0.5)
+    assert res.method == "exact" and res.band == "members: central 50% of 6 trees"
+    trees = xgb_tree_predictions(m, lambda A: m.predict(A, output_margin=True))
+    own = np.stack([own_pd(lambda A, t=t: trees(A)[:, t], X, "a", res.grid_values[0], frame=True)
+                    for t in range(6)])
+    np.testing.assert_allclose(res.members[:, 0], own, rtol=1e-5, atol=1e-5)  # the dump prints float32 leaves
+    lo, hi = quantiles(own, 0.5)
+    np.testing.assert_allclose(res.lower[0], lo, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(res.upper[0], hi, rtol=1e-5, atol=1e-5)
+    model_pd = own_pd(m.predict, X, "a", res.grid_values[0], frame=True)
+    np.testing.assert_allclose(res.average[0], model_pd, rtol=1e-5)  # the trees' mean is the model's PD
+    np.testing.assert_allclose(res.members[:, 0].mean(axis=0), model_pd, rtol=1e-5)
+
+    c = xgboost.XGBRFClassifier(n_estimators=4, max_depth=3, random_state=0).fit(X, (y > 1).astype(int))
+    with pytest.raises(pdpx.PdpxError, match="a link, or trees per class.*response='raw'"):
+        pdpx.partial_dependence(c, X, "a", interval="members")
+    raw = pdpx.partial_dependence(c, X, "b", grid_resolution=4, interval="members", response="raw")
+    trees = xgb_tree_predictions(c, lambda A: c.predict(A, output_margin=True))
+    own = np.stack([own_pd(lambda A, t=t: trees(A)[:, t], X, "b", raw.grid_values[0], frame=True) for t in range(4)])
+    np.testing.assert_allclose(raw.members[:, 0], own, rtol=1e-5, atol=1e-5)  # on the margin the trees sum to
+
+
+def test_xgboost_boosted_rounds_are_refused(data):
+    xgboost = pytest.importorskip("xgboost")
+    X, y = data
+    rounds = xgboost.XGBRegressor(n_estimators=3, num_parallel_tree=4, max_depth=2).fit(X, y)
+    with pytest.raises(pdpx.PdpxError, match="XGBRegressor: it has 3 boosting rounds of 4 parallel trees.*one round "
+                                             r"\(XGBRFRegressor.*interval='bootstrap'"):
+        pdpx.partial_dependence(rounds, X, "a", interval="members")
+    boosted = xgboost.XGBRegressor(n_estimators=3, max_depth=2).fit(X, y)
+    with pytest.raises(pdpx.PdpxError, match="members of this XGBRegressor: its trees are summed, as boosting"):
+        pdpx.partial_dependence(boosted, X, "a", interval="members")
+
+
 def test_weighted_members_take_weighted_quantiles(data):
     X, y = data
     rf = RandomForestRegressor(n_estimators=4, max_depth=3, random_state=0)

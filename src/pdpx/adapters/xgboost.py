@@ -318,6 +318,32 @@ class XGBoostAdapter(BoosterAdapter):
                               "for squared error",
         )
 
+    def forest_members(self, response: str, tm):
+        """For ``interval="members"``: the trees of a random forest trained as one round of ``num_parallel_tree``
+        trees (``XGBRFRegressor``, ``XGBRFClassifier``, or ``num_boost_round=1``) read as a forest. XGBoost sums
+        them, each leaf value scaled by ``1 / num_parallel_tree``, so a tree's own prediction is the base score
+        plus its leaf value times the number of trees, and the model's is their mean. None when each round has
+        one tree (boosted trees); an error for several rounds of forests (each corrects the rounds before it)."""
+        from dataclasses import replace
+
+        gb = self.learner()["gradient_booster"]
+        parallel = int(gb.get("model", {}).get("gbtree_model_param", {}).get("num_parallel_tree", "1") or 1) \
+            if gb.get("name") == "gbtree" else 1
+        if parallel < 2:
+            return None
+        rounds = self._rounds()
+        if rounds > 1:
+            raise PdpxError(
+                f"interval='members' cannot draw the members of this XGBoost {type(self.model).__name__}: it has "
+                f"{rounds} boosting rounds of {parallel} parallel trees, and each round's trees correct the rounds "
+                "before them, so no tree is a predictor on its own. Its trees are members when the forest is one "
+                "round (XGBRFRegressor, XGBRFClassifier, or num_parallel_tree with num_boost_round=1). Use "
+                "interval='bootstrap' (the spread over the rows), or pass refit models as a dict "
+                "{'fold1': model1, ...} with interval='members'")
+        ens = tm.ensemble
+        forest = ens.derived("forest_members", lambda: replace(ens, value=ens.value * parallel, aggregation="mean"))
+        return replace(tm, ensemble=forest)
+
     def _link_problem(self, ens, rounds: int) -> str | None:
         """Compare the IR's link on an all-NaN row with XGBoost's own transformed prediction."""
         if self.objective() == "multi:softmax":  # XGBoost's value is the class; predict_proba is softmax

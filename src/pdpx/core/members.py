@@ -200,6 +200,8 @@ def _tree_members(model, X, features, options: PDOptions) -> MemberResult:
     exact = inp.methods.get("exact")
     with trees_read_once(inp.adapter):
         tm = inp.adapter.tree_model(inp.response) if exact is not None and inp.method in ("auto", "exact") else None
+        forest = getattr(inp.adapter, "forest_members", None)  # summed trees that are a forest (see split_members)
+        tm = forest(inp.response, tm) or tm if forest is not None and tm is not None else tm
         if tm is not None:
             session.split, weights, what = split_members(tm, inp.outputs, f"this {name}")
             session.exact, how = exact, "from one exact pass over the trees"
@@ -229,7 +231,7 @@ def _tree_members(model, X, features, options: PDOptions) -> MemberResult:
 
 def model_name(inp) -> str:
     """The model as messages name it: its class, or its library's for a model handed over as its own adapter (the
-    R package's models: "gbm model", not the adapter's class)."""
+    R package's models: "<library> model", not the adapter's class)."""
     if inp.model is inp.adapter or type(inp.model).__name__.endswith("Adapter"):
         return f"{getattr(inp.adapter, 'library', 'this')} model"
     return type(inp.model).__name__
@@ -363,6 +365,11 @@ def split_members(tm, outputs: list, name: str = "this model") -> tuple[object, 
     own prediction its leaf values. An ensemble of models summed with weights (:class:`TreeSum`): each term
     whose weights are one number times a 0/1 map of outputs, with no offset and the numbers summing to 1.
     Refused otherwise (boosted trees; sums that are no weighted mean of their members).
+
+    A library may train a random forest as one round of parallel trees that it sums, each tree's leaf values
+    scaled by one over their number: its adapter's optional ``forest_members(response, tree_model)`` returns the
+    same trees as a forest (leaf values times the number of trees, averaged), None when its trees are not such
+    a forest (boosted: refused here), or raises saying why they cannot be members.
     """
     if isinstance(tm, TreeSum):
         return _split_sum(tm, outputs, name)
@@ -375,7 +382,8 @@ def split_members(tm, outputs: list, name: str = "this model") -> tuple[object, 
     if ens.link != "identity" or not (ens.n_margins == 1 or np.all(ens.tree_group < 0)):
         raise PdpxError("interval='members': the members of this forest are not single trees summed into the "
                         "response (a link, or trees per class); pass the members as a dict with "
-                        "interval='members'")
+                        "interval='members', or ask for the margin the trees sum to (response='raw', where the "
+                        "model has it)")
     w = ens.effective_tree_weight()
     if not np.isclose(w.sum(), 1.0, rtol=1e-9) or np.any(w <= 0):
         raise PdpxError("interval='members': this forest's tree weights do not make its prediction a weighted "
