@@ -30,17 +30,20 @@ def pipeline(sdf, learner, indexed=True):
     return Pipeline(stages=stages + [VectorAssembler(inputCols=cols, outputCol="features"), learner]).fit(sdf)
 
 
-def by_transform(spark, model, X, feature, grid, column):
-    """The definition: every row with ``feature`` set to each grid value, through the model's transform, averaged."""
+def by_transform(spark, model, X, feature, grid, column, classes=(1,)):
+    """The definition: every row with ``feature`` set to each grid value, through the model's transform, averaged
+    (a probability: of each class in ``classes``, one row per class)."""
     from pyspark.ml.functions import vector_to_array
 
     stacked = pd.concat([X.assign(**{feature: v}, _k=k) for k, v in enumerate(grid)], ignore_index=True)
     out = model.transform(spark.createDataFrame(stacked))
+    columns = [column]
     if column == "probability":
-        out = out.withColumn("p1", vector_to_array("probability")[1])
-        column = "p1"
-    means = out.groupBy("_k").avg(column).toPandas().sort_values("_k")
-    return means.iloc[:, 1].to_numpy()
+        columns = [f"p{c}" for c in classes]
+        out = out.select("_k", *[vector_to_array("probability")[c].alias(f"p{c}") for c in classes])
+    means = out.groupBy("_k").avg(*columns).toPandas().sort_values("_k")
+    got = means.iloc[:, 1:].to_numpy().T
+    return got[0] if column != "probability" or classes == (1,) else got
 
 
 @pytest.mark.parametrize("learner", ["GBTRegressor", "RandomForestRegressor", "DecisionTreeRegressor"])
@@ -71,14 +74,25 @@ def test_boosted_classifier_probability_equals_transform(spark, data):
     np.testing.assert_allclose(res.average[-1], want, rtol=0, atol=1e-9)
 
 
-def test_forest_classifier_runs_brute_through_transform(spark, data):
+def test_forest_classifier_runs_brute_through_transform(spark, data, monkeypatch):
+    """Where Spark writes the saved model out of this Python's reach (a cluster's executors), the forest's transform
+    is averaged, and the result says why."""
     from pyspark.ml.classification import RandomForestClassifier
 
+    from pdpx.adapters import sparkml
+    from pdpx.adapters.sparkml_saved import SavedFormUnreadable
+
+    def unreadable(tree):
+        raise SavedFormUnreadable("Spark saved the model where this Python cannot read it")
+
+    monkeypatch.setattr(sparkml, "saved_nodes", unreadable)
     X, sdf = data
     model = pipeline(sdf, RandomForestClassifier(labelCol="label", numTrees=3, maxDepth=2, seed=0))
     rows = X[["a", "b", "g"]]
     res = pdpx.partial_dependence(model, rows, ["a"], grid_resolution=4)
     assert res.method == "brute"
+    assert any("saved to a temporary folder of this machine, and could not: Spark saved the model where" in n
+               for n in res.notes), res.notes
     want = by_transform(spark, model, rows, "a", list(res.grid_values[0]), "probability")
     assert res.outputs[-1] == "1.0"
     np.testing.assert_allclose(res.average[-1], want, rtol=0, atol=1e-9)
@@ -125,3 +139,69 @@ def test_on_a_spark_dataframe_the_trees_travel_not_the_model(spark, data):
     assert any("gathered partition by partition" in n for n in many[0].notes), many[0].notes
     for res, want in zip(many, pdpx.partial_dependence_many(model, local, sets, grid_resolution=4)):
         np.testing.assert_allclose(res.average, want.average, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("learner", ["RandomForestClassifier", "DecisionTreeClassifier"])
+def test_forest_and_tree_classifiers_read_their_class_counts(spark, data, learner):
+    """Three classes, a text column indexed: every class's probability equals transform's, averaged."""
+    from pyspark.ml import classification
+
+    X, sdf = data
+    sdf = sdf.withColumn("cls", (sdf.y > -0.5).cast("double") + (sdf.y > 0.8).cast("double"))
+    est = getattr(classification, learner)(labelCol="cls", maxDepth=3, seed=0,
+                                           **({"numTrees": 3} if learner.startswith("Random") else {}))
+    model = pipeline(sdf, est)
+    rows = X[["a", "b", "g"]]
+    for feature in ("b", "g"):
+        res = pdpx.partial_dependence(model, rows, [feature], grid_resolution=4, method="exact")
+        want = by_transform(spark, model, rows, feature, list(res.grid_values[0]), "probability", (0, 1, 2))
+        assert res.outputs == ["0.0", "1.0", "2.0"]
+        np.testing.assert_allclose(res.average, want, rtol=0, atol=1e-9)
+
+
+def test_a_wrong_reading_of_the_counts_is_caught_and_brute_answers(spark, data, monkeypatch):
+    """The check against the model's own probability: class counts read in the wrong order disagree with
+    transform, so pdpx warns and averages the transform instead."""
+    from pyspark.ml.classification import DecisionTreeClassifier
+
+    from pdpx.adapters import sparkml, sparkml_saved
+
+    def reversed_counts(frame, n_classes):
+        trees = sparkml_saved.classifier_trees(frame, n_classes)
+        return [(w, {**nodes, "value": [np.asarray(v)[::-1] for v in nodes["value"]]}) for w, nodes in trees]
+
+    monkeypatch.setattr(sparkml, "classifier_trees", reversed_counts)
+    X, sdf = data
+    model = pipeline(sdf, DecisionTreeClassifier(labelCol="label", maxDepth=2, seed=0), indexed=False)
+    rows = X[["a", "b"]]
+    with pytest.warns(pdpx.TreeMismatchWarning, match="disagreed with its own predict_proba"):
+        res = pdpx.partial_dependence(model, rows, ["a"], grid_resolution=4)
+    assert res.method == "brute"
+    want = by_transform(spark, model, rows, "a", list(res.grid_values[0]), "probability")
+    np.testing.assert_allclose(res.average[-1], want, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("drop_last, invalid, learner", [(True, "error", "GBTRegressor"),
+                                                         (False, "keep", "RandomForestClassifier")])
+def test_one_hot_slots_are_read_as_the_text_column(spark, data, drop_last, invalid, learner):
+    """StringIndexer -> OneHotEncoder -> VectorAssembler: the trees split on the text column, PD over its levels
+    equals the pipeline's transform averaged."""
+    from pyspark.ml import Pipeline, classification, regression
+    from pyspark.ml.feature import OneHotEncoder, StringIndexer, VectorAssembler
+
+    X, sdf = data
+    est = (regression.GBTRegressor(labelCol="y", maxIter=4, maxDepth=3, seed=0) if learner == "GBTRegressor" else
+           classification.RandomForestClassifier(labelCol="label", numTrees=3, maxDepth=3, seed=0))
+    stages = [StringIndexer(inputCol="g", outputCol="g_i", handleInvalid=invalid),
+              OneHotEncoder(inputCol="g_i", outputCol="g_v", dropLast=drop_last, handleInvalid=invalid),
+              VectorAssembler(inputCols=["a", "g_v", "b"], outputCol="features"), est]
+    model = Pipeline(stages=stages).fit(sdf)
+    rows = X[["a", "b", "g"]]
+    column = "prediction" if learner == "GBTRegressor" else "probability"
+    for feature in ("g", "b"):
+        res = pdpx.partial_dependence(model, rows, [feature], grid_resolution=4, method="exact")
+        want = by_transform(spark, model, rows, feature, list(res.grid_values[0]), column)
+        np.testing.assert_allclose(res.average[-1], want, rtol=0, atol=1e-9)
+        if feature == "g":
+            assert sorted(res.grid_values[0]) == ["u", "v", "w"]
+            assert np.ptp(res.average[-1]) > 1e-3  # the trees do split on the one-hot slots

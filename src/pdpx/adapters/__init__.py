@@ -15,7 +15,8 @@ LightGBM               :mod:`.lightgbm`                             :mod:`.light
 R randomForest (rpy2)  :mod:`.rpy2` (adapter in :mod:`.randomforest`) :mod:`.randomforest_trees`
 R ranger (R package)   (adapter in :mod:`.ranger`, built by the R bridge) :mod:`.ranger_trees`
 R gbm (R package)      (adapter in :mod:`.gbm`, built by the R bridge)    :mod:`.gbm_trees`
-Spark ML (pyspark.ml)  :mod:`.sparkml`                              :mod:`.sparkml_trees`
+Spark ML (pyspark.ml)  :mod:`.sparkml` (pipelines:                 :mod:`.sparkml_trees`
+                       :mod:`.sparkml_pipeline`)                    (+ :mod:`.sparkml_saved`)
 anything with predict  :mod:`.generic` (asked last)                 --
 =====================  ===========================================  ==========================
 

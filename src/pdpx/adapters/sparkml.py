@@ -2,11 +2,13 @@
 
 Recognised: ``DecisionTree``, ``RandomForest`` and ``GBT`` regression and classification models,
 alone (X's columns, in order, are the model's feature vector) or as the last stage of a
-``PipelineModel`` whose earlier stages are ``StringIndexer`` models and one ``VectorAssembler``
-(X's columns are the pipeline's raw inputs; a text column's code is its position in the
-indexer's labels). Trees are read from the model's text (:mod:`pdpx.adapters.sparkml_trees`):
-regression models, and boosted classifiers' probabilities; a decision tree's or forest's class
-probabilities are not in the text, so those run ``brute``.
+``PipelineModel`` whose earlier stages are ``StringIndexer`` models, ``OneHotEncoder`` models of
+their outputs and one ``VectorAssembler`` (X's columns are the pipeline's raw inputs; a text
+column's code is its position in the indexer's labels; :mod:`pdpx.adapters.sparkml_pipeline`).
+Regression models and boosted classifiers are read from the model's text
+(:mod:`pdpx.adapters.sparkml_trees`); a decision tree's or forest's class probabilities from its
+saved form (:mod:`pdpx.adapters.sparkml_saved`), the first time its trees are asked for. Where that
+fails, the reason is given and the model's ``transform`` is averaged (brute).
 
 Predictions (``brute``, and the check of the trees against the model) call the model's own
 ``transform`` in the active Spark session, on the rows given as a Spark DataFrame; the prediction
@@ -15,7 +17,7 @@ Predictions (``brute``, and the check of the trees against the model) call the m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -23,9 +25,11 @@ import pandas as pd
 from ..core.adapter import Adapter
 from ..core.errors import PdpxError
 from ..core.hookspecs import hookimpl
-from ..core.ir import TreeModel
+from ..core.ir import TreeModel, model_cache
 from .rlevels import LevelEncoder
-from .sparkml_trees import spark_ensemble
+from .sparkml_pipeline import slots_of
+from .sparkml_saved import classifier_trees, saved_nodes
+from .sparkml_trees import onto_columns, parse, spark_ensemble
 
 #: The tree models read, by class name: (aggregation of the trees, whether they classify)
 TREES = {
@@ -38,39 +42,42 @@ TREES = {
 @dataclass(frozen=True)
 class SparkMLTrees:
     """What a Spark task needs of a Spark ML tree model, without its JVM objects (picklable): the class name,
-    X's columns, each column's StringIndexer labels (None: a number), the trees' text and the classes."""
+    X's columns, each column's StringIndexer labels (None: a number), the trees on X's columns (``[(weight,
+    nodes)]``; None while a classifier's saved form is not read yet), the classes, and each slot of the
+    feature vector's ``(column, one-hot values or None)``."""
 
     kind: str
     names: tuple
     levels: tuple
-    text: str
+    trees: tuple | None
     n_classes: int = 0
+    slots: tuple = ()
+
+
+#: Classifiers whose class probabilities are read from the saved form, not from the text
+SAVED = ("DecisionTreeClassificationModel", "RandomForestClassificationModel")
 
 
 def read_spec(model) -> SparkMLTrees:
-    """The :class:`SparkMLTrees` of a tree model, alone or ending a ``PipelineModel``."""
+    """The :class:`SparkMLTrees` of a tree model, alone or ending a ``PipelineModel`` (a decision tree's or
+    forest's classifier trees not read yet: :func:`with_saved_trees`)."""
     stages = list(model.stages) if type(model).__name__ == "PipelineModel" else [model]
     tree = stages[-1]
-    indexers = {s.getOutputCol(): s for s in stages[:-1] if type(s).__name__ == "StringIndexerModel"}
-    assemblers = [s for s in stages[:-1] if type(s).__name__ == "VectorAssembler"]
-    other = [type(s).__name__ for s in stages[:-1] if type(s).__name__ not in ("StringIndexerModel",
-                                                                               "VectorAssembler")]
-    if other or len(assemblers) > 1 or (len(stages) > 1 and not assemblers):
-        raise PdpxError(f"pdpx reads a Spark ML pipeline of StringIndexer models, one VectorAssembler and a tree "
-                        f"model; this one has {other or [type(s).__name__ for s in stages]}. Pass a function "
-                        "that predicts a pandas DataFrame instead")
     n = int(tree.numFeatures)
-    if assemblers:
-        slots = list(assemblers[0].getInputCols())
-        if len(slots) != n:
-            raise PdpxError(f"the VectorAssembler makes {len(slots)} slots but the tree model reads {n}; pdpx "
-                            "reads assemblers of scalar columns only")
-        names = [indexers[c].getInputCol() if c in indexers else c for c in slots]
-        levels = [tuple(indexers[c].labelsArray[0]) if c in indexers else None for c in slots]
+    if len(stages) > 1:
+        names, levels, slots = slots_of(stages[:-1], n)
     else:
-        names, levels = [f"x{i}" for i in range(n)], [None] * n
-    classes = int(tree.numClasses) if TREES[type(tree).__name__][1] else 0
-    return SparkMLTrees(type(tree).__name__, tuple(names), tuple(levels), tree.toDebugString, classes)
+        names, levels, slots = [f"x{i}" for i in range(n)], [None] * n, [(i, None) for i in range(n)]
+    kind = type(tree).__name__
+    classes = int(tree.numClasses) if TREES[kind][1] else 0
+    trees = None if kind in SAVED else tuple(onto_columns(parse(tree.toDebugString), slots))
+    return SparkMLTrees(kind, tuple(names), tuple(levels), trees, classes, tuple(slots))
+
+
+def with_saved_trees(spec: SparkMLTrees, tree) -> SparkMLTrees:
+    """``spec`` with the trees of a decision tree or forest classifier read from its saved form."""
+    trees = classifier_trees(saved_nodes(tree), spec.n_classes)
+    return replace(spec, trees=tuple(onto_columns(trees, list(spec.slots))))
 
 
 class SparkMLAdapter(Adapter):
@@ -90,8 +97,29 @@ class SparkMLAdapter(Adapter):
         self._tree_model: TreeModel | None = None
 
     def portable(self) -> SparkMLTrees:
-        """What Spark's tasks receive instead of the model (its JVM objects cannot travel)."""
+        """What Spark's tasks receive instead of the model (its JVM objects cannot travel), with its trees."""
+        self.saved_refusal()
         return self.spec
+
+    def saved_refusal(self) -> str:
+        """Why a decision tree's or forest's classifier trees could not be read from its saved form ("" once
+        they are read; read once per model, kept with it)."""
+        if self.spec.trees is not None:
+            return ""
+        if self.tree is None:
+            return "its class counts were not read on the driver"
+
+        def read():
+            try:
+                return with_saved_trees(self.spec, self.tree)
+            except PdpxError as exc:  # SavedFormUnreadable, or counts pdpx does not read
+                return str(exc)
+
+        got = model_cache.get(self.tree, "pdpx.adapters.sparkml_saved", (), read, state=str(self.tree.uid))
+        if isinstance(got, str):
+            return got
+        self.spec = got
+        return ""
 
     def feature_names(self):
         return list(self.names)
@@ -140,21 +168,24 @@ class SparkMLAdapter(Adapter):
             return None
         if self._tree_model is None:
             kind = self.spec.kind
-            link = ("binary_logistic", 2.0) if self.classifies else ("identity", 1.0)
-            ens = spark_ensemble(self.spec.text, len(self.names), aggregation=self.aggregation,
+            link = ("binary_logistic", 2.0) if kind == "GBTClassificationModel" else ("identity", 1.0)
+            ens = spark_ensemble(list(self.spec.trees), len(self.names), aggregation=self.aggregation,
                                  link=link[0], link_scale=link[1], description=f"Spark ML {kind}")
             self._tree_model = TreeModel(ensemble=ens, encode=self.encoder.encode,
                                          encode_values=self.encoder.encode_values,
-                                         recursion_weights="none: Spark's text holds no node counts")
+                                         recursion_weights="none: pdpx reads no node counts of Spark's trees")
         return self._tree_model
 
     def tree_model_unavailable(self, response):
         if response not in self.responses():
             return f"a Spark ML {self.spec.kind} has no response {response!r}; use {self.responses()[0]!r}"
-        if self.classifies and self.spec.kind != "GBTClassificationModel":
-            return ("a Spark ML decision tree or forest classifier's leaf class counts are not in its text; "
-                    "pdpx averages its transform (brute)")
-        if self.classifies and self.spec.n_classes != 2:
+        if self.spec.kind in SAVED:
+            why = self.saved_refusal()
+            if why:
+                return (f"pdpx reads a Spark ML {self.spec.kind}'s class counts from the model saved to a temporary "
+                        f"folder of this machine, and could not: {why}. It averages the model's transform "
+                        "(method='brute')")
+        if self.classifies and self.spec.n_classes != 2 and self.spec.kind == "GBTClassificationModel":
             return "a boosted Spark ML classifier of more than two classes is not read"
         return ""
 

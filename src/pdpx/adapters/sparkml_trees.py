@@ -16,7 +16,9 @@ Facts checked against ``transform`` (tests/adapters/test_sparkml.py):
   each tree's leaf times the tree's weight; a boosted classifier's probability of class 1 is
   ``1 / (1 + exp(-2 margin))``;
 * a decision tree or random forest *classifier* stores each leaf's class counts, which the text does
-  not show: those are not read (pdpx then runs ``brute`` through the model's ``transform``).
+  not show: those trees are read from the model's saved form (:mod:`pdpx.adapters.sparkml_saved`),
+  into the same node lists, and given to :func:`spark_ensemble` as well;
+* a ``OneHotEncoder``'s slots are read as splits on the column it encodes (:func:`onto_columns`).
 """
 
 from __future__ import annotations
@@ -83,11 +85,35 @@ def _node(lines: list[str], pos: int, nodes: dict) -> int:
     return _node(lines, pos + 1, nodes)
 
 
-def spark_ensemble(text: str, n_features: int, *, aggregation: str, link: str = "identity",
+def onto_columns(trees: list, slots: list) -> list:
+    """``trees`` (as :func:`parse` gives them) with each split on a slot of the model's feature vector moved onto
+    X's column: ``slots[i]`` is ``(column, None)`` for a slot holding the column's value (or its StringIndexer
+    code), or ``(column, values)`` for a one-hot slot, ``values[k]`` the slot's value when the column's code is
+    ``k``. A split on a one-hot slot becomes a categorical split on the column: the codes whose slot value goes
+    left."""
+    out = []
+    for weight, nodes in trees:
+        new = {k: list(v) for k, v in nodes.items()}
+        for i, f in enumerate(nodes["feature"]):
+            if f < 0:
+                continue
+            column, values = slots[f]
+            new["feature"][i] = column
+            if values is None:
+                continue
+            values = np.asarray(values, dtype=np.float64)
+            cats = nodes["cats"][i]
+            left = np.isin(values, cats) if cats is not None else values <= nodes["threshold"][i]
+            new["cats"][i], new["threshold"][i] = [int(k) for k in np.flatnonzero(left)], 0.0
+        out.append((weight, new))
+    return out
+
+
+def spark_ensemble(trees: list, n_features: int, *, aggregation: str, link: str = "identity",
                    link_scale: float = 1.0, description: str = "") -> TreeEnsemble:
-    """The trees of ``text`` (a debug string) as a TreeEnsemble: ``aggregation`` "mean" (a forest) or "sum"
-    (boosting: each leaf times its tree's weight; a single tree either way)."""
-    trees = parse(text)
+    """``trees`` (``[(weight, nodes)]``, as :func:`parse` gives them) as a TreeEnsemble: ``aggregation`` "mean" (a
+    forest) or "sum" (boosting: each leaf times its tree's weight; a single tree either way). Leaves holding
+    vectors (a classifier's class probabilities) add to every output."""
     sizes = [len(t[1]["feature"]) for t in trees]
     start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     feature = np.concatenate([t[1]["feature"] for t in trees]).astype(np.int64)
@@ -98,7 +124,8 @@ def spark_ensemble(text: str, n_features: int, *, aggregation: str, link: str = 
     right = np.concatenate([np.where(np.asarray(t[1]["right"]) < 0, -1, np.asarray(t[1]["right"]) + s)
                             for t, s in zip(trees, start)]).astype(np.int64)
     scale = [w if aggregation == "sum" else 1.0 for w, _ in trees]
-    value = np.concatenate([np.asarray(t[1]["value"]) * w for t, w in zip(trees, scale)])
+    value = np.concatenate([np.asarray(t[1]["value"], dtype=np.float64) * w for t, w in zip(trees, scale)])
+    n_margins = value.shape[1] if value.ndim == 2 else 1
     cats = [c for t in trees for c in t[1]["cats"]]
     cat_offset = np.full(len(cats), -1, dtype=np.int64)
     cat_nwords = np.zeros(len(cats), dtype=np.int64)
@@ -116,7 +143,8 @@ def spark_ensemble(text: str, n_features: int, *, aggregation: str, link: str = 
     return TreeEnsemble(
         left=left, right=right, feature=feature, threshold=threshold,
         missing_left=np.zeros(len(feature), dtype=bool), value=value, tree_start=start,
-        tree_group=np.zeros(len(trees), dtype=np.int64), n_features=n_features, n_margins=1,
+        tree_group=np.full(len(trees), -1 if value.ndim == 2 else 0, dtype=np.int64), n_features=n_features,
+        n_margins=n_margins,
         cat_offset=cat_offset, cat_nwords=cat_nwords, cat_words=np.asarray(words, dtype=np.uint32),
         comparison="<=", float32_input=False, categories_go_left=True, aggregation=aggregation, link=link,
         link_scale=link_scale, description=description or f"Spark ML ({len(trees)} trees)",
