@@ -2,7 +2,8 @@
 
 * :mod:`.pd_importance`: :func:`importance` (PD / ICE based variable importance; its :class:`ImportanceResult`);
 * :mod:`.interaction`: :func:`h_statistic` (Friedman and Popescu's H), on the ``exact``
-  engine for tree models (:mod:`.evaluate` evaluates PD functions at the rows of X);
+  engine for tree models (:mod:`.evaluate` evaluates PD functions at the rows of X; :mod:`.interaction_spark`:
+  the sums over the rows of a Spark DataFrame, partition by partition);
 * :mod:`.accumulated`: :func:`ale` (accumulated local effects);
 * :mod:`.derivative`: :func:`derivative_ice` (derivative ICE, ``kind="derivative"``);
 * :mod:`.compare`: :func:`compare_methods` (``exact`` against ``recursion``);

@@ -105,6 +105,61 @@ def find_cells(adapter, response: str, X: pd.DataFrame, columns: list[int]) -> t
     return {j: distinct_cells(X.iloc[:, j]) for j in columns}, False, notes
 
 
+def cells_of(codes: np.ndarray, column: pd.Series) -> Cells:
+    """Cells of ``codes`` 0..m-1 (every code present) over all rows of ``column``, each represented by its first
+    row."""
+    return _cells(np.asarray(codes, dtype=np.int64), column)
+
+
+@dataclass
+class ValueCells:
+    """Which cell each distinct value of a column falls in: ``cell[Index(keys).get_indexer(key(column))]``,
+    the key of a category column its codes (:func:`value_keys`)."""
+
+    keys: np.ndarray
+    cell: np.ndarray
+
+    def codes(self, column: pd.Series) -> np.ndarray:
+        """The cell of each value of ``column`` (refused if a value was not seen)."""
+        at = pd.Index(self.keys).get_indexer(value_keys(column))
+        if (at < 0).any():
+            raise PdpxError(f"column {str(column.name)!r} holds values the first pass over X did not see: its rows "
+                            "change between passes; cache X first (X = X.cache(); X.count())")
+        return self.cell[at]
+
+
+def value_keys(column: pd.Series) -> np.ndarray:
+    """What identifies a value of ``column``: its codes for a category column, else the values."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return np.asarray(column.cat.codes)
+    return column.to_numpy()
+
+
+def cells_by_value(adapter, response: str, head: pd.DataFrame, columns: dict) -> tuple[dict, dict, bool, list]:
+    """:func:`find_cells` of the columns ``{position: all rows}`` of a model whose other columns are only known
+    by ``head`` (a few rows in the model's order): the cells are found on each column's distinct values (a cell
+    depends on the column alone) and each row takes the cell of its value. Returns ``({j: Cells}, {j:
+    ValueCells}, from_trees, notes)``: the same cells and codes :func:`find_cells` gives on all rows."""
+    keys, first = {}, {}
+    for j, col in columns.items():
+        inv, uniq = pd.factorize(value_keys(col), use_na_sentinel=False)
+        keys[j] = (np.asarray(uniq), inv)
+        first[j] = pd.Series(inv).drop_duplicates().index.to_numpy()  # first row of each distinct value, in order
+    size = max(len(f) for f in first.values())
+    distinct = head.iloc[np.zeros(size, dtype=np.int64)].reset_index(drop=True)
+    for j, col in columns.items():  # row r: the r-th distinct value of each column (the first value repeated after)
+        pad = np.concatenate([first[j], np.full(size - len(first[j]), first[j][0])])
+        distinct.isetitem(j, col.iloc[pad].reset_index(drop=True))
+    found, from_trees, notes = find_cells(adapter, response, distinct, list(columns))
+    cells, lookup = {}, {}
+    for j, col in columns.items():
+        uniq, inv = keys[j]
+        at_value = found[j].codes[: len(uniq)]
+        cells[j] = cells_of(at_value[inv], col)
+        lookup[j] = ValueCells(keys=uniq, cell=at_value)
+    return cells, lookup, from_trees, notes
+
+
 @dataclass
 class Grid:
     """The grid given to partial_dependence for a column's cells, and where each cell lands on it."""
@@ -120,7 +175,11 @@ def cell_grid(X: pd.DataFrame, j: int, cells: Cells, categorical: bool, subset=N
     The missing cell is the grid's missing-value point (``include_missing``), which
     pdpx appends last; positions of cells outside ``subset`` are -1.
     """
-    col = X.iloc[:, j]
+    return column_grid(X.iloc[:, j], cells, categorical, subset)
+
+
+def column_grid(col: pd.Series, cells: Cells, categorical: bool, subset=None) -> Grid:
+    """:func:`cell_grid` of one column (all rows of it), named by the Series' name."""
     subset = np.arange(cells.m) if subset is None else np.asarray(subset)
     keep = subset[~cells.missing[subset]]
     vals = col.iloc[cells.reps[keep]]
@@ -131,7 +190,7 @@ def cell_grid(X: pd.DataFrame, j: int, cells: Cells, categorical: bool, subset=N
     if cells.missing.any():
         if categorical:
             raise PdpxError(
-                f"h_statistic(): categorical feature {str(X.columns[j])!r} has missing values; make them a level "
+                f"h_statistic(): categorical feature {str(col.name)!r} has missing values; make them a level "
                 "of their own (e.g. X[col].cat.add_categories('missing').fillna('missing'))"
             )
         position[np.flatnonzero(cells.missing)] = len(keep)
@@ -159,15 +218,19 @@ class OneWay:
 
 def one_way(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, ice_for: list,
             weights: np.ndarray, options: PDOptions) -> OneWay:
-    """PD_j of every column of ``grids``; PD_-j (and f) at every row for the features ``ice_for``.
+    """PD_j of every column of ``grids``; PD_-j (and f) at every row for the features ``ice_for``
+    (:func:`averages`, then :func:`at_rows` with the cells' weights as the shares)."""
+    average, method, outputs = averages(model, X, names, grids, options)
+    wsum = float(weights.sum())
+    shares = {j: np.bincount(grids[j].position[cells[j].codes], weights=weights, minlength=average[j].shape[1]) / wsum
+              for j in ice_for}
+    rest, f = at_rows(model, X, names, grids, cells, ice_for, shares, len(outputs), options)
+    return OneWay(average=average, rest=rest, f=f, method=method, outputs=outputs)
 
-    ``PD_-j(x_i,-j)`` is row ``i``'s ICE curve over the cells of ``j`` averaged with the
-    cells' weights. A method that computes those means without the curves
-    (:meth:`~pdpx.core.session.Session.curve_means`: ``exact`` on sums of leaf values, in
-    one pass over the rows for every feature) gives them directly; otherwise the ICE
-    curves of a chunk of rows are computed and reduced at once, so memory stays within
-    the budget whatever the number of rows.
-    """
+
+def averages(model, X, names: list[str], grids: dict, options: PDOptions) -> tuple[dict, str, list]:
+    """``({j: PD_j (K, m_j) on the cell grid}, method, outputs)`` of every column of ``grids`` over the rows of
+    ``X`` (a pandas frame, or any X :func:`~pdpx.core.compute.compute_many` takes: a Spark DataFrame)."""
     custom = {names[j]: g.values for j, g in grids.items()}
     coll = compute_many(model, X, [[names[j]] for j in grids],
                         options.but(kind="average", custom_values=custom, include_missing="auto"))
@@ -175,20 +238,32 @@ def one_way(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, 
     for j, res in zip(grids, coll):
         _check_grid(res, grids[j], names[j], 0)
         average[j] = np.asarray(res.average)
-    K, n = len(coll[0].outputs), len(X)
+    return average, coll[0].method, list(coll[0].outputs)
+
+
+def at_rows(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, ice_for: list, shares: dict, K: int,
+            options: PDOptions) -> tuple[dict, np.ndarray]:
+    """``({j: PD_-j (K, n)}, f (K, n))`` at the rows of the pandas ``X``: each row's ICE curve over the cells of
+    ``j`` averaged with ``shares[j]`` (the cells' weights in the background, summing to 1), and the response.
+
+    A method that computes those means without the curves
+    (:meth:`~pdpx.core.session.Session.curve_means`: ``exact`` on sums of leaf values, in
+    one pass over the rows for every feature) gives them directly; otherwise the ICE
+    curves of a chunk of rows are computed and reduced at once, so memory stays within
+    the budget whatever the number of rows. Only the rows' own values are read (an ICE
+    curve does not depend on the other rows): ``X`` may be one partition of the data.
+    """
+    custom = {names[j]: g.values for j, g in grids.items()}
+    n = len(X)
     budget = options.memory_budget
     budget = get_config()["memory_budget"] if budget is None else budget
-    m_max = max(average[j].shape[1] for j in ice_for)
+    m_max = max(len(shares[j]) for j in ice_for)
     chunk = int(max(1, min(n, budget // (ICE_SHARE * 8 * K * m_max))))
-    wsum = float(weights.sum())
-    cw = {j: np.bincount(grids[j].position[cells[j].codes], weights=weights, minlength=average[j].shape[1])
-          for j in ice_for}
     one_pass = Session(model, X, options.but(kind="average", custom_values=custom, include_missing="auto")).curve_means(
-        list(ice_for), [cw[j] / wsum for j in ice_for])
+        list(ice_for), [shares[j] for j in ice_for])
     if one_pass is not None:  # from one pass over the rows, without the curves
         means, f, _ = one_pass
-        return OneWay(average=average, rest=dict(zip(ice_for, means)), f=f, method=coll[0].method,
-                      outputs=list(coll[0].outputs))
+        return dict(zip(ice_for, means)), f
     rest = {j: np.empty((K, n)) for j in ice_for}
     f = np.empty((K, n))
     ice_opts = options.but(sample_weight=None, kind="individual", custom_values=custom)  # ICE: not weighted
@@ -203,11 +278,11 @@ def one_way(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, 
             got = compute_many(model, part, [[names[j]] for j in feats], ice_opts.but(include_missing=with_missing))
             for j, res in zip(feats, got):
                 ice = np.asarray(res.individual)  # (K, rows, m_j)
-                rest[j][:, rows] = ice @ (cw[j] / wsum)  # shares first: a mean never overflows
+                rest[j][:, rows] = ice @ shares[j]  # shares first: a mean never overflows
                 if j == ice_for[0]:
                     pos = grids[j].position[cells[j].codes[rows]]
                     f[:, rows] = ice[:, np.arange(len(rows)), pos]
-    return OneWay(average=average, rest=rest, f=f, method=coll[0].method, outputs=list(coll[0].outputs))
+    return rest, f
 
 
 def two_way_grid(model, X: pd.DataFrame, names: list[str], pairs: list, grids: dict, options: PDOptions) -> dict:
@@ -225,22 +300,25 @@ def two_way_grid(model, X: pd.DataFrame, names: list[str], pairs: list, grids: d
     return out
 
 
-def two_way_blocks(model, X, names, j, k, cells: dict, categorical: list, options: PDOptions) -> np.ndarray:
-    """PD_jk at each row's cells, the pair's grid computed in blocks of ``j``'s cells (large grids)."""
+def two_way_blocks(model, X, names, j, k, cells: dict, categorical: list, options: PDOptions,
+                   columns: dict | None = None) -> np.ndarray:
+    """PD_jk at each row's cells, the pair's grid computed in blocks of ``j``'s cells (large grids). ``columns``
+    (``{position: all rows of the column}``) are read for the grids when ``X`` is not a pandas frame (Spark)."""
     cj, ck = cells[j], cells[k]
-    gk = cell_grid(X, k, ck, categorical[k])
+    col = (lambda i: X.iloc[:, i]) if columns is None else columns.__getitem__
+    gk = column_grid(col(k), ck, categorical[k])
     nk = len(gk.values) + int(ck.missing.any())
     plain = np.flatnonzero(~cj.missing)
     size = max(1, MAX_CELLS // max(nk, 1))
     out = None
     for s in range(0, max(len(plain), 1), size):
         block = plain[s: s + size]
-        gj = cell_grid(X, j, cj, categorical[j], subset=np.concatenate([block, np.flatnonzero(cj.missing)]))
+        gj = column_grid(col(j), cj, categorical[j], subset=np.concatenate([block, np.flatnonzero(cj.missing)]))
         res = compute(model, X, [names[j], names[k]], options.but(
             kind="average", include_missing="auto", custom_values={names[j]: gj.values, names[k]: gk.values}))
         avg = np.asarray(res.average)
         if out is None:
-            out = np.empty((avg.shape[0], len(X)))
+            out = np.empty((avg.shape[0], len(cj.codes)))
         rows = np.flatnonzero(gj.position[cj.codes] >= 0)
         out[:, rows] = avg[:, gj.position[cj.codes[rows]], gk.position[ck.codes[rows]]]
     return out

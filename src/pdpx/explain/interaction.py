@@ -32,7 +32,8 @@ from ..core.drawing import Drawable
 from ..core.errors import ExtrapolationWarning, PdpxError
 from ..core.options import PDOptions
 from ..core.session import Session
-from . import evaluate
+from ..core.spark import is_spark_frame
+from . import evaluate, interaction_spark
 
 #: Rows the model-agnostic path uses when ``sample`` is not given and X has more.
 GENERIC_SAMPLE = 300
@@ -141,10 +142,10 @@ def h_statistic_of(model, X, features, pairs, sample, random_state, options: PDO
                         "rows of X, on its own grids); leave them out")
     progress = options.progress
     session = Session(model, X, options.but(progress=False))
-    if not session.data.supports_ice_sample:
-        raise PdpxError("h_statistic(): X is held by a cluster (Dask, Spark); H evaluates every function at every "
-                        "row, so pass a pandas sample of it (Dask: X.sample(frac=...).compute(), Spark: "
-                        "X.sample(fraction=...).toPandas())")
+    spark = is_spark_frame(X)
+    if not session.data.supports_ice_sample and not spark:
+        raise PdpxError("h_statistic(): X is held by a Dask cluster; H evaluates every function at every "
+                        "row, so pass a pandas sample of it (X.sample(frac=...).compute()), or a Spark DataFrame")
     n = session.n_rows
     notes: list = []
     weights = session.sample_weight
@@ -154,25 +155,35 @@ def h_statistic_of(model, X, features, pairs, sample, random_state, options: PDO
         sample = GENERIC_SAMPLE
         notes.append(f"no readable trees: brute force on a random sample of {GENERIC_SAMPLE} of the {n} rows "
                      "(pass sample= to choose)")
-    frame = session.X
+    frame, take = session.X, None
     if sample is not None and sample < n:
         take = np.sort(np.random.default_rng(random_state).choice(n, int(sample), replace=False))
-        frame = frame.iloc[take]
-        weights = None if weights is None else weights[take]
+        if spark:  # the same rows, brought here (a pandas frame): then as on pandas
+            frame, weights = session.data.take(take)
+            session = Session(model, frame, options.but(progress=False, sample_weight=weights, rows=None))
+            notes.append(f"on {len(take):,} of the {n:,} rows of the Spark DataFrame, brought here")
+        else:
+            frame = frame.iloc[take]
+            weights = None if weights is None else weights[take]
         if weights is not None and weights.sum() <= 0:
             raise PdpxError("h_statistic(): the sampled rows all have weight 0; use a larger sample")
     feats, pair_idx = _resolve(session, features, pairs)
     used = sorted(set(feats) | {j for p in pair_idx for j in p})
     if not used:
         raise PdpxError("h_statistic(): nothing to compute (no features and no pairs)")
-
-    # the sessions below all read these rows: they share one validated copy (its digest is computed once)
-    rows = session.data if frame is session.X else session.data.subset(take)
-    return _h_statistic(session, model, rows.frame, feats, pair_idx, used, weights, options.but(rows=rows), notes,
-                        progress, t0)
+    if spark and take is None:  # every row, where it lives
+        return _h_spark(session, model, X, feats, pair_idx, used, options.but(rows=session.data), notes, progress,
+                        t0)
+    if spark:
+        rows = session.data
+    else:  # the sessions below all read these rows: they share one validated copy (its digest is computed once)
+        rows = session.data if take is None else session.data.subset(take)
+    return _h_statistic(session, model, rows.frame, feats, pair_idx, used, weights,
+                        options.but(rows=rows, sample_weight=weights), notes, progress, t0)
 
 
 def _h_statistic(session, model, frame, feats, pair_idx, used, weights, options, notes, progress, t0):
+    """H of a pandas ``frame``: every function at every row, here."""
     names = session.names
     opts = options.but(progress=None, sample_weight=weights)
     n = len(frame)
@@ -183,32 +194,64 @@ def _h_statistic(session, model, frame, feats, pair_idx, used, weights, options,
     grids = {j: evaluate.cell_grid(frame, j, cells[j], categorical[j]) for j in used}
     with _extrapolation_as_note(notes, one_way=True):
         one = evaluate.one_way(model, frame, names, grids, cells, feats or used[:1], w, opts)
-    method, outputs = one.method, one.outputs
     f = one.f  # (K, n): the model's response at each row
     scale = (f ** 2) @ w
     fc = _center(f, w)
-
     pd1 = {j: _center(one.average[j][:, grids[j].position[cells[j].codes]], w) for j in used}
-    rows_over = []
-    for j in feats:
-        rest = _center(one.rest[j], w)  # PD_-j at each row
-        num = ((fc - pd1[j] - rest) ** 2) @ w
-        den = (fc ** 2) @ w
-        for o, name in enumerate(outputs):
-            rows_over.append((names[j], name, _ratio(num[o], den[o], scale[o])))
-
-    rows_pair = []
+    over = {j: ((fc - pd1[j] - _center(one.rest[j], w)) ** 2) @ w for j in feats}  # rest: PD_-j at each row
+    pd2 = {}
     if pair_idx:
         with _extrapolation_as_note(notes, one_way=False):
             pd2 = _pairs(session, model, frame, names, pair_idx, cells, grids, categorical, opts, w, from_trees,
                          progress, notes)
-        for (j, k) in pair_idx:
-            both = _center(pd2[(j, k)], w)
-            num = ((both - pd1[j] - pd1[k]) ** 2) @ w
-            den = (both ** 2) @ w
-            for o, name in enumerate(outputs):
-                rows_pair.append((names[j], names[k], name, _ratio(num[o], den[o], scale[o])))
+    return _result(names, one, over, (fc ** 2) @ w, scale, pd1, pd2, w, from_trees, cells, used, n, notes, t0)
 
+
+def _h_spark(session, model, X, feats, pair_idx, used, options, notes, progress, t0):
+    """H of a Spark DataFrame on all its rows (trees): the PD functions on the cells from passes over the rows
+    (only counts travel), the pairs read off the rows' cells here, the overall sums from one more pass
+    (:mod:`pdpx.explain.interaction_spark`)."""
+    data, names, categorical = session.data, session.names, session.categorical
+    columns = {j: data.column(j) for j in used}  # all rows of the used columns (the grids read them too)
+    n = len(columns[used[0]])
+    w = np.ones(n) if session.sample_weight is None else np.asarray(session.sample_weight, dtype=np.float64)
+    cells, lookups, from_trees, more = evaluate.cells_by_value(session.adapter, session.response, data.head, columns)
+    notes += more
+    grids = {j: evaluate.column_grid(columns[j], cells[j], categorical[j]) for j in used}
+    opts = options.but(progress=None)
+    with _extrapolation_as_note(notes, one_way=True):
+        average, method, outputs = evaluate.averages(model, X, names, grids, opts)
+    ice_for = feats or used[:1]
+    shares = {j: np.bincount(grids[j].position[cells[j].codes], weights=w, minlength=average[j].shape[1]) / w.sum()
+              for j in ice_for}
+    over, den, scale = interaction_spark.overall_sums(data, names, grids, cells, lookups, ice_for, average, shares,
+                                                      len(outputs), opts)
+    pd1 = {j: _center(average[j][:, grids[j].position[cells[j].codes]], w) for j in used}
+    pd2 = {}
+    if pair_idx:
+        with _extrapolation_as_note(notes, one_way=False):
+            pd2 = _pairs(session, model, X, names, pair_idx, cells, grids, categorical, opts, w, from_trees,
+                         progress, notes, columns=columns)
+    notes.append(f"on all {n:,} rows of the Spark DataFrame ({len(outputs)} output(s)): the functions from passes "
+                 "over the partitions, only sums brought here")
+    one = evaluate.OneWay(average=average, rest={}, f=np.empty((len(outputs), 0)), method=method, outputs=outputs)
+    return _result(names, one, {j: over[j] for j in feats}, den, scale, pd1, pd2, w, from_trees, cells, used, n,
+                   notes, t0)
+
+
+def _result(names, one, over, den, scale, pd1, pd2, w, from_trees, cells, used, n, notes, t0) -> HStatistic:
+    """The :class:`HStatistic` of the overall sums ``over`` (``{j: numerator (K,)}``, ``den``) and the pairs' PD
+    at each row ``pd2`` (uncentered)."""
+    outputs = one.outputs
+    rows_over = [(names[j], name, _ratio(num[o], den[o], scale[o]))
+                 for j, num in over.items() for o, name in enumerate(outputs)]
+    rows_pair = []
+    for (j, k), values in pd2.items():
+        both = _center(values, w)
+        num = ((both - pd1[j] - pd1[k]) ** 2) @ w
+        den2 = (both ** 2) @ w
+        for o, name in enumerate(outputs):
+            rows_pair.append((names[j], names[k], name, _ratio(num[o], den2[o], scale[o])))
     pairwise = pd.DataFrame(rows_pair, columns=["feature_1", "feature_2", "output", "h2"])
     overall = pd.DataFrame(rows_over, columns=["feature", "output", "h2"])
     for df in (pairwise, overall):
@@ -218,13 +261,14 @@ def _h_statistic(session, model, frame, feats, pair_idx, used, weights, options,
     if from_trees:
         sizes = ", ".join(f"{names[j]}: {cells[j].m}" for j in used[:8]) + (", ..." if len(used) > 8 else "")
         notes.append(f"exact on cells of equivalent values from the trees ({sizes})")
-    return HStatistic(pairwise=pairwise, overall=overall, method=method if from_trees else "brute", n_rows=n,
+    return HStatistic(pairwise=pairwise, overall=overall, method=one.method if from_trees else "brute", n_rows=n,
                       outputs=list(outputs), notes=notes, elapsed=time.perf_counter() - t0)
 
 
 def _pairs(session, model, frame, names, pair_idx, cells, grids, categorical, opts, w, from_trees, progress,
-           notes) -> dict:
-    """PD_jk at each row for every pair (uncentered), (K, n) each."""
+           notes, columns=None) -> dict:
+    """PD_jk at each row for every pair (uncentered), (K, n) each; ``frame`` a Spark DataFrame on trees, its
+    ``columns`` (``{position: all rows}``) read for the grids."""
     out = {}
     if from_trees:
         small = [(j, k) for j, k in pair_idx
@@ -234,10 +278,10 @@ def _pairs(session, model, frame, names, pair_idx, cells, grids, categorical, op
         for (j, k), avg in full.items():
             out[(j, k)] = avg[:, grids[j].position[cells[j].codes], grids[k].position[cells[k].codes]]
         for j, k in big:
-            out[(j, k)] = evaluate.two_way_blocks(model, frame, names, j, k, cells, categorical, opts)
+            out[(j, k)] = evaluate.two_way_blocks(model, frame, names, j, k, cells, categorical, opts, columns)
         if big:
             notes.append(f"{len(big)} pair grid(s) over {evaluate.MAX_CELLS} cells computed in blocks")
-        return out
+        return {p: out[p] for p in pair_idx}
     total = sum(evaluate.pair_count(cells, j, k) for j, k in pair_idx)
     bar = evaluate.bar_for(total, progress)
     try:

@@ -1,0 +1,78 @@
+"""Friedman's H of a Spark DataFrame equals H of the same rows as pandas (weights, NaN, categories): on trees from
+all rows, only sums crossing the cluster; any other model on the same sampled rows."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'pdpx[spark]')")
+
+import pdpx  # noqa: E402
+from pdpx.core.errors import PdpxError  # noqa: E402
+from pdpx.explain import evaluate  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def rows():
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.normal(size=(400, 3)), columns=["a", "b", "c"])
+    X.loc[::11, "b"] = np.nan
+    X["g"] = pd.Categorical(rng.choice(["u", "v", "w"], len(X)))
+    y = X.a * X.c + 2 * X.c * (X.g == "v") + np.nan_to_num(X.b) ** 2 + X.a
+    return X, y.to_numpy(), np.round(rng.uniform(0, 2, len(X)), 3)
+
+
+@pytest.fixture(scope="module")
+def sdf(spark, rows):
+    X, _, w = rows
+    return spark.createDataFrame(X.assign(g=X.g.astype(str), w=w)).repartition(3).cache()
+
+
+def as_pandas(sdf):
+    """The Spark rows in the order Spark holds them, as the pandas frame and weights a user would pass."""
+    X = sdf.toPandas()
+    w = X.pop("w").to_numpy()
+    return X.assign(g=X.g.astype("category")), w
+
+
+def assert_same(a, b):
+    for part in ("pairwise", "overall"):
+        x, y = getattr(a, part), getattr(b, part)
+        keys = [c for c in x.columns if c not in ("h2", "h")]
+        x, y = x.sort_values(keys).reset_index(drop=True), y.sort_values(keys).reset_index(drop=True)
+        pd.testing.assert_frame_equal(x[keys], y[keys])
+        np.testing.assert_allclose(x.h2, y.h2, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(x.h, y.h, rtol=0, atol=1e-9)
+    assert a.n_rows == b.n_rows and a.method == b.method and a.outputs == b.outputs
+
+
+def test_trees_on_all_rows_equal_pandas(rows, sdf):
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    X, y, _ = rows
+    model = HistGradientBoostingRegressor(max_iter=20, max_leaf_nodes=8, random_state=0).fit(X, y)
+    local, w = as_pandas(sdf)
+    got = pdpx.h_statistic(model, sdf, sample_weight="w")
+    want = pdpx.h_statistic(model, local, sample_weight=w)
+    assert_same(got, want)
+    assert got.n_rows == len(X) and got.pairwise.h.max() > 0.05  # the model has interactions to find
+    assert any("only sums brought here" in n for n in got.notes)
+
+
+def test_cells_by_value_are_the_cells_of_all_rows(rows):
+    """The cells found on each column's distinct values, and each row's, are those found on all rows."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    X, y, _ = rows
+    model = HistGradientBoostingRegressor(max_iter=20, max_leaf_nodes=8, random_state=0).fit(X, y)
+    adapter = pdpx.core.plugins.adapt(model)
+    used = [0, 1, 3]
+    want, from_trees, _ = evaluate.find_cells(adapter, "predict", X, used)
+    got, lookup, also, _ = evaluate.cells_by_value(adapter, "predict", X.head(2), {j: X.iloc[:, j] for j in used})
+    assert from_trees and also
+    for j in used:
+        np.testing.assert_array_equal(got[j].codes, want[j].codes)
+        np.testing.assert_array_equal(got[j].reps, want[j].reps)
+        np.testing.assert_array_equal(lookup[j].codes(X.iloc[::-1, j]), want[j].codes[::-1])
+    with pytest.raises(PdpxError, match="cache X first"):
+        lookup[0].codes(pd.Series([123.0], name="a"))
