@@ -138,13 +138,40 @@ def test_schema_not_the_training_types_names_the_column(rows, sdf):
         pdpx.partial_dependence(model, wrong, ["a"], sample_weight="w")
 
 
-def test_weights_and_ice_are_refused_with_what_to_do(rows, sdf):
+def test_weights_not_a_column_and_ice_of_every_row_over_the_budget_are_refused(rows, sdf):
     with pytest.raises(PdpxError, match="name of X's column of weights"):
         pdpx.partial_dependence(plain, sdf.drop("w"), ["a"], sample_weight=np.ones(len(rows[0])))
     with pytest.raises(PdpxError, match="'nope' is not a column of X"):
         pdpx.partial_dependence(plain, sdf, ["a"], sample_weight="nope")
-    with pytest.raises(PdpxError, match="kind='average'"):
-        pdpx.partial_dependence(plain, sdf.drop("w"), ["a"], kind="both")
+    # the curves (20,000 rows x 6 points, 960 KB) fit 1 MiB, the rows they come from do not: pass ice_sample=
+    many = sdf.sparkSession.range(20000).selectExpr("cast(id as double) as a")
+    with pytest.raises(PdpxError, match=r"every row of a Spark X.*Pass ice_sample="):
+        pdpx.partial_dependence(lambda X: X["a"].to_numpy(), many, ["a"], kind="both", grid_resolution=6,
+                                memory_budget=2**20)
+
+
+@pytest.mark.parametrize("name", ["xgboost", "function"])
+def test_ice_equals_pandas_for_the_same_rows(rows, sdf, name):
+    X, y, _ = rows
+    model = plain if name == "function" else models(X[["a", "b", "c", "g"]], y)[name]
+    local, w = as_pandas(sdf)
+    kw = dict(kind="both", ice_sample=25, random_state=3, grid_resolution=5, centered=True)
+    got = pdpx.partial_dependence(model, sdf, ["b", "g"], sample_weight="w", **kw)
+    want = pdpx.partial_dependence(model, local, ["b", "g"], sample_weight=w, **kw)
+    assert_same(got, want)
+    np.testing.assert_array_equal(got.ice_rows, want.ice_rows)
+    np.testing.assert_allclose(got.individual, want.individual, rtol=0, atol=1e-9)
+    assert got.individual.shape == (1, 25, 6, 3)  # b's 5 points and its missing point, g's 3 levels
+
+
+def test_ice_of_every_row_is_the_model_on_each_row(sdf):
+    local, _ = as_pandas(sdf.limit(40))
+    got = pdpx.partial_dependence(plain, sdf.limit(40).drop("w"), ["a"], kind="individual", grid_resolution=4)
+    assert got.individual.shape == (1, 40, 4) and got.ice_rows is None
+    grid = got.grid_values[0]
+    for r in (0, 17, 39):  # the definition: row r with a set to each grid value, the model's own prediction
+        np.testing.assert_allclose(got.individual[0, r], plain(local.iloc[[r] * 4].assign(a=grid)), rtol=0,
+                                   atol=1e-12)
 
 
 class Counted:

@@ -294,7 +294,7 @@ def _ice_rows(options: PDOptions, kind: str, data) -> np.ndarray | None:
         return None
     if kind == "average":
         raise PdpxError("ice_sample chooses rows for ICE curves; use it with kind='individual' or 'both'")
-    if not data.supports_ice_sample:
+    if not data.supports_ice_sample and not hasattr(data, "take"):  # a Spark X's rows come by position
         raise PdpxError("ice_sample is not supported for Dask input; pass X.sample(frac=...).compute() "
                         "for ICE curves and the full Dask X for the average")
     if options.ice_sample >= data.n_rows:

@@ -36,7 +36,7 @@ import pandas as pd
 
 from .adapter import Adapter
 from .cluster import partition_sums
-from .config import get_config
+from .config import format_bytes, get_config
 from .data import short_list
 from .errors import PdpxError
 from .method import MethodResult, Request
@@ -75,13 +75,15 @@ class SparkData:
     """Background rows in a ``pyspark.sql.DataFrame``: the interface of :class:`pdpx.core.data.LocalData`,
     run with ``mapInPandas`` (see the module's docstring)."""
 
-    #: ``ice_sample`` needs random access to rows: not offered for Spark input.
+    #: The rows are not held here (figures draw no background rows, the extrapolation check reads the head);
+    #: ICE rows (``ice_sample``) are brought here by their positions (:meth:`take`).
     supports_ice_sample = False
 
     def __init__(self, X, adapter: Adapter):
         from pyspark.sql import functions as F
 
         self.frame, self.model = X, adapter.model
+        self.adapter = adapter  # what validated the rows: sessions sharing them (PDOptions.rows) reuse it
         #: what the tasks receive: the model, or the adapter's picklable stand-in for one whose objects cannot
         #: travel (``adapter.portable()``, e.g. a model that lives in the JVM)
         self.shipped = adapter.portable() if callable(getattr(adapter, "portable", None)) else adapter.model
@@ -187,11 +189,10 @@ class SparkData:
     def run(self, method, adapter: Adapter, req: Request, *, model: Any, ice_rows=None) -> MethodResult:
         """``method``'s result (a :class:`~pdpx.core.method.Batch`) over all rows as a whole
         (:meth:`~pdpx.core.method.Batch.whole`: pattern counts), or the method on every partition, the
-        partitions' weighted sums added."""
+        partitions' weighted sums added. ICE (``kind='individual'``/``'both'``): the average so, and the curves of
+        the rows at ``ice_rows`` (every row when None) brought here (:meth:`take`) and computed here."""
         if req.needs_individual:
-            raise PdpxError("ICE curves (kind='individual' or 'both') are not computed for a Spark DataFrame X: "
-                            "each row's curve would have to come back here. Pass kind='average', or a sample as "
-                            "pandas (X.sample(fraction=...).toPandas())")
+            return self._with_ice(method, adapter, req, model, ice_rows)
         out = method.whole(adapter, req, self)
         if out is not None:
             return out
@@ -203,6 +204,26 @@ class SparkData:
             raise PdpxError("sample_weight is zero for every row; at least one row needs a positive weight")
         total = sum(r[0] for r in rows if r[1] > 0) / total_w
         return MethodResult(average=total, notes=[f"computed over {len(rows)} Spark partitions"])
+
+    def _with_ice(self, method, adapter: Adapter, req: Request, model: Any, ice_rows) -> MethodResult:
+        """The average over every row (:meth:`run`) and the ICE curves of the rows at ``ice_rows`` (all when None),
+        computed here on those rows (:meth:`take`): what ``LocalData.run`` gives for the same rows as pandas."""
+        everyone = ice_rows is None
+        rows = np.arange(self.n_rows) if everyone else np.asarray(ice_rows)
+        need = 8 * len(rows) * (len(self.names) + 1)
+        if everyone and need > req.memory_budget:
+            raise PdpxError(f"ICE curves of every row of a Spark X bring its {self.n_rows:,} rows here "
+                            f"({format_bytes(need)} with their curves over the memory budget's "
+                            f"{format_bytes(req.memory_budget)} left). Pass ice_sample= (e.g. ice_sample=1000: "
+                            "the average still uses every row), kind='average', or raise memory_budget")
+        full = self.run(method, adapter, replace(req, kind="average"), model=model)
+        local, w = self.take(rows)
+        sub = replace(req, X=local, kind="individual", sample_weight=w)
+        if w is not None and w.sum() <= 0:  # as for a pandas X: the curves do not depend on the weights
+            sub = replace(sub, sample_weight=None)
+        part = method.compute(adapter, sub)
+        note = f"ICE curves of {len(rows):,} rows, brought here from Spark by their positions"
+        return MethodResult(average=full.average, individual=part.individual, notes=list(full.notes) + [note])
 
     def gather_counts(self, model, response: str, order: int, memory_budget: int, *, task, sample_weight=None,
                       progress: bool | None = None):
