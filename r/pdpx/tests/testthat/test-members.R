@@ -125,7 +125,7 @@ test_that("boosted models and misplaced levels are refused with what to do", {
   skip_if_not_installed("gbm")
   set.seed(15)
   gb <- gbm::gbm(mpg ~ wt + hp, data = mtcars, distribution = "gaussian", n.trees = 5, n.minobsinnode = 3)
-  expect_error(partial_dependence(gb, mtcars, "wt", interval = "members"),
+  expect_error(partial_dependence(gb, mtcars, "wt", interval = "members", n_trees = 5),
                "members of this gbm model: its trees are summed, as boosting sums them.*interval = \"bootstrap\"")
   fit <- lm(mpg ~ wt, data = mtcars)
   expect_error(partial_dependence(fit, mtcars, "wt", level = 0.9), "give it with interval = \"members\"")
