@@ -209,3 +209,22 @@ def test_one_hot_slots_are_read_as_the_text_column(spark, data, drop_last, inval
         got = pdpx.partial_dependence(model, sdf.select("a", "b", "g").repartition(2), ["g"], method="exact")
         here = pdpx.partial_dependence(model, sdf.select("a", "b", "g").toPandas(), ["g"], method="exact")
         np.testing.assert_allclose(got.average, here.average, rtol=0, atol=1e-9)
+
+
+def test_a_model_that_is_not_a_tree_is_averaged_through_transform(spark, data):
+    """A logistic regression after one-hot columns: brute, every class's probability equals transform's."""
+    from pyspark.ml import Pipeline
+    from pyspark.ml.classification import LogisticRegression
+    from pyspark.ml.feature import OneHotEncoder, StringIndexer, VectorAssembler
+
+    X, sdf = data
+    sdf = sdf.withColumn("cls", (sdf.y > -0.5).cast("double") + (sdf.y > 0.8).cast("double"))
+    stages = [StringIndexer(inputCol="g", outputCol="g_i"), OneHotEncoder(inputCol="g_i", outputCol="g_v"),
+              VectorAssembler(inputCols=["a", "b", "g_v"], outputCol="features"),
+              LogisticRegression(labelCol="cls", maxIter=5)]
+    model = Pipeline(stages=stages).fit(sdf)
+    rows = X[["a", "b", "g"]]
+    res = pdpx.partial_dependence(model, rows, ["g"])
+    assert res.method == "brute" and any("is not a tree model" in n for n in res.notes), res.notes
+    want = by_transform(spark, model, rows, "g", list(res.grid_values[0]), "probability", (0, 1, 2))
+    np.testing.assert_allclose(res.average, want, rtol=0, atol=1e-9)

@@ -8,7 +8,10 @@ column's code is its position in the indexer's labels; :mod:`pdpx.adapters.spark
 Regression models and boosted classifiers are read from the model's text
 (:mod:`pdpx.adapters.sparkml_trees`); a decision tree's or forest's class probabilities from its
 saved form (:mod:`pdpx.adapters.sparkml_saved`), the first time its trees are asked for. Where that
-fails, the reason is given and the model's ``transform`` is averaged (brute).
+fails, the reason is given and the model's ``transform`` is averaged (brute). Any other Spark ML model
+with a ``numFeatures`` (``LogisticRegression``, ``LinearSVC``, ...), alone or ending such a pipeline,
+is averaged through its ``transform`` (brute): class probabilities where it gives them, else its
+prediction.
 
 Predictions (``brute``, and the check of the trees against the model) call the model's own
 ``transform`` in the active Spark session, on the rows given as a Spark DataFrame; the prediction
@@ -58,6 +61,11 @@ class SparkMLTrees:
 SAVED = ("DecisionTreeClassificationModel", "RandomForestClassificationModel")
 
 
+def probabilities(model) -> bool:
+    """Whether a Spark ML model gives class probabilities (its ``probability`` column)."""
+    return model.hasParam("probabilityCol") and hasattr(model, "numClasses")
+
+
 def read_spec(model) -> SparkMLTrees:
     """The :class:`SparkMLTrees` of a tree model, alone or ending a ``PipelineModel`` (a decision tree's or
     forest's classifier trees not read yet: :func:`with_saved_trees`)."""
@@ -69,8 +77,9 @@ def read_spec(model) -> SparkMLTrees:
     else:
         names, levels, slots = [f"x{i}" for i in range(n)], [None] * n, [(i, None) for i in range(n)]
     kind = type(tree).__name__
-    classes = int(tree.numClasses) if TREES[kind][1] else 0
-    trees = None if kind in SAVED else tuple(onto_columns(parse(tree.toDebugString), slots))
+    classes = int(tree.numClasses) if probabilities(tree) else 0
+    read = kind in TREES and kind not in SAVED
+    trees = tuple(onto_columns(parse(tree.toDebugString), slots)) if read else None
     return SparkMLTrees(kind, tuple(names), tuple(levels), trees, classes, tuple(slots))
 
 
@@ -91,7 +100,8 @@ class SparkMLAdapter(Adapter):
         self.spec = model if isinstance(model, SparkMLTrees) else read_spec(model)
         self.tree = None if isinstance(model, SparkMLTrees) else (
             model.stages[-1] if type(model).__name__ == "PipelineModel" else model)
-        self.aggregation, self.classifies = TREES[self.spec.kind]
+        self.aggregation = TREES.get(self.spec.kind, ("", False))[0]
+        self.classifies = self.spec.n_classes > 0
         self.names = list(self.spec.names)
         self.encoder = LevelEncoder(self.names, list(self.spec.levels), "Spark ML", allow_missing=True)
         self._tree_model: TreeModel | None = None
@@ -104,7 +114,7 @@ class SparkMLAdapter(Adapter):
     def saved_refusal(self) -> str:
         """Why a decision tree's or forest's classifier trees could not be read from its saved form ("" once
         they are read; read once per model, kept with it)."""
-        if self.spec.trees is not None:
+        if self.spec.trees is not None or self.spec.kind not in SAVED:
             return ""
         if self.tree is None:
             return "its class counts were not read on the driver"
@@ -179,6 +189,8 @@ class SparkMLAdapter(Adapter):
     def tree_model_unavailable(self, response):
         if response not in self.responses():
             return f"a Spark ML {self.spec.kind} has no response {response!r}; use {self.responses()[0]!r}"
+        if self.spec.kind not in TREES:
+            return f"a Spark ML {self.spec.kind} is not a tree model; pdpx averages its transform (brute)"
         if self.spec.kind in SAVED:
             why = self.saved_refusal()
             if why:
@@ -197,7 +209,9 @@ def pdpx_adapt_model(model):
         return SparkMLAdapter(model)
     if not type(model).__module__.startswith("pyspark.ml"):
         return None
+    from pyspark.ml import Model
+
     last = model.stages[-1] if type(model).__name__ == "PipelineModel" and model.stages else model
-    if type(last).__name__ not in TREES:
+    if type(last).__name__ not in TREES and not (isinstance(last, Model) and hasattr(last, "numFeatures")):
         return None
     return SparkMLAdapter(model)
