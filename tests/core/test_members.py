@@ -184,6 +184,15 @@ def test_xgboost_random_forest_members_are_its_trees(data):
     np.testing.assert_allclose(res.average[0], model_pd, rtol=1e-5)  # the trees' mean is the model's PD
     np.testing.assert_allclose(res.members[:, 0].mean(axis=0), model_pd, rtol=1e-5)
 
+    # the scale, independently: without row or column sampling every tree of the forest is the tree a one-round,
+    # one-tree model grows on the same data, so each member's PD is that model's own predict averaged
+    kw = dict(max_depth=3, subsample=1.0, colsample_bynode=1.0, reg_lambda=1.0, learning_rate=1.0, random_state=0)
+    same = xgboost.XGBRFRegressor(n_estimators=4, **kw).fit(X, y)
+    alone = xgboost.XGBRegressor(n_estimators=1, **kw).fit(X, y)
+    res = pdpx.partial_dependence(same, X, "a", grid_resolution=5, interval="members")
+    np.testing.assert_allclose(res.members[:, 0], np.tile(own_pd(alone.predict, X, "a", res.grid_values[0],
+                                                                 frame=True), (4, 1)), rtol=1e-5, atol=1e-5)
+
     c = xgboost.XGBRFClassifier(n_estimators=4, max_depth=3, random_state=0).fit(X, (y > 1).astype(int))
     with pytest.raises(pdpx.PdpxError, match="a link, or trees per class.*response='raw'"):
         pdpx.partial_dependence(c, X, "a", interval="members")
