@@ -293,3 +293,26 @@ def test_a_function_that_reads_rows_here_says_so(rows, sdf, tmp_path):
         pdpx.report(plain, sdf.drop("w"), str(tmp_path / "r.html"), features=["a"])
     with pytest.raises(PdpxError, match=r"h_statistic\(\).*X.sample\(fraction=...\).toPandas\(\)"):
         pdpx.h_statistic(plain, sdf.drop("w"), ["a", "b"])
+
+
+def test_bands_from_the_model_equal_pandas_and_the_bootstrap_says_what_to_do(rows, sdf):
+    from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
+
+    X, y, _ = rows
+    local, w = as_pandas(sdf)
+    forest = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=0).fit(X[["a", "b", "c"]], y)
+    got = pdpx.partial_dependence(forest, sdf.drop("g"), ["b"], interval="members", grid_resolution=5,
+                                  sample_weight="w")
+    want = pdpx.partial_dependence(forest, local.drop(columns="g"), ["b"], interval="members", grid_resolution=5,
+                                   sample_weight=w)
+    assert_same(got, want)
+    for name in ("lower", "upper", "members"):  # each tree's own PD, from the trees each task reads
+        np.testing.assert_allclose(getattr(got, name), getattr(want, name), rtol=0, atol=1e-9)
+    quantiles = {q: HistGradientBoostingRegressor(loss="quantile", quantile=q, max_iter=5).fit(X[["a", "b", "c", "g"]],
+                                                                                             y) for q in (0.5, 0.9)}
+    got = pdpx.partial_dependence(quantiles, sdf, ["b"], interval="quantiles", grid_resolution=5, sample_weight="w")
+    want = pdpx.partial_dependence(quantiles, local, ["b"], interval="quantiles", grid_resolution=5, sample_weight=w)
+    assert_same(got, want)
+    np.testing.assert_allclose(got.upper, want.upper, rtol=0, atol=1e-9)
+    with pytest.raises(PdpxError, match=r"interval='bootstrap'.*X.sample\(fraction=...\).toPandas\(\)"):
+        pdpx.partial_dependence(forest, sdf.drop("g"), ["b"], interval=0.9, sample_weight="w")

@@ -194,9 +194,8 @@ def _tree_members(model, X, features, options: PDOptions) -> MemberResult:
     feats = session.resolve_features(features)
     inp = session.inputs
     name = model_name(inp)
-    if not inp.data.supports_ice_sample:
-        raise PdpxError("interval='members' is not supported for Dask or Spark input; pass a pandas X, or a "
-                        "sample of it")
+    if not inp.data.supports_ice_sample and not hasattr(inp.data, "take"):  # Spark's tasks rebuild the views
+        raise PdpxError("interval='members' is not supported for Dask input; pass a pandas X, or a sample of it")
     exact = inp.methods.get("exact")
     with trees_read_once(inp.adapter):
         tm = inp.adapter.tree_model(inp.response) if exact is not None and inp.method in ("auto", "exact") else None
@@ -296,6 +295,11 @@ class MembersView:
         """The split trees."""
         return self._split
 
+    def rebuilt(self) -> tuple:
+        """``(build, args)``: ``build(adapter, *args)`` is this view over ``adapter``, the model's adapter made again
+        where the rows are (a Spark task: the model and the trees travel, adapters do not)."""
+        return type(self), (self._split,)
+
     def tree_model_unavailable(self, response: str) -> str:  # pragma: no cover - never asked
         """Never unavailable."""
         return ""
@@ -311,6 +315,10 @@ class BruteMembersView(MembersView):
     def output_names(self, response: str) -> list:
         """One name per member and output."""
         return [f"{m}:{k}" for m in range(len(self._predicts)) for k in range(self._K)]
+
+    def rebuilt(self) -> tuple:
+        """``(build, args)`` as :meth:`MembersView.rebuilt`: the members' predicts travel."""
+        return type(self), (self._predicts, self._K)
 
     def predict(self, X, response: str) -> np.ndarray:
         """Each member's own prediction of the requested outputs, side by side."""

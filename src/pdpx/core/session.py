@@ -296,9 +296,9 @@ class Session:
         inp = self.inputs
         ice_rows = inp.ice_rows
         if inp.options.interval is not None:  # the bootstrap resamples every row's ICE curve
-            if not inp.data.supports_ice_sample:
-                raise PdpxError("interval is not supported for Dask input (it resamples every row's ICE "
-                                "curve); pass a pandas X, or a sample of it")
+            if not inp.data.supports_ice_sample:  # a Spark X's data says why and what to do
+                raise PdpxError(getattr(inp.data, "no_bootstrap", None) or "interval is not supported for Dask "
+                                "input (it resamples every row's ICE curve); pass a pandas X, or a sample of it")
             ice_rows = None
         t0 = time.perf_counter()
         out = inp.data.run(batch, inp.adapter, req, model=inp.model, ice_rows=ice_rows)

@@ -79,6 +79,12 @@ class SparkData:
     #: ICE rows (``ice_sample``) are brought here by their positions (:meth:`take`).
     supports_ice_sample = False
 
+    #: Why ``interval=`` as a level or ``"bootstrap"`` is refused, and what to do
+    no_bootstrap = ("interval='bootstrap' (or a level such as interval=0.95) resamples the rows' ICE curves, and pdpx "
+                    "does not bring every row's curve here from Spark. Pass a pandas sample for the bootstrap "
+                    "(X.sample(fraction=...).toPandas()); interval='members' (a forest's or bagged model's members, "
+                    "or a dict of refit models) and interval='quantiles' run on the Spark X")
+
     def __init__(self, X, adapter: Adapter):
         from pyspark.sql import functions as F
 
@@ -193,12 +199,14 @@ class SparkData:
         the rows at ``ice_rows`` (every row when None) brought here (:meth:`take`) and computed here."""
         if req.needs_individual:
             return self._with_ice(method, adapter, req, model, ice_rows)
-        out = method.whole(adapter, req, self)
+        view = getattr(adapter, "rebuilt", None) if adapter.model is not self.model else None
+        out = method.whole(adapter, req, self) if view is None else None
         if out is not None:
             return out
         request = replace(req, X=self.head.iloc[:0], sample_weight=None, progress=False,
                           n_jobs=1 if req.n_jobs is None else req.n_jobs)
-        rows = self.map_partitions(model, _curves_task, (request, method.name))
+        shipped = model if view is None else Rebuilt(self.shipped, *view())
+        rows = self.map_partitions(shipped, _curves_task, (request, method.name))
         total_w = sum(r[1] for r in rows)
         if total_w <= 0:
             raise PdpxError("sample_weight is zero for every row; at least one row needs a positive weight")
@@ -278,10 +286,32 @@ class _Sums(tuple):
         return _Sums((self[0] + other[0], self[1] + other[1]))
 
 
+class Rebuilt:
+    """A view of the model (an adapter over the model's own: ``interval='members'`` reads each member's trees) as
+    Spark's tasks receive it: the model (or its stand-in) and ``build(adapter, *args)``, the view made again over
+    the model's adapter there (adapters do not travel). The view is built once per worker."""
+
+    def __init__(self, model, build, args: tuple):
+        self.model, self.build, self.args = model, build, tuple(args)
+        self.view = None
+
+    def __reduce__(self):
+        return (Rebuilt, (self.model, self.build, self.args))
+
+    def adapter(self):
+        """The view, over the model's adapter made here."""
+        if self.view is None:
+            from .plugins import adapt
+
+            self.view = self.build(adapt(self.model), *self.args)
+        return self.view
+
+
 def _curves_task(model, part, weights, request: Request, method_name: str):
     from .plugins import adapt
 
-    average, W = partition_sums(adapt(model), part, weights, request, method_name)[:2]
+    adapter = model.adapter() if isinstance(model, Rebuilt) else adapt(model)
+    average, W = partition_sums(adapter, part, weights, request, method_name)[:2]
     return _Sums((average * W, W))
 
 
