@@ -13,7 +13,8 @@ Deprecated names and arguments (``docs/api.md``, "Deprecated names") work with a
 :class:`DeprecationWarning` that names their replacement.
 
 This package is the top floor (``docs/architecture.md``): :mod:`.api` (partial_dependence and
-partial_dependence_many), :mod:`.reporting` (report), :mod:`.r_bridge` (what the R package
+partial_dependence_many), :mod:`.reporting` (report; :mod:`.report_rows`: the rows each part rests on, a
+Spark DataFrame's included), :mod:`.r_bridge` (what the R package
 calls) and :mod:`.r_wire` (what R sends, decoded), and the ``pdpx`` command line :mod:`.cli`
 with :mod:`.cli_data` (data files), :mod:`.model_files` (model files, by extension),
 :mod:`.model_categories` (the categories a saved model stores) and :mod:`.rds_check` (an

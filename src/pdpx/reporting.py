@@ -50,7 +50,6 @@ from .core.validation import (
     String,
     validate_params,
 )
-from .explain.explained import explained_variance
 from .explain.ice_spread import heterogeneity as heterogeneity_of
 from .explain.interaction import h_statistic_of
 from .explain.pd_importance import importance_of, importance_table
@@ -59,6 +58,7 @@ from .outputs.plot_explain import plot_importance
 from .outputs.plot_style import check_backend, windowless_backend
 from .outputs.report_heterogeneity import HeterogeneitySection
 from .outputs.report_page import Page, columns_table, embed
+from .report_rows import is_spark_frame, ledger, page_frame, rows_note, seeded_rows, spark_rows
 
 __all__ = ["report"]
 
@@ -248,7 +248,7 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
                 results, skipped, one_way_figures = _one_way_section(
                     session, wanted, skip_errors=auto_features, bar=bar,
                     drawn=lambda r: drawn_plot(lambda: r.plot(n_ice=n_ice, seed=seed)))
-                columns_html = side.submit(lambda: columns_table(frame, results, skipped))
+                columns_html = side.submit(lambda: columns_table(page_frame(frame, session), results, skipped))
                 bar.set_postfix_str("importance")
                 # the spread of the PD curves just computed (on the grids importance would use: the same options)
                 imp = importance_table(results, "pd", options.sample_weight,
@@ -297,7 +297,8 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
 
     page = Page(
         title=title or f"Partial dependence of {results[0].model_name or type(model).__name__}",
-        model=model, frame=frame, sampled_from=sampled_from, seed=seed, results=results, ranking=ranking,
+        model=model, frame=page_frame(frame, session), sampled_from=sampled_from, seed=seed, results=results,
+        ranking=ranking, rows_note=rows_note(frame, session, n_ice, SECTION_ROWS),
         skipped=skipped, figures=figures, pair_figures=pair_figures, pairs_auto=pairs_given is None,
         n_candidates=len(candidates), top_for_pairs=TOP_FOR_PAIRS, options=_shown(options), n_ice=n_ice,
         elapsed=time.perf_counter() - t_start, importance=imp, importance_figure=importance_figure,
@@ -332,10 +333,8 @@ def _heterogeneity_section(model, frame, session, ranking, options: PDOptions, w
         finally:
             bar.update(1)
 
-    take = np.sort(np.random.default_rng(seed).choice(len(frame), min(len(frame), SECTION_ROWS), replace=False))
-    rows = frame.iloc[take] if len(take) < len(frame) else frame  # a seeded sample above SECTION_ROWS rows
-    if kw.get("sample_weight") is not None:  # the sample's weights
-        kw["sample_weight"] = np.asarray(kw["sample_weight"])[take]
+    rows, w = seeded_rows(frame, session, seed, SECTION_ROWS, kw.get("sample_weight"))  # above SECTION_ROWS rows
+    kw.update({} if w is None else {"sample_weight": w})  # the sample's weights
     het = attempt("heterogeneity", lambda: heterogeneity_of(model, rows, names, **kw))
     if het is not None:
         pred = checked_predict(session.adapter, rows, session.response)[:, session.outputs]
@@ -352,9 +351,8 @@ def _heterogeneity_section(model, frame, session, ranking, options: PDOptions, w
             if found is not None:
                 section.regions.append((found, drawn(lambda found=found: found.plot())))
     bar.set_postfix_str("explained variance")
-    ev = attempt("the explained variance", lambda: explained_variance(
-        model, frame, names[:LEDGER_FEATURES], threeway=0, random_state=seed, **options.pick(_H_KEYS),
-        sample=LEDGER_SAMPLE if len(frame) > LEDGER_SAMPLE else None))
+    ev = attempt("the explained variance", lambda: ledger(model, frame, session, names[:LEDGER_FEATURES], seed,
+                                                          LEDGER_SAMPLE, options.pick(_H_KEYS)))
     if ev is not None:
         section.explained, section.ledger_figure = ev, drawn(lambda: ev.plot())
     return section
@@ -369,15 +367,16 @@ def _report_rows(model, X, options: PDOptions, *, n_ice: int, seed: int, max_row
     options = options.but(**{k: v for k, v in defaults.items() if k not in options.given})
     if options.kind != "average" and options.ice_sample is None:
         options = options.but(ice_sample=n_ice, random_state=seed)
-    frame = _as_frame(model, X)
-    sampled_from = None
-    if max_rows is not None and len(frame) > max_rows:
+    frame, sampled_from = _as_frame(model, X), None
+    if is_spark_frame(frame):  # all its rows where they live, or the sample's rows brought here
+        frame, sampled_from, options = spark_rows(model, frame, options, seed, max_rows)
+    elif max_rows is not None and len(frame) > max_rows:
         sampled_from = len(frame)
         take = np.sort(np.random.default_rng(seed).choice(len(frame), int(max_rows), replace=False))
         frame = frame.iloc[take]
         if options.sample_weight is not None:
             options = options.but(sample_weight=np.asarray(options.sample_weight)[take])
-    if "interval" not in options.given and _interval_fits(frame, options):
+    if "interval" not in options.given and not is_spark_frame(frame) and _interval_fits(frame, options):
         options = options.but(interval=DEFAULT_INTERVAL, random_state=options.random_state
                               if "random_state" in options.given else seed)
     return frame, sampled_from, options
@@ -494,7 +493,7 @@ def _strongest(hstat, candidates, keep: int | None) -> list:
 
 
 def _as_frame(model, X) -> pd.DataFrame:
-    if isinstance(X, pd.DataFrame):
+    if isinstance(X, pd.DataFrame) or is_spark_frame(X):
         return X
     return as_frame(X, adapt(model))
 

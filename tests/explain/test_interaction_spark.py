@@ -76,3 +76,37 @@ def test_cells_by_value_are_the_cells_of_all_rows(rows):
         np.testing.assert_array_equal(lookup[j].codes(X.iloc[::-1, j]), want[j].codes[::-1])
     with pytest.raises(PdpxError, match="cache X first"):
         lookup[0].codes(pd.Series([123.0], name="a"))
+
+
+def predict_function():
+    """A predict function (no trees: brute force), made here so that it travels by value, as a notebook's does."""
+
+    def plain(X):
+        return X["a"].to_numpy() * X["c"].to_numpy() + np.nan_to_num(X["b"].to_numpy()) * (
+            X["g"].astype(str) == "u").to_numpy()
+
+    return plain
+
+
+def test_a_model_without_trees_reads_the_rows_pandas_samples(rows, sdf):
+    plain = predict_function()
+    local, w = as_pandas(sdf)
+    got = pdpx.h_statistic(plain, sdf, ["a", "b", "g"], sample=40, random_state=5, sample_weight="w")
+    want = pdpx.h_statistic(plain, local, ["a", "b", "g"], sample=40, random_state=5, sample_weight=w)
+    assert_same(got, want)
+    assert got.n_rows == 40 and any("40 of the 400 rows" in n for n in got.notes)
+    assert got.pairwise.h.max() > 0.05
+
+
+def test_moments_of_parts_add_to_the_moments_of_all_rows():
+    from pdpx.explain.interaction_spark import Moments
+
+    rng = np.random.default_rng(0)
+    u, w = 1e6 + rng.normal(size=(2, 3, 50)), rng.uniform(0, 2, 50)
+    w[10:20] = 0
+    whole = Moments.of(u, w)
+    parts = Moments.of(u[..., :10], w[:10]) + Moments.of(u[..., 10:20], w[10:20]) + Moments.of(u[..., 20:], w[20:])
+    centered = u - ((u @ w) / w.sum())[..., None]
+    np.testing.assert_allclose(parts.m2, (centered ** 2) @ w, rtol=1e-9)
+    np.testing.assert_allclose(parts.mean, whole.mean, rtol=1e-12)
+    assert parts.W == pytest.approx(w.sum())

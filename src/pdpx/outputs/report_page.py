@@ -194,6 +194,7 @@ class Page:
     h_figures: list = field(default_factory=list)
     columns_html: str | None = None  # :func:`columns_table`, when computed ahead (else at render)
     sections: list = field(default_factory=list)  # more sections before "Method and time": .anchor, .toc, .render()
+    rows_note: str = ""  # on which rows each part rests, when they differ (a Spark DataFrame's)
 
     def render(self) -> str:
         """The whole page as one HTML document."""
@@ -255,6 +256,7 @@ class Page:
         return (
             '<section id="summary">\n<h2>Model and data</h2>\n'
             f'<table class="kv">{table}</table>\n{nan_html}'
+            + (f'<p class="rows-note">{_e(self.rows_note)}</p>\n' if self.rows_note else "") +
             f"<pre>{_e(model_text)}</pre>\n"
             f"<h3>Columns</h3>\n{self.columns_html or columns_table(self.frame, self.results, self.skipped)}\n"
             "</section>"

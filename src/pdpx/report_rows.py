@@ -1,0 +1,79 @@
+"""The rows each part of :func:`pdpx.report` rests on, for a pandas frame or a Spark DataFrame.
+
+On a Spark DataFrame the report computes what pdpx computes from all rows where they
+live (the PD curves, their importance, Friedman's H: only sums cross the cluster), draws
+the ICE curves of the rows a pandas frame would give (:meth:`~pdpx.core.spark.SparkData.take`
+brings them by position), and runs "Where the average misleads" (heterogeneity, regions:
+every row's ICE curve of every feature; the explained-variance ledger) on the seeded sample
+it would read of a pandas frame of the same rows, brought here. Each function below gives
+a pandas frame exactly the rows the report read before, so both kinds of X give the same
+page.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .core.plugins import adapt
+from .core.spark import SparkData, is_spark_frame
+from .explain.explained import explained_variance
+
+__all__ = ["is_spark_frame", "ledger", "page_frame", "rows_note", "seeded_rows", "spark_rows"]
+
+
+def spark_rows(model, X, options, seed: int, max_rows: int | None):
+    """A Spark ``X`` as the report's rows: ``(X, None, options)``, or with ``max_rows`` below its row count the seeded
+    sample of ``max_rows`` rows a pandas frame would give, brought here, with their weights: ``(rows, row count of X,
+    options)``."""
+    n = X.count()
+    if max_rows is None or n <= max_rows:
+        return X, None, options
+    data = SparkData(X, adapt(model))
+    data.weights(options.sample_weight)  # the weights' column travels with the rows taken
+    take = np.sort(np.random.default_rng(seed).choice(n, int(max_rows), replace=False))
+    rows, w = data.take(take)
+    return rows, n, (options if w is None else options.but(sample_weight=w))
+
+
+def seeded_rows(frame, session, seed: int, size: int, weights):
+    """``(rows, their weights or None)``: a seeded sample of at most ``size`` of the report's rows (every row when
+    there are fewer), a pandas frame; from a Spark DataFrame, the same rows brought here."""
+    n = session.n_rows
+    take = np.sort(np.random.default_rng(seed).choice(n, min(n, size), replace=False))
+    if is_spark_frame(frame):
+        return session.data.take(take)
+    rows = frame.iloc[take] if len(take) < len(frame) else frame
+    return rows, None if weights is None else np.asarray(weights)[take]
+
+
+def ledger(model, frame, session, features: list, seed: int, size: int, options: dict):
+    """The report's explained-variance ledger (:func:`pdpx.explained_variance`): on a seeded sample of ``size`` rows
+    when there are more (``sample=size``); from a Spark DataFrame, the rows that sample draws (every row when fewer)
+    brought here with their weights, so that the same call on them reads the same rows."""
+    n = session.n_rows
+    kw = dict(options, sample=size if n > size else None)
+    if is_spark_frame(frame):
+        take = np.sort(np.random.default_rng(seed).choice(n, size, replace=False)) if n > size else np.arange(n)
+        frame, w = session.data.take(take)
+        kw.update({} if w is None else {"sample_weight": w})
+    return explained_variance(model, frame, features, threeway=0, random_state=seed, **kw)
+
+
+def page_frame(frame, session) -> pd.DataFrame:
+    """The rows the page's summary describes: ``frame``, or a Spark DataFrame's model columns over all rows (each
+    brought here once: the grids read them too)."""
+    if not is_spark_frame(frame):
+        return frame
+    return pd.DataFrame({name: session.data.column_named(name).reset_index(drop=True) for name in session.names})
+
+
+def rows_note(frame, session, n_ice: int, section_rows: int) -> str:
+    """What the page says of a Spark DataFrame's rows (nothing for a pandas frame)."""
+    if not is_spark_frame(frame):
+        return ""
+    n = session.n_rows
+    return (f"X is a Spark DataFrame: the PD curves, their importance and Friedman's H average all {n:,} rows "
+            f"where they live (only sums come here); the ICE curves drawn are those of a seeded sample of "
+            f"{min(n_ice, n):,} rows, and 'Where the average misleads' rests on a seeded sample of "
+            f"{min(section_rows, n):,} rows, brought here.")
