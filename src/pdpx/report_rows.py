@@ -17,7 +17,6 @@ import pandas as pd
 
 from .core.plugins import adapt
 from .core.spark import SparkData, is_spark_frame
-from .explain.explained import explained_variance
 
 __all__ = ["is_spark_frame", "ledger", "page_frame", "rows_note", "seeded_rows", "spark_rows"]
 
@@ -36,28 +35,32 @@ def spark_rows(model, X, options, seed: int, max_rows: int | None):
     return rows, n, (options if w is None else options.but(sample_weight=w))
 
 
-def seeded_rows(frame, session, seed: int, size: int, weights):
-    """``(rows, their weights or None)``: a seeded sample of at most ``size`` of the report's rows (every row when
-    there are fewer), a pandas frame; from a Spark DataFrame, the same rows brought here."""
+def seeded_rows(frame, session, seed: int, size: int, options: dict):
+    """A seeded sample of at most ``size`` of the report's rows (every row when there are fewer), a pandas frame;
+    from a Spark DataFrame, the same rows brought here. ``options["sample_weight"]`` becomes the sample's weights."""
     n = session.n_rows
     take = np.sort(np.random.default_rng(seed).choice(n, min(n, size), replace=False))
     if is_spark_frame(frame):
-        return session.data.take(take)
-    rows = frame.iloc[take] if len(take) < len(frame) else frame
-    return rows, None if weights is None else np.asarray(weights)[take]
+        rows, w = session.data.take(take)
+    else:
+        rows = frame.iloc[take] if len(take) < len(frame) else frame
+        w = None if options.get("sample_weight") is None else np.asarray(options["sample_weight"])[take]
+    if w is not None:
+        options["sample_weight"] = w
+    return rows
 
 
-def ledger(model, frame, session, features: list, seed: int, size: int, options: dict):
-    """The report's explained-variance ledger (:func:`pdpx.explained_variance`): on a seeded sample of ``size`` rows
-    when there are more (``sample=size``); from a Spark DataFrame, the rows that sample draws (every row when fewer)
-    brought here with their weights, so that the same call on them reads the same rows."""
+def ledger(measure, model, frame, session, features: list, seed: int, size: int, options: dict):
+    """The report's explained-variance ledger (``measure``: :func:`pdpx.explained_variance`): on a seeded sample of
+    ``size`` rows when there are more (``sample=size``); from a Spark DataFrame, the rows that sample draws (every
+    row when fewer) brought here with their weights, so that the same call on them reads the same rows."""
     n = session.n_rows
     kw = dict(options, sample=size if n > size else None)
     if is_spark_frame(frame):
         take = np.sort(np.random.default_rng(seed).choice(n, size, replace=False)) if n > size else np.arange(n)
         frame, w = session.data.take(take)
         kw.update({} if w is None else {"sample_weight": w})
-    return explained_variance(model, frame, features, threeway=0, random_state=seed, **kw)
+    return measure(model, frame, features, threeway=0, random_state=seed, **kw)
 
 
 def page_frame(frame, session) -> pd.DataFrame:

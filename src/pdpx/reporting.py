@@ -50,6 +50,7 @@ from .core.validation import (
     String,
     validate_params,
 )
+from .explain.explained import explained_variance
 from .explain.ice_spread import heterogeneity as heterogeneity_of
 from .explain.interaction import h_statistic_of
 from .explain.pd_importance import importance_of, importance_table
@@ -333,8 +334,7 @@ def _heterogeneity_section(model, frame, session, ranking, options: PDOptions, w
         finally:
             bar.update(1)
 
-    rows, w = seeded_rows(frame, session, seed, SECTION_ROWS, kw.get("sample_weight"))  # above SECTION_ROWS rows
-    kw.update({} if w is None else {"sample_weight": w})  # the sample's weights
+    rows = seeded_rows(frame, session, seed, SECTION_ROWS, kw)  # above SECTION_ROWS rows; kw: the sample's weights
     het = attempt("heterogeneity", lambda: heterogeneity_of(model, rows, names, **kw))
     if het is not None:
         pred = checked_predict(session.adapter, rows, session.response)[:, session.outputs]
@@ -351,8 +351,9 @@ def _heterogeneity_section(model, frame, session, ranking, options: PDOptions, w
             if found is not None:
                 section.regions.append((found, drawn(lambda found=found: found.plot())))
     bar.set_postfix_str("explained variance")
-    ev = attempt("the explained variance", lambda: ledger(model, frame, session, names[:LEDGER_FEATURES], seed,
-                                                          LEDGER_SAMPLE, options.pick(_H_KEYS)))
+    ev = attempt("the explained variance", lambda: ledger(explained_variance, model, frame, session,
+                                                          names[:LEDGER_FEATURES], seed, LEDGER_SAMPLE,
+                                                          options.pick(_H_KEYS)))
     if ev is not None:
         section.explained, section.ledger_figure = ev, drawn(lambda: ev.plot())
     return section
