@@ -155,7 +155,7 @@ def test_forest_and_tree_classifiers_read_their_class_counts(spark, data, learne
     for feature in ("b", "g"):
         res = pdpx.partial_dependence(model, rows, [feature], grid_resolution=4, method="exact")
         want = by_transform(spark, model, rows, feature, list(res.grid_values[0]), "probability", (0, 1, 2))
-        assert res.outputs == ["0.0", "1.0", "2.0"]
+        assert res.outputs == ["0.0", "1.0", "2.0"] and res.method == "exact", res.notes
         np.testing.assert_allclose(res.average, want, rtol=0, atol=1e-9)
 
 
@@ -192,15 +192,18 @@ def test_one_hot_slots_are_read_as_the_text_column(spark, data, drop_last, inval
     X, sdf = data
     est = (regression.GBTRegressor(labelCol="y", maxIter=4, maxDepth=3, seed=0) if learner == "GBTRegressor" else
            classification.RandomForestClassifier(labelCol="label", numTrees=3, maxDepth=3, seed=0))
-    stages = [StringIndexer(inputCol="g", outputCol="g_i", handleInvalid=invalid),
-              OneHotEncoder(inputCol="g_i", outputCol="g_v", dropLast=drop_last, handleInvalid=invalid),
+    stages = [StringIndexer(inputCols=["g"], outputCols=["g_i"], handleInvalid=invalid),
+              OneHotEncoder(inputCols=["g_i"], outputCols=["g_v"], dropLast=drop_last, handleInvalid=invalid),
               VectorAssembler(inputCols=["a", "g_v", "b"], outputCol="features"), est]
     model = Pipeline(stages=stages).fit(sdf)
-    rows = X[["a", "b", "g"]]
+    rows = X[["a", "b", "g"]].copy()
+    if invalid == "keep":  # a missing text is the indexer's extra code, after its labels
+        rows.loc[rows.index[::7], "g"] = None
     column = "prediction" if learner == "GBTRegressor" else "probability"
     for feature in ("g", "b"):
         res = pdpx.partial_dependence(model, rows, [feature], grid_resolution=4, method="exact")
         want = by_transform(spark, model, rows, feature, list(res.grid_values[0]), column)
+        assert res.method == "exact", res.notes  # not brute after a failed check
         np.testing.assert_allclose(res.average[-1], want, rtol=0, atol=1e-9)
         if feature == "g":
             assert sorted(res.grid_values[0]) == ["u", "v", "w"]
@@ -228,3 +231,19 @@ def test_a_model_that_is_not_a_tree_is_averaged_through_transform(spark, data):
     assert res.method == "brute" and any("is not a tree model" in n for n in res.notes), res.notes
     want = by_transform(spark, model, rows, "g", list(res.grid_values[0]), "probability", (0, 1, 2))
     np.testing.assert_allclose(res.average, want, rtol=0, atol=1e-9)
+
+
+def test_one_hot_and_index_splits_move_onto_the_column():
+    """The rule of onto_columns on text: a split on the one-hot slot of code 0 sends the codes whose slot value goes
+    left; a missing value goes where the indexer's extra code (here 3) goes; a number's missing value goes right."""
+    from pdpx.adapters.sparkml_trees import onto_columns
+
+    text = ("If (feature 1 in {0.0})\n Predict: 1.0\nElse (feature 1 not in {0.0})\n"
+            " If (feature 3 in {1.0,3.0})\n  Predict: 2.0\n Else (feature 3 not in {1.0,3.0})\n"
+            "  If (feature 0 <= 0.5)\n   Predict: 3.0\n  Else (feature 0 > 0.5)\n   Predict: 4.0\n")
+    onehot = [tuple(1.0 if k == j else 0.0 for k in range(4)) for j in range(2)]  # codes 0..2 and the extra 3
+    slots = [(0, None, None), (1, onehot[0], 3), (1, onehot[1], 3), (1, None, 3)]
+    (_, nodes), = onto_columns(parse(text), slots)
+    assert nodes["feature"][0] == nodes["feature"][2] == 1 and nodes["cats"][0] == [1, 2, 3] and nodes["missing"][0]
+    assert nodes["cats"][2] == [1, 3] and nodes["missing"][2]  # the index slot: code 3 in the set
+    assert nodes["feature"][4] == 0 and nodes["cats"][4] is None and not nodes["missing"][4]

@@ -47,7 +47,7 @@ class SparkMLTrees:
     """What a Spark task needs of a Spark ML tree model, without its JVM objects (picklable): the class name,
     X's columns, each column's StringIndexer labels (None: a number), the trees on X's columns (``[(weight,
     nodes)]``; None while a classifier's saved form is not read yet), the classes, and each slot of the
-    feature vector's ``(column, one-hot values or None)``."""
+    feature vector's ``(column, one-hot values or None, a missing value's code or None)``."""
 
     kind: str
     names: tuple
@@ -75,7 +75,7 @@ def read_spec(model) -> SparkMLTrees:
     if len(stages) > 1:
         names, levels, slots = slots_of(stages[:-1], n)
     else:
-        names, levels, slots = [f"x{i}" for i in range(n)], [None] * n, [(i, None) for i in range(n)]
+        names, levels, slots = [f"x{i}" for i in range(n)], [None] * n, [(i, None, None) for i in range(n)]
     kind = type(tree).__name__
     classes = int(tree.numClasses) if probabilities(tree) else 0
     read = kind in TREES and kind not in SAVED

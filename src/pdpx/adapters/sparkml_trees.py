@@ -87,24 +87,27 @@ def _node(lines: list[str], pos: int, nodes: dict) -> int:
 
 def onto_columns(trees: list, slots: list) -> list:
     """``trees`` (as :func:`parse` gives them) with each split on a slot of the model's feature vector moved onto
-    X's column: ``slots[i]`` is ``(column, None)`` for a slot holding the column's value (or its StringIndexer
-    code), or ``(column, values)`` for a one-hot slot, ``values[k]`` the slot's value when the column's code is
-    ``k``. A split on a one-hot slot becomes a categorical split on the column: the codes whose slot value goes
-    left."""
+    X's column. ``slots[i]`` is ``(column, values, missing)``: ``values`` None for a slot holding the column's
+    value (or its StringIndexer code), else a one-hot slot's value at each of the column's codes; ``missing`` the
+    code a missing value of the column stands for (None: a missing value goes right, as NaN does in Spark's
+    comparisons). A split on a one-hot slot becomes a categorical split on the column: the codes whose slot
+    value goes left."""
     out = []
     for weight, nodes in trees:
         new = {k: list(v) for k, v in nodes.items()}
+        new["missing"] = [False] * len(nodes["feature"])
         for i, f in enumerate(nodes["feature"]):
             if f < 0:
                 continue
-            column, values = slots[f]
+            column, values, missing = slots[f]
             new["feature"][i] = column
-            if values is None:
-                continue
-            values = np.asarray(values, dtype=np.float64)
             cats = nodes["cats"][i]
-            left = np.isin(values, cats) if cats is not None else values <= nodes["threshold"][i]
-            new["cats"][i], new["threshold"][i] = [int(k) for k in np.flatnonzero(left)], 0.0
+            at = np.asarray(values if values is not None else [float(missing or 0)], dtype=np.float64)
+            left = np.isin(at, cats) if cats is not None else at <= nodes["threshold"][i]
+            if missing is not None:
+                new["missing"][i] = bool(left[missing] if values is not None else left[0])
+            if values is not None:
+                new["cats"][i], new["threshold"][i] = [int(k) for k in np.flatnonzero(left)], 0.0
         out.append((weight, new))
     return out
 
@@ -142,7 +145,8 @@ def spark_ensemble(trees: list, n_features: int, *, aggregation: str, link: str 
     threshold = np.concatenate([t[1]["threshold"] for t in trees]).astype(np.float64)
     return TreeEnsemble(
         left=left, right=right, feature=feature, threshold=threshold,
-        missing_left=np.zeros(len(feature), dtype=bool), value=value, tree_start=start,
+        missing_left=np.concatenate([t[1].get("missing", [False] * n) for t, n in zip(trees, sizes)]).astype(bool),
+        value=value, tree_start=start,
         tree_group=np.full(len(trees), -1 if value.ndim == 2 else 0, dtype=np.int64), n_features=n_features,
         n_margins=n_margins,
         cat_offset=cat_offset, cat_nwords=cat_nwords, cat_words=np.asarray(words, dtype=np.uint32),
