@@ -66,3 +66,21 @@ def test_the_report_of_a_spark_dataframe_equals_the_pandas_report(spark, rows, t
     page = (tmp_path / "spark.html").read_text()
     assert "X is a Spark DataFrame" in page and "all 300 rows" in page and "sample of 20 rows" in page
     assert "X is a Spark DataFrame" not in (tmp_path / "pandas.html").read_text()
+
+
+def test_sample_brings_the_rows_the_pandas_report_samples(spark, rows):
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    from pdpx.core.options import PDOptions
+    from pdpx.report_rows import spark_rows
+
+    X, y, w = rows
+    model = HistGradientBoostingRegressor(max_iter=5, random_state=0).fit(X, y)
+    sdf = spark.createDataFrame(X.assign(g=X.g.astype(str), w=w)).repartition(3).cache()
+    local = sdf.toPandas()
+    frame, sampled_from, options = spark_rows(model, sdf, PDOptions.checked("report", {"sample_weight": "w"}), 4, 50)
+    take = np.sort(np.random.default_rng(4).choice(len(X), 50, replace=False))  # what the pandas report draws
+    assert sampled_from == len(X) and len(frame) == 50
+    np.testing.assert_array_equal(frame[["a", "b", "c"]].to_numpy(), local[["a", "b", "c"]].to_numpy()[take])
+    np.testing.assert_array_equal(options.sample_weight, local["w"].to_numpy()[take])
+    assert spark_rows(model, sdf, options, 4, None)[0] is sdf  # no sample: the rows stay in Spark

@@ -51,6 +51,7 @@ from ..core.drawing import Drawable
 from ..core.errors import PdpxError
 from ..core.options import PDOptions
 from ..core.session import Session
+from ..core.spark import is_spark_frame
 from . import evaluate
 from .interaction import ZERO, HStatistic, h_statistic_of
 from .subgroups import RegionsResult, regions
@@ -158,6 +159,9 @@ def explained_variance(model, X, features=None, *, pairs: int = 3, region_featur
     for name, value in (("pairs", pairs), ("region_features", region_features), ("threeway", threeway)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
             raise PdpxError(f"explained_variance(): {name} must be a whole number >= 0, got {value!r}")
+    if is_spark_frame(X):  # every row's curves and regions are read here
+        raise PdpxError("explained_variance(): X is a Spark DataFrame; the ledger reads every row's curves here, so "
+                        "pass a pandas sample of it (X.sample(fraction=...).toPandas())")
     try:
         h = h_statistic_of(model, X, features, None, sample, random_state, options.but(progress=False))
     except PdpxError as exc:  # in the words of the function called
