@@ -93,6 +93,8 @@ def test_forest_classifier_runs_brute_through_transform(spark, data, monkeypatch
     assert res.method == "brute"
     assert any("saved to a temporary folder of this machine, and could not: Spark saved the model where" in n
                for n in res.notes), res.notes
+    with pytest.raises(pdpx.PdpxError, match="could not: Spark saved the model where this Python cannot read"):
+        pdpx.partial_dependence(model, rows, ["a"], grid_resolution=4, method="exact")
     want = by_transform(spark, model, rows, "a", list(res.grid_values[0]), "probability")
     assert res.outputs[-1] == "1.0"
     np.testing.assert_allclose(res.average[-1], want, rtol=0, atol=1e-9)
@@ -208,6 +210,10 @@ def test_one_hot_slots_are_read_as_the_text_column(spark, data, drop_last, inval
         if feature == "g":
             assert sorted(res.grid_values[0]) == ["u", "v", "w"]
             assert np.ptp(res.average[-1]) > 1e-3  # the trees do split on the one-hot slots
+    if invalid == "error":  # Spark's indexer fails on a missing text: so does exact, saying what to do
+        rows.loc[rows.index[::7], "g"] = None
+        with pytest.raises(pdpx.PdpxError, match="'g' has missing values.*handleInvalid='keep'"):
+            pdpx.partial_dependence(model, rows, ["b"], grid_resolution=4, method="exact")
     if learner != "GBTRegressor":  # a Spark X: the trees read from the saved form travel to the tasks
         got = pdpx.partial_dependence(model, sdf.select("a", "b", "g").repartition(2), ["g"], method="exact")
         here = pdpx.partial_dependence(model, sdf.select("a", "b", "g").toPandas(), ["g"], method="exact")

@@ -134,6 +134,27 @@ class SparkMLAdapter(Adapter):
     def feature_names(self):
         return list(self.names)
 
+    def unkept(self, j: int, codes: np.ndarray) -> np.ndarray:
+        """``codes`` of column ``j``, refused when missing where the column's StringIndexer does not keep invalid
+        values (Spark's transform fails on them, or drops the rows)."""
+        text = self.spec.levels[j] is not None
+        if text and np.isnan(codes).any() and all(m is None for c, _, m in self.spec.slots if c == j):
+            raise PdpxError(f"column {self.names[j]!r} has missing values, which the pipeline's StringIndexer "
+                            "refuses (its handleInvalid is not 'keep'); fill them, or fit the indexer with "
+                            "handleInvalid='keep'")
+        return codes
+
+    def encode(self, X: pd.DataFrame) -> np.ndarray:
+        """X's columns in the trees' numeric space (a text column: its code in the indexer's labels)."""
+        out = self.encoder.encode(X)
+        for j in range(out.shape[1]):
+            self.unkept(j, out[:, j])
+        return out
+
+    def encode_values(self, position: int, values) -> np.ndarray:
+        """Grid values of column ``position`` in the same space."""
+        return self.unkept(position, self.encoder.encode_values(position, values))
+
     def is_classifier(self):
         return self.classifies
 
@@ -181,8 +202,7 @@ class SparkMLAdapter(Adapter):
             link = ("binary_logistic", 2.0) if kind == "GBTClassificationModel" else ("identity", 1.0)
             ens = spark_ensemble(list(self.spec.trees), len(self.names), aggregation=self.aggregation,
                                  link=link[0], link_scale=link[1], description=f"Spark ML {kind}")
-            self._tree_model = TreeModel(ensemble=ens, encode=self.encoder.encode,
-                                         encode_values=self.encoder.encode_values,
+            self._tree_model = TreeModel(ensemble=ens, encode=self.encode, encode_values=self.encode_values,
                                          recursion_weights="none: pdpx reads no node counts of Spark's trees")
         return self._tree_model
 
