@@ -268,6 +268,18 @@ class Method:
         """
         return None
 
+    def curve_moments(self, adapter: "Adapter", requests: list[Request]) -> list[tuple] | None:
+        """The weighted moments over the rows of every row's ICE curve, for several 1-way requests on the same
+        rows, computed without holding the curves; or None when the method has no faster way than the curves
+        (the default).
+
+        Returns, per request, ``(W, mean_f, mean_c, m2_c)``: the rows' total weight, and arrays
+        (n_outputs, n_grid) of the weighted mean of the curves ``f_o(z_g, x_i,-j)``, the weighted mean of the
+        curves centered on their own means over the grid (``c_ig = f(z_g) - mean_h f(z_h)``), and the weighted
+        sum of squared deviations of ``c`` from that mean. :func:`pdpx.heterogeneity` needs these.
+        """
+        return None
+
     def compute(self, adapter: "Adapter", request: Request) -> MethodResult:
         """The partial dependence of ``request`` (the only member a method must define)."""
         raise NotImplementedError

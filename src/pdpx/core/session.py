@@ -291,6 +291,22 @@ class Session:
         means, f = got
         return means, f, method.name
 
+    def curve_moments(self, features: list[int]) -> tuple[list[tuple], str] | None:
+        """For each feature of ``features`` (1-way, on its grid), the weighted moments over the rows of every
+        row's ICE curve from a method that computes them without holding the curves
+        (:meth:`~pdpx.core.method.Method.curve_moments`): ``([(W, mean_f, mean_c, m2_c)], method name)``. None
+        when the method chosen for these requests has no such way, or the rows are not held here."""
+        inp = self.inputs
+        if not inp.data.supports_ice_sample or not features:
+            return None
+        reqs = [self.request([j], kind="average") for j in features]
+        with trees_read_once(inp.adapter):
+            method, notes = self.choose_method(reqs[0])
+            if any(self.checked(method, req, notes) is not method for req in reqs):
+                return None
+            got = method.curve_moments(inp.adapter, [self._for(method, r) for r in reqs])
+        return None if got is None else (got, method.name)
+
     def _run(self, batch, req: Request):
         """(the result of ``batch``, a method's plan, for ``req``; seconds it ran)."""
         inp = self.inputs

@@ -276,6 +276,10 @@ def ice_moments(session: Session, feats: list, options: PDOptions, keep=None) ->
     if not session.data.supports_ice_sample:
         raise PdpxError("X is a Dask collection; heterogeneity and regions read every row's ICE curve, so pass a "
                         "pandas sample of it (e.g. X.sample(frac=...).compute())")
+    if keep is None:
+        fast = _one_pass(session, feats)
+        if fast is not None:
+            return fast
     n = session.n_rows
     weights = np.ones(n) if session.sample_weight is None else session.sample_weight
     K = len(session.outputs)
@@ -303,6 +307,20 @@ def ice_moments(session: Session, feats: list, options: PDOptions, keep=None) ->
     if chunk < n:
         notes.append(f"ICE curves computed {chunk:,} rows at a time (the memory budget)")
     return IceMoments([moments[j] for j in feats], outputs, method, notes)
+
+
+def _one_pass(session: Session, feats: list) -> IceMoments | None:
+    """The moments from one walk over the rows that never holds the curves
+    (:meth:`~pdpx.core.session.Session.curve_moments`: ``exact`` on trees of at most 64 leaves), or None."""
+    got = session.curve_moments(feats)
+    if got is None:
+        return None
+    per, method = got
+    moments = [(Moments(W, mean_c, m2_c), Moments(W, mean_f, np.full_like(mean_f, np.nan)))
+               for W, mean_f, mean_c, m2_c in per]
+    names = session.adapter.output_names(session.response)
+    return IceMoments(moments, [names[k] for k in session.outputs], method,
+                      ["every row's ICE curves computed in one pass over the rows, none held"])
 
 
 def _sessions(session: Session, rows: np.ndarray, feats: list, options: PDOptions) -> list:

@@ -101,6 +101,20 @@ class Exact(Method):
             return None
         return curve_means.curve_means(tm, requests, shares, requests[0].n_jobs, requests[0].memory_budget)
 
+    def curve_moments(self, adapter, requests):
+        """From one pass over the rows, on trees of at most 64 leaves whose kernels are compiled
+        (:mod:`.trees.curve_moments`); ``engine='rows'`` walks the curves instead."""
+        if counts_use.engine_option(requests[0].options) == "rows":
+            return None
+        from .trees import curve_moments
+        from .trees.plan import plan_moments
+
+        tm = adapter.tree_model(requests[0].response)
+        plan = plan_moments(tm)
+        if plan is None or jit.deferred_means(plan.kernels):
+            return None
+        return curve_moments.curve_moments(tm, requests, requests[0].n_jobs, requests[0].memory_budget)
+
     def compute(self, adapter, req: Request) -> MethodResult:
         """``req`` as its :class:`ExactBatch` planned it; a request that came through none (one Dask partition's
         rows, a direct call) has no plan: its rows are walked, or counts already kept answer it."""

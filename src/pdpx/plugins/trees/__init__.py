@@ -26,6 +26,7 @@ The kernels (numba):
   counts), :mod:`.counts_use` (the counts kept with a model, and when ``exact`` answers
   from them): every 1-way and 2-way average from one pass over the rows;
 * :mod:`.curve_means`: every row's ICE curve averaged over a grid, in one pass.
+* :mod:`.curve_moments`: the ICE curves' moments over the rows (heterogeneity), in one pass.
 
 Compiling:
 

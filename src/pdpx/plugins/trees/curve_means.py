@@ -171,7 +171,7 @@ def _one(tm: TreeModel, requests, shares, n_jobs, budget):
     n = len(X)
     F = np.zeros((M, n))
     D = np.zeros((len(m_slot), M, n))
-    passes = [(tree_margin, lv, np.ascontiguousarray(m_slot * lv)) for tree_margin, lv in _passes(ens, slot_node)]
+    passes = [(tree_margin, lv, np.ascontiguousarray(m_slot * lv)) for tree_margin, lv in leaf_passes(ens, slot_node)]
     threads = thread_count(n_jobs)
     chunk = int(max(1, min(n, min(budget // 2, MAX_CHUNK_BYTES) // (8 * max(1, X.shape[1]) * 3))))
     for r0 in range(0, n, chunk):
@@ -191,7 +191,7 @@ def _one(tm: TreeModel, requests, shares, n_jobs, budget):
     return means, F
 
 
-def _passes(ens, slot_node) -> list[tuple[np.ndarray, np.ndarray]]:
+def leaf_passes(ens, slot_node) -> list[tuple[np.ndarray, np.ndarray]]:
     """``(tree_margin, lv)`` per walk of the rows: the margin each tree adds to, and each leaf slot's value (times
     its tree's weight; 0 for empty slots). One walk when every tree adds to one margin (one margin, or one tree
     per margin and round); one per margin when trees carry a value for every margin (forest classifiers)."""

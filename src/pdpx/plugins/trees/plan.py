@@ -17,6 +17,7 @@ The engines:
 * ``"counts"``: pattern counts gathered in one pass (:mod:`.counts`) at ``order`` 1 or
   2, by the ``patterns``, ``leafsets`` or ``partition`` gather;
 * ``"means"``: every row's ICE curve averaged in one pass (:mod:`.curve_means`);
+* ``"moments"``: the ICE curves' moments over the rows in one pass (:mod:`.curve_moments`);
 * ``"recursion"``: Friedman's weighted traversal (no rows);
 * ``"sum"``: an ensemble linear in its members, each member planned on its own
   (:attr:`Plan.members`).
@@ -100,7 +101,7 @@ class Plan:
     Attributes
     ----------
     engine : str
-        ``"oblivious"``, ``"rows"``, ``"counts"``, ``"means"``, ``"recursion"`` or ``"sum"``.
+        ``"oblivious"``, ``"rows"``, ``"counts"``, ``"means"``, ``"moments"``, ``"recursion"`` or ``"sum"``.
     kernel : str
         The row kernel (``"oblivious"``, ``"leafsets"``, ``"partition"``) or the gather kernel
         (``"patterns"``, ``"leafsets"``, ``"partition"``); ``""`` where there is no choice.
@@ -260,6 +261,16 @@ def plan_means(tm) -> Plan | None:
     if not means_available(tm):
         return None
     return _with_kernels(Plan("means", "leafsets"), ["means"])
+
+
+def plan_moments(tm) -> Plan | None:
+    """The plan of :func:`.curve_moments.curve_moments` on ``tm``, or None when it cannot compute there (numpy
+    only)."""
+    from ...core.ir import TreeModel
+
+    if not isinstance(tm, TreeModel) or not registry.record("moments").fits(tm.ensemble, 0, 0):
+        return None
+    return _with_kernels(Plan("moments", "leafsets"), ["moments"])
 
 
 # --------------------------------------------------------------- when pattern counts answer a call

@@ -21,7 +21,7 @@ from functools import lru_cache
 ROW_MODULES = ("kernels", "oblivious", "products", "leafsets", "partition")
 #: The modules of the pattern counts and the averaged curves (warm-up family ``counts``): a call that walks its
 #: rows never imports them.
-COUNTS_MODULES = ("counts_kernels", "counts_patterns", "curve_means")
+COUNTS_MODULES = ("counts_kernels", "counts_patterns", "curve_means", "curve_moments")
 #: Every module declaring ``RECORDS``.
 MODULES = ROW_MODULES + COUNTS_MODULES
 

@@ -86,6 +86,8 @@ def run_case(case) -> None:
         _counts(case.kernel)
     elif case.run == "means":
         _means()
+    elif case.run == "moments":
+        _moments()
     else:
         tm = _model(case.link, case.n_margins, case.depth)
         method = engine.recursion if case.run == "recursion" else engine.exact
@@ -122,6 +124,22 @@ def _means() -> None:
         req = Request(X=X, features=[0], grid_values=[np.array(grid)], categorical=[False], response="predict",
                       outputs=[0], kind="average", sample_weight=None, memory_budget=2**24, n_jobs=1)
         curve_means(tm, [req], [np.array([0.5, 0.5])], n_jobs=1)
+
+
+def _moments() -> None:
+    """The kernel of the ICE curves' moments over the rows (:mod:`.curve_moments`), unweighted and weighted, on
+    sorted and unsorted grids, for a margin and for a logistic link."""
+    from .curve_moments import curve_moments
+
+    X = pd.DataFrame({"a": [0.0, 1.0, np.nan, 2.0], "b": [1.0, 0.0, 0.3, 2.0]})
+    for link in ("identity", "logistic"):
+        tm = _model(link, 1, 2)
+        for grid in ([0.0, 1.0], [1.0, 0.0]):
+            for w in (None, np.ones(len(X))):
+                req = Request(X=X, features=[0], grid_values=[np.array(grid)], categorical=[False],
+                              response="predict", outputs=[0], kind="average", sample_weight=w, memory_budget=2**24,
+                              n_jobs=1)
+                curve_moments(tm, [req], n_jobs=1)
 
 
 def warm_up(jobs: int = 1) -> float:

@@ -1,0 +1,361 @@
+"""Moments over rows of every row's ICE curve, for several features in one pass, without holding the curves.
+
+:func:`pdpx.heterogeneity` needs, for each feature ``j`` with grid ``z_1 .. z_G`` and
+every row ``i``, the row's ICE curve ``f(z_g, x_i,-j)`` centered on its own mean over the
+grid, and the weighted mean and spread of those centered curves across the rows. A tree's
+contribution to the curve of row ``i`` depends only on the leaves the row reaches when
+``x_j`` is free: the leaf-set words of the counts' gather (:func:`.counts_kernels.leaf_words`)
+give them, ``pre[a] & suf[a + 1]`` for the tree-local feature ``a`` that is ``j``. Each
+such leaf adds its value over its grid region for ``j`` (the regions ``exact`` uses:
+:func:`.prep.prepare`, float32 rounding, missing values, category sets), into a
+difference array per row and feature. The regions of those leaves partition the grid, so
+only the leaves other than the one the row reaches need an update, by their value less the
+reached leaf's (which every tree adds at every grid point, with the row's prediction): a
+tree adds nothing for a feature that is not on the row's path. So one walk over the rows, at about the cost
+of an order-1 gather, gives every row's margins on every requested feature's grid. A
+block of rows at a time, they are integrated along the grid, the link is applied
+(identity, exp, logistic, softmax), the curves are centered on their own means, and
+their weighted sums are added to per-thread accumulators; the (rows x grid points)
+curves are never held beyond one block.
+
+The sums are taken about a shift (each thread's first row's centered curve), so that
+the variance ``sum w (c - shift)^2 / W - (sum w (c - shift) / W)^2`` does not cancel
+catastrophically; the threads' and chunks' moments are merged with Chan et al.'s
+pairwise update. Only plain tree models (no sum of several) whose trees have at most 64
+leaves qualify: :func:`curve_moments` returns None otherwise, and the caller computes
+the curves.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+from ...core.ir import TreeModel
+from ...core.threads import in_threads, thread_count
+from .counts_kernels import leaf_words, word_buffers
+from .kernels import load_block
+from .nbcache import njit
+from .records import Case, KernelRecord
+from .routing import BLOCK
+from .rows import spans
+
+#: Bytes of encoded rows per chunk at most (as ``engine.MAX_CHUNK_BYTES``).
+MAX_CHUNK_BYTES = 64 * 2**20
+#: The links as the kernel numbers them.
+LINK_CODES = {"identity": 0, "exp": 1, "logistic": 2, "binary_logistic": 3, "softmax": 4}
+
+
+@njit(cache=True, inline="always")
+def _sigmoid(x):
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+@njit(cache=True, inline="always")
+def respond_block(z, G, nb, link, scale, outputs, resp):
+    """``resp[o, g, r]``: output ``outputs[o]`` of the margins ``z[:, g, r]`` under ``link`` (codes of
+    :data:`LINK_CODES`, as :func:`pdpx.core.ir.apply_link`)."""
+    M = z.shape[0]
+    K = outputs.shape[0]
+    if link == 4:  # softmax over the margins
+        for g in range(G):
+            for r in range(nb):
+                top = -np.inf
+                for m in range(M):
+                    top = max(top, scale * z[m, g, r])
+                tot = 0.0
+                for m in range(M):
+                    tot += math.exp(scale * z[m, g, r] - top)
+                for o in range(K):
+                    resp[o, g, r] = math.exp(scale * z[outputs[o], g, r] - top) / tot
+        return
+    for o in range(K):
+        m = 0 if link == 3 else outputs[o]
+        for g in range(G):
+            for r in range(nb):
+                v = z[m, g, r]
+                if link == 0:
+                    resp[o, g, r] = v
+                elif link == 1:
+                    resp[o, g, r] = math.exp(scale * v)
+                else:
+                    p = _sigmoid(scale * v)
+                    resp[o, g, r] = 1.0 - p if (link == 3 and outputs[o] == 0) else p
+
+
+@njit(cache=True, nogil=True)
+def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path, tree_margin, lv, bstart, bend, blo,
+                 bhi, n_grid, start, link, scale, outputs, S1, S2, SP, shift, have_shift):
+    """Rows ``r0:r1`` of X (``r0`` a multiple of ``BLOCK``) with weights ``row_w``: for each requested feature
+    ``k`` (tree-local feature ``a`` of tree ``t`` is ``k`` when ``jl[t, a] == k``), output ``o`` and grid point
+    ``g < n_grid[k]``, adds ``sum_r w_r d``, ``sum_r w_r d^2`` (into ``S1``, ``S2``; ``d = c - shift[k, o, g]``,
+    ``c`` the row's curve centered on its mean over the grid) and ``sum_r w_r f`` (into ``SP``; ``f`` the curve).
+
+    ``tree_margin[p, t]`` / ``lv[p, slot]``: per walk ``p`` of :func:`.curve_means.leaf_passes`, the margin tree
+    ``t`` adds to and leaf slot ``t * 64 + j``'s value; ``path[slot]``: the bits of the tree-local features the
+    leaf's path tests; ``bstart[k, slot]:bend[k, slot]``: the leaf's boxes
+    ``[blo[b], bhi[b])`` on feature ``k``'s grid; ``start``: the base score per margin. ``shift`` is set from
+    the first row when ``have_shift[k]`` is False.
+    """
+    (init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, spec_ptr, spec_node, spec_keep_l,
+     spec_keep_r) = masks
+    n_trees = init.shape[0]
+    n_pass = tree_margin.shape[0]
+    M = start.shape[0]
+    NK = bstart.shape[0]
+    K = outputs.shape[0]
+    Gmax = S1.shape[2]
+    one = np.uint64(1)
+    Xb, P, pre, suf = word_buffers(X.shape[1], jl.shape[1])
+    F = np.zeros((M, BLOCK))
+    D = np.zeros((NK, M, Gmax + 1, BLOCK))
+    z = np.empty((M, Gmax, BLOCK))
+    resp = np.empty((K, Gmax, BLOCK))
+    rmean = np.empty((K, BLOCK))
+    acc = np.empty(BLOCK)
+    w = np.empty(BLOCK)
+    for c0 in range(r0, r1, BLOCK):
+        c1 = min(r1, c0 + BLOCK)
+        nb = c1 - c0
+        load_block(X, c0, c1, Xb)
+        for r in range(nb):
+            w[r] = row_w[c0 + r]
+        for t in range(n_trees):
+            qt = q[t]
+            leaf_words(t, Xb, X, c0, nb, init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, num_lf,
+                       spec_ptr, spec_node, spec_keep_l, spec_keep_r, spec_lf, qt, routing, P, pre, suf)
+            slot0 = t * 64
+            for p in range(n_pass):
+                m = tree_margin[p, t]
+                lvp = lv[p]
+                for r in range(nb):
+                    reached = pre[qt, r]
+                    sl = slot0 + trailing_zeros(reached)
+                    v_own = lvp[sl]
+                    F[m, r] += v_own
+                    on_path = path[sl]  # the tree-local features its path tests: the only ones that can move it
+                    while on_path:
+                        a = trailing_zeros(on_path)
+                        on_path &= on_path - one
+                        k = jl[t, a]
+                        if k < 0:
+                            continue
+                        bits = pre[a, r] & suf[a + 1, r] & ~reached
+                        while bits:
+                            s = slot0 + trailing_zeros(bits)
+                            v = lvp[s] - v_own
+                            for b in range(bstart[k, s], bend[k, s]):
+                                D[k, m, blo[b], r] += v
+                                D[k, m, bhi[b], r] -= v
+                            bits &= bits - one
+        for k in range(NK):
+            G = n_grid[k]
+            for m in range(M):
+                for r in range(nb):
+                    acc[r] = F[m, r] + start[m]
+                for g in range(G):
+                    for r in range(nb):
+                        acc[r] += D[k, m, g, r]
+                        D[k, m, g, r] = 0.0
+                        z[m, g, r] = acc[r]
+                for r in range(nb):
+                    D[k, m, G, r] = 0.0
+            respond_block(z, G, nb, link, scale, outputs, resp)
+            for o in range(K):
+                for r in range(nb):
+                    rmean[o, r] = 0.0
+                for g in range(G):
+                    for r in range(nb):
+                        rmean[o, r] += resp[o, g, r]
+                for r in range(nb):
+                    rmean[o, r] /= G
+            if not have_shift[k]:
+                for o in range(K):
+                    for g in range(G):
+                        shift[k, o, g] = resp[o, g, 0] - rmean[o, 0]
+                have_shift[k] = True
+            for o in range(K):
+                for g in range(G):
+                    sh = shift[k, o, g]
+                    s1 = 0.0
+                    s2 = 0.0
+                    sp = 0.0
+                    for r in range(nb):
+                        f = resp[o, g, r]
+                        d = f - rmean[o, r] - sh
+                        wd = w[r] * d
+                        s1 += wd
+                        s2 += wd * d
+                        sp += w[r] * f
+                    S1[k, o, g] += s1
+                    S2[k, o, g] += s2
+                    SP[k, o, g] += sp
+        for m in range(M):
+            for r in range(nb):
+                F[m, r] = 0.0
+
+
+def available(tm) -> bool:
+    """Whether :func:`curve_moments` can compute on ``tm`` (numpy only): a plain tree model (not a sum of
+    several) whose every tree has at most 64 leaves."""
+    from .prep import static_layout
+
+    return isinstance(tm, TreeModel) and tm.ensemble.link in LINK_CODES and bool(
+        int(static_layout(tm.ensemble).leaves_per_tree.max()) <= 64)
+
+
+def curve_moments(tm, requests: list, n_jobs=None, memory_budget: int = 256 << 20):
+    """Per 1-way request (same rows, weights, response and outputs; their features and grids are read):
+    ``(W, mean_f, mean_c, m2_c)`` over the rows, each array (len(outputs), n_grid): the weighted mean of the ICE
+    curves, the weighted mean of the curves centered on their own means over the grid, and those centered
+    curves' weighted sum of squared deviations from their mean; ``W`` the rows' total weight. None when ``tm``
+    does not qualify (:func:`available`)."""
+    if not requests or not available(tm):
+        return None
+    from .counts import leafset_features, leafset_layout
+    from .curve_means import leaf_passes
+    from .engine import encoded_chunk
+    from .leafsets import node_masks
+    from .prep import static_layout
+
+    ens = tm.ensemble
+    st = static_layout(ens)
+    ls, (num_lf, spec_lf, q, _lord) = leafset_layout(ens, st)
+    slot_node, masks = ls[2], node_masks(ls)
+    _, lfeat = leafset_features(ens, st)
+    jl = np.full(lfeat.shape, -1, dtype=np.int64)
+    for k, req in enumerate(requests):
+        jl[lfeat == int(req.features[0])] = k
+    bstart, bend, blo, bhi, n_grid = _boxes(tm, requests, slot_node)
+    passes = leaf_passes(ens, slot_node)
+    tree_margin = np.ascontiguousarray(np.stack([p[0] for p in passes]))
+    lv = np.ascontiguousarray(np.stack([p[1] for p in passes]))
+    first = requests[0]
+    outputs = np.asarray(first.outputs, dtype=np.int64)
+    X = first.X
+    n = len(X)
+    w = np.ones(n) if first.sample_weight is None else np.asarray(first.sample_weight, dtype=np.float64)
+    W = float(w.sum())
+    if not W > 0:
+        return None
+    row_w = w / W
+    NK, K, G = len(requests), len(outputs), int(n_grid.max())
+    start = np.asarray(ens.base_score, dtype=np.float64)
+    path = _path_features(ens, lfeat, slot_node)
+    args = (masks, num_lf, spec_lf, q, st.routing, jl, path, tree_margin, lv, bstart, bend, blo, bhi, n_grid, start,
+            LINK_CODES[ens.link], float(ens.link_scale), outputs)
+    threads = thread_count(n_jobs)
+    chunk = int(max(1, min(n, min(memory_budget // 2, MAX_CHUNK_BYTES) // (8 * max(1, X.shape[1]) * 3))))
+    parts = []
+    for r0 in range(0, n, chunk):
+        r1 = min(n, r0 + chunk)
+        Xc = encoded_chunk(tm, X.iloc[r0:r1])
+        wc = np.ascontiguousarray(row_w[r0:r1])
+
+        def part(span, Xc=Xc, wc=wc):
+            S1, S2, SP = np.zeros((NK, K, G)), np.zeros((NK, K, G)), np.zeros((NK, K, G))
+            shift, have = np.zeros((NK, K, G)), np.zeros(NK, dtype=np.bool_)
+            moments_walk(Xc, span[0], span[1], wc, *args, S1, S2, SP, shift, have)
+            return float(wc[span[0]:span[1]].sum()), S1, S2, SP, shift
+
+        parts += in_threads(part, spans(r1 - r0, threads))
+    return _merged(parts, n_grid, W)
+
+
+def _merged(parts, n_grid, W):
+    """Per feature ``(W, mean_f, mean_c, m2_c)`` from the spans' sums about their shifts (Chan's update)."""
+    tw, mean, m2, fsum = 0.0, None, None, None
+    for w, S1, S2, SP, shift in parts:
+        if w <= 0:
+            continue
+        m_c = shift + S1 / w
+        q = S2 - S1 ** 2 / w
+        if mean is None:
+            tw, mean, m2, fsum = w, m_c, q, SP.copy()
+            continue
+        tot = tw + w
+        delta = m_c - mean
+        mean = mean + delta * (w / tot)
+        m2 = m2 + q + delta ** 2 * (tw * w / tot)
+        fsum += SP
+        tw = tot
+    out = []
+    for k, G in enumerate(n_grid):
+        out.append((W, fsum[k, :, :G] / tw, mean[k, :, :G], np.maximum(m2[k, :, :G], 0.0) * (W / tw)))
+    return out
+
+
+def _path_features(ens, lfeat, slot_node) -> np.ndarray:
+    """Per leaf slot (``t * 64 + j``), the bits of the tree-local features (``lfeat[t, a]``) its path tests
+    (uint64; 0 for empty slots); kept with the ensemble."""
+    def build():
+        local = {}
+        for t in range(lfeat.shape[0]):
+            for a in range(lfeat.shape[1]):
+                if lfeat[t, a] >= 0:
+                    local[t, int(lfeat[t, a])] = a
+        on_path = np.zeros(ens.n_nodes, dtype=np.uint64)
+        for t in range(ens.n_trees):
+            stack = [int(ens.tree_start[t])]
+            while stack:
+                node = stack.pop()
+                left, right = int(ens.left[node]), int(ens.right[node])
+                if left < 0:
+                    continue
+                mine = on_path[node] | np.uint64(1 << local[t, int(ens.feature[node])])
+                on_path[left] = on_path[right] = mine
+                stack += [left, right]
+        out = np.zeros(len(slot_node), dtype=np.uint64)
+        used = slot_node >= 0
+        out[used] = on_path[slot_node[used]]
+        return out
+
+    return ens.derived("pdpx.plugins.trees.curve_moments.path_features", build)
+
+
+def _boxes(tm, requests, slot_node):
+    """Each requested feature's leaf boxes on its grid, by leaf slot: ``bstart``, ``bend`` (NK, n_slots) into
+    the flat ``blo``, ``bhi``, and the grid sizes ``n_grid`` (NK,)."""
+    from .prep import prepare
+
+    n_slots = len(slot_node)
+    NK = len(requests)
+    bstart = np.zeros((NK, n_slots), dtype=np.int64)
+    bend = np.zeros((NK, n_slots), dtype=np.int64)
+    lo, hi, n_grid, off = [], [], np.zeros(NK, dtype=np.int64), 0
+    used = slot_node >= 0
+    for k, req in enumerate(requests):
+        prep = prepare(tm, req)
+        _, leaf_mask, box_ptr, box_lo, box_hi = prep.regions()
+        n_grid[k] = req.n_grid
+        mask = np.full(n_slots, -1, dtype=np.int64)
+        mask[used] = leaf_mask[slot_node[used]]
+        have = mask >= 0
+        bstart[k, have] = off + box_ptr[mask[have]]
+        bend[k, have] = off + box_ptr[mask[have] + 1]
+        lo.append(box_lo[:, 0])
+        hi.append(box_hi[:, 0])
+        off += len(box_lo)
+    blo = np.ascontiguousarray(np.concatenate(lo), dtype=np.int64)
+    bhi = np.ascontiguousarray(np.concatenate(hi), dtype=np.int64)
+    return bstart, bend, blo, bhi, n_grid
+
+
+def _fits(ens, budget, order) -> bool:
+    from .prep import static_layout
+
+    return ens.link in LINK_CODES and int(static_layout(ens).leaves_per_tree.max()) <= 64
+
+
+#: This module's kernel (:mod:`.records`): the walk of every row's ICE curves' moments over the rows, for trees of at
+#: most 64 leaves; the layouts and leaf regions it shares with the counts and ``exact``.
+RECORDS = (
+    KernelRecord("moments", "curve_moments", "moments", {"moments_walk": 3.0}, fits=_fits, family="counts",
+                 uses=lambda plan: ("leafsets.layout", "counts.layout", "counts.locals", "intervals", "masks"),
+                 cases=(Case(run="moments"),)),
+)
