@@ -125,29 +125,38 @@ def feature_grid(
     uniques = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]  # np.unique, from the sorted values
     if uniques.size == 1:
         raise _constant(name, uniques[0])
-    integer = pd.api.types.is_integer_dtype(column.dtype)
     if uniques.size < grid_resolution:
         values = uniques
-    else:
-        lo, hi = sorted_mquantiles(ordered, percentiles)
-        if not hi > lo:
-            raise PdpxError(
-                f"the percentiles {percentiles} of feature {name!r} are equal ({lo:g}): most of its values "
-                "are the same. Widen percentiles (e.g. (0, 1)) or pass custom_values for it"
-            )
-        values = spaced(lo, hi, grid_resolution)
-        if integer:
-            values = np.unique(np.round(values))
-        narrow = held_dtype(column.dtype)
-        if narrow is not None:  # the values the column holds (lo and hi lie within the data: no overflow)
-            values = np.unique(held_values(values, narrow))
-        if values.size < 2:
-            raise PdpxError(
-                f"feature {name!r} spans too narrow a range ({lo!r} to {hi!r}) for distinct grid points; "
-                "pass custom_values for it"
-            )
+        if pd.api.types.is_integer_dtype(column.dtype):
+            return values.astype(grid_dtype(column.dtype, values))
+        return values.astype(np.float64)
+    lo, hi = sorted_mquantiles(ordered, percentiles)
+    return grid_between(name, column.dtype, lo, hi, grid_resolution, percentiles)
+
+
+def grid_between(name, dtype, lo: float, hi: float, grid_resolution: int, percentiles) -> np.ndarray:
+    """A numeric feature's grid from its percentiles' values ``lo`` and ``hi`` (:func:`feature_grid`, many values):
+    ``grid_resolution`` equally spaced values, whole numbers for an integer ``dtype``, the values a narrow float
+    ``dtype`` holds."""
+    if not hi > lo:
+        raise PdpxError(
+            f"the percentiles {percentiles} of feature {name!r} are equal ({lo:g}): most of its values "
+            "are the same. Widen percentiles (e.g. (0, 1)) or pass custom_values for it"
+        )
+    values = spaced(lo, hi, grid_resolution)
+    integer = pd.api.types.is_integer_dtype(dtype)
     if integer:
-        return values.astype(grid_dtype(column.dtype, values))
+        values = np.unique(np.round(values))
+    narrow = held_dtype(dtype)
+    if narrow is not None:  # the values the column holds (lo and hi lie within the data: no overflow)
+        values = np.unique(held_values(values, narrow))
+    if values.size < 2:
+        raise PdpxError(
+            f"feature {name!r} spans too narrow a range ({lo!r} to {hi!r}) for distinct grid points; "
+            "pass custom_values for it"
+        )
+    if integer:
+        return values.astype(grid_dtype(dtype, values))
     return values.astype(np.float64)
 
 

@@ -46,7 +46,9 @@ class Grids:
                 grid, self.steps[j], self.notes[j] = steps.feature_steps(
                     inp.adapter, inp.response, j, inp.names[j], column)
             else:
-                grid = feature_grid(  # a narrow float column's grid: the values it holds (notes: custom rounded)
+                # a narrow float column's grid: the values it holds (notes: custom rounded); a Spark X builds the
+                # grid of a column too large to bring here from Spark's aggregations (SparkData.feature_grid)
+                grid = getattr(inp.data, "feature_grid", feature_grid)(
                     column, categorical=inp.categorical[j], grid_resolution=options.grid_resolution,
                     percentiles=options.percentiles, custom=inp.custom_values.get(j),
                     notes=self.notes.setdefault(j, []),

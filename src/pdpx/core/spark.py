@@ -39,7 +39,9 @@ from .cluster import partition_sums
 from .config import format_bytes, get_config
 from .data import short_list
 from .errors import PdpxError
+from .grid import feature_grid
 from .method import MethodResult, Request
+from .spark_grids import fits, spark_grid, stand_in
 from .spark_rows import partition_counts, quiet, take_rows, to_pandas
 
 #: Rows of the local head (validation, encoders, the extrapolation check)
@@ -127,6 +129,8 @@ class SparkData:
         self.dtypes = self.head.dtypes.tolist()
         self._columns: dict = {}
         self._counts = None  # rows per partition (:meth:`take`), counted once
+        #: the memory budget on the driver (the call's): a column that does not fit it is not brought here
+        self.budget = int(get_config()["memory_budget"])
         check_schema(adapter, self.head, self.types)
 
     def weights(self, sample_weight):
@@ -165,11 +169,16 @@ class SparkData:
 
     def column_named(self, name: str) -> pd.Series:
         """The column ``name`` over all rows; the first call brings every model column (and the weights) in
-        one pass when they fit the memory budget, else this column alone."""
+        one pass when they fit the memory budget, else this column alone; a model column that does not fit alone
+        (not the weights, not dates) is a stand-in here (:func:`pdpx.core.spark_grids.stand_in`)."""
         if name not in self._columns:
             wanted = self.names + ([self.weight_column] if self.weight_column not in (None, *self.names) else [])
-            if 8 * self.n_rows * len(wanted) > int(get_config()["memory_budget"]):
+            if 8 * self.n_rows * len(wanted) > self.budget:
                 wanted = [name]
+            if (not fits(self.n_rows, self.budget) and name in self.names and name != self.weight_column
+                    and self.types[name] not in ("date", "timestamp", "timestamp_ntz")):
+                self._columns[name] = stand_in(self.frame, name, self.head[name], self.levels.get(name), self.n_rows)
+                return self._columns[name]
             local = localize(to_pandas(self.frame.select(*wanted)), wanted,
                              {c: v for c, v in self.levels.items() if c in wanted})
             self._columns.update({c: local[c] for c in wanted})
@@ -191,6 +200,16 @@ class SparkData:
         got = take_rows(self.frame, wanted, positions, self._counts)
         w = None if wcol is None else got[wcol].to_numpy(dtype=np.float64, na_value=np.nan)
         return localize(got, self.names, self.levels), w
+
+    def feature_grid(self, column: pd.Series, *, categorical: bool, grid_resolution: int, percentiles, custom=None,
+                     notes: list | None = None) -> np.ndarray:
+        """:func:`pdpx.core.grid.feature_grid`; for the stand-in of a column too large to bring here, the grid from
+        Spark's aggregations by the same rules (:func:`pdpx.core.spark_grids.spark_grid`)."""
+        if custom is None and "stand_in" in column.attrs:
+            return spark_grid(self.frame, column, categorical=categorical, grid_resolution=grid_resolution,
+                              percentiles=percentiles, n_rows=self.n_rows, notes=[] if notes is None else notes)
+        return feature_grid(column, categorical=categorical, grid_resolution=grid_resolution,
+                            percentiles=percentiles, custom=custom, notes=notes)
 
     def run(self, method, adapter: Adapter, req: Request, *, model: Any, ice_rows=None) -> MethodResult:
         """``method``'s result (a :class:`~pdpx.core.method.Batch`) over all rows as a whole

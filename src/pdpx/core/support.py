@@ -78,6 +78,11 @@ class SupportInputs:
         if self._done:
             return
         self._done = True
+        why = [c.attrs["stand_in"] for c in self.columns if "stand_in" in getattr(c, "attrs", {})]
+        if why:  # a column of a Spark X too large to bring here (pdpx.core.spark_grids): not every row's value
+            self._counts = self.outside = None
+            notes.append(f"support not computed: {why[0]}")
+            return
         try:
             self._counts = support_counts(self.columns, self.grids, self.categorical, self.weights, self.steps)
             if self.outside is None and len(self.columns) == 2 and not any(self.categorical):
