@@ -11,7 +11,7 @@ has one slot per category of its input, one more with ``handleInvalid="keep"`` (
 go) and one fewer with ``dropLast`` (the default: the last category is all zeros). :func:`slots_of`
 gives each slot's column and, for a one-hot slot, its value at each of the column's codes, so that
 :func:`pdpx.adapters.sparkml_trees.onto_columns` moves every split onto the column it reads: partial
-dependence is then over the text column's levels (tests/adapters/test_sparkml_pipeline.py checks it
+dependence is then over the text column's levels (tests/adapters/test_sparkml.py checks it
 against the pipeline's own ``transform``).
 """
 

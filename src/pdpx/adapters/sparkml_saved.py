@@ -14,7 +14,7 @@ elsewhere (on a cluster, its executors' disks), :class:`SavedFormUnreadable` say
 is averaged through its ``transform`` instead.
 
 Spark's rule, which the trees here reproduce (checked against ``transform``'s ``probability`` in
-tests/adapters/test_sparkml_classifiers.py): a tree's probabilities are its leaf's class counts
+tests/adapters/test_sparkml.py): a tree's probabilities are its leaf's class counts
 divided by their sum; a forest adds its trees' normalised vectors and divides by their sum, which
 is the mean of the trees' vectors (each sums to one). A leaf whose counts sum to zero (Spark then
 leaves the tree out of the vote) is refused.
