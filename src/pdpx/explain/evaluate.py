@@ -220,7 +220,7 @@ def one_way(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, 
             weights: np.ndarray, options: PDOptions) -> OneWay:
     """PD_j of every column of ``grids``; PD_-j (and f) at every row for the features ``ice_for``
     (:func:`averages`, then :func:`at_rows` with the cells' weights as the shares)."""
-    average, method, outputs = averages(model, X, names, grids, options)
+    average, method, outputs, _ = averages(model, X, names, grids, options)
     wsum = float(weights.sum())
     shares = {j: np.bincount(grids[j].position[cells[j].codes], weights=weights, minlength=average[j].shape[1]) / wsum
               for j in ice_for}
@@ -228,17 +228,23 @@ def one_way(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, 
     return OneWay(average=average, rest=rest, f=f, method=method, outputs=outputs)
 
 
-def averages(model, X, names: list[str], grids: dict, options: PDOptions) -> tuple[dict, str, list]:
-    """``({j: PD_j (K, m_j) on the cell grid}, method, outputs)`` of every column of ``grids`` over the rows of
-    ``X`` (a pandas frame, or any X :func:`~pdpx.core.compute.compute_many` takes: a Spark DataFrame)."""
+def averages(model, X, names: list[str], grids: dict, options: PDOptions, pairs=()) -> tuple[dict, str, list, dict]:
+    """``({j: PD_j (K, m_j) on the cell grid}, method, outputs, {(j, k): PD_jk (K, m_j, m_k)})`` of every column
+    of ``grids`` and of the ``pairs`` (whose grids fit :data:`MAX_CELLS`) over the rows of ``X`` (a pandas frame,
+    or any X :func:`~pdpx.core.compute.compute_many` takes: a Spark DataFrame), in one call (a method that shares
+    work among the feature sets, such as exact's pattern counts, then reads the rows once)."""
     custom = {names[j]: g.values for j, g in grids.items()}
-    coll = compute_many(model, X, [[names[j]] for j in grids],
+    coll = compute_many(model, X, [[names[j]] for j in grids] + [[names[j], names[k]] for j, k in pairs],
                         options.but(kind="average", custom_values=custom, include_missing="auto"))
-    average = {}
+    average, both = {}, {}
     for j, res in zip(grids, coll):
         _check_grid(res, grids[j], names[j], 0)
         average[j] = np.asarray(res.average)
-    return average, coll[0].method, list(coll[0].outputs)
+    for (j, k), res in zip(pairs, list(coll)[len(grids):]):
+        _check_grid(res, grids[j], names[j], 0)
+        _check_grid(res, grids[k], names[k], 1)
+        both[(j, k)] = np.asarray(res.average)
+    return average, coll[0].method, list(coll[0].outputs), both
 
 
 def at_rows(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, ice_for: list, shares: dict, K: int,

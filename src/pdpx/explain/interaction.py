@@ -219,8 +219,9 @@ def _h_spark(session, model, X, feats, pair_idx, used, options, notes, progress,
     notes += more
     grids = {j: evaluate.column_grid(columns[j], cells[j], categorical[j]) for j in used}
     opts = options.but(progress=None)
-    with _extrapolation_as_note(notes, one_way=True):
-        average, method, outputs = evaluate.averages(model, X, names, grids, opts)
+    small = _small_pairs(pair_idx, grids)
+    with _extrapolation_as_note(notes, one_way=True):  # 1-way and pair grids from one pass (exact's counts)
+        average, method, outputs, full = evaluate.averages(model, X, names, grids, opts, small)
     ice_for = feats or used[:1]
     shares = {j: np.bincount(grids[j].position[cells[j].codes], weights=w, minlength=average[j].shape[1]) / w.sum()
               for j in ice_for}
@@ -231,7 +232,7 @@ def _h_spark(session, model, X, feats, pair_idx, used, options, notes, progress,
     if pair_idx:
         with _extrapolation_as_note(notes, one_way=False):
             pd2 = _pairs(session, model, X, names, pair_idx, cells, grids, categorical, opts, w, from_trees,
-                         progress, notes, columns=columns)
+                         progress, notes, columns=columns, full=full)
     notes.append(f"on all {n:,} rows of the Spark DataFrame ({len(outputs)} output(s)): the functions from passes "
                  "over the partitions, only sums brought here")
     one = evaluate.OneWay(average=average, rest={}, f=np.empty((len(outputs), 0)), method=method, outputs=outputs)
@@ -265,16 +266,22 @@ def _result(names, one, over, den, scale, pd1, pd2, w, from_trees, cells, used, 
                       outputs=list(outputs), notes=notes, elapsed=time.perf_counter() - t0)
 
 
+def _small_pairs(pair_idx, grids) -> list:
+    """The pairs whose cell grid fits :data:`~pdpx.explain.evaluate.MAX_CELLS` (the others: in blocks)."""
+    return [(j, k) for j, k in pair_idx
+            if (len(grids[j].values) + 1) * (len(grids[k].values) + 1) <= evaluate.MAX_CELLS]
+
+
 def _pairs(session, model, frame, names, pair_idx, cells, grids, categorical, opts, w, from_trees, progress,
-           notes, columns=None) -> dict:
+           notes, columns=None, full=None) -> dict:
     """PD_jk at each row for every pair (uncentered), (K, n) each; ``frame`` a Spark DataFrame on trees, its
-    ``columns`` (``{position: all rows}``) read for the grids."""
+    ``columns`` (``{position: all rows}``) read for the grids and ``full`` the small pairs' grids computed with
+    the 1-way ones."""
     out = {}
     if from_trees:
-        small = [(j, k) for j, k in pair_idx
-                 if (len(grids[j].values) + 1) * (len(grids[k].values) + 1) <= evaluate.MAX_CELLS]
+        small = _small_pairs(pair_idx, grids)
         big = [p for p in pair_idx if p not in small]
-        full = evaluate.two_way_grid(model, frame, names, small, grids, opts)
+        full = evaluate.two_way_grid(model, frame, names, small, grids, opts) if full is None else full
         for (j, k), avg in full.items():
             out[(j, k)] = avg[:, grids[j].position[cells[j].codes], grids[k].position[cells[k].codes]]
         for j, k in big:
@@ -300,7 +307,9 @@ def _extrapolation_as_note(notes: list, one_way: bool):
     The pair grids are products of the cells of two features, read only at the pairs
     the rows hold, so their empty cells are never used: their warning is dropped. A
     1-way warning is real (PD_j averages over combinations absent from the data) and
-    becomes a note.
+    becomes a note. Which of the two a warning is comes from the feature set it names
+    (``one_way`` says it for a warning that names none): on a Spark X the 1-way and pair
+    grids are computed in one call.
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -309,7 +318,8 @@ def _extrapolation_as_note(notes: list, one_way: bool):
         if issubclass(w.category, ExtrapolationWarning):
             text = ("some partial dependence functions average over combinations of values absent from the data "
                     "(dependent features): there H measures the model's extrapolation too (docs/importance.md)")
-            if one_way and text not in notes:
+            named = getattr(w.message, "features", ())
+            if (len(named) == 1 if named else one_way) and text not in notes:  # a 1-way PD's (a pair's: dropped)
                 notes.append(text)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
