@@ -9,6 +9,7 @@
 * :mod:`.compare`: :func:`compare_methods` (``exact`` against ``recursion``);
 * :mod:`.ice_spread`: :func:`heterogeneity` (how far the centered ICE curves spread);
 * :mod:`.subgroups`: :func:`regions` (splits of the rows that make a feature's ICE curves agree);
+* :mod:`.split_sums`: the regions' split statistics per candidate code, in one compiled pass;
 * :mod:`.explained`: :func:`explained_variance` (the share of the model the curves keep) and 3-way H.
 
 This floor sits on the core (it computes through :mod:`pdpx.core.compute` and

@@ -43,6 +43,7 @@ from ..core.result import message_value
 from ..core.session import Session
 from ..core.splits import Unmapped, as_read, comparison, members, split_nodes, thresholds
 from .ice_spread import curve_columns, ice_moments, measure_options
+from .split_sums import code_sums
 
 #: Categorical features with at most this many levels have every set of levels tried.
 ALL_SETS = 10
@@ -427,6 +428,14 @@ class _Stats:
         self.w, self.G, self.min_rows = w, G, min_rows
         self.wq = w * (C ** 2).sum(axis=1) / G
         self.C = C
+        self._codes = self._sizes = None
+
+    def by_candidate(self, cands: list, rows: np.ndarray) -> list:
+        """:meth:`sums` of every candidate over ``rows``, from one compiled pass (:mod:`.split_sums`)."""
+        if self._codes is None:
+            self._codes = np.ascontiguousarray(np.stack([c.codes for c in cands], axis=1).astype(np.int32))
+            self._sizes = np.array([c.n_codes for c in cands], dtype=np.int64)
+        return code_sums(self._codes, self._sizes, rows, self.w, self.wq, self.C)
 
     def sums(self, codes: np.ndarray, rows: np.ndarray, m: int) -> np.ndarray:
         """(m, 3 + KG): per code, [rows, weight, sum wq, sums of wc] over ``rows``."""
@@ -454,9 +463,9 @@ class _Stats:
         return i, float(loss[i])
 
 
-def _numeric_split(stats: _Stats, cand: _Candidate, rows: np.ndarray, depth: int):
-    """(loss, Split, left mask over ``rows``) of the best threshold (or missing) split by ``cand``, or None."""
-    sums = stats.sums(cand.codes, rows, cand.n_codes)
+def _numeric_split(stats: _Stats, cand: _Candidate, rows: np.ndarray, depth: int, sums: np.ndarray):
+    """(loss, Split, left mask over ``rows``) of the best threshold (or missing) split by ``cand`` (``sums``: its
+    :meth:`_Stats.sums` over ``rows``), or None."""
     B = len(cand.cuts) + 1
     miss = sums[B]
     cum = np.cumsum(sums[:B], axis=0)[:-1]  # left of threshold k: bins 0..k
@@ -480,9 +489,9 @@ def _numeric_split(stats: _Stats, cand: _Candidate, rows: np.ndarray, depth: int
                        missing_left=which if miss[0] > 0 else None, depth=depth), left
 
 
-def _level_split(stats: _Stats, cand: _Candidate, rows: np.ndarray, depth: int):
-    """(loss, Split, left mask over ``rows``) of the best set of levels of ``cand`` against the others, or None."""
-    sums = stats.sums(cand.codes, rows, cand.n_codes)
+def _level_split(stats: _Stats, cand: _Candidate, rows: np.ndarray, depth: int, sums: np.ndarray):
+    """(loss, Split, left mask over ``rows``) of the best set of levels of ``cand`` against the others (``sums``:
+    its :meth:`_Stats.sums` over ``rows``), or None."""
     present = np.flatnonzero(sums[:, 0] > 0)
     L = len(present)
     if L < 2:
@@ -518,7 +527,9 @@ def _grow(stats: _Stats, cands: list, max_depth: int, min_gain: float, n: int):
     leaves, made = [], []
 
     def visit(rows, conditions, depth):
-        node = float(stats.loss(stats.sums(np.zeros(n, dtype=np.int64), rows, 1)[0]))
+        per = stats.by_candidate(cands, rows) if cands and depth < max_depth else None
+        total = per[0].sum(axis=0) if per else stats.sums(np.zeros(n, dtype=np.int64), rows, 1)[0]
+        node = float(stats.loss(total))
         if node <= AGREE * scale:
             leaves.append((rows, conditions, "its curves agree (no heterogeneity left)"))
             return
@@ -526,8 +537,8 @@ def _grow(stats: _Stats, cands: list, max_depth: int, min_gain: float, n: int):
             leaves.append((rows, conditions, f"max_depth={max_depth} reached"))
             return
         best = None
-        for cand in cands:
-            got = (_numeric_split if cand.numeric else _level_split)(stats, cand, rows, depth)
+        for cand, sums in zip(cands, per or ()):
+            got = (_numeric_split if cand.numeric else _level_split)(stats, cand, rows, depth, sums)
             if got is not None and (best is None or got[0] < best[0]):
                 best = got
         if best is None:
