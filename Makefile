@@ -61,11 +61,12 @@ test-r:
 	cd r/pdpx && PDPX_PYTHON=$(PY) Rscript -e 'testthat::test_local(".", reporter = "summary", stop_on_failure = TRUE)'
 
 # R CMD check of the R package: built into a temporary directory, no errors or warnings allowed
-# (tests find Python through PDPX_PYTHON; suggested packages that are absent are not forced).
+# (examples find Python through PDPX_PYTHON; suggested packages that are absent are not forced). Its testthat
+# files ran in test-r just before, so the check does not run them a second time (--no-tests).
 check-r:
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	cp -r r/pdpx "$$tmp/pdpx" && cd "$$tmp" && R CMD build --no-build-vignettes pdpx >/dev/null && \
-	_R_CHECK_FORCE_SUGGESTS_=false PDPX_PYTHON=$(PY) R CMD check --no-manual pdpx_*.tar.gz >check.log 2>&1; \
+	_R_CHECK_FORCE_SUGGESTS_=false PDPX_PYTHON=$(PY) R CMD check --no-manual --no-tests pdpx_*.tar.gz >check.log 2>&1; \
 	status=$$?; grep -E "^(Status|\* checking.*(ERROR|WARNING))" check.log; \
 	if [ $$status -ne 0 ] || grep -qE "^Status:.*(ERROR|WARNING)" check.log; then \
 	  cat check.log; cat pdpx.Rcheck/00check.log 2>/dev/null | tail -50; exit 1; fi
