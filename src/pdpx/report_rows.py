@@ -71,12 +71,18 @@ def page_frame(frame, session) -> pd.DataFrame:
     return pd.DataFrame({name: session.data.column_named(name).reset_index(drop=True) for name in session.names})
 
 
-def rows_note(frame, session, n_ice: int, section_rows: int) -> str:
-    """What the page says of a Spark DataFrame's rows (nothing for a pandas frame)."""
+def rows_note(frame, session, n_ice: int, hstat, section_rows: int) -> str:
+    """What the page says of a Spark DataFrame's rows (nothing for a pandas frame): ``hstat`` the report's H (None
+    without pairs), ``section_rows`` the most rows "Where the average misleads" reads (0: no such section)."""
     if not is_spark_frame(frame):
         return ""
     n = session.n_rows
-    return (f"X is a Spark DataFrame: the PD curves, their importance and Friedman's H average all {n:,} rows "
-            f"where they live (only sums come here); the ICE curves drawn are those of a seeded sample of "
-            f"{min(n_ice, n):,} rows, and 'Where the average misleads' rests on a seeded sample of "
-            f"{min(section_rows, n):,} rows, brought here.")
+    parts = [f"the PD curves and their importance average all {n:,} rows where they live (only sums come here)"]
+    if hstat is not None:
+        parts.append(f"Friedman's H rests on {'all ' if hstat.n_rows == n else 'a seeded sample of '}"
+                     f"{hstat.n_rows:,} rows" + ("" if hstat.n_rows == n else ", brought here"))
+    parts.append(f"the ICE curves drawn are those of a seeded sample of {min(n_ice, n):,} rows, brought here")
+    if section_rows:
+        parts.append(f"'Where the average misleads' rests on a seeded sample of {min(section_rows, n):,} rows, "
+                     "brought here")
+    return "X is a Spark DataFrame: " + "; ".join(parts) + "."

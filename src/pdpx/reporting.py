@@ -299,7 +299,7 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
     page = Page(
         title=title or f"Partial dependence of {results[0].model_name or type(model).__name__}",
         model=model, frame=page_frame(frame, session), sampled_from=sampled_from, seed=seed, results=results,
-        ranking=ranking, rows_note=rows_note(frame, session, n_ice, SECTION_ROWS),
+        ranking=ranking, rows_note=rows_note(frame, session, n_ice, hstat, SECTION_ROWS if spread else 0),
         skipped=skipped, figures=figures, pair_figures=pair_figures, pairs_auto=pairs_given is None,
         n_candidates=len(candidates), top_for_pairs=TOP_FOR_PAIRS, options=_shown(options), n_ice=n_ice,
         elapsed=time.perf_counter() - t_start, importance=imp, importance_figure=importance_figure,

@@ -64,7 +64,8 @@ def test_the_report_of_a_spark_dataframe_equals_the_pandas_report(spark, rows, t
     pd.testing.assert_frame_equal(hs.explained.ledger, hp.explained.ledger, rtol=0, atol=1e-9)
     assert len(s["frame"]) == len(p["frame"]) == len(X)  # the page's rows: all of them
     page = (tmp_path / "spark.html").read_text()
-    assert "X is a Spark DataFrame" in page and "all 300 rows" in page and "sample of 20 rows" in page
+    assert "X is a Spark DataFrame" in page and "average all 300 rows" in page and "sample of 20 rows" in page
+    assert "H rests on all 300 rows" in page and "misleads&#x27; rests on a seeded sample of 300 rows" in page
     assert "X is a Spark DataFrame" not in (tmp_path / "pandas.html").read_text()
 
 
