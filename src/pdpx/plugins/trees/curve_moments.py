@@ -89,15 +89,18 @@ def respond_block(z, G, nb, link, scale, outputs, resp):
 
 
 @njit(cache=True, nogil=True)
-def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path, tree_margin, lv, bstart, bend, blo,
-                 bhi, n_grid, start, link, scale, outputs, S1, S2, SP, shift, have_shift):
+def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path, tree_margin, lv, tn, tlo, thi,
+                 bstart, bend, blo, bhi, n_grid, start, link, scale, outputs, S1, S2, SP, shift, have_shift):
     """Rows ``r0:r1`` of X (``r0`` a multiple of ``BLOCK``) with weights ``row_w``: for each requested feature
     ``k`` (tree-local feature ``a`` of tree ``t`` is ``k`` when ``jl[t, a] == k``), output ``o`` and grid point
     ``g < n_grid[k]``, adds ``sum_r w_r d``, ``sum_r w_r d^2`` (into ``S1``, ``S2``; ``d = c - shift[k, o, g]``,
     ``c`` the row's curve centered on its mean over the grid) and ``sum_r w_r f`` (into ``SP``; ``f`` the curve).
 
     ``tree_margin[p, t]`` / ``lv[p, slot]``: per walk ``p`` of :func:`.curve_means.leaf_passes`, the margin tree
-    ``t`` adds to and leaf slot ``t * 64 + j``'s value; ``path[slot]``: the bits of the tree-local features the
+    ``t`` adds to and leaf slot ``t * 64 + j``'s value; ``tn[t, a, j]``: the number of boxes of leaf ``j`` of
+    tree ``t`` on the grid of its tree-local feature ``a``, the one box ``[tlo, thi)`` in the tree's own small
+    table (what a walk over the tree's rows reads stays in cache), more from ``bstart[k, slot]:bend[k, slot]``
+    of the flat ``blo``, ``bhi``; ``path[slot]``: the bits of the tree-local features the
     leaf's path tests; ``bstart[k, slot]:bend[k, slot]``: the leaf's boxes
     ``[blo[b], bhi[b])`` on feature ``k``'s grid; ``start``: the base score per margin. ``shift`` is set from
     the first row when ``have_shift[k]`` is False.
@@ -147,12 +150,18 @@ def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path,
                             continue
                         bits = pre[a, r] & suf[a + 1, r] & ~reached
                         while bits:
-                            s = slot0 + trailing_zeros(bits)
-                            v = lvp[s] - v_own
-                            for b in range(bstart[k, s], bend[k, s]):
-                                D[k, m, blo[b], r] += v
-                                D[k, m, bhi[b], r] -= v
+                            j = trailing_zeros(bits)
                             bits &= bits - one
+                            v = lvp[slot0 + j] - v_own
+                            n_box = tn[t, a, j]
+                            if n_box == 1:  # one run of grid points (sorted grids): the tree's own small table
+                                D[k, m, tlo[t, a, j], r] += v
+                                D[k, m, thi[t, a, j], r] -= v
+                            elif n_box > 1:
+                                s = slot0 + j
+                                for b in range(bstart[k, s], bend[k, s]):
+                                    D[k, m, blo[b], r] += v
+                                    D[k, m, bhi[b], r] -= v
         for k in range(NK):
             G = n_grid[k]
             for m in range(M):
@@ -247,7 +256,9 @@ def curve_moments(tm, requests: list, n_jobs=None, memory_budget: int = 256 << 2
     NK, K, G = len(requests), len(outputs), int(n_grid.max())
     start = np.asarray(ens.base_score, dtype=np.float64)
     path = _path_features(ens, lfeat, slot_node)
-    args = (masks, num_lf, spec_lf, q, st.routing, jl, path, tree_margin, lv, bstart, bend, blo, bhi, n_grid, start,
+    tn, tlo, thi = _tree_tables(jl, bstart, bend, blo, bhi)
+    args = (masks, num_lf, spec_lf, q, st.routing, jl, path, tree_margin, lv, tn, tlo, thi, bstart, bend, blo, bhi,
+            n_grid, start,
             LINK_CODES[ens.link], float(ens.link_scale), outputs)
     threads = thread_count(n_jobs)
     chunk = int(max(1, min(n, min(memory_budget // 2, MAX_CHUNK_BYTES) // (8 * max(1, X.shape[1]) * 3))))
@@ -316,6 +327,28 @@ def _path_features(ens, lfeat, slot_node) -> np.ndarray:
         return out
 
     return ens.derived("pdpx.plugins.trees.curve_moments.path_features", build)
+
+
+def _tree_tables(jl, bstart, bend, blo, bhi):
+    """``(tn, tlo, thi)`` (n_trees, q_max, 64): per tree, tree-local feature ``a`` and leaf ``j``, the number of the
+    leaf's boxes on the feature's grid (0 where the feature is not requested) and its first box."""
+    n_trees, q_max = jl.shape
+    t, a = np.nonzero(jl >= 0)
+    k = jl[t, a]
+    slots = (t * 64)[:, None] + np.arange(64)[None, :]  # (pairs, 64)
+    first = bstart[k[:, None], slots]
+    count = bend[k[:, None], slots] - first
+    tn = np.zeros((n_trees, q_max, 64), dtype=np.int32)
+    tlo = np.zeros((n_trees, q_max, 64), dtype=np.int32)
+    thi = np.zeros((n_trees, q_max, 64), dtype=np.int32)
+    tn[t, a] = count
+    have = count > 0
+    lo = np.zeros_like(first)
+    hi = np.zeros_like(first)
+    lo[have] = blo[first[have]]
+    hi[have] = bhi[first[have]]
+    tlo[t, a], thi[t, a] = lo, hi
+    return tn, tlo, thi
 
 
 def _boxes(tm, requests, slot_node):
