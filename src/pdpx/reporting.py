@@ -368,7 +368,7 @@ def _report_rows(model, X, options: PDOptions, *, n_ice: int, seed: int, max_row
     options = options.but(**{k: v for k, v in defaults.items() if k not in options.given})
     if options.kind != "average" and options.ice_sample is None:
         options = options.but(ice_sample=n_ice, random_state=seed)
-    frame, sampled_from = _as_frame(model, X), None
+    frame, sampled_from = (X if is_spark_frame(X) else _as_frame(model, X)), None
     if is_spark_frame(frame):  # all its rows where they live, or the sample's rows brought here
         frame, sampled_from, options = spark_rows(model, frame, options, seed, max_rows)
     elif max_rows is not None and len(frame) > max_rows:
@@ -494,7 +494,7 @@ def _strongest(hstat, candidates, keep: int | None) -> list:
 
 
 def _as_frame(model, X) -> pd.DataFrame:
-    if isinstance(X, pd.DataFrame) or is_spark_frame(X):
+    if isinstance(X, pd.DataFrame):
         return X
     return as_frame(X, adapt(model))
 

@@ -289,10 +289,11 @@ def test_a_retried_task_is_counted_once(tmp_path):
 
 
 def test_a_function_that_reads_rows_here_says_so(rows, sdf, tmp_path):
-    with pytest.raises(PdpxError, match="does not take a Spark DataFrame"):
-        pdpx.report(plain, sdf.drop("w"), str(tmp_path / "r.html"), features=["a"])
-    with pytest.raises(PdpxError, match=r"h_statistic\(\).*X.sample\(fraction=...\).toPandas\(\)"):
-        pdpx.h_statistic(plain, sdf.drop("w"), ["a", "b"])
+    # report and h_statistic take a Spark X (tests/outputs/test_report_spark.py, tests/explain/test_interaction_spark.py)
+    with pytest.raises(PdpxError, match="does not take a Spark DataFrame"):  # a dict of models' report
+        pdpx.report({"plain": plain}, sdf.drop("w"), str(tmp_path / "r.html"), features=["a"])
+    with pytest.raises(PdpxError, match=r"explained_variance\(\).*X.sample\(fraction=...\).toPandas\(\)"):
+        pdpx.explained_variance(plain, sdf.drop("w"), ["a", "b"])
 
 
 def test_bands_from_the_model_equal_pandas_and_the_bootstrap_says_what_to_do(rows, sdf):

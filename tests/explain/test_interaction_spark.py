@@ -110,8 +110,3 @@ def test_moments_of_parts_add_to_the_moments_of_all_rows():
     np.testing.assert_allclose(parts.m2, (centered ** 2) @ w, rtol=1e-9)
     np.testing.assert_allclose(parts.mean, whole.mean, rtol=1e-12)
     assert parts.W == pytest.approx(w.sum())
-
-
-def test_explained_variance_asks_for_a_pandas_sample(sdf):
-    with pytest.raises(PdpxError, match=r"explained_variance\(\): X is a Spark DataFrame.*toPandas\(\)"):
-        pdpx.explained_variance(predict_function(), sdf)

@@ -117,8 +117,8 @@ def from_named(X):
     kind = type(X).__name__
     if type(X).__module__.startswith("pyspark.sql") and kind == "DataFrame":  # what reads every row here
         raise PdpxError("this function reads X's rows in this process and does not take a Spark DataFrame "
-                        "(partial_dependence, partial_dependence_many and importance do); pass a pandas sample: "
-                        "X.sample(fraction=...).toPandas()")
+                        "(partial_dependence, partial_dependence_many, importance, h_statistic and the report of "
+                        "one model do); pass a pandas sample: X.sample(fraction=...).toPandas()")
     if type(X).__module__.split(".")[0] == "pyarrow":
         if kind in ("Table", "RecordBatch"):
             return X.to_pandas()
