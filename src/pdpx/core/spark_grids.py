@@ -68,7 +68,10 @@ def stand_in(frame, name: str, head: pd.Series, levels: list | None, n_rows: int
         extra = [got["lo"], got["hi"]] if numeric and got["lo"] is not None else []
         missing = bool(got["nan"]) if numeric else bool(got["missing"])
         values = list(head.dropna().to_numpy()) + extra + ([np.nan] if missing else [])
-        out = pd.Series(values, name=name).astype(head.dtype if not missing or head.dtype.kind == "f" else "float64")
+        dtype = head.dtype
+        if missing and isinstance(dtype, np.dtype) and dtype.kind in "iub":  # as toPandas() gives such a column
+            dtype = np.dtype(np.float64) if dtype.kind in "iu" else np.dtype(object)
+        out = pd.Series(values, name=name).astype(dtype)
     out.attrs["stand_in"] = (f"column {name!r} of the Spark X ({n_rows:,} rows) does not fit the memory budget here, "
                              "so its rows' support is not counted (its rug shows the first rows)")
     return out
