@@ -96,6 +96,10 @@ def test_a_model_without_trees_reads_the_rows_pandas_samples(rows, sdf):
     assert_same(got, want)
     assert got.n_rows == 40 and any("40 of the 400 rows" in n for n in got.notes)
     assert got.pairwise.h.max() > 0.05
+    # sample= every row: brute force on all of them, brought here
+    got = pdpx.h_statistic(plain, sdf, ["a", "g"], sample=400, sample_weight="w")
+    assert_same(got, pdpx.h_statistic(plain, local, ["a", "g"], sample=400, sample_weight=w))
+    assert got.n_rows == 400
 
 
 def test_moments_of_parts_add_to_the_moments_of_all_rows():

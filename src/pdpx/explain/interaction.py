@@ -13,7 +13,10 @@ gives ``h2 = 0``.
 
 On tree models every function is computed exactly on cells of equivalent values
 (:mod:`pdpx.explain.evaluate`), with all rows; other models run brute force on
-``sample`` rows.
+``sample`` rows. A Spark DataFrame's rows stay where they are on tree models (the
+functions from passes over its partitions, :mod:`pdpx.explain.interaction_spark`);
+a sample, or brute force's rows, are the rows a pandas frame of the same rows would
+use, brought here by position.
 """
 
 from __future__ import annotations
@@ -158,15 +161,17 @@ def h_statistic_of(model, X, features, pairs, sample, random_state, options: PDO
     frame, take = session.X, None
     if sample is not None and sample < n:
         take = np.sort(np.random.default_rng(random_state).choice(n, int(sample), replace=False))
-        if spark:  # the same rows, brought here (a pandas frame): then as on pandas
-            frame, weights = session.data.take(take)
-            session = Session(model, frame, options.but(progress=False, sample_weight=weights, rows=None))
-            notes.append(f"on {len(take):,} of the {n:,} rows of the Spark DataFrame, brought here")
-        else:
-            frame = frame.iloc[take]
-            weights = None if weights is None else weights[take]
-        if weights is not None and weights.sum() <= 0:
-            raise PdpxError("h_statistic(): the sampled rows all have weight 0; use a larger sample")
+    elif spark and not tm_ok:  # brute force reads its rows here: all of them (no more than sample= or GENERIC_SAMPLE)
+        take = np.arange(n)
+    if take is not None and spark:  # the same rows, brought here (a pandas frame): then as on pandas
+        frame, weights = session.data.take(take)
+        session = Session(model, frame, options.but(progress=False, sample_weight=weights, rows=None))
+        notes.append(f"on {len(take):,} of the {n:,} rows of the Spark DataFrame, brought here")
+    elif take is not None:
+        frame = frame.iloc[take]
+        weights = None if weights is None else weights[take]
+    if take is not None and weights is not None and weights.sum() <= 0:
+        raise PdpxError("h_statistic(): the sampled rows all have weight 0; use a larger sample")
     feats, pair_idx = _resolve(session, features, pairs)
     used = sorted(set(feats) | {j for p in pair_idx for j in p})
     if not used:
