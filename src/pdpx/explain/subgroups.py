@@ -25,8 +25,9 @@ A node stops, with the reason recorded, at ``max_depth``, when no split leaves `
 rows on each side, when the best split gains less than ``min_gain``, or when its curves
 already agree (loss at most :data:`AGREE` times the sum of every row's ``w q``). The statistics per candidate
 (weights, sums of ``w q`` and of ``w c`` between consecutive thresholds) are summed once per
-node with ``bincount`` and accumulated along the thresholds, so a node costs a pass over its
-rows per candidate feature, whatever the number of thresholds.
+node, for every candidate in one compiled pass over its rows (:mod:`.split_sums`), and
+accumulated along the thresholds, so a node costs one pass over its rows, whatever the number
+of candidates and thresholds.
 """
 
 from __future__ import annotations
@@ -431,19 +432,17 @@ class _Stats:
         self._codes = self._sizes = None
 
     def by_candidate(self, cands: list, rows: np.ndarray) -> list:
-        """:meth:`sums` of every candidate over ``rows``, from one compiled pass (:mod:`.split_sums`)."""
+        """Per candidate, (n_codes, 3 + KG): [rows, weight, sum wq, sums of wc] per code over ``rows``, from one
+        compiled pass over the rows for every candidate (:mod:`.split_sums`)."""
         if self._codes is None:
             self._codes = np.ascontiguousarray(np.stack([c.codes for c in cands], axis=1).astype(np.int32))
             self._sizes = np.array([c.n_codes for c in cands], dtype=np.int64)
         return code_sums(self._codes, self._sizes, rows, self.w, self.wq, self.C)
 
-    def sums(self, codes: np.ndarray, rows: np.ndarray, m: int) -> np.ndarray:
-        """(m, 3 + KG): per code, [rows, weight, sum wq, sums of wc] over ``rows``."""
-        k = codes[rows]
-        cols = [np.bincount(k, minlength=m), np.bincount(k, self.w[rows], m), np.bincount(k, self.wq[rows], m)]
-        wc = self.C[rows] * self.w[rows, None]
-        cols += [np.bincount(k, wc[:, g], m) for g in range(wc.shape[1])]
-        return np.stack(cols, axis=1)
+    def total(self, rows: np.ndarray) -> np.ndarray:
+        """(3 + KG,): [rows, weight, sum wq, sums of wc] over ``rows``: the node's sums as one code."""
+        w = self.w[rows]
+        return np.concatenate([[len(rows), w.sum(), self.wq[rows].sum()], w @ self.C[rows]])
 
     def loss(self, s: np.ndarray) -> np.ndarray:
         """Loss of the sets whose sums are the rows of ``s`` (see the module docstring)."""
@@ -465,7 +464,7 @@ class _Stats:
 
 def _numeric_split(stats: _Stats, cand: _Candidate, rows: np.ndarray, depth: int, sums: np.ndarray):
     """(loss, Split, left mask over ``rows``) of the best threshold (or missing) split by ``cand`` (``sums``: its
-    :meth:`_Stats.sums` over ``rows``), or None."""
+    :meth:`_Stats.by_candidate` over ``rows``), or None."""
     B = len(cand.cuts) + 1
     miss = sums[B]
     cum = np.cumsum(sums[:B], axis=0)[:-1]  # left of threshold k: bins 0..k
@@ -491,7 +490,7 @@ def _numeric_split(stats: _Stats, cand: _Candidate, rows: np.ndarray, depth: int
 
 def _level_split(stats: _Stats, cand: _Candidate, rows: np.ndarray, depth: int, sums: np.ndarray):
     """(loss, Split, left mask over ``rows``) of the best set of levels of ``cand`` against the others (``sums``:
-    its :meth:`_Stats.sums` over ``rows``), or None."""
+    its :meth:`_Stats.by_candidate` over ``rows``), or None."""
     present = np.flatnonzero(sums[:, 0] > 0)
     L = len(present)
     if L < 2:
@@ -521,14 +520,14 @@ def _level_split(stats: _Stats, cand: _Candidate, rows: np.ndarray, depth: int, 
 
 def _grow(stats: _Stats, cands: list, max_depth: int, min_gain: float, n: int):
     """(leaves as (rows, conditions, why it stopped), the splits made), depth first, left before right."""
-    everything = stats.sums(np.zeros(n, dtype=np.int64), np.arange(n), 1)[0]
+    everything = stats.total(np.arange(n))
     root_loss = float(stats.loss(everything))
     scale = float(everything[2])  # the weighted sum of the squared centered curves: the size of rounding
     leaves, made = [], []
 
     def visit(rows, conditions, depth):
         per = stats.by_candidate(cands, rows) if cands and depth < max_depth else None
-        total = per[0].sum(axis=0) if per else stats.sums(np.zeros(n, dtype=np.int64), rows, 1)[0]
+        total = per[0].sum(axis=0) if per else stats.total(rows)
         node = float(stats.loss(total))
         if node <= AGREE * scale:
             leaves.append((rows, conditions, "its curves agree (no heterogeneity left)"))
