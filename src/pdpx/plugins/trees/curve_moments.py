@@ -388,7 +388,7 @@ def _fits(ens, budget, order) -> bool:
 #: This module's kernel (:mod:`.records`): the walk of every row's ICE curves' moments over the rows, for trees of at
 #: most 64 leaves; the layouts and leaf regions it shares with the counts and ``exact``.
 RECORDS = (
-    KernelRecord("moments", "curve_moments", "moments", {"moments_walk": 3.0}, fits=_fits, family="counts",
+    KernelRecord("moments", "curve_moments", "moments", {"moments_walk": 4.0}, fits=_fits, family="counts",
                  uses=lambda plan: ("leafsets.layout", "counts.layout", "counts.locals", "intervals", "masks"),
                  cases=(Case(run="moments"),)),
 )
