@@ -129,6 +129,13 @@ def test_dask_input_is_refused_with_what_to_pass():
         pdpx.heterogeneity(lambda d: d["x1"].to_numpy() * d["x2"].to_numpy(), dd.from_pandas(X, npartitions=2))
 
 
+def test_spark_input_is_refused_with_what_to_pass(spark):
+    X = _data(n=100).drop(columns="g")
+    sdf = spark.createDataFrame(X)
+    with pytest.raises(pdpx.PdpxError, match=r"held by a cluster.*X.sample\(fraction=...\).toPandas\(\)"):
+        pdpx.heterogeneity(lambda d: d["x1"].to_numpy() * d["x2"].to_numpy(), sdf)
+
+
 def test_regions_refuse_curves_over_the_memory_budget():
     X = _data(n=3000)
     with pytest.raises(pdpx.PdpxError, match=r"regions\(\): the ICE curves of 'x1' for 3,000 rows.*raise memory_budget"):

@@ -274,8 +274,9 @@ def ice_moments(session: Session, feats: list, options: PDOptions, keep=None) ->
     needs the curves themselves.
     """
     if not session.data.supports_ice_sample:
-        raise PdpxError("X is a Dask collection; heterogeneity and regions read every row's ICE curve, so pass a "
-                        "pandas sample of it (e.g. X.sample(frac=...).compute())")
+        raise PdpxError("X is held by a cluster (Dask, Spark); heterogeneity and regions read every row's ICE curve, "
+                        "so pass a pandas sample of it (Dask: X.sample(frac=...).compute(), Spark: "
+                        "X.sample(fraction=...).toPandas())")
     if keep is None:
         fast = _one_pass(session, feats)
         if fast is not None:
