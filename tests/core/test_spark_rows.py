@@ -44,3 +44,16 @@ def test_take_equals_topandas_iloc(frame):
     pd.testing.assert_frame_equal(every.drop(columns="g"), local[data.names].drop(columns="g"))
     with pytest.raises(PdpxError, match=r"between 0 and"):
         data.take([len(local)])
+
+
+def test_rows_not_where_they_were_counted_are_refused(frame):
+    from pdpx.core.spark_rows import partition_counts, take_rows
+
+    counts = partition_counts(frame)
+    assert counts.sum() == frame.count()
+    moved = counts.copy()  # as if the DataFrame had put its rows in other partitions on this action
+    first, last = np.flatnonzero(counts)[[0, -1]]
+    moved[first] += 5
+    moved[last] -= 5
+    with pytest.raises(PdpxError, match=r"not in the same partitions and order on each action. Cache it first"):
+        take_rows(frame, ["a"], [int(moved[:first + 1].sum()) - 1], moved)  # a row partition `first` does not hold
