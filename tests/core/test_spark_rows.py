@@ -34,7 +34,13 @@ def test_take_equals_topandas_iloc(frame):
     local = frame.toPandas()
     assert data.n_rows == len(local)
     positions = np.array([len(local) - 1, 0, 5, 5, 117, 42, len(local) // 2])
-    got, w = data.take(positions)
+    conf = frame.sparkSession.conf
+    before = conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
+    conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "16")  # each partition in several batches
+    try:
+        got, w = data.take(positions)
+    finally:
+        conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", before)
     want = local.iloc[positions].reset_index(drop=True)
     pd.testing.assert_frame_equal(got, want[data.names].assign(g=pd.Categorical(want.g, categories=["u", "v", "w"])))
     np.testing.assert_array_equal(w, want.w.to_numpy())
