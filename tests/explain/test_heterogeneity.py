@@ -129,11 +129,26 @@ def test_dask_input_is_refused_with_what_to_pass():
         pdpx.heterogeneity(lambda d: d["x1"].to_numpy() * d["x2"].to_numpy(), dd.from_pandas(X, npartitions=2))
 
 
-def test_spark_input_is_refused_with_what_to_pass(spark):
-    X = _data(n=100).drop(columns="g")
-    sdf = spark.createDataFrame(X)
+def test_spark_input_gathers_each_partitions_moments_and_equals_pandas(spark):
+    """A Spark X: each partition's moments (weights from a column, missing values, the missing point) merged on the
+    driver equal the same call on the same rows as pandas; regions, which need every row's curve, are refused."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(600, 3)), columns=list("abc"))
+    X.loc[::9, "b"] = np.nan
+    X["w"] = rng.random(len(X))
+    model = HistGradientBoostingRegressor(max_iter=20, max_depth=3, random_state=0).fit(
+        X[list("abc")], X["a"] * (X["b"].fillna(0) > 0) + X["c"])
+    sdf = spark.createDataFrame(X).repartition(3)
+    got = pdpx.heterogeneity(model, sdf, sample_weight="w", include_missing=True)
+    rows = sdf.toPandas()
+    want = pdpx.heterogeneity(model, rows[list("abc")], sample_weight=rows["w"].to_numpy(), include_missing=True)
+    assert got.method == "exact" and any("Spark partitions" in note for note in got.notes)
+    for a, b in zip(got.variance + got.average, want.variance + want.average):
+        np.testing.assert_allclose(a, b, atol=1e-12, rtol=0)
     with pytest.raises(pdpx.PdpxError, match=r"held by a cluster.*X.sample\(fraction=...\).toPandas\(\)"):
-        pdpx.heterogeneity(lambda d: d["x1"].to_numpy() * d["x2"].to_numpy(), sdf)
+        pdpx.regions(model, sdf.drop("w"), "a")
 
 
 def test_regions_refuse_curves_over_the_memory_budget():

@@ -273,6 +273,8 @@ def ice_moments(session: Session, feats: list, options: PDOptions, keep=None) ->
     ``keep``: called with ``(feature, rows, ice)`` for each chunk (ICE (K, rows, G), uncentered), for a caller that
     needs the curves themselves.
     """
+    if not session.data.supports_ice_sample and keep is None and hasattr(session.data, "map_partitions"):
+        return _by_partition(session, feats, options)
     if not session.data.supports_ice_sample:
         raise PdpxError("X is held by a cluster (Dask, Spark); heterogeneity and regions read every row's ICE curve, "
                         "so pass a pandas sample of it (Dask: X.sample(frac=...).compute(), Spark: "
@@ -330,6 +332,14 @@ def _sessions(session: Session, rows: np.ndarray, feats: list, options: PDOption
     grid ends with the missing-value point apart (their chunk may hold no missing value)."""
     if len(rows) == session.n_rows:
         return [(session, feats)]
+    part = session.X.iloc[rows]
+    return [(Session(session.model, part, opts), group) for opts, group in _chunk_options(session, feats, options)]
+
+
+def _chunk_options(session: Session, feats: list, options: PDOptions) -> list:
+    """``[(options, features)]`` of sessions on a part of the session's rows computing ``feats`` on the whole
+    X's grids (their values as custom values), the features whose grid ends with the missing-value point apart
+    (their part may hold no missing value)."""
     custom = {}
     for j in feats:
         grid = session.grid_for(j)
@@ -339,12 +349,52 @@ def _sessions(session: Session, rows: np.ndarray, feats: list, options: PDOption
     cats = [session.names[j] for j in range(len(session.names)) if session.categorical[j]]
     opts = options.but(kind="individual", centered=False, progress=False, sample_weight=None, custom_values=custom,
                        categorical_features=cats or None, grid="uniform")
-    part = session.X.iloc[rows]
     out = []
     for flag in (False, True):
         group = [j for j in feats if session.missing_point(j) == flag]
         if group:
-            out.append((Session(session.model, part, opts.but(include_missing=flag)), group))
+            out.append((opts.but(include_missing=flag), group))
+    return out
+
+
+class MomentSums(dict):
+    """Per feature, (moments of the centered curves, moments of the curves) of some rows; ``+`` merges two sets of
+    rows (what a Spark partition returns, :meth:`pdpx.core.spark.SparkData.map_partitions`)."""
+
+    method = ""  # the method that computed the curves
+
+    def __add__(self, other):
+        out = MomentSums({j: (c.merged(other[j][0]), f.merged(other[j][1])) for j, (c, f) in self.items()})
+        out.method = self.method or other.method
+        return out
+
+
+def _by_partition(session: Session, feats: list, options: PDOptions) -> IceMoments:
+    """The moments over rows held in Spark partitions: each partition's computed where it is (on the whole X's
+    grids: the driver's), only the moments crossing, merged here."""
+    parts = session.data.map_partitions(session.model, _partition_moments,
+                                        (feats, _chunk_options(session, feats, options)))
+    if not parts:
+        raise PdpxError("X has no rows to compute the ICE curves of")
+    total = parts[0]
+    for more in parts[1:]:
+        total = total + more
+    if total[feats[0]][0].w <= 0:
+        raise PdpxError("sample_weight is zero for every row; at least one row needs a positive weight")
+    names = session.adapter.output_names(session.response)
+    return IceMoments([total[j] for j in feats], [names[k] for k in session.outputs], total.method,
+                      [f"ICE curves computed in each of {len(parts)} Spark partitions, only their moments gathered"])
+
+
+def _partition_moments(model, part, weights, feats, groups):
+    """One Spark batch's :class:`MomentSums` (the task of :func:`_by_partition`)."""
+    out = MomentSums()
+    w = np.ones(len(part)) if weights is None else np.asarray(weights, dtype=np.float64)
+    for opts, group in groups:
+        sub = Session(model, part, opts.but(sample_weight=w))
+        got = ice_moments(sub, group, opts)
+        out.update(zip(group, got.moments))
+        out.method = got.method
     return out
 
 
