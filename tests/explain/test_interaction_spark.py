@@ -46,11 +46,23 @@ def assert_same(a, b):
     assert a.n_rows == b.n_rows and a.method == b.method and a.outputs == b.outputs
 
 
-def test_trees_on_all_rows_equal_pandas(rows, sdf):
+def tree_model(name, X, y):
     from sklearn.ensemble import HistGradientBoostingRegressor
 
+    if name == "xgboost":
+        xgb = pytest.importorskip("xgboost")
+        return xgb.XGBRegressor(n_estimators=15, max_depth=3, enable_categorical=True, tree_method="hist",
+                                n_jobs=1).fit(X, y)
+    if name == "lightgbm":
+        lgb = pytest.importorskip("lightgbm")
+        return lgb.LGBMRegressor(n_estimators=15, num_leaves=8, verbose=-1, n_jobs=1).fit(X, y)
+    return HistGradientBoostingRegressor(max_iter=20, max_leaf_nodes=8, random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("name", ["sklearn", "xgboost", "lightgbm"])
+def test_trees_on_all_rows_equal_pandas(rows, sdf, name):
     X, y, _ = rows
-    model = HistGradientBoostingRegressor(max_iter=20, max_leaf_nodes=8, random_state=0).fit(X, y)
+    model = tree_model(name, X, y)
     local, w = as_pandas(sdf)
     got = pdpx.h_statistic(model, sdf, sample_weight="w")
     want = pdpx.h_statistic(model, local, sample_weight=w)
