@@ -296,7 +296,7 @@ def test_a_function_that_reads_rows_here_says_so(rows, sdf, tmp_path):
         pdpx.explained_variance(plain, sdf.drop("w"), ["a", "b"])
 
 
-def test_bands_from_the_model_equal_pandas_and_the_bootstrap_says_what_to_do(rows, sdf):
+def test_bands_from_the_model_and_the_bootstrap_equal_pandas(rows, sdf):
     from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
 
     X, y, _ = rows
@@ -315,5 +315,10 @@ def test_bands_from_the_model_equal_pandas_and_the_bootstrap_says_what_to_do(row
     want = pdpx.partial_dependence(quantiles, local, ["b"], interval="quantiles", grid_resolution=5, sample_weight=w)
     assert_same(got, want)
     np.testing.assert_allclose(got.upper, want.upper, rtol=0, atol=1e-9)
-    with pytest.raises(PdpxError, match=r"interval='bootstrap'.*X.sample\(fraction=...\).toPandas\(\)"):
-        pdpx.partial_dependence(forest, sdf.drop("g"), ["b"], interval=0.9, sample_weight="w")
+    # the bootstrap: each partition adds its rows' draws of the same seeded stream, so the same replicates
+    kw = dict(interval=0.9, n_boot=20, random_state=5, centered=True, grid_resolution=5)
+    got = pdpx.partial_dependence(forest, sdf.drop("g"), ["b"], sample_weight="w", **kw)
+    want = pdpx.partial_dependence(forest, local.drop(columns="g"), ["b"], sample_weight=w, **kw)
+    for name in ("average", "lower", "upper"):
+        np.testing.assert_allclose(getattr(got, name), getattr(want, name), rtol=0, atol=1e-9)
+    assert not np.allclose(got.lower, got.upper)  # a band, not a line

@@ -118,7 +118,8 @@ class Session:
             memory_budget=inp.memory_budget, n_jobs=inp.options.n_jobs, progress=inp.options.progress,
             options=inp.options_for(method), rows=inp.data if isinstance(inp.data, LocalData) else None,
         )
-        self._check_result_size(req, n_ice=inp.n_rows if inp.options.interval is not None else None)
+        bootstrap = inp.options.interval is not None and inp.data.supports_ice_sample  # every row's curve here
+        self._check_result_size(req, n_ice=inp.n_rows if bootstrap else None)
         return req
 
     def _for(self, method, req: Request) -> Request:
@@ -216,7 +217,9 @@ class Session:
                 raise
         average, individual = out.average, out.individual
         lower = upper = None
-        if options.interval is not None:  # the run computed every row's curve (request kind "both")
+        if getattr(out, "band", None) is not None:  # a Spark X's bootstrap, computed where the rows are
+            lower, upper = out.band
+        elif options.interval is not None:  # the run computed every row's curve (request kind "both")
             ice = center_curves(individual.copy(), lead=2) if options.centered else individual
             lower, upper = bootstrap_interval(ice, inp.sample_weight, options.interval, options.n_boot,
                                               options.random_state)
@@ -311,12 +314,15 @@ class Session:
         """(the result of ``batch``, a method's plan, for ``req``; seconds it ran)."""
         inp = self.inputs
         ice_rows = inp.ice_rows
-        if inp.options.interval is not None:  # the bootstrap resamples every row's ICE curve
-            if not inp.data.supports_ice_sample:  # a Spark X's data says why and what to do
-                raise PdpxError(getattr(inp.data, "no_bootstrap", None) or "interval is not supported for Dask "
-                                "input (it resamples every row's ICE curve); pass a pandas X, or a sample of it")
-            ice_rows = None
         t0 = time.perf_counter()
+        if inp.options.interval is not None and hasattr(inp.data, "bootstrap"):  # a Spark X: sums from each partition
+            out = inp.data.bootstrap(batch, inp.adapter, req, model=inp.model, ice_rows=ice_rows, options=inp.options)
+            return out, time.perf_counter() - t0
+        if inp.options.interval is not None:  # the bootstrap resamples every row's ICE curve
+            if not inp.data.supports_ice_sample:
+                raise PdpxError("interval is not supported for Dask input (it resamples every row's ICE "
+                                "curve); pass a pandas X, or a sample of it")
+            ice_rows = None
         out = inp.data.run(batch, inp.adapter, req, model=inp.model, ice_rows=ice_rows)
         return out, time.perf_counter() - t0
 

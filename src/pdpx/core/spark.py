@@ -21,6 +21,12 @@ is used, never an RDD or the ``SparkContext``):
 Text columns become pandas categories whose levels are the column's distinct values
 over all rows (sorted), as ``astype("category")`` gives on a pandas frame. Weights are a
 column of ``X`` named by ``sample_weight="column"``; it travels with its rows.
+
+Rows have positions, the order ``X.toPandas()`` gives them (:mod:`pdpx.core.spark_rows`): ICE
+curves are those of the rows a pandas X would show, brought here by position (:meth:`SparkData.take`);
+the bootstrap adds each partition's sums over the same seeded draws (:mod:`pdpx.core.spark_boot`);
+a column too large for the memory budget here gets its grid from Spark's aggregations
+(:mod:`pdpx.core.spark_grids`).
 """
 
 from __future__ import annotations
@@ -41,8 +47,9 @@ from .data import short_list
 from .errors import PdpxError
 from .grid import feature_grid
 from .method import MethodResult, Request
+from .spark_boot import BandResult, interval_of, partition_replicates
 from .spark_grids import fits, spark_grid, stand_in
-from .spark_rows import partition_counts, quiet, take_rows, to_pandas
+from .spark_rows import PART_COLUMN, partition_counts, quiet, take_rows, to_pandas
 
 #: Rows of the local head (validation, encoders, the extrapolation check)
 HEAD_ROWS = 1000
@@ -80,12 +87,6 @@ class SparkData:
     #: The rows are not held here (figures draw no background rows, the extrapolation check reads the head);
     #: ICE rows (``ice_sample``) are brought here by their positions (:meth:`take`).
     supports_ice_sample = False
-
-    #: Why ``interval=`` as a level or ``"bootstrap"`` is refused, and what to do
-    no_bootstrap = ("interval='bootstrap' (or a level such as interval=0.95) resamples the rows' ICE curves, and pdpx "
-                    "does not bring every row's curve here from Spark. Pass a pandas sample for the bootstrap "
-                    "(X.sample(fraction=...).toPandas()); interval='members' (a forest's or bagged model's members, "
-                    "or a dict of refit models) and interval='quantiles' run on the Spark X")
 
     def __init__(self, X, adapter: Adapter):
         from pyspark.sql import functions as F
@@ -184,20 +185,61 @@ class SparkData:
             self._columns.update({c: local[c] for c in wanted})
         return self._columns[name]
 
+    def partition_counts(self) -> np.ndarray:
+        """Rows of each partition of X, in partition order (:func:`pdpx.core.spark_rows.partition_counts`), counted
+        once; refused when they do not add up to the rows X counted first (rows that change between actions)."""
+        if self._counts is None:
+            self._counts = partition_counts(self.frame)
+            if int(self._counts.sum()) != self.n_rows:
+                raise PdpxError(f"X counted {self.n_rows:,} rows, then {int(self._counts.sum()):,}: its rows change "
+                                "between actions. Cache it first (X = X.cache(); X.count()) or checkpoint it")
+        return self._counts
+
+    def bootstrap(self, method, adapter: Adapter, req: Request, *, model: Any, ice_rows, options) -> BandResult:
+        """``interval=`` as a level (the bootstrap) with its band computed where the rows are
+        (:mod:`pdpx.core.spark_boot`: the replicates of the same call on ``X.toPandas()``): the average and ICE as
+        :meth:`run` gives them for ``options.kind``, and ``band``."""
+        from pyspark import cloudpickle
+        from pyspark.sql import functions as F
+
+        if 8 * self.n_rows > req.memory_budget:
+            raise PdpxError(f"interval (the bootstrap) on a Spark X: each task draws the replicates' {self.n_rows:,} "
+                            f"row positions at a time ({format_bytes(8 * self.n_rows)}), over the memory budget. Raise "
+                            "memory_budget, or pass a pandas sample (X.sample(fraction=...).toPandas())")
+        out = self.run(method, adapter, replace(req, kind=options.kind), model=model, ice_rows=ice_rows)
+        starts = np.concatenate([[0], np.cumsum(self.partition_counts())])
+        seed = options.random_state if options.random_state is not None else np.random.SeedSequence().entropy
+        payload = cloudpickle.dumps(self.shipped if model is self.model else model, protocol=pickle.HIGHEST_PROTOCOL)
+        request = replace(req, X=self.head.iloc[:0], sample_weight=None, progress=False,
+                          n_jobs=1 if req.n_jobs is None else req.n_jobs)
+        names, levels, wcol, n, n_boot = self.names, self.levels, self.weight_column, self.n_rows, options.n_boot
+        name = method.name  # the tasks receive the method's name, not its plan (which holds this session)
+
+        def run(batches):
+            yield from partition_replicates(batches, payload, request, name,
+                                            lambda b: localize(b, names, levels), wcol, starts, n, n_boot, seed,
+                                            PART_COLUMN)
+
+        wanted = names + ([wcol] if wcol is not None and wcol not in names else [])
+        with quiet():
+            got = self.frame.select(*wanted, F.spark_partition_id().alias(PART_COLUMN)).mapInPandas(
+                run, "sums binary").collect()
+        sums = [pickle.loads(r[0]) for r in got]
+        band = interval_of(sum(s[0] for s in sums), sum(s[1] for s in sums), (len(req.outputs), *req.grid_shape),
+                           options.interval, options.centered)
+        note = (f"bootstrap interval: {n_boot} replicates of the {n:,} rows, each partition's sums added (the "
+                "replicates of the same call on X.toPandas())")
+        return BandResult(average=out.average, individual=out.individual, notes=list(out.notes) + [note], band=band)
+
     def take(self, positions) -> tuple[pd.DataFrame, np.ndarray | None]:
         """The rows at ``positions`` (numbered as ``X.toPandas()`` orders them: :mod:`pdpx.core.spark_rows`) as a
         pandas frame of the model's columns in its order, text columns categories as for all rows, and their
         weights (None without ``sample_weight``). One small pass counts each partition's rows (once per
         ``SparkData``), one ``mapInPandas`` pass brings the rows asked for. Assumes the DataFrame gives its rows
         in the same order on each action (cache or checkpoint a nondeterministic one)."""
-        if self._counts is None:
-            self._counts = partition_counts(self.frame)
-            if int(self._counts.sum()) != self.n_rows:
-                raise PdpxError(f"X counted {self.n_rows:,} rows, then {int(self._counts.sum()):,}: its rows change "
-                                "between actions. Cache it first (X = X.cache(); X.count()) or checkpoint it")
         wcol = self.weight_column
         wanted = self.names + ([wcol] if wcol is not None and wcol not in self.names else [])
-        got = take_rows(self.frame, wanted, positions, self._counts)
+        got = take_rows(self.frame, wanted, positions, self.partition_counts())
         w = None if wcol is None else got[wcol].to_numpy(dtype=np.float64, na_value=np.nan)
         return localize(got, self.names, self.levels), w
 

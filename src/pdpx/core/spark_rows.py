@@ -25,7 +25,7 @@ import pandas as pd
 from .errors import PdpxError
 
 #: The column that carries a row's partition while positions are counted, and its position once taken
-_PART, _POS = "__pdpx_partition", "__pdpx_position"
+PART_COLUMN, _POS = "__pdpx_partition", "__pdpx_position"
 
 _NONDETERMINISTIC = ("the DataFrame gave other rows on this pass than on the pass that counted them: its rows "
                      "are not in the same partitions and order on each action. Cache it first "
@@ -51,7 +51,7 @@ def partition_counts(frame) -> np.ndarray:
     """Rows of each partition of ``frame``, in partition order (one aggregation; partitions with no rows 0)."""
     from pyspark.sql import functions as F
 
-    got = frame.select(F.spark_partition_id().alias(_PART)).groupBy(_PART).count().collect()
+    got = frame.select(F.spark_partition_id().alias(PART_COLUMN)).groupBy(PART_COLUMN).count().collect()
     by_part = {int(r[0]): int(r[1]) for r in got}
     counts = np.zeros(max(by_part, default=-1) + 1, dtype=np.int64)
     for p, n in by_part.items():
@@ -86,18 +86,18 @@ def take_rows(frame, columns: list[str], positions, counts: np.ndarray) -> pd.Da
         for batch in batches:
             if len(batch) == 0:
                 continue
-            mine = asked.get(int(batch[_PART].iat[0]))
+            mine = asked.get(int(batch[PART_COLUMN].iat[0]))
             if mine is None:
                 return
             local = np.arange(seen, seen + len(batch))
             hit = np.isin(local, mine, assume_unique=True)
             seen += len(batch)
             if hit.any():
-                yield batch.loc[hit, columns].assign(**{_POS: local[hit] + starts[int(batch[_PART].iat[0])]})
+                yield batch.loc[hit, columns].assign(**{_POS: local[hit] + starts[int(batch[PART_COLUMN].iat[0])]})
 
     schema = StructType(list(selected.schema.fields) + [StructField(_POS, LongType(), False)])
     with quiet():
-        found = to_pandas(frame.select(*columns, F.spark_partition_id().alias(_PART)).mapInPandas(keep, schema))
+        found = to_pandas(frame.select(*columns, F.spark_partition_id().alias(PART_COLUMN)).mapInPandas(keep, schema))
     at = pd.Index(found[_POS].to_numpy()).get_indexer(positions) if len(found) else np.full(len(positions), -1)
     if len(found) != len(wanted) or (at < 0).any():
         raise PdpxError(_NONDETERMINISTIC)
