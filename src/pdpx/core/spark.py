@@ -202,12 +202,15 @@ class SparkData:
         from pyspark import cloudpickle
         from pyspark.sql import functions as F
 
-        if 8 * self.n_rows > req.memory_budget:
-            raise PdpxError(f"interval (the bootstrap) on a Spark X: each task draws the replicates' {self.n_rows:,} "
-                            f"row positions at a time ({format_bytes(8 * self.n_rows)}), over the memory budget. Raise "
-                            "memory_budget, or pass a pandas sample (X.sample(fraction=...).toPandas())")
+        counts = self.partition_counts()
+        need = 8 * (self.n_rows + int(counts.max()) * len(req.outputs) * req.n_grid)
+        if need > req.memory_budget:
+            raise PdpxError(f"interval (the bootstrap) on a Spark X: a task holds its partition's ICE curves and "
+                            f"draws {self.n_rows:,} row positions at a time ({format_bytes(need)}), over the memory "
+                            "budget. Repartition X into more partitions, raise memory_budget, or pass a pandas sample "
+                            "(X.sample(fraction=...).toPandas())")
         out = self.run(method, adapter, replace(req, kind=options.kind), model=model, ice_rows=ice_rows)
-        starts = np.concatenate([[0], np.cumsum(self.partition_counts())])
+        starts = np.concatenate([[0], np.cumsum(counts)])
         seed = options.random_state if options.random_state is not None else np.random.SeedSequence().entropy
         payload = cloudpickle.dumps(self.shipped if model is self.model else model, protocol=pickle.HIGHEST_PROTOCOL)
         request = replace(req, X=self.head.iloc[:0], sample_weight=None, progress=False,
