@@ -126,3 +126,23 @@ def test_moments_of_parts_add_to_the_moments_of_all_rows():
     np.testing.assert_allclose(parts.m2, (centered ** 2) @ w, rtol=1e-9)
     np.testing.assert_allclose(parts.mean, whole.mean, rtol=1e-12)
     assert parts.W == pytest.approx(w.sum())
+
+
+def test_a_spark_ml_pipeline_equals_pandas(spark):
+    """A Spark ML model lives in the driver: its trees travel to the tasks, checked once here against its transform
+    (the tasks cannot call it)."""
+    from pyspark.ml import Pipeline
+    from pyspark.ml.feature import StringIndexer, VectorAssembler
+    from pyspark.ml.regression import GBTRegressor
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.normal(size=(200, 2)), columns=["a", "b"])
+    X["g"] = rng.choice(["u", "v", "w"], len(X))
+    sdf = spark.createDataFrame(X.assign(y=X.a + (X.g == "v") * X.b + 0.3 * X.b ** 2))
+    model = Pipeline(stages=[StringIndexer(inputCol="g", outputCol="g_i"),
+                             VectorAssembler(inputCols=["a", "b", "g_i"], outputCol="features"),
+                             GBTRegressor(labelCol="y", maxIter=3, maxDepth=3, seed=0)]).fit(sdf)
+    rows = sdf.select("a", "b", "g").repartition(2).cache()
+    got, want = pdpx.h_statistic(model, rows), pdpx.h_statistic(model, rows.toPandas())
+    assert_same(got, want)
+    assert got.method == "exact" and got.pairwise.h.max() > 0.05

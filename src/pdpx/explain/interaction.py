@@ -231,7 +231,7 @@ def _h_spark(session, model, X, feats, pair_idx, used, options, notes, progress,
     shares = {j: np.bincount(grids[j].position[cells[j].codes], weights=w, minlength=average[j].shape[1]) / w.sum()
               for j in ice_for}
     over, den, scale = interaction_spark.overall_sums(data, names, grids, cells, lookups, ice_for, average, shares,
-                                                      len(outputs), opts)
+                                                      len(outputs), opts, method)
     pd1 = {j: _center(average[j][:, grids[j].position[cells[j].codes]], w) for j in used}
     pd2 = {}
     if pair_idx:

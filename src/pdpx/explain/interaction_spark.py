@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.config import config_context
 from ..core.errors import PdpxError
 from . import evaluate
 
@@ -49,12 +50,15 @@ class Moments:
 
 
 def overall_sums(data, names: list, grids: dict, cells: dict, lookups: dict, ice_for: list, average: dict,
-                 shares: dict, K: int, options) -> tuple[dict, np.ndarray, np.ndarray]:
+                 shares: dict, K: int, options, method: str) -> tuple[dict, np.ndarray, np.ndarray]:
     """``({j: sum_i w_i (u_i - u_bar)^2 (K,)}, sum_i w_i (f_i - f_bar)^2 (K,), sum_i w_i f_i^2 (K,))`` over every
-    row of the :class:`~pdpx.core.spark.SparkData` ``data``, ``u = f - PD_j - PD_-j``, from one pass."""
+    row of the :class:`~pdpx.core.spark.SparkData` ``data``, ``u = f - PD_j - PD_-j``, from one pass.
+
+    ``method`` is the method the PD functions took here, after its check against the model's own predict: the
+    tasks take it and do not check again (a model that lives in the driver, Spark ML's, cannot predict there)."""
     meta = {j: (cells[j].reps, cells[j].missing) for j in ice_for}
-    local = options.but(rows=None, sample_weight=None, progress=False, n_jobs=1 if options.n_jobs is None
-                        else options.n_jobs)
+    local = options.but(rows=None, sample_weight=None, progress=False, method=method,
+                        n_jobs=1 if options.n_jobs is None else options.n_jobs)
     got = data.map_partitions(data.model, _overall_task, (
         names, {j: grids[j] for j in ice_for}, {j: lookups[j] for j in ice_for}, meta, list(ice_for),
         {j: average[j] for j in ice_for}, shares, K, local))
@@ -75,6 +79,8 @@ def _overall_task(model, part, weights, names, grids, lookups, meta, ice_for, av
     w = np.ones(len(part)) if weights is None else weights
     cells = {j: evaluate.Cells(codes=lookups[j].codes(part[names[j]]), reps=meta[j][0], missing=meta[j][1])
              for j in ice_for}
-    rest, f = evaluate.at_rows(model, part.reset_index(drop=True), names, grids, cells, ice_for, shares, K, options)
+    with config_context(check_trees=False):  # the driver checked the method (see overall_sums)
+        rest, f = evaluate.at_rows(model, part.reset_index(drop=True), names, grids, cells, ice_for, shares, K,
+                                   options)
     u = [f - average[j][:, grids[j].position[cells[j].codes]] - rest[j] for j in ice_for]
     return Moments.of(np.stack(u + [f]), w)
