@@ -377,7 +377,7 @@ def _report_rows(model, X, options: PDOptions, *, n_ice: int, seed: int, max_row
         frame = frame.iloc[take]
         if options.sample_weight is not None:
             options = options.but(sample_weight=np.asarray(options.sample_weight)[take])
-    if "interval" not in options.given and not is_spark_frame(frame) and _interval_fits(frame, options):
+    if "interval" not in options.given and _interval_fits(frame, options):
         options = options.but(interval=DEFAULT_INTERVAL, random_state=options.random_state
                               if "random_state" in options.given else seed)
     return frame, sampled_from, options
@@ -592,7 +592,7 @@ def _models_report(models: dict, X, path, *, features, title, seed, max_rows, im
 def _interval_fits(frame, options: PDOptions) -> bool:
     """Whether every row's ICE curves (what the bootstrap resamples) fit a quarter of the memory budget."""
     budget = get_config()["memory_budget"] if options.memory_budget is None else options.memory_budget
-    need = len(frame) * (options.grid_resolution + 1) * 8 * 4  # up to 4 outputs
+    need = (frame.count() if is_spark_frame(frame) else len(frame)) * (options.grid_resolution + 1) * 8 * 4
     return need <= budget // 4
 
 

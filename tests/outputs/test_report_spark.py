@@ -46,7 +46,7 @@ def test_the_report_of_a_spark_dataframe_equals_the_pandas_report(spark, rows, t
     local["g"] = local.g.astype(pd.CategoricalDtype(["u", "v"]))
     got = pages(monkeypatch)
     kw = dict(features=["a", "c", "g"], interactions=1, ice_sample=20, random_state=3, heterogeneity=1,
-              progress=False, grid_resolution=8, interval=None)
+              progress=False, grid_resolution=8)
     pdpx.report(model, sdf, tmp_path / "spark.html", sample_weight="w", **kw)
     pdpx.report(model, local, tmp_path / "pandas.html", sample_weight=wl, **kw)
     s, p = got
@@ -55,6 +55,9 @@ def test_the_report_of_a_spark_dataframe_equals_the_pandas_report(spark, rows, t
         np.testing.assert_allclose(a.average, b.average, rtol=0, atol=1e-9)
         np.testing.assert_allclose(a.individual, b.individual, rtol=0, atol=1e-9)  # the same 20 rows' curves
         np.testing.assert_array_equal(a.ice_rows, b.ice_rows)
+        assert a.interval == b.interval == 0.95  # the report's default band, from every row's curves
+        np.testing.assert_allclose(a.lower, b.lower, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(a.upper, b.upper, rtol=0, atol=1e-9)
     pd.testing.assert_frame_equal(pd.DataFrame(s["importance"]), pd.DataFrame(p["importance"]), rtol=0, atol=1e-9)
     for part in ("pairwise", "overall"):
         pd.testing.assert_frame_equal(getattr(s["hstat"], part), getattr(p["hstat"], part), rtol=0, atol=1e-9)
