@@ -359,7 +359,8 @@ class Session:
         if note is not None:
             notes.append(note)
         if not self.inputs.data.supports_ice_sample and check is not None:
-            notes.append(f"the extrapolation check looked at the first {check.rows:,} rows of the cluster's input (Dask, Spark)")
+            notes.append(f"the extrapolation check looked at the first {check.rows:,} rows of the cluster's input "
+                         "(Dask, Spark)")
         if check is not None and check.warns and not self._extrapolation_warned:
             self._extrapolation_warned = True
             names = [self.inputs.names[j] for j in features]

@@ -139,7 +139,8 @@ def _by_groups(model, X, features, options: PDOptions, by, by_bins) -> StackedRe
     share the main session's :class:`~pdpx.core.grids.Grids`) and inputs validated once."""
     main = Session(model, X, options)
     if not main.data.supports_ice_sample:
-        raise PdpxError("by= is not supported for X held by a cluster (Dask, Spark); pass a pandas X (or a sample of it)")
+        raise PdpxError("by= is not supported for X held by a cluster (Dask, Spark); pass a pandas X (or a sample "
+                        "of it)")
     feats = main.resolve_features(features)
     jb = main.resolve_features([by])[0]
     name = main.names[jb]

@@ -88,21 +88,30 @@ def respond_block(z, G, nb, link, scale, outputs, resp):
                     resp[o, g, r] = 1.0 - p if (link == 3 and outputs[o] == 0) else p
 
 
+@njit(cache=True, inline="always")
+def _apply(Dflat, ui, uv, nu):
+    """``Dflat[ui[i]] += uv[i]`` for the ``nu`` pending updates; returns 0 (none pending)."""
+    for i in range(nu):
+        Dflat[ui[i]] += uv[i]
+    return 0
+
+
 @njit(cache=True, nogil=True)
-def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path, tree_margin, lv, tn, tlo, thi,
-                 bstart, bend, blo, bhi, n_grid, start, link, scale, outputs, S1, S2, SP, shift, have_shift):
+def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path, tree_margin, lv, tbox, bstart,
+                  bend, blo, bhi, n_grid, start, link, scale, outputs, S1, S2, SP, shift, have_shift):
     """Rows ``r0:r1`` of X (``r0`` a multiple of ``BLOCK``) with weights ``row_w``: for each requested feature
     ``k`` (tree-local feature ``a`` of tree ``t`` is ``k`` when ``jl[t, a] == k``), output ``o`` and grid point
     ``g < n_grid[k]``, adds ``sum_r w_r d``, ``sum_r w_r d^2`` (into ``S1``, ``S2``; ``d = c - shift[k, o, g]``,
     ``c`` the row's curve centered on its mean over the grid) and ``sum_r w_r f`` (into ``SP``; ``f`` the curve).
 
     ``tree_margin[p, t]`` / ``lv[p, slot]``: per walk ``p`` of :func:`.curve_means.leaf_passes`, the margin tree
-    ``t`` adds to and leaf slot ``t * 64 + j``'s value; ``tn[t, a, j]``: the number of boxes of leaf ``j`` of
-    tree ``t`` on the grid of its tree-local feature ``a``, the one box ``[tlo, thi)`` in the tree's own small
-    table (what a walk over the tree's rows reads stays in cache), more from ``bstart[k, slot]:bend[k, slot]``
-    of the flat ``blo``, ``bhi``; ``path[slot]``: the bits of the tree-local features the
-    leaf's path tests; ``bstart[k, slot]:bend[k, slot]``: the leaf's boxes
-    ``[blo[b], bhi[b])`` on feature ``k``'s grid; ``start``: the base score per margin. ``shift`` is set from
+    ``t`` adds to and leaf slot ``t * 64 + j``'s value; ``path[slot]``: the bits of the tree-local features the
+    leaf's path tests; ``tbox[t, a, j]``: leaf ``j`` of tree ``t`` on the grid of its tree-local feature ``a``
+    (:func:`_tree_tables`), its one box ``[lo, hi)`` packed as ``lo + 32768 hi`` in the tree's own small table
+    (what a walk over the tree's rows reads stays in cache), -1 for none, -2 for several, read then from
+    ``bstart[k, slot]:bend[k, slot]`` of the flat ``blo``, ``bhi``; ``start``: the base score per margin. The
+    difference-array updates a tree's rows make are queued and applied after the tree (a plain loop whose loads
+    overlap, apart from the branches of the walk). ``shift`` is set from
     the first row when ``have_shift[k]`` is False.
     """
     (init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, spec_ptr, spec_node, spec_keep_l,
@@ -117,6 +126,11 @@ def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path,
     Xb, P, pre, suf = word_buffers(X.shape[1], jl.shape[1])
     F = np.zeros((M, BLOCK))
     D = np.zeros((NK, M, Gmax + 1, BLOCK))
+    Dflat = D.reshape(-1)
+    cap = 4 * BLOCK * 64  # pending updates: flushed when full, and after each tree
+    ui = np.empty(cap + 2, dtype=np.int64)
+    uv = np.empty(cap + 2)
+    nu = 0
     z = np.empty((M, Gmax, BLOCK))
     resp = np.empty((K, Gmax, BLOCK))
     rmean = np.empty((K, BLOCK))
@@ -149,19 +163,32 @@ def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path,
                         if k < 0:
                             continue
                         bits = pre[a, r] & suf[a + 1, r] & ~reached
+                        row_km = (k * M + m) * (Gmax + 1) * BLOCK + r
                         while bits:
                             j = trailing_zeros(bits)
                             bits &= bits - one
                             v = lvp[slot0 + j] - v_own
-                            n_box = tn[t, a, j]
-                            if n_box == 1:  # one run of grid points (sorted grids): the tree's own small table
-                                D[k, m, tlo[t, a, j], r] += v
-                                D[k, m, thi[t, a, j], r] -= v
-                            elif n_box > 1:
+                            box = tbox[t, a, j]
+                            if box >= 0:  # one run of grid points (sorted grids): the tree's own small table
+                                ui[nu] = row_km + (box & 32767) * BLOCK
+                                uv[nu] = v
+                                ui[nu + 1] = row_km + (box >> 15) * BLOCK
+                                uv[nu + 1] = -v
+                                nu += 2
+                            elif box == -2:
                                 s = slot0 + j
                                 for b in range(bstart[k, s], bend[k, s]):
-                                    D[k, m, blo[b], r] += v
-                                    D[k, m, bhi[b], r] -= v
+                                    ui[nu] = row_km + blo[b] * BLOCK
+                                    uv[nu] = v
+                                    ui[nu + 1] = row_km + bhi[b] * BLOCK
+                                    uv[nu + 1] = -v
+                                    nu += 2
+                                    if nu >= cap:
+                                        nu = _apply(Dflat, ui, uv, nu)
+                            if nu >= cap:
+                                nu = _apply(Dflat, ui, uv, nu)
+                # the updates apart from the walk that finds them: a plain loop whose loads of D overlap
+                nu = _apply(Dflat, ui, uv, nu)
         for k in range(NK):
             G = n_grid[k]
             for m in range(M):
@@ -256,8 +283,8 @@ def curve_moments(tm, requests: list, n_jobs=None, memory_budget: int = 256 << 2
     NK, K, G = len(requests), len(outputs), int(n_grid.max())
     start = np.asarray(ens.base_score, dtype=np.float64)
     path = _path_features(ens, lfeat, slot_node)
-    tn, tlo, thi = _tree_tables(jl, bstart, bend, blo, bhi)
-    args = (masks, num_lf, spec_lf, q, st.routing, jl, path, tree_margin, lv, tn, tlo, thi, bstart, bend, blo, bhi,
+    tbox = _tree_tables(jl, bstart, bend, blo, bhi, int(n_grid.max()))
+    args = (masks, num_lf, spec_lf, q, st.routing, jl, path, tree_margin, lv, tbox, bstart, bend, blo, bhi,
             n_grid, start,
             LINK_CODES[ens.link], float(ens.link_scale), outputs)
     threads = thread_count(n_jobs)
@@ -329,26 +356,25 @@ def _path_features(ens, lfeat, slot_node) -> np.ndarray:
     return ens.derived("pdpx.plugins.trees.curve_moments.path_features", build)
 
 
-def _tree_tables(jl, bstart, bend, blo, bhi):
-    """``(tn, tlo, thi)`` (n_trees, q_max, 64): per tree, tree-local feature ``a`` and leaf ``j``, the number of the
-    leaf's boxes on the feature's grid (0 where the feature is not requested) and its first box."""
+def _tree_tables(jl, bstart, bend, blo, bhi, G: int) -> np.ndarray:
+    """``tbox`` (n_trees, q_max, 64) int32: per tree, tree-local feature ``a`` and leaf ``j``, the leaf's one box on
+    the feature's grid as ``lo + 32768 hi``; -1 where it has none (or the feature is not requested), -2 where it has
+    several (or the grid has more than 32,767 points)."""
     n_trees, q_max = jl.shape
     t, a = np.nonzero(jl >= 0)
     k = jl[t, a]
     slots = (t * 64)[:, None] + np.arange(64)[None, :]  # (pairs, 64)
     first = bstart[k[:, None], slots]
     count = bend[k[:, None], slots] - first
-    tn = np.zeros((n_trees, q_max, 64), dtype=np.int32)
-    tlo = np.zeros((n_trees, q_max, 64), dtype=np.int32)
-    thi = np.zeros((n_trees, q_max, 64), dtype=np.int32)
-    tn[t, a] = count
-    have = count > 0
-    lo = np.zeros_like(first)
-    hi = np.zeros_like(first)
-    lo[have] = blo[first[have]]
-    hi[have] = bhi[first[have]]
-    tlo[t, a], thi[t, a] = lo, hi
-    return tn, tlo, thi
+    packed = np.full(first.shape, -1, dtype=np.int64)
+    one = count == 1
+    packed[one] = blo[first[one]] + 32768 * bhi[first[one]]
+    packed[count > 1] = -2
+    if G >= 32768:
+        packed[count > 0] = -2
+    tbox = np.full((n_trees, q_max, 64), -1, dtype=np.int32)
+    tbox[t, a] = packed
+    return tbox
 
 
 def _boxes(tm, requests, slot_node):
