@@ -96,6 +96,42 @@ def _apply(Dflat, ui, uv, nu):
     return 0
 
 
+@njit(cache=True, inline="always")
+def add_moments(k, G, nb, resp, rmean, w, S1, S2, SP, shift, have_shift):
+    """Feature ``k``'s block of curves ``resp[o, g, r]`` (``nb`` rows, ``G`` grid points) centered on each row's
+    mean and added to the weighted sums about ``shift[k]`` (set from the block's first row if not yet)."""
+    K = resp.shape[0]
+    for o in range(K):
+        for r in range(nb):
+            rmean[o, r] = 0.0
+        for g in range(G):
+            for r in range(nb):
+                rmean[o, r] += resp[o, g, r]
+        for r in range(nb):
+            rmean[o, r] /= G
+    if not have_shift[k]:
+        for o in range(K):
+            for g in range(G):
+                shift[k, o, g] = resp[o, g, 0] - rmean[o, 0]
+        have_shift[k] = True
+    for o in range(K):
+        for g in range(G):
+            sh = shift[k, o, g]
+            s1 = 0.0
+            s2 = 0.0
+            sp = 0.0
+            for r in range(nb):
+                f = resp[o, g, r]
+                d = f - rmean[o, r] - sh
+                wd = w[r] * d
+                s1 += wd
+                s2 += wd * d
+                sp += w[r] * f
+            S1[k, o, g] += s1
+            S2[k, o, g] += s2
+            SP[k, o, g] += sp
+
+
 @njit(cache=True, nogil=True)
 def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path, tree_margin, lv, tbox, bstart,
                   bend, blo, bhi, n_grid, start, link, scale, outputs, S1, S2, SP, shift, have_shift):
@@ -202,35 +238,7 @@ def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path,
                 for r in range(nb):
                     D[k, m, G, r] = 0.0
             respond_block(z, G, nb, link, scale, outputs, resp)
-            for o in range(K):
-                for r in range(nb):
-                    rmean[o, r] = 0.0
-                for g in range(G):
-                    for r in range(nb):
-                        rmean[o, r] += resp[o, g, r]
-                for r in range(nb):
-                    rmean[o, r] /= G
-            if not have_shift[k]:
-                for o in range(K):
-                    for g in range(G):
-                        shift[k, o, g] = resp[o, g, 0] - rmean[o, 0]
-                have_shift[k] = True
-            for o in range(K):
-                for g in range(G):
-                    sh = shift[k, o, g]
-                    s1 = 0.0
-                    s2 = 0.0
-                    sp = 0.0
-                    for r in range(nb):
-                        f = resp[o, g, r]
-                        d = f - rmean[o, r] - sh
-                        wd = w[r] * d
-                        s1 += wd
-                        s2 += wd * d
-                        sp += w[r] * f
-                    S1[k, o, g] += s1
-                    S2[k, o, g] += s2
-                    SP[k, o, g] += sp
+            add_moments(k, G, nb, resp, rmean, w, S1, S2, SP, shift, have_shift)
         for m in range(M):
             for r in range(nb):
                 F[m, r] = 0.0
