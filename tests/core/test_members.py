@@ -298,6 +298,27 @@ def test_dict_of_fold_models(data):
         pdpx.partial_dependence(models, X, "a", interval="members", kind="both")
 
 
+def test_dict_of_fold_models_on_a_categorical_feature(data):
+    """The models' grids of text levels are compared as levels (they were compared as floats, a TypeError)."""
+    X, y = data
+    X = X.assign(c=pd.Categorical(np.random.default_rng(4).choice(["lo", "mid", "hi"], len(X))))
+    y = y + (X["c"] == "hi").to_numpy()
+    folds = np.arange(len(X)) % 2
+    models = {f"fold{k}": HistGradientBoostingRegressor(max_iter=10, categorical_features="from_dtype",
+                                                       random_state=k).fit(X[folds != k], y[folds != k])
+              for k in range(2)}
+    res = pdpx.partial_dependence(models, X, "c", interval="members")
+    own = []
+    for m in models.values():
+        curve = []
+        for level in res.grid_values[0]:
+            Xv = X.copy()
+            Xv["c"] = pd.Categorical([level] * len(X), categories=X["c"].cat.categories)
+            curve.append(m.predict(Xv).mean())
+        own.append(curve)
+    np.testing.assert_allclose(res.members[:, 0], np.array(own), rtol=1e-10)
+
+
 def test_quantile_models(data):
     X, y = data
     qs = {q: GradientBoostingRegressor(loss="quantile", alpha=q, n_estimators=20, max_depth=2,

@@ -33,6 +33,7 @@ import time
 from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
+import pandas as pd
 
 from .adapter import trees_read_once
 from .errors import PdpxError
@@ -133,11 +134,20 @@ def _stacked(model, X, features, options: PDOptions, what: str):
     stacked = stacked_partial_dependence(model, X, features, options.but(interval=None, level=None))
     first = stacked.results[0]
     for lab, r in zip(stacked.labels, stacked.results):
-        if any(len(a) != len(b) or not np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True)
-               for a, b in zip(r.grid_values, first.grid_values)):
+        if any(not _same_grid(a, b) for a, b in zip(r.grid_values, first.grid_values)):
             raise PdpxError(f"model {lab!r} has another grid than model {stacked.labels[0]!r} (grid='thresholds' "
                             "reads each model's own splits); pass custom_values, or grid='uniform'")
     return stacked
+
+
+def _same_grid(a, b) -> bool:
+    """Whether two grids hold the same values (NaN equal to NaN; text levels compared as they are)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if len(a) != len(b):
+        return False
+    if a.dtype.kind in "fc" and b.dtype.kind in "fc":
+        return bool(np.array_equal(a, b, equal_nan=True))
+    return bool(all(x == y or (pd.isna(x) and pd.isna(y)) for x, y in zip(a.tolist(), b.tolist())))
 
 
 def _dict_members(model: dict, X, features, options: PDOptions) -> MemberResult:

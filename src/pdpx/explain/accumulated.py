@@ -121,8 +121,9 @@ def ale(model, X, features, *, grid_resolution: int = 20, order=None, response: 
                       categorical_features=categorical_features, sample_weight=sample_weight,
                       memory_budget=memory_budget, progress=progress)
     if not isinstance(session.data, LocalData):
-        raise PdpxError("ale(): X must be a pandas DataFrame or an array held here, not a Dask collection "
-                        "(pass X.compute() or a sample of it)")
+        raise PdpxError("ale(): X must be a pandas DataFrame or an array held here, not one held by a cluster "
+                        "(Dask: pass X.compute() or X.sample(frac=...).compute(); Spark: "
+                        "X.sample(fraction=...).toPandas())")
     feats = session.resolve_features(features)
     cats = [session.categorical[j] for j in feats]
     if len(feats) > 2:
