@@ -360,3 +360,10 @@ def test_predictions_in_batches_within_the_budget():
     assert len(sizes) > 2 and max(sizes) < 10_000  # several calls, none over every row
     _, ref = ref_ale_1way(lambda d: np.asarray(np.sin(3 * d["a"]) * d["b"])[:, None], X, "a", 10)
     np.testing.assert_allclose(res.average, ref, atol=1e-12)
+
+
+def test_a_cluster_x_is_refused_with_how_to_sample_it():
+    dd = pytest.importorskip("dask.dataframe", reason="dask is an optional dependency")
+    X = pd.DataFrame({"a": np.linspace(0, 1, 50), "b": np.linspace(1, 0, 50)})
+    with pytest.raises(PdpxError, match=r"ale\(\).*held by a cluster.*X.sample\(frac=...\).compute\(\).*Spark"):
+        pdpx.ale(lambda d: d["a"].to_numpy() * 2, dd.from_pandas(X, npartitions=2), "a")
