@@ -104,13 +104,8 @@ def _free_port() -> int:
 
 
 def _averages(tables) -> list[float]:
-    """The mean responses of ``partial_plot``'s first table (plot=False returns a list of tables)."""
-    frame = tables[0].as_data_frame() if hasattr(tables[0], "as_data_frame") else None
-    if frame is not None:
-        return [float(v) for v in frame["mean_response"]]
-    t = tables[0]
-    i = list(t.col_header).index("mean_response")
-    return [float(r[i]) for r in t.cell_values]
+    """The mean responses of ``partial_plot``'s first table (plot=False returns a list of H2OTwoDimTable)."""
+    return [float(v) for v in tables[0]["mean_response"]]
 
 
 def _peer_main(folder: str) -> None:
