@@ -90,30 +90,20 @@ class Exact(Method):
     def curve_means(self, adapter, requests, shares):
         """From one pass over the rows, when the response is a sum of leaf values of trees of at most 64 leaves
         and the kernels are compiled (:mod:`.trees.curve_means`); ``engine='rows'`` walks the curves instead."""
-        if counts_use.engine_option(requests[0].options) == "rows":
-            return None
         from .trees import curve_means
         from .trees.plan import plan_means
 
-        tm = adapter.tree_model(requests[0].response)
-        plan = plan_means(tm)
-        if plan is None or jit.deferred_means(plan.kernels):
-            return None
-        return curve_means.curve_means(tm, requests, shares, requests[0].n_jobs, requests[0].memory_budget)
+        return _one_pass(adapter, requests, plan_means, lambda tm, r: curve_means.curve_means(
+            tm, requests, shares, r.n_jobs, r.memory_budget))
 
     def curve_moments(self, adapter, requests):
         """From one pass over the rows, on trees of at most 64 leaves whose kernels are compiled
         (:mod:`.trees.curve_moments`); ``engine='rows'`` walks the curves instead."""
-        if counts_use.engine_option(requests[0].options) == "rows":
-            return None
         from .trees import curve_moments
         from .trees.plan import plan_moments
 
-        tm = adapter.tree_model(requests[0].response)
-        plan = plan_moments(tm)
-        if plan is None or jit.deferred_means(plan.kernels):
-            return None
-        return curve_moments.curve_moments(tm, requests, requests[0].n_jobs, requests[0].memory_budget)
+        return _one_pass(adapter, requests, plan_moments, lambda tm, r: curve_moments.curve_moments(
+            tm, requests, r.n_jobs, r.memory_budget))
 
     def compute(self, adapter, req: Request) -> MethodResult:
         """``req`` as its :class:`ExactBatch` planned it; a request that came through none (one Dask partition's
@@ -129,6 +119,18 @@ class Exact(Method):
         res = partial_dependence(tm, choice.counts, req)
         res.notes.append(choice.note)
         return jit.noted(res)
+
+
+def _one_pass(adapter, requests, planner, run):
+    """``run(tree model, first request)`` of a one-pass kernel (``planner(tm)`` its plan), or None where
+    ``engine='rows'`` is asked, the plan does not fit the trees, or its kernels are still compiling."""
+    if counts_use.engine_option(requests[0].options) == "rows":
+        return None
+    tm = adapter.tree_model(requests[0].response)
+    plan = planner(tm)
+    if plan is None or jit.deferred_means(plan.kernels):
+        return None
+    return run(tm, requests[0])
 
 
 class ExactBatch(Batch):
