@@ -237,6 +237,15 @@ def test_a_model_that_is_not_a_tree_is_averaged_through_transform(spark, data):
     assert res.method == "brute" and any("is not a tree model" in n for n in res.notes), res.notes
     want = by_transform(spark, model, rows, "g", list(res.grid_values[0]), "probability", (0, 1, 2))
     np.testing.assert_allclose(res.average, want, rtol=0, atol=1e-9)
+    # a Spark DataFrame X: the same brute force in Spark (X joined with the grid, transform, one aggregation)
+    from pyspark.sql import functions as F
+
+    weighted = sdf.select("a", "b", "g").withColumn("w", 1.0 + (F.col("g") == "v").cast("double")).repartition(2)
+    on_spark = pdpx.partial_dependence(model, weighted, ["g", "a"], grid_resolution=3, sample_weight="w")
+    assert on_spark.method == "brute" and any("transform in Spark" in n for n in on_spark.notes), on_spark.notes
+    local = pdpx.partial_dependence(model, rows, ["g", "a"], custom_values={"a": on_spark.grid_values[1]},
+                                    sample_weight=1.0 + (rows["g"] == "v").to_numpy())
+    np.testing.assert_allclose(on_spark.average, local.average, rtol=0, atol=1e-9)
 
 
 def test_one_hot_and_index_splits_move_onto_the_column():

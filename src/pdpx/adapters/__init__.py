@@ -16,7 +16,8 @@ R randomForest (rpy2)  :mod:`.rpy2` (adapter in :mod:`.randomforest`) :mod:`.ran
 R ranger (R package)   (adapter in :mod:`.ranger`, built by the R bridge) :mod:`.ranger_trees`
 R gbm (R package)      (adapter in :mod:`.gbm`, built by the R bridge)    :mod:`.gbm_trees`
 Spark ML (pyspark.ml)  :mod:`.sparkml` (pipelines:                 :mod:`.sparkml_trees`
-                       :mod:`.sparkml_pipeline`)                    (+ :mod:`.sparkml_saved`)
+                       :mod:`.sparkml_pipeline`; brute in Spark:   (+ :mod:`.sparkml_saved`)
+                       :mod:`.sparkml_brute`)
 anything with predict  :mod:`.generic` (asked last)                 --
 =====================  ===========================================  ==========================
 

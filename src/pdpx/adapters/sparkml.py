@@ -182,17 +182,30 @@ class SparkMLAdapter(Adapter):
                             ".getOrCreate()) before calling pdpx")
         frame = pd.DataFrame({c: X[c].astype(str) if isinstance(X[c].dtype, pd.CategoricalDtype) else X[c]
                               for c in X.columns})
-        sdf = spark.createDataFrame(frame)
-        if type(self.model).__name__ != "PipelineModel":
-            from pyspark.ml.feature import VectorAssembler
-
-            sdf = VectorAssembler(inputCols=self.names, outputCol=self.tree.getFeaturesCol(),
-                                  handleInvalid="keep").transform(sdf)
-        out = self.model.transform(sdf)
+        out = self.model.transform(self.assembled(spark.createDataFrame(frame)))
         if self.classifies:
             got = out.select(vector_to_array(self.tree.getProbabilityCol()).alias("p")).toPandas()["p"]
             return np.asarray(np.stack(got.to_numpy()), dtype=np.float64)
         return out.select(self.tree.getPredictionCol()).toPandas().to_numpy(dtype=np.float64)
+
+    def assembled(self, sdf):
+        """``sdf`` as the model reads it: a model alone gets its features vector assembled from the columns (a
+        pipeline assembles its own)."""
+        if type(self.model).__name__ == "PipelineModel":
+            return sdf
+        from pyspark.ml.feature import VectorAssembler
+
+        return VectorAssembler(inputCols=self.names, outputCol=self.tree.getFeaturesCol(),
+                               handleInvalid="keep").transform(sdf)
+
+    def average_in_spark(self, frame, req, weight_column):
+        """Brute force over a Spark DataFrame's rows through the model's own ``transform``, in Spark
+        (:mod:`pdpx.adapters.sparkml_brute`); None in a Spark task (no model there)."""
+        if self.tree is None:
+            return None
+        from .sparkml_brute import average_by_transform
+
+        return average_by_transform(self, frame, req, weight_column)
 
     def tree_model(self, response):
         if response not in self.responses() or self.tree_model_unavailable(response) != "":

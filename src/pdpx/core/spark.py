@@ -267,6 +267,10 @@ class SparkData:
         out = method.whole(adapter, req, self) if view is None else None
         if out is not None:
             return out
+        if view is None and method.name == "brute" and callable(getattr(adapter, "average_in_spark", None)):
+            out = adapter.average_in_spark(self.frame, req, self.weight_column)  # a model that predicts in Spark
+            if out is not None:
+                return out
         request = replace(req, X=self.head.iloc[:0], sample_weight=None, progress=False,
                           n_jobs=1 if req.n_jobs is None else req.n_jobs)
         shipped = model if view is None else Rebuilt(self.shipped, *view())
