@@ -284,11 +284,7 @@ class Session:
             if len(s) != req.n_grid:
                 raise PdpxError(f"curve_means: {len(s)} shares for the {req.n_grid} grid points of feature "
                                 f"{inp.names[req.features[0]]!r}; pass one share per grid point")
-        with trees_read_once(inp.adapter):
-            method, notes = self.choose_method(reqs[0])
-            if any(self.checked(method, req, notes) is not method for req in reqs):
-                return None  # the curves then take brute, feature by feature
-            got = method.curve_means(inp.adapter, [self._for(method, r) for r in reqs], shares)
+        got, method = self._one_pass(reqs, lambda m, rs: m.curve_means(inp.adapter, rs, shares))
         if got is None:
             return None
         means, f = got
@@ -303,12 +299,19 @@ class Session:
         if not inp.data.supports_ice_sample or not features:
             return None
         reqs = [self.request([j], kind="average") for j in features]
+        got, method = self._one_pass(reqs, lambda m, rs: m.curve_moments(inp.adapter, rs))
+        return None if got is None else (got, method.name)
+
+    def _one_pass(self, reqs: list, call):
+        """``(call(method, requests as the method takes them), method)`` for 1-way requests one method answers in
+        one pass over the rows; ``(None, method)`` when the method ``auto`` picks differs among them (the curves
+        then take brute, feature by feature)."""
+        inp = self.inputs
         with trees_read_once(inp.adapter):
             method, notes = self.choose_method(reqs[0])
             if any(self.checked(method, req, notes) is not method for req in reqs):
-                return None
-            got = method.curve_moments(inp.adapter, [self._for(method, r) for r in reqs])
-        return None if got is None else (got, method.name)
+                return None, method
+            return call(method, [self._for(method, r) for r in reqs]), method
 
     def _run(self, batch, req: Request):
         """(the result of ``batch``, a method's plan, for ``req``; seconds it ran)."""

@@ -8,12 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 from test_kernels import data, full_tree_ensemble
-from test_oblivious import oblivious_ensemble
+from test_oblivious import special_case
 from treetools import IRAdapter
 
 import pdpx
 from pdpx.core.errors import PdpxError
-from pdpx.core.ir import NAN_MISSING, ZERO_OR_NAN_MISSING
 from pdpx.core.options import PDOptions
 from pdpx.core.session import Session
 from pdpx.plugins.trees import curve_means as _cm
@@ -72,14 +71,8 @@ def test_sorted_grid_and_one_feature_equal_definition():
 def test_special_splits_and_margins_equal_definition(kind):
     """Category sets and zero-as-missing splits (routed one row at a time), one tree per margin, and leaves
     with a value for every margin (one walk per margin)."""
-    kw = {"categorical": dict(cat_feature=1), "zero-or-nan": dict(nan_modes=(NAN_MISSING, ZERO_OR_NAN_MISSING)),
-          "margins per tree": dict(n_margins=3), "vector leaves": dict(n_margins=3, vector_leaves=True)}[kind]
-    ens = oblivious_ensemble([3, 2, 4, 1, 0, 3], seed=7, **kw)
-    rng = np.random.default_rng(3)
-    X = pd.DataFrame(rng.choice([-1.2, -0.5, 0.0, 0.1, 0.5, 2.0, np.nan], size=(80, 4)),
-                     columns=[f"f{j}" for j in range(4)])
+    ens, X, _ = special_case(kind, 80)
     if kind == "categorical":
-        X["f1"] = rng.integers(0, 6, len(X)).astype(float)
         grids = {"f1": [3.0, 0.0, 5.0, 1.0], "f0": [0.5, -1.0, 0.0]}
     else:
         grids = {"f1": [0.0, -0.5, 2.0], "f0": [0.5, -1.0, 0.0], "f3": [0.1]}

@@ -10,10 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from test_kernels import data, full_tree_ensemble
-from test_oblivious import oblivious_ensemble
+from test_oblivious import SPECIAL, special_case
 from treetools import IRAdapter
 
-from pdpx.core.ir import NAN_MISSING, ZERO_OR_NAN_MISSING
 from pdpx.core.options import PDOptions
 from pdpx.core.session import Session
 
@@ -71,21 +70,12 @@ def test_full_trees_with_missing_values_and_weights_equal_definition(seed):
     check(IRAdapter(ens), X, ens.predict, {"f1": sorted(grids["f0"])})  # sorted: intervals
 
 
-@pytest.mark.parametrize("kind", ["categorical", "zero-or-nan", "margins per tree", "vector leaves", "logistic",
-                                  "binary_logistic", "softmax", "exp"])
+@pytest.mark.parametrize("kind", list(SPECIAL))
 def test_special_splits_margins_and_links_equal_definition(kind):
     """Category sets and zero-as-missing splits, one tree per margin, leaves with a value for every margin (one
     walk per margin), and each link applied to every row's margins before the moments."""
-    kw = {"categorical": dict(cat_feature=1), "zero-or-nan": dict(nan_modes=(NAN_MISSING, ZERO_OR_NAN_MISSING)),
-          "margins per tree": dict(n_margins=3), "vector leaves": dict(n_margins=3, vector_leaves=True),
-          "logistic": dict(link="logistic"), "binary_logistic": dict(link="binary_logistic"),
-          "softmax": dict(n_margins=3, link="softmax"), "exp": dict(link="exp")}[kind]
-    ens = oblivious_ensemble([3, 2, 4, 1, 0, 3], seed=7, **kw)
-    rng = np.random.default_rng(3)
-    X = pd.DataFrame(rng.choice([-1.2, -0.5, 0.0, 0.1, 0.5, 2.0, np.nan], size=(90, 4)),
-                     columns=[f"f{j}" for j in range(4)])
+    ens, X, rng = special_case(kind, 90)
     if kind == "categorical":
-        X["f1"] = rng.integers(0, 6, len(X)).astype(float)
         grids = {"f1": [3.0, 0.0, 5.0, 1.0], "f0": [0.5, -1.0, 0.0]}
     else:
         grids = {"f1": [0.0, -0.5, 2.0], "f0": [-1.0, 0.0, 0.5], "f3": [0.1, 0.2]}

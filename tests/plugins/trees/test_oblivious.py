@@ -335,3 +335,23 @@ def test_bytes_equal_searchsorted():
         col = X[:, feat[k]]
         right = np.where(np.isnan(col), not miss[k], col >= thr[k])
         np.testing.assert_array_equal(Q[lq[k], :3000] > lcut[k], right)
+
+
+#: The special cases the one-pass kernels are checked on (:func:`special_case`): category sets and zero-as-missing
+#: splits (routed one row at a time), one tree per margin, leaves with a value for every margin, and the links.
+SPECIAL = {"categorical": dict(cat_feature=1), "zero-or-nan": dict(nan_modes=(NAN_MISSING, ZERO_OR_NAN_MISSING)),
+           "margins per tree": dict(n_margins=3), "vector leaves": dict(n_margins=3, vector_leaves=True),
+           "logistic": dict(link="logistic"), "binary_logistic": dict(link="binary_logistic"),
+           "softmax": dict(n_margins=3, link="softmax"), "exp": dict(link="exp")}
+
+
+def special_case(kind: str, n: int):
+    """(ensemble, rows, rng) of the ``SPECIAL`` case ``kind``: six oblivious trees on four features, rows of a few
+    values with missing ones; a category column of codes 0..5 for ``"categorical"``."""
+    ens = oblivious_ensemble([3, 2, 4, 1, 0, 3], seed=7, **SPECIAL[kind])
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.choice([-1.2, -0.5, 0.0, 0.1, 0.5, 2.0, np.nan], size=(n, 4)),
+                     columns=[f"f{j}" for j in range(4)])
+    if kind == "categorical":
+        X["f1"] = rng.integers(0, 6, len(X)).astype(float)
+    return ens, X, rng

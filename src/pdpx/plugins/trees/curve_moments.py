@@ -246,11 +246,8 @@ def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path,
 
 def available(tm) -> bool:
     """Whether :func:`curve_moments` can compute on ``tm`` (numpy only): a plain tree model (not a sum of
-    several) whose every tree has at most 64 leaves."""
-    from .prep import static_layout
-
-    return isinstance(tm, TreeModel) and tm.ensemble.link in LINK_CODES and bool(
-        int(static_layout(tm.ensemble).leaves_per_tree.max()) <= 64)
+    several) that fits this module's record."""
+    return isinstance(tm, TreeModel) and _fits(tm.ensemble, 0, 0)
 
 
 def curve_moments(tm, requests: list, n_jobs=None, memory_budget: int = 256 << 20):
