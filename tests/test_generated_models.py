@@ -10,6 +10,8 @@ one ulp around split thresholds). For each model:
   :func:`generated.definition`) at the result's grid values;
 * where ``method="exact"`` answers, it equals the definition too;
 * ``partial_dependence_many`` over every column equals the definition for each;
+* ``heterogeneity`` of the feature (one walk over the rows where the trees qualify) equals the definition's
+  centered curves' weighted mean and variance;
 * the scikit-learn drop-in (methods "brute" and "auto") equals
   ``sklearn.inspection.partial_dependence`` (brute) where scikit-learn accepts the input.
 
@@ -112,7 +114,33 @@ def check_pdpx(case) -> list[str]:
         assert len(many) == len(features)
         for r in many:
             assert_equals_definition(case, r, f"partial_dependence_many[{r.features[0]}]")
+        check_heterogeneity(case, res)
     return mismatches(caught)
+
+
+#: The options of a generated case that pdpx.heterogeneity takes too.
+HETEROGENEITY_OPTIONS = ("grid_resolution", "percentiles", "grid", "custom_values", "categorical_features",
+                         "include_missing", "response", "target")
+
+
+def check_heterogeneity(case, res) -> None:
+    """pdpx.heterogeneity of the case's feature (the one walk on trees that qualify) equals the definition: every
+    row's curve from the model's own predict, centered on its mean over the grid, weighted mean and variance."""
+    options = {k: v for k, v in case.options.items() if k in HETEROGENEITY_OPTIONS}
+    het = pdpx.heterogeneity(case.model, case.X, [case.feature], sample_weight=case.weights, **options)
+    event(f"{case.library}: heterogeneity by {het.method}" + (" in one pass" if any("one pass" in n for n in
+                                                                                 het.notes) else ""))
+    ice, avg = definition(case.model, case.X, het.features[0], het.grid_values[0], res.response, res.outputs,
+                          case.weights)
+    w = np.ones(ice.shape[1]) if case.weights is None else np.asarray(case.weights, dtype=np.float64)
+    c = ice - ice.mean(axis=2, keepdims=True)
+    mean_c = np.einsum("kng,n->kg", c, w / w.sum())
+    variance = np.einsum("kng,n->kg", (c - mean_c[:, None, :]) ** 2, w / w.sum())
+    scale = max(float(np.nanmax(np.abs(ice))) if np.isfinite(ice).any() else 1.0, 1e-3)
+    rtol = RTOL.get(case.library, RTOL_DEFAULT)
+    msg = f"heterogeneity: {het.method} != definition at grid {het.grid_values[0]!r}; {case!r}"
+    np.testing.assert_allclose(het.average[0], avg, rtol=rtol, atol=rtol * scale, err_msg=msg)
+    np.testing.assert_allclose(het.variance[0], variance, rtol=rtol, atol=rtol * scale * scale, err_msg=msg)
 
 
 def check_sklearn_dropin(case) -> list[str]:
