@@ -76,6 +76,7 @@ __all__ = [
     "ImportanceResult",
     "HeterogeneityResult",
     "RegionsResult",
+    "RegionsSet",
     "ExplainedVariance",
     "Extrapolation",
     # errors and warnings
@@ -93,7 +94,7 @@ __all__ = [
 #: names of :mod:`pdpx.explain` (functions and the types they return), imported on first use
 _EXPLAIN = ("importance", "h_statistic", "ale", "derivative_ice", "compare_methods",
             "HStatistic", "ALEResult", "DerivativeResult", "MethodComparison", "ImportanceResult",
-            "heterogeneity", "HeterogeneityResult", "regions", "RegionsResult", "explained_variance",
+            "heterogeneity", "HeterogeneityResult", "regions", "RegionsResult", "RegionsSet", "explained_variance",
             "ExplainedVariance")
 
 

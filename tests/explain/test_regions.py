@@ -165,8 +165,10 @@ def test_bad_arguments_say_what_to_pass():
         pdpx.regions(_f, X, "x1", min_gain=1.5)
     with pytest.raises(pdpx.PdpxError, match="split_features lists 'x1'"):
         pdpx.regions(_f, X, "x1", split_features=["x1", "x2"])
-    with pytest.raises(pdpx.PdpxError, match="feature is one column"):
-        pdpx.regions(_f, X, ["x1", "x2"])
+    with pytest.raises(pdpx.PdpxError, match="feature is an empty list; name at least one column"):
+        pdpx.regions(_f, X, [])
+    with pytest.raises(pdpx.PdpxError, match="x9"):
+        pdpx.regions(_f, X, ["x1", "x9"])
 
 
 def test_plot_draws_the_regions_side_by_side():

@@ -280,6 +280,17 @@ class Method:
         """
         return None
 
+    def curve_rows(self, adapter: "Adapter", requests: list[Request], keep: tuple) -> list[tuple] | None:
+        """:meth:`curve_moments`, and every row's centered ICE curve written into ``keep``; or None when the method
+        has no faster way than computing the curves request by request (the default).
+
+        ``keep``: ``(curves, row_means)``, float64 arrays (n_requests, n_rows, n_outputs * G_max) and
+        (n_requests, n_outputs, n_rows): request ``k``'s curve of row ``i`` centered on its own mean, output ``o``
+        at grid point ``g``, goes to ``curves[k, i, o * G_k + g]`` (``G_k`` its grid's size), the mean to
+        ``row_means[k, o, i]``. :func:`pdpx.regions` of several features needs these.
+        """
+        return None
+
     def compute(self, adapter: "Adapter", request: Request) -> MethodResult:
         """The partial dependence of ``request`` (the only member a method must define)."""
         raise NotImplementedError

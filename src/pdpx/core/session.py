@@ -290,16 +290,19 @@ class Session:
         means, f = got
         return means, f, method.name
 
-    def curve_moments(self, features: list[int]) -> tuple[list[tuple], str] | None:
+    def curve_moments(self, features: list[int], keep: tuple | None = None) -> tuple[list[tuple], str] | None:
         """For each feature of ``features`` (1-way, on its grid), the weighted moments over the rows of every
         row's ICE curve from a method that computes them without holding the curves
         (:meth:`~pdpx.core.method.Method.curve_moments`): ``([(W, mean_f, mean_c, m2_c)], method name)``. None
-        when the method chosen for these requests has no such way, or the rows are not held here."""
+        when the method chosen for these requests has no such way, or the rows are not held here. With ``keep``
+        (arrays as :meth:`~pdpx.core.method.Method.curve_rows` takes them), every row's centered curve is also
+        written there, from the same pass."""
         inp = self.inputs
         if not inp.data.supports_ice_sample or not features:
             return None
         reqs = [self.request([j], kind="average") for j in features]
-        got, method = self._one_pass(reqs, lambda m, rs: m.curve_moments(inp.adapter, rs))
+        got, method = self._one_pass(reqs, lambda m, rs: (
+            m.curve_moments(inp.adapter, rs) if keep is None else m.curve_rows(inp.adapter, rs, keep)))
         return None if got is None else (got, method.name)
 
     def _one_pass(self, reqs: list, call):

@@ -8,7 +8,9 @@
 * :mod:`.derivative`: :func:`derivative_ice` (derivative ICE, ``kind="derivative"``);
 * :mod:`.compare`: :func:`compare_methods` (``exact`` against ``recursion``);
 * :mod:`.ice_spread`: :func:`heterogeneity` (how far the centered ICE curves spread);
-* :mod:`.subgroups`: :func:`regions` (splits of the rows that make a feature's ICE curves agree);
+* :mod:`.subgroups`: :func:`regions` (splits of the rows that make a feature's ICE curves agree; several features:
+  :class:`RegionsSet`);
+* :mod:`.split_search`: the regions' split search (candidates coded once, the best split of a node);
 * :mod:`.split_sums`: the regions' split statistics per candidate code, in one compiled pass;
 * :mod:`.explained`: :func:`explained_variance` (the share of the model the curves keep) and 3-way H.
 
@@ -38,6 +40,7 @@ _WHERE = {
     "HeterogeneityResult": ".ice_spread",
     "regions": ".subgroups",
     "RegionsResult": ".subgroups",
+    "RegionsSet": ".subgroups",
     "explained_variance": ".explained",
     "ExplainedVariance": ".explained",
 }

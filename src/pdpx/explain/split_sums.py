@@ -6,7 +6,8 @@ weight, their sum of ``w q`` and of ``w c`` (:mod:`pdpx.explain.subgroups`). Sum
 one ``bincount`` per column and candidate, a node costs (3 + outputs x grid points) passes
 over its rows per candidate. Here one numba pass over the node's rows adds each row's
 statistics to its code's row of every candidate at once (the row's curve is read once), on
-every core (each thread a share of the rows, its sums added after).
+every core (each thread a share of the rows, its sums added after). :func:`region_sums` gives
+the found regions' weights, mean curves and spreads in two passes over the rows.
 
 numba caches the compiled pass next to this module, or compiles it in memory for the
 process where it finds no writable folder.
@@ -24,16 +25,16 @@ from ..core.threads import in_threads, thread_count
 MIN_ROWS_PER_THREAD = 20_000
 
 
-def _sums_py(codes, offsets, rows, w, wq, C, out):
-    """``out[offsets[s] + codes[i, s]] += [1, w_i, wq_i, w_i C_i]`` for each row ``i`` of ``rows`` and candidate
-    ``s``."""
-    n_cands = codes.shape[1]
+def _sums_py(codes, cols, offsets, rows, w, wq, C, out):
+    """``out[offsets[s] + codes[i, cols[s]]] += [1, w_i, wq_i, w_i C_i]`` for each row ``i`` of ``rows`` and
+    candidate ``s``."""
+    n_cands = cols.shape[0]
     KG = C.shape[1]
     for i in rows:
         wi = w[i]
         qi = wq[i]
         for s in range(n_cands):
-            b = offsets[s] + codes[i, s]
+            b = offsets[s] + codes[i, cols[s]]
             out[b, 0] += 1.0
             out[b, 1] += wi
             out[b, 2] += qi
@@ -41,20 +42,64 @@ def _sums_py(codes, offsets, rows, w, wq, C, out):
                 out[b, 3 + g] += wi * C[i, g]
 
 
+def _regions_py(rid, R, w, C, rowmean, W, S1, SM, SS):
+    """Per region ``r`` of the rows (``rid[i]``, ``0 <= rid < R``): weight ``W[r]``, ``S1[r] = sum w C`` (KG),
+    ``SM[r, o] = sum w rowmean[o]`` and ``SS[r, o] = sum w |C_o - mean_r,o|^2`` (output ``o``'s slice of the
+    curve, about the region's weighted mean: two passes, no cancellation)."""
+    n, KG = C.shape
+    K = rowmean.shape[0]
+    G = KG // K
+    for i in range(n):
+        r = rid[i]
+        wi = w[i]
+        W[r] += wi
+        for g in range(KG):
+            S1[r, g] += wi * C[i, g]
+        for o in range(K):
+            SM[r, o] += wi * rowmean[o, i]
+    mean = np.zeros((R, KG))
+    for r in range(R):
+        if W[r] > 0:
+            for g in range(KG):
+                mean[r, g] = S1[r, g] / W[r]
+    for i in range(n):
+        r = rid[i]
+        wi = w[i]
+        for o in range(K):
+            acc = 0.0
+            for g in range(o * G, (o + 1) * G):
+                d = C[i, g] - mean[r, g]
+                acc += d * d
+            SS[r, o] += wi * acc
+
+
 @functools.lru_cache(maxsize=None)
-def _kernel():
+def _kernel(fn=_sums_py):
+    """``fn`` compiled (and cached next to this module when numba finds the folder writable)."""
     import numba
 
     try:
-        return numba.njit(cache=True, nogil=True)(_sums_py)
+        return numba.njit(cache=True, nogil=True)(fn)
     except RuntimeError:  # numba found no writable folder for its cache: compile for this process only
-        return numba.njit(nogil=True)(_sums_py)
+        return numba.njit(nogil=True)(fn)
+
+
+def region_sums(rid: np.ndarray, R: int, w: np.ndarray, C: np.ndarray, rowmean: np.ndarray) -> tuple:
+    """``(W (R,), S1 (R, KG), SM (R, K), SS (R, K))`` of :func:`_regions_py` over every row: each region's weight,
+    sums of ``w c``, of ``w`` times the rows' means, and of ``w`` times the squared deviations from its mean curve
+    per output."""
+    K, KG = rowmean.shape[0], C.shape[1]
+    W, S1, SM, SS = np.zeros(R), np.zeros((R, KG)), np.zeros((R, K)), np.zeros((R, K))
+    _kernel(_regions_py)(np.asarray(rid, dtype=np.int64), R, w, C, rowmean, W, S1, SM, SS)
+    return W, S1, SM, SS
 
 
 def code_sums(codes: np.ndarray, sizes: np.ndarray, rows: np.ndarray, w: np.ndarray, wq: np.ndarray,
-              C: np.ndarray) -> list[np.ndarray]:
-    """Per candidate ``s`` (column of ``codes``, (n, n_cands) int64 with ``sizes[s]`` codes), the array
-    (sizes[s], 3 + KG) of ``[rows, weight, sum w q, sums of w c]`` per code over ``rows``."""
+              C: np.ndarray, cols: np.ndarray | None = None) -> list[np.ndarray]:
+    """Per candidate ``s`` (column ``cols[s]`` of ``codes``, (n, n_columns) int32, with ``sizes[s]`` codes; ``cols``
+    by default every column), the array (sizes[s], 3 + KG) of ``[rows, weight, sum w q, sums of w c]`` per code
+    over ``rows``."""
+    cols = np.arange(codes.shape[1], dtype=np.int64) if cols is None else np.asarray(cols, dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     total = int(np.sum(sizes))
     kernel = _kernel()
@@ -63,7 +108,7 @@ def code_sums(codes: np.ndarray, sizes: np.ndarray, rows: np.ndarray, w: np.ndar
 
     def run(chunk):
         out = np.zeros((total, 3 + C.shape[1]))
-        kernel(codes, offsets, chunk, w, wq, C, out)
+        kernel(codes, cols, offsets, chunk, w, wq, C, out)
         return out
 
     out = sum(in_threads(run, chunks))

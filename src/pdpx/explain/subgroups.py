@@ -27,7 +27,12 @@ already agree (loss at most :data:`AGREE` times the sum of every row's ``w q``).
 (weights, sums of ``w q`` and of ``w c`` between consecutive thresholds) are summed once per
 node, for every candidate in one compiled pass over its rows (:mod:`.split_sums`), and
 accumulated along the thresholds, so a node costs one pass over its rows, whatever the number
-of candidates and thresholds.
+of candidates and thresholds (the search: :mod:`.split_search`).
+
+Several features at once (``feature`` a list, or None): the columns are coded once for all of
+them, and on trees of at most 64 leaves every feature's curves come from one walk over the
+rows (:meth:`pdpx.core.session.Session.curve_moments` with ``keep``), as many features per
+walk as the memory budget holds; :class:`RegionsSet` holds the results.
 """
 
 from __future__ import annotations
@@ -40,49 +45,15 @@ import pandas as pd
 
 from ..core.drawing import Drawable
 from ..core.errors import PdpxError
-from ..core.result import message_value
 from ..core.session import Session
-from ..core.splits import Unmapped, as_read, comparison, members, split_nodes, thresholds
-from .ice_spread import curve_columns, ice_moments, measure_options
-from .split_sums import code_sums
+from .ice_spread import Moments, curve_columns, ice_moments, measure_options, resolve_features
+from .split_search import Coded, Split, Stats, code_candidates, grow
+from .split_sums import region_sums
 
-#: Categorical features with at most this many levels have every set of levels tried.
-ALL_SETS = 10
+__all__ = ["Region", "RegionsResult", "RegionsSet", "Split", "regions"]
+
 #: Arrays of the size of the ICE matrix the search holds at once (the curves, centered, one node's weighted copy).
 COPIES = 3
-#: A node whose loss is at most this share of the rows' sum of squared centered curves has curves that agree.
-AGREE = 1e-12
-
-
-@dataclass(frozen=True)
-class Split:
-    """One split of a node's rows: ``feature`` by a ``threshold`` (with ``op``, ``"<="`` or ``"<"``), by a set of
-    ``levels`` (left: the rows at those levels), or by ``missing`` alone (left: the rows missing it).
-    ``missing_left``: whether rows missing the value go left (threshold splits)."""
-
-    feature: str
-    kind: str
-    threshold: float | None = None
-    op: str = "<="
-    levels: tuple | None = None
-    others: tuple | None = None
-    missing_left: bool | None = None
-    gain: float = 0.0
-    depth: int = 0
-
-    def condition(self, side: str) -> str:
-        """The condition the rows on ``side`` (``"left"`` / ``"right"``) satisfy, as text."""
-        f, left = self.feature, side == "left"
-        if self.kind == "missing":
-            return f"{f} is missing" if left else f"{f} is not missing"
-        if self.kind == "levels":
-            shown = ", ".join(message_value(v) for v in (self.levels if left else self.others))
-            return f"{f} in {{{shown}}}"
-        op = self.op if left else {"<=": ">", "<": ">="}[self.op]
-        text = f"{f} {op} {self.threshold:.4g}"
-        if self.missing_left is not None and self.missing_left == left:
-            text = f"({text} or {f} is missing)"
-        return text
 
 
 @dataclass
@@ -156,7 +127,7 @@ class RegionsResult(Drawable):
         """The share of the feature's heterogeneity (summed over outputs) the regions remove."""
         total = float(self.heterogeneity.sum()) * sum(r.weight for r in self.regions)
         left = sum(float(r.heterogeneity.sum()) * r.weight for r in self.regions)
-        return 0.0 if total <= 0 else 1.0 - left / total
+        return 0.0 if total <= 0 else max(0.0, 1.0 - left / total)  # splits never add spread: below 0 is rounding
 
     @property
     def rules(self) -> list:
@@ -219,8 +190,48 @@ class RegionsResult(Drawable):
         return "\n".join(lines)
 
 
+class RegionsSet(dict):
+    """What :func:`regions` returns for several features: each feature's :class:`RegionsResult`, by name, in the
+    order asked. ``elapsed``: the whole call's seconds (one walk over the rows may serve every feature)."""
+
+    elapsed: float = 0.0
+
+    def summary(self) -> pd.DataFrame:
+        """One row per feature: ``feature, heterogeneity`` (summed over outputs), ``n_regions``, ``removed`` (the
+        share of its heterogeneity the regions remove), ``rules`` (joined by `` | ``), ``method``."""
+        return pd.DataFrame([{"feature": f, "heterogeneity": float(r.heterogeneity.sum()), "n_regions": len(r.regions),
+                              "removed": r.removed, "rules": " | ".join(r.rules), "method": r.method}
+                             for f, r in self.items()])
+
+    def to_frame(self, *, kind: str | None = None) -> pd.DataFrame:
+        """Every feature's :meth:`RegionsResult.to_frame`, one below the other (its ``feature`` column tells them
+        apart)."""
+        return pd.concat([r.to_frame(kind=kind) for r in self.values()], ignore_index=True)
+
+    def splits_frame(self) -> pd.DataFrame:
+        """Every feature's :meth:`RegionsResult.splits_frame`, with a first column ``regions_of``: the feature whose
+        curves the split divides (``feature``: the one it splits by)."""
+        parts = [r.splits_frame().assign(regions_of=f) for f, r in self.items()]
+        frame = pd.concat(parts, ignore_index=True)
+        return frame[["regions_of"] + [c for c in frame.columns if c != "regions_of"]]
+
+    def plot(self, feature, **kwargs):
+        """The regions of ``feature`` (a name of this set) drawn side by side (:meth:`RegionsResult.plot`)."""
+        if feature not in self:
+            raise PdpxError(f"plot(): {feature!r} is not among this set's features {list(self)}")
+        return self[feature].plot(**kwargs)
+
+    def __repr__(self) -> str:
+        lines = [f"RegionsSet({len(self)} feature(s))"]
+        for f, r in self.items():
+            lines.append(f"  {f}: {len(r.regions)} region(s), {r.removed:.1%} of its heterogeneity removed"
+                         + (f" ({' | '.join(r.rules)})" if r.splits else ""))
+        return "\n".join(lines)
+
+
 def regions(model, X, feature, max_depth: int = 2, *, split_features=None, min_gain: float = 0.1,
-            min_rows: int | None = None, n_thresholds: int = 32, ice: bool = False, **pd_options) -> RegionsResult:
+            min_rows: int | None = None, n_thresholds: int = 32, ice: bool = False,
+            **pd_options) -> RegionsResult | RegionsSet:
     """Split the rows by other features where ``feature``'s ICE curves disagree (definitions in
     :mod:`pdpx.explain.subgroups`).
 
@@ -228,12 +239,15 @@ def regions(model, X, feature, max_depth: int = 2, *, split_features=None, min_g
     ----------
     model, X
         As in :func:`pdpx.partial_dependence`.
-    feature : str or int
-        The feature whose curves are split.
+    feature : str or int, or a list of them, or None
+        The feature whose curves are split. A list, or None (every column with a grid), returns a
+        :class:`RegionsSet`: the columns are coded once for all of them, and on trees their curves come from one
+        walk over the rows.
     max_depth : int, default 2
         Splits from the root to a region (0: one region, every row).
     split_features : list of str / int, optional
-        The features the rows may be split by (default: every other column; date columns are left out).
+        The features the rows may be split by (default: every other column; date columns are left out). A feature
+        whose curves are split is never split by itself.
     min_gain : float, default 0.1
         A node is split only when its best split removes at least this share of the feature's heterogeneity
         (over every row).
@@ -248,36 +262,34 @@ def regions(model, X, feature, max_depth: int = 2, *, split_features=None, min_g
 
     Returns
     -------
-    RegionsResult
+    RegionsResult, or RegionsSet for a list of features (or None)
     """
     _check_arguments(max_depth, min_gain, min_rows, n_thresholds, ice)
     options = measure_options("regions", pd_options)
     t0 = time.perf_counter()
     session = Session(model, X, options.but(kind="individual", centered=False, progress=False))
-    if isinstance(feature, (list, tuple)):
-        raise PdpxError(f"regions(): feature is one column (its name or position), got {feature!r}")
-    j = session.resolve_features([feature])[0]
+    many = feature is None or isinstance(feature, (list, tuple))
+    if many and feature is not None and len(feature) == 0:
+        raise PdpxError("regions(): feature is an empty list; name at least one column, or pass None for every column")
+    feats = resolve_features(session, feature, "regions") if many else session.resolve_features([feature])
     n = session.n_rows
     min_rows = max(10, int(np.ceil(0.02 * n))) if min_rows is None else int(min_rows)
-    ice_all, root, method, notes = _curves(session, j, options)
+    if split_features is None:
+        idx = list(range(len(session.names)))
+    else:
+        idx = session.resolve_features(split_features)
+        if not many and feats[0] in idx:
+            raise PdpxError(f"regions(): split_features lists {session.names[feats[0]]!r}, the feature whose curves "
+                            "are split; leave it out")
+    coded = code_candidates(session, idx, n_thresholds)
     w = np.ones(n) if session.sample_weight is None else session.sample_weight
-    K, _, G = ice_all.shape
-    C = (ice_all - ice_all.mean(axis=2, keepdims=True)).transpose(1, 0, 2).reshape(n, K * G)  # a copy: (n, K * G)
-    cands = _candidates(session, j, split_features, n_thresholds, notes)
-    stats = _Stats(w, C, G, min_rows)
-    leaves, made = _grow(stats, cands, max_depth, min_gain, n)
-    found = []
-    for r, (rows, conditions, stopped) in enumerate(leaves, start=1):
-        wr = w[rows]
-        wsum = float(wr.sum())
-        avg = np.einsum("knG,n->kG", ice_all[:, rows, :], wr / wsum) if wsum > 0 else ice_all[:, rows, :].mean(1)
-        het = root.of_rows(C[rows].reshape(len(rows), K, G).transpose(1, 0, 2), wr)
-        found.append(Region(region=r, conditions=conditions, rows=rows, weight=wsum, heterogeneity=het,
-                            average=avg, stopped=stopped))
-    return RegionsResult(
-        feature=session.names[j], grid_values=session.grid_for(j), categorical=session.categorical[j],
-        outputs=root.outputs, regions=found, splits=made, heterogeneity=root.heterogeneity, average=root.average,
-        individual=ice_all if ice else None, method=method, n_rows=n, notes=notes, elapsed=time.perf_counter() - t0)
+    search = _Search(session, coded, w, max_depth, min_gain, min_rows, ice)
+    found = RegionsSet({session.names[j]: search.of(j, curves)
+                        for j, curves in _feature_curves(session, feats, options)})
+    found.elapsed = time.perf_counter() - t0
+    for res in found.values():
+        res.elapsed = found.elapsed
+    return found if many else found[session.names[feats[0]]]
 
 
 def _check_arguments(max_depth, min_gain, min_rows, n_thresholds, ice) -> None:
@@ -297,33 +309,79 @@ def _check_arguments(max_depth, min_gain, min_rows, n_thresholds, ice) -> None:
 
 
 @dataclass
-class _Root:
-    """The feature's curves over every row: outputs, PD, heterogeneity per output."""
+class _Curves:
+    """One feature's curves over every row: centered ``C`` (n, K * G), each row's mean ``rowmean`` (K, n), and over
+    every row its ``outputs``, PD ``average`` (K, G), ``heterogeneity`` per output, the method and notes."""
 
+    C: np.ndarray
+    rowmean: np.ndarray
     outputs: list
     average: np.ndarray
     heterogeneity: np.ndarray
-
-    @staticmethod
-    def of_rows(centered: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """Heterogeneity per output of centered curves (K, rows, G) with weights ``w``."""
-        wsum = float(w.sum())
-        if wsum <= 0:
-            return np.zeros(centered.shape[0])
-        mean = np.einsum("knG,n->kG", centered, w / wsum)
-        return np.einsum("knG,n->k", (centered - mean[:, None, :]) ** 2, w / wsum) / centered.shape[2]
+    method: str
+    notes: list
 
 
-def _curves(session: Session, j: int, options):
-    """(ICE (K, n, G) of feature ``j`` on every row, its _Root, method, notes), computed a chunk of rows at a time."""
+def _feature_curves(session: Session, feats: list, options):
+    """``(feature, _Curves)`` for each of ``feats`` in turn: several features' curves from one walk over the rows
+    where the method has one (as many per walk as the memory budget holds), else feature by feature."""
+    K, n = len(session.outputs), session.n_rows
+    sizes = {j: len(session.grid_for(j)) for j in feats}
+    for j in feats:
+        need = COPIES * 8 * K * n * sizes[j]
+        if need > session.memory_budget:
+            raise PdpxError(
+                f"regions(): the ICE curves of {session.names[j]!r} for {n:,} rows, {sizes[j]} grid points and {K} "
+                f"output(s) and the search's copies take {need / 2**20:.0f} MiB, over the memory budget of "
+                f"{session.memory_budget / 2**20:.0f} MiB; lower grid_resolution, pass a sample of the rows, or raise "
+                "memory_budget (e.g. memory_budget='4GB')")
+    rest = list(feats)
+    while len(rest) > 1:
+        group = _group(rest, sizes, K, n, session.memory_budget)
+        got = _walked(session, group, sizes)
+        if got is None:
+            break
+        yield from got
+        rest = rest[len(group):]
+    for j in rest:
+        yield j, _one_feature(session, j, options)
+
+
+def _group(feats: list, sizes: dict, K: int, n: int, budget: int) -> list:
+    """The first features of ``feats`` whose curves one walk may hold (at least one): the walk's arrays, plus a
+    feature's copies during its search."""
+    group = [feats[0]]
+    for j in feats[1:]:
+        G = max(sizes[i] for i in group + [j])
+        if 8 * K * n * ((len(group) + 1) * (G + 1) + (COPIES - 1) * G) > budget:
+            break
+        group.append(j)
+    return group
+
+
+def _walked(session: Session, group: list, sizes: dict):
+    """``[(feature, _Curves)]`` of ``group`` from one walk over the rows that writes every row's centered curve
+    (:meth:`Session.curve_moments` with ``keep``), or None where the method has none."""
+    K, n, G = len(session.outputs), session.n_rows, max(sizes[j] for j in group)
+    keep = (np.empty((len(group), n, K * G)), np.empty((len(group), K, n)))
+    got = session.curve_moments(group, keep)
+    if got is None:
+        return None
+    per, method = got
+    names = session.adapter.output_names(session.response)
+    outputs = [names[k] for k in session.outputs]
+    note = "every row's ICE curves of these features computed in one pass over the rows"
+    out = []
+    for k, (j, (W, mean_f, mean_c, m2_c)) in enumerate(zip(group, per)):
+        C = keep[0][k] if sizes[j] == G else np.ascontiguousarray(keep[0][k][:, :K * sizes[j]])
+        out.append((j, _Curves(C, keep[1][k], outputs, mean_f, Moments(W, mean_c, m2_c).variance.mean(axis=1), method,
+                               [note])))
+    return out
+
+
+def _one_feature(session: Session, j: int, options) -> _Curves:
+    """Feature ``j``'s curves on every row, computed a chunk of rows at a time (:func:`.ice_spread.ice_moments`)."""
     K, n, G = len(session.outputs), session.n_rows, len(session.grid_for(j))
-    need = COPIES * 8 * K * n * G
-    if need > session.memory_budget:
-        raise PdpxError(
-            f"regions(): the ICE curves of {session.names[j]!r} for {n:,} rows, {G} grid points and {K} output(s) "
-            f"and the search's copies take {need / 2**20:.0f} MiB, over the memory budget of "
-            f"{session.memory_budget / 2**20:.0f} MiB; "
-            "lower grid_resolution, pass a sample of the rows, or raise memory_budget (e.g. memory_budget='4GB')")
     ice_all = np.empty((K, n, G))
 
     def keep(_j, rows, ice):
@@ -331,230 +389,56 @@ def _curves(session: Session, j: int, options):
 
     out = ice_moments(session, [j], options, keep=keep)
     centered, plain = out.moments[0]
-    root = _Root(outputs=out.outputs, average=plain.mean, heterogeneity=centered.variance.mean(axis=1))
-    return ice_all, root, out.method, out.notes
+    rowmean = ice_all.mean(axis=2)
+    ice_all -= rowmean[:, :, None]
+    C = np.ascontiguousarray(ice_all.transpose(1, 0, 2).reshape(n, K * G))
+    return _Curves(C, rowmean, out.outputs, plain.mean, centered.variance.mean(axis=1), out.method, out.notes)
 
 
 @dataclass
-class _Candidate:
-    """A feature the rows may be split by: each row's code (numeric: its bin between the thresholds ``cuts``, the
-    missing rows last; categorical: its level among ``labels``)."""
+class _Search:
+    """The split search of one call, feature by feature: the session, candidates coded once, weights and options."""
 
-    name: str
-    codes: np.ndarray
-    n_codes: int
-    numeric: bool
-    cuts: np.ndarray | None = None
-    op: str = "<="
-    labels: list | None = None
+    session: Session
+    coded: Coded
+    w: np.ndarray
+    max_depth: int
+    min_gain: float
+    min_rows: int
+    ice: bool
 
-
-def _candidates(session: Session, j: int, split_features, n_thresholds: int, notes: list) -> list:
-    """The features the rows may be split by, coded once."""
-    if split_features is None:
-        idx = [c for c in range(len(session.names)) if c != j]
-    else:
-        idx = session.resolve_features(split_features)
-        if j in idx:
-            raise PdpxError(f"regions(): split_features lists {session.names[j]!r}, the feature whose curves are "
-                            "split; leave it out")
-    tm = None
-    try:
-        tm = session.adapter.tree_model(session.response)
-    except PdpxError:
-        pass
-    out, unused, dated = [], [], []
-    for c in idx:
-        col = session.X.iloc[:, c]
-        name = session.names[c]
-        if pd.api.types.is_datetime64_any_dtype(col.dtype) or isinstance(col.dtype, pd.PeriodDtype):
-            dated.append(name)
-            continue
-        numeric = (not session.categorical[c] and pd.api.types.is_numeric_dtype(col.dtype)
-                   and not pd.api.types.is_bool_dtype(col.dtype))
-        if not numeric:
-            codes, labels = pd.factorize(col, use_na_sentinel=False, sort=True)
-            out.append(_Candidate(name, np.asarray(codes, dtype=np.int64), len(labels), False,
-                                  labels=[None if pd.isna(v) else v for v in labels]))
-            continue
-        x = col.to_numpy(dtype=np.float64, na_value=np.nan)
-        cuts, op = _thresholds(tm, c, x, n_thresholds)
-        if cuts is None:
-            unused.append(name)
-            continue
-        if tm is not None:
-            x = _as_read(tm, c, x)
-        codes = np.searchsorted(cuts, x, side="left" if op == "<=" else "right")
-        codes[np.isnan(x)] = len(cuts) + 1
-        out.append(_Candidate(name, codes.astype(np.int64), len(cuts) + 2, True, cuts=cuts, op=op))
-    if unused:
-        notes.append(f"not split by: {', '.join(unused)} (no tree of the model splits on them)")
-    if dated:
-        notes.append(f"not split by: {', '.join(dated)} (date columns)")
-    return out
-
-
-def _thresholds(tm, c: int, x: np.ndarray, n_thresholds: int):
-    """(increasing thresholds, comparison) of column ``c``: the trees' own, else quantiles; (None, ...) if none."""
-    if tm is not None:
-        try:
-            found = [thresholds(ens, split_nodes(ens, k)) for ens, k in members(tm, c)]
-        except Unmapped:
-            found = None
-        if found is not None:
-            cuts = np.unique(np.concatenate(found)) if found else np.empty(0)
-            return (cuts, comparison(tm)) if cuts.size else (None, "<=")
-    finite = x[np.isfinite(x)]
-    if finite.size == 0:
-        return None, "<="
-    cuts = np.unique(np.quantile(finite, np.arange(1, n_thresholds + 1) / (n_thresholds + 1)))
-    return cuts, "<="
-
-
-def _as_read(tm, c: int, x: np.ndarray) -> np.ndarray:
-    """``x`` as the trees compare it (float32 when they round their inputs)."""
-    try:
-        for ens, _ in members(tm, c):
-            return as_read(ens, x)
-    except Unmapped:
-        pass
-    return x
-
-
-class _Stats:
-    """Per-row statistics of the split search: weights ``w``, ``wq`` (w times the squared centered curve averaged
-    over the grid) and the centered curves ``C`` (n, K * G), and the loss of a set of rows from their sums."""
-
-    def __init__(self, w: np.ndarray, C: np.ndarray, G: int, min_rows: int):
-        self.w, self.G, self.min_rows = w, G, min_rows
-        self.wq = w * (C ** 2).sum(axis=1) / G
-        self.C = C
-        self._codes = self._sizes = None
-
-    def by_candidate(self, cands: list, rows: np.ndarray) -> list:
-        """Per candidate, (n_codes, 3 + KG): [rows, weight, sum wq, sums of wc] per code over ``rows``, from one
-        compiled pass over the rows for every candidate (:mod:`.split_sums`)."""
-        if self._codes is None:
-            self._codes = np.ascontiguousarray(np.stack([c.codes for c in cands], axis=1).astype(np.int32))
-            self._sizes = np.array([c.n_codes for c in cands], dtype=np.int64)
-        return code_sums(self._codes, self._sizes, rows, self.w, self.wq, self.C)
-
-    def total(self, rows: np.ndarray) -> np.ndarray:
-        """(3 + KG,): [rows, weight, sum wq, sums of wc] over ``rows``: the node's sums as one code."""
-        w = self.w[rows]
-        return np.concatenate([[len(rows), w.sum(), self.wq[rows].sum()], w @ self.C[rows]])
-
-    def loss(self, s: np.ndarray) -> np.ndarray:
-        """Loss of the sets whose sums are the rows of ``s`` (see the module docstring)."""
-        W = s[..., 1]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            between = np.where(W > 0, (s[..., 3:] ** 2).sum(axis=-1) / (self.G * W), 0.0)
-        return s[..., 2] - between
-
-    def best(self, total: np.ndarray, left: np.ndarray):
-        """(index, loss of both sides) of the best of the candidate left sides ``left`` (sums), or None."""
-        right = total - left
-        ok = (left[:, 0] >= self.min_rows) & (right[:, 0] >= self.min_rows)
-        if not ok.any():
-            return None
-        loss = np.where(ok, self.loss(left) + self.loss(right), np.inf)
-        i = int(np.argmin(loss))
-        return i, float(loss[i])
-
-
-def _numeric_split(stats: _Stats, cand: _Candidate, rows: np.ndarray, depth: int, sums: np.ndarray):
-    """(loss, Split, left mask over ``rows``) of the best threshold (or missing) split by ``cand`` (``sums``: its
-    :meth:`_Stats.by_candidate` over ``rows``), or None."""
-    B = len(cand.cuts) + 1
-    miss = sums[B]
-    cum = np.cumsum(sums[:B], axis=0)[:-1]  # left of threshold k: bins 0..k
-    total = sums.sum(axis=0)
-    options = [(cum, False)]
-    if miss[0] > 0:
-        options += [(cum + miss, True), (miss[None, :], None)]
-    lefts = np.concatenate([o for o, _ in options])
-    got = stats.best(total, lefts)
-    if got is None:
-        return None
-    i, loss = got
-    codes = cand.codes[rows]
-    if miss[0] > 0 and i == lefts.shape[0] - 1:
-        return loss, Split(cand.name, "missing", depth=depth), codes == B
-    k, which = i % len(cand.cuts), options[i // len(cand.cuts)][1]
-    left = codes <= k
-    if which:
-        left |= codes == B
-    return loss, Split(cand.name, "threshold", threshold=float(cand.cuts[k]), op=cand.op,
-                       missing_left=which if miss[0] > 0 else None, depth=depth), left
-
-
-def _level_split(stats: _Stats, cand: _Candidate, rows: np.ndarray, depth: int, sums: np.ndarray):
-    """(loss, Split, left mask over ``rows``) of the best set of levels of ``cand`` against the others (``sums``:
-    its :meth:`_Stats.by_candidate` over ``rows``), or None."""
-    present = np.flatnonzero(sums[:, 0] > 0)
-    L = len(present)
-    if L < 2:
-        return None
-    P = sums[present]
-    if L <= ALL_SETS:  # every set holding the last level on the right
-        masks = ((np.arange(1, 2 ** (L - 1))[:, None] >> np.arange(L)) & 1).astype(np.float64)
-    else:  # the prefixes of the levels ordered along their mean curves' first principal direction
-        W = np.maximum(P[:, 1:2], 1e-300)
-        means = P[:, 3:] / W
-        centre = (P[:, 3:].sum(axis=0) / W.sum())
-        _, _, vt = np.linalg.svd(np.sqrt(W) * (means - centre), full_matrices=False)
-        order = np.argsort(means @ vt[0], kind="stable")
-        masks = np.zeros((L - 1, L))
-        for i in range(L - 1):
-            masks[i, order[:i + 1]] = 1.0
-    got = stats.best(P.sum(axis=0), masks @ P)
-    if got is None:
-        return None
-    i, loss = got
-    on = masks[i] > 0
-    labels = cand.labels
-    split = Split(cand.name, "levels", levels=tuple(labels[c] for c in present[on]),
-                  others=tuple(labels[c] for c in present[~on]), depth=depth)
-    return loss, split, np.isin(cand.codes[rows], present[on])
-
-
-def _grow(stats: _Stats, cands: list, max_depth: int, min_gain: float, n: int):
-    """(leaves as (rows, conditions, why it stopped), the splits made), depth first, left before right."""
-    everything = stats.total(np.arange(n))
-    root_loss = float(stats.loss(everything))
-    scale = float(everything[2])  # the weighted sum of the squared centered curves: the size of rounding
-    leaves, made = [], []
-
-    def visit(rows, conditions, depth):
-        per = stats.by_candidate(cands, rows) if cands and depth < max_depth else None
-        total = per[0].sum(axis=0) if per else stats.total(rows)
-        node = float(stats.loss(total))
-        if node <= AGREE * scale:
-            leaves.append((rows, conditions, "its curves agree (no heterogeneity left)"))
-            return
-        if depth >= max_depth:
-            leaves.append((rows, conditions, f"max_depth={max_depth} reached"))
-            return
-        best = None
-        for cand, sums in zip(cands, per or ()):
-            got = (_numeric_split if cand.numeric else _level_split)(stats, cand, rows, depth, sums)
-            if got is not None and (best is None or got[0] < best[0]):
-                best = got
-        if best is None:
-            why = (f"no split leaves min_rows={stats.min_rows} rows on each side" if cands else
-                   "no feature to split by (see the notes)")
-            leaves.append((rows, conditions, why))
-            return
-        loss, split, left = best
-        gain = (node - loss) / root_loss
-        if gain < min_gain:
-            leaves.append((rows, conditions, f"the best split ({split.condition('left')}) removes {gain:.1%} of "
-                                             f"the feature's heterogeneity, below min_gain={min_gain:g}"))
-            return
-        split = Split(**{**split.__dict__, "gain": gain})
-        made.append(split)
-        visit(rows[left], conditions + [(split, "left")], depth + 1)
-        visit(rows[~left], conditions + [(split, "right")], depth + 1)
-
-    visit(np.arange(n), [], 0)
-    return leaves, made
+    def of(self, j: int, curves: _Curves) -> RegionsResult:
+        """Feature ``j``'s :class:`RegionsResult` from its curves."""
+        session, n = self.session, self.session.n_rows
+        K, G = len(curves.outputs), len(session.grid_for(j))
+        cands, cols = self.coded.without(j)
+        stats = Stats(self.w, curves.C, G, self.min_rows, self.coded, cols)
+        leaves, made = grow(stats, cands, self.max_depth, self.min_gain, n)
+        rid = np.zeros(n, dtype=np.int64)
+        for r, (rows, _, _) in enumerate(leaves):
+            rid[rows] = r
+        if len(leaves) > 1:
+            W, S1, SM, SS = region_sums(rid, len(leaves), self.w, curves.C, curves.rowmean)
+        found = []
+        for r, (rows, conditions, stopped) in enumerate(leaves):
+            if len(leaves) == 1:  # every row: the feature's own PD and heterogeneity
+                found.append(Region(region=1, conditions=conditions, rows=rows, weight=float(self.w.sum()),
+                                    heterogeneity=curves.heterogeneity, average=curves.average, stopped=stopped))
+                continue
+            if W[r] > 0:
+                avg, het = (S1[r].reshape(K, G) + SM[r][:, None]) / W[r], SS[r] / (W[r] * G)
+            else:  # rows of no weight: their plain mean curve, no spread
+                avg = (curves.C[rows].reshape(len(rows), K, G).mean(axis=0)
+                       + curves.rowmean[:, rows].mean(axis=1)[:, None])
+                het = np.zeros(K)
+            found.append(Region(region=r + 1, conditions=conditions, rows=rows, weight=float(W[r]),
+                                heterogeneity=het, average=avg, stopped=stopped))
+        individual = None
+        if self.ice:
+            individual = curves.C.reshape(n, K, G).transpose(1, 0, 2) + curves.rowmean[:, :, None]
+        name = session.names[j]
+        notes = list(curves.notes) + self.coded.notes_for(name)
+        return RegionsResult(
+            feature=name, grid_values=session.grid_for(j), categorical=session.categorical[j], outputs=curves.outputs,
+            regions=found, splits=made, heterogeneity=curves.heterogeneity, average=curves.average,
+            individual=individual, method=curves.method, n_rows=n, notes=notes)

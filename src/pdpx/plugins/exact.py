@@ -105,6 +105,14 @@ class Exact(Method):
         return _one_pass(adapter, requests, plan_moments, lambda tm, r: curve_moments.curve_moments(
             tm, requests, r.n_jobs, r.memory_budget))
 
+    def curve_rows(self, adapter, requests, keep):
+        """:meth:`curve_moments` writing every row's centered curve into ``keep`` (the same walk)."""
+        from .trees import curve_moments
+        from .trees.plan import plan_moments
+
+        return _one_pass(adapter, requests, plan_moments, lambda tm, r: curve_moments.curve_moments(
+            tm, requests, r.n_jobs, r.memory_budget, keep=keep))
+
     def compute(self, adapter, req: Request) -> MethodResult:
         """``req`` as its :class:`ExactBatch` planned it; a request that came through none (one Dask partition's
         rows, a direct call) has no plan: its rows are walked, or counts already kept answer it."""

@@ -132,9 +132,23 @@ def add_moments(k, G, nb, resp, rmean, w, S1, S2, SP, shift, have_shift):
             SP[k, o, g] += sp
 
 
+@njit(cache=True, inline="always")
+def write_curves(k, G, nb, resp, rmean, out, rowmean, at):
+    """Feature ``k``'s block of curves ``resp[o, g, r]`` centered on each row's mean ``rmean[o, r]`` into
+    ``out[k, at + r, o * G + g]``, and the means into ``rowmean[k, o, at + r]``."""
+    K = resp.shape[0]
+    for r in range(nb):
+        for o in range(K):
+            mu = rmean[o, r]
+            rowmean[k, o, at + r] = mu
+            for g in range(G):
+                out[k, at + r, o * G + g] = resp[o, g, r] - mu
+
+
 @njit(cache=True, nogil=True)
-def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path, tree_margin, lv, tbox, bstart,
-                  bend, blo, bhi, n_grid, start, link, scale, outputs, S1, S2, SP, shift, have_shift):
+def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path, tree_margin, lv, tbox, tboxed,
+                 bstart, bend, blo, bhi, n_grid, start, link, scale, outputs, S1, S2, SP, shift, have_shift, row0,
+                 out, rowmean):
     """Rows ``r0:r1`` of X (``r0`` a multiple of ``BLOCK``) with weights ``row_w``: for each requested feature
     ``k`` (tree-local feature ``a`` of tree ``t`` is ``k`` when ``jl[t, a] == k``), output ``o`` and grid point
     ``g < n_grid[k]``, adds ``sum_r w_r d``, ``sum_r w_r d^2`` (into ``S1``, ``S2``; ``d = c - shift[k, o, g]``,
@@ -145,10 +159,12 @@ def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path,
     leaf's path tests; ``tbox[t, a, j]``: leaf ``j`` of tree ``t`` on the grid of its tree-local feature ``a``
     (:func:`_tree_tables`), its one box ``[lo, hi)`` packed as ``lo + 32768 hi`` in the tree's own small table
     (what a walk over the tree's rows reads stays in cache), -1 for none, -2 for several, read then from
-    ``bstart[k, slot]:bend[k, slot]`` of the flat ``blo``, ``bhi``; ``start``: the base score per margin. The
-    difference-array updates a tree's rows make are queued and applied after the tree (a plain loop whose loads
-    overlap, apart from the branches of the walk). ``shift`` is set from
-    the first row when ``have_shift[k]`` is False.
+    ``bstart[k, slot]:bend[k, slot]`` of the flat ``blo``, ``bhi``; ``tboxed[t, a]``: the bits of the leaves with a
+    box (a leaf whose region holds no grid point moves no curve: it is never visited); ``start``: the base score
+    per margin. The difference-array updates a tree's rows make are queued and applied after the tree (a plain
+    loop whose loads overlap, apart from the branches of the walk). ``shift`` is set from the first row when
+    ``have_shift[k]`` is False. When ``out`` has rows, each row's centered curve is also written
+    (:func:`write_curves`: row ``r`` of X at ``row0 + r``).
     """
     (init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, spec_ptr, spec_node, spec_keep_l,
      spec_keep_r) = masks
@@ -198,7 +214,7 @@ def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path,
                         k = jl[t, a]
                         if k < 0:
                             continue
-                        bits = pre[a, r] & suf[a + 1, r] & ~reached
+                        bits = pre[a, r] & suf[a + 1, r] & ~reached & tboxed[t, a]
                         row_km = (k * M + m) * (Gmax + 1) * BLOCK + r
                         while bits:
                             j = trailing_zeros(bits)
@@ -239,6 +255,8 @@ def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path,
                     D[k, m, G, r] = 0.0
             respond_block(z, G, nb, link, scale, outputs, resp)
             add_moments(k, G, nb, resp, rmean, w, S1, S2, SP, shift, have_shift)
+            if out.shape[1] > 0:
+                write_curves(k, G, nb, resp, rmean, out, rowmean, row0 + c0)
         for m in range(M):
             for r in range(nb):
                 F[m, r] = 0.0
@@ -250,12 +268,17 @@ def available(tm) -> bool:
     return isinstance(tm, TreeModel) and _fits(tm.ensemble, 0, 0)
 
 
-def curve_moments(tm, requests: list, n_jobs=None, memory_budget: int = 256 << 20):
+def curve_moments(tm, requests: list, n_jobs=None, memory_budget: int = 256 << 20, keep=None):
     """Per 1-way request (same rows, weights, response and outputs; their features and grids are read):
     ``(W, mean_f, mean_c, m2_c)`` over the rows, each array (len(outputs), n_grid): the weighted mean of the ICE
     curves, the weighted mean of the curves centered on their own means over the grid, and those centered
     curves' weighted sum of squared deviations from their mean; ``W`` the rows' total weight. None when ``tm``
-    does not qualify (:func:`available`)."""
+    does not qualify (:func:`available`).
+
+    ``keep``: optional ``(curves, row_means)``, float64 arrays (n_requests, n_rows, n_outputs * G_max) and
+    (n_requests, n_outputs, n_rows), C-contiguous: request ``k``'s centered curve of row ``i`` is written into
+    ``curves[k, i, o * G_k + g]`` (``G_k`` its grid's size) and its mean over the grid into ``row_means[k, o, i]``.
+    """
     if not requests or not available(tm):
         return None
     from .counts import leafset_features, leafset_layout
@@ -288,10 +311,15 @@ def curve_moments(tm, requests: list, n_jobs=None, memory_budget: int = 256 << 2
     NK, K, G = len(requests), len(outputs), int(n_grid.max())
     start = np.asarray(ens.base_score, dtype=np.float64)
     path = _path_features(ens, lfeat, slot_node)
-    tbox = _tree_tables(jl, bstart, bend, blo, bhi, int(n_grid.max()))
-    args = (masks, num_lf, spec_lf, q, st.routing, jl, path, tree_margin, lv, tbox, bstart, bend, blo, bhi,
+    tbox, tboxed = _tree_tables(jl, bstart, bend, blo, bhi, int(n_grid.max()))
+    args = (masks, num_lf, spec_lf, q, st.routing, jl, path, tree_margin, lv, tbox, tboxed, bstart, bend, blo, bhi,
             n_grid, start,
             LINK_CODES[ens.link], float(ens.link_scale), outputs)
+    out, rowmean = keep if keep is not None else (np.empty((NK, 0, 0)), np.empty((NK, K, 0)))
+    if keep is not None and (out.shape != (NK, n, K * G) or rowmean.shape != (NK, K, n)
+                             or not (out.flags.c_contiguous and rowmean.flags.c_contiguous)):
+        raise ValueError(f"curve_moments: keep= needs C-contiguous arrays of shapes {(NK, n, K * G)} and "
+                         f"{(NK, K, n)}, got {out.shape} and {rowmean.shape}")
     threads = thread_count(n_jobs)
     chunk = int(max(1, min(n, min(memory_budget // 2, MAX_CHUNK_BYTES) // (8 * max(1, X.shape[1]) * 3))))
     parts = []
@@ -300,10 +328,10 @@ def curve_moments(tm, requests: list, n_jobs=None, memory_budget: int = 256 << 2
         Xc = encoded_chunk(tm, X.iloc[r0:r1])
         wc = np.ascontiguousarray(row_w[r0:r1])
 
-        def part(span, Xc=Xc, wc=wc):
+        def part(span, Xc=Xc, wc=wc, r0=r0):
             S1, S2, SP = np.zeros((NK, K, G)), np.zeros((NK, K, G)), np.zeros((NK, K, G))
             shift, have = np.zeros((NK, K, G)), np.zeros(NK, dtype=np.bool_)
-            moments_walk(Xc, span[0], span[1], wc, *args, S1, S2, SP, shift, have)
+            moments_walk(Xc, span[0], span[1], wc, *args, S1, S2, SP, shift, have, r0, out, rowmean)
             return float(wc[span[0]:span[1]].sum()), S1, S2, SP, shift
 
         parts += in_threads(part, spans(r1 - r0, threads))
@@ -361,10 +389,11 @@ def _path_features(ens, lfeat, slot_node) -> np.ndarray:
     return ens.derived("pdpx.plugins.trees.curve_moments.path_features", build)
 
 
-def _tree_tables(jl, bstart, bend, blo, bhi, G: int) -> np.ndarray:
-    """``tbox`` (n_trees, q_max, 64) int32: per tree, tree-local feature ``a`` and leaf ``j``, the leaf's one box on
-    the feature's grid as ``lo + 32768 hi``; -1 where it has none (or the feature is not requested), -2 where it has
-    several (or the grid has more than 32,767 points)."""
+def _tree_tables(jl, bstart, bend, blo, bhi, G: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(tbox, tboxed)``: ``tbox`` (n_trees, q_max, 64) int32: per tree, tree-local feature ``a`` and leaf ``j``, the
+    leaf's one box on the feature's grid as ``lo + 32768 hi``; -1 where it has none (or the feature is not
+    requested), -2 where it has several (or the grid has more than 32,767 points). ``tboxed`` (n_trees, q_max)
+    uint64: the bits of the leaves ``j`` whose ``tbox`` is not -1."""
     n_trees, q_max = jl.shape
     t, a = np.nonzero(jl >= 0)
     k = jl[t, a]
@@ -379,7 +408,9 @@ def _tree_tables(jl, bstart, bend, blo, bhi, G: int) -> np.ndarray:
         packed[count > 0] = -2
     tbox = np.full((n_trees, q_max, 64), -1, dtype=np.int32)
     tbox[t, a] = packed
-    return tbox
+    bit = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))
+    tboxed = np.bitwise_or.reduce(np.where(tbox != -1, bit, np.uint64(0)), axis=2).astype(np.uint64)
+    return tbox, tboxed
 
 
 def _boxes(tm, requests, slot_node):

@@ -1,0 +1,112 @@
+"""pdpx.regions of several features in one call: every feature's regions against brute-force ICE (each region's PD
+and heterogeneity, on its rows), the same splits as one call per feature, on trees from one walk over the rows
+(weights, several outputs, a categorical feature, the memory budget splitting the walk) and without trees."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from ice_reference import ice_by_brute
+from test_regions import _check_regions_against_brute, _data, _f
+
+import pdpx
+from pdpx.explain import subgroups
+
+
+def _same_splits(one, other):
+    assert [(s.feature, s.kind, s.threshold, s.levels, s.missing_left) for s in one.splits] == \
+           [(s.feature, s.kind, s.threshold, s.levels, s.missing_left) for s in other.splits]
+    assert [sorted(r.rows.tolist()) for r in one.regions] == [sorted(r.rows.tolist()) for r in other.regions]
+
+
+def _walks(res):
+    return any("one pass over the rows" in note for note in res.notes)
+
+
+@pytest.fixture(scope="module")
+def forest_case():
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    X = _data(n=900)
+    X["g"] = X["g"].cat.codes.astype(np.float64)  # numeric codes: a column every tree may split on
+    y = _f(X) + 0.5 * X["g"].to_numpy() * (X["x3"].to_numpy() > 0)
+    model = GradientBoostingRegressor(n_estimators=40, max_depth=3, random_state=0).fit(X, y)
+    return model, X
+
+
+def test_every_feature_s_regions_equal_the_definition_and_one_call_per_feature(forest_case):
+    model, X = forest_case
+    w = np.random.default_rng(1).uniform(0.2, 2.0, len(X))
+    found = pdpx.regions(model, X, None, sample_weight=w)
+    assert isinstance(found, pdpx.RegionsSet) and list(found) == list(X.columns)
+    assert found["x1"].splits[0].feature == "x2"
+    for name, res in found.items():
+        assert _walks(res) and res.method == "exact"
+        _check_regions_against_brute(res, model.predict, X, w)
+        _same_splits(res, pdpx.regions(model, X, name, sample_weight=w))
+
+
+def test_a_small_memory_budget_walks_a_few_features_at_a_time(forest_case, monkeypatch):
+    model, _ = forest_case
+    X = _data(n=2000, seed=5)
+    X["g"] = X["g"].cat.codes.astype(np.float64)
+    walked = []
+    real = subgroups._walked
+    monkeypatch.setattr(subgroups, "_walked", lambda s, group, sizes: walked.append(list(group)) or real(s, group, sizes))
+    whole = pdpx.regions(model, X, ["x1", "x2", "x3", "g"])
+    walked.clear()
+    budget = 740 * len(X)  # two features' curves (8 n (2 (G + 1) + 2 G) bytes, G = 20) at a time, not three
+    parts = pdpx.regions(model, X, ["x1", "x2", "x3", "g"], memory_budget=budget)
+    assert [len(g) for g in walked] == [2, 2]
+    for name in whole:
+        _same_splits(whole[name], parts[name])
+        np.testing.assert_allclose(parts[name].heterogeneity, whole[name].heterogeneity, rtol=1e-12)
+
+
+def test_several_outputs_and_a_categorical_feature_from_one_walk():
+    from sklearn.ensemble import RandomForestClassifier
+
+    X = _data(n=700)
+    y = np.digitize(X.x1 * np.sign(X.x2), [-0.3, 0.3])
+    Xd = pd.get_dummies(X, columns=["g"], dtype=float)
+    model = RandomForestClassifier(n_estimators=15, max_depth=5, random_state=0).fit(Xd, y)
+    found = pdpx.regions(model, Xd, ["x1", "g_b", "x3"], grid_resolution=6)
+    for res in found.values():
+        assert _walks(res) and len(res.outputs) == 3
+        _check_regions_against_brute(res, model.predict_proba, Xd)
+    assert found["x1"].splits[0].feature == "x2"
+    assert len(found["g_b"].grid_values) == 2  # its grid is shorter than the others': its curves are copied apart
+
+
+def test_ice_kept_for_every_feature_is_the_brute_force_ice(forest_case):
+    model, X = forest_case
+    found = pdpx.regions(model, X.iloc[:300], ["x1", "x3"], ice=True)
+    for name, res in found.items():
+        want = ice_by_brute(model.predict, X.iloc[:300], name, res.grid_values)
+        np.testing.assert_allclose(res.individual[0], want, rtol=1e-9, atol=1e-9)
+
+
+def test_a_model_without_trees_is_searched_feature_by_feature():
+    X = _data(n=500)
+    found = pdpx.regions(_f, X, ["x1", "x3"])
+    assert found["x1"].splits[0].feature == "x2" and not _walks(found["x1"])
+    assert not found["x3"].splits  # x3 adds alone: its curves agree
+    for res in found.values():
+        _check_regions_against_brute(res, _f, X)
+
+
+def test_the_set_shows_its_features_as_tables_a_figure_and_text(forest_case):
+    model, X = forest_case
+    found = pdpx.regions(model, X, ["x1", "x3"])
+    summary = found.summary()
+    assert summary["feature"].tolist() == ["x1", "x3"]
+    assert summary.loc[0, "n_regions"] == len(found["x1"].regions) and summary.loc[0, "rules"].startswith("x2")
+    splits = found.splits_frame()
+    assert splits.columns[0] == "regions_of" and set(splits["regions_of"]) <= {"x1", "x3"}
+    frame = found.to_frame()
+    assert set(frame["feature"]) == {"x1", "x3"} and len(frame) == sum(len(r.to_frame()) for r in found.values())
+    assert "x1: 2 region(s)" in repr(found)
+    found.plot("x1").draw()
+    with pytest.raises(pdpx.PdpxError, match=r"'x9' is not among this set's features \['x1', 'x3'\]"):
+        found.plot("x9")
