@@ -40,16 +40,26 @@ def mquantiles(values: np.ndarray, probs) -> np.ndarray:
 def sorted_mquantiles(x: np.ndarray, probs) -> np.ndarray:
     """:func:`mquantiles` of ``x`` already sorted, one probability at a time (the same arithmetic, value for
     value, without numpy's overhead on arrays of two numbers)."""
-    n = x.size
+    return _interpolate(x, _positions(x.size, probs))
+
+
+def _positions(n: int, probs) -> list[tuple[int, float]]:
+    """For each probability, ``(k, gamma)``: its quantile among ``n`` sorted values is the mix of the order
+    statistics ``x[k - 1]`` and ``x[k]`` that :func:`_interpolate` takes (plotting positions alpha = beta = 0.4)."""
     alphap = betap = 0.4
     out = []
     for p in probs:
         p = float(p)
         aleph = n * p + (alphap + p * (1.0 - alphap - betap))
         k = math.floor(min(max(aleph, 1), n - 1))
-        gamma = min(max(aleph - k, 0), 1)
-        out.append((1.0 - gamma) * x[k - 1] + gamma * x[k])
-    return np.array(out, dtype=np.float64)
+        out.append((k, min(max(aleph - k, 0), 1)))
+    return out
+
+
+def _interpolate(x: np.ndarray, positions) -> np.ndarray:
+    """The quantiles at ``positions`` (:func:`_positions`) from ``x``, whose entries ``k - 1`` and ``k`` hold the
+    order statistics of those ranks (a sorted array, or one partitioned at those ranks)."""
+    return np.array([(1.0 - gamma) * x[k - 1] + gamma * x[k] for k, gamma in positions], dtype=np.float64)
 
 
 def feature_grid(
@@ -121,6 +131,11 @@ def feature_grid(
     finite = data[np.isfinite(data)]  # a grid holds finite values: NaN and +-inf never enter it
     if finite.size == 0:
         raise PdpxError(f"feature {name!r} has no finite values (only missing or infinite ones); it has no grid")
+    if _has_distinct(finite, max(grid_resolution, 2)):  # many values: the percentiles' order statistics alone
+        lo_hi = _selected_quantiles(finite, percentiles)
+        if lo_hi is not None:
+            return grid_between(name, column.dtype, *lo_hi, grid_resolution, percentiles)
+        finite = data[np.isfinite(data)]  # partitioned in place above: the column's own order again
     ordered = np.sort(finite)
     uniques = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]  # np.unique, from the sorted values
     if uniques.size == 1:
@@ -132,6 +147,34 @@ def feature_grid(
         return values.astype(np.float64)
     lo, hi = sorted_mquantiles(ordered, percentiles)
     return grid_between(name, column.dtype, lo, hi, grid_resolution, percentiles)
+
+
+#: How many of a column's values :func:`_has_distinct` looks at (evenly spaced through the column).
+_PROBE = 4096
+
+
+def _has_distinct(finite: np.ndarray, count: int) -> bool:
+    """Whether a sample of ``finite`` (about :data:`_PROBE` values spread through it) already holds ``count``
+    distinct values: then the whole column does, and its grid is spaced between percentiles. False proves
+    nothing (the caller counts every value)."""
+    sample = np.sort(finite[:: max(1, finite.size // _PROBE)])
+    return 1 + int(np.count_nonzero(sample[1:] != sample[:-1])) >= count
+
+
+def _selected_quantiles(finite: np.ndarray, percentiles) -> tuple | None:
+    """:func:`sorted_mquantiles` of ``np.sort(finite)`` at ``percentiles``, from the order statistics they read
+    (``finite`` partitioned in place at those ranks: linear time, no sort), value for value.
+
+    None when an order statistic read is zero and ``finite`` holds both -0.0 and 0.0: which of the two the sort
+    puts at that rank is the sort's own choice, so the caller sorts (the sign of a zero is kept as it was).
+    """
+    positions = _positions(finite.size, percentiles)
+    finite.partition(sorted({r for k, _ in positions for r in (k - 1, k)}))
+    if any(finite[r] == 0 for k, _ in positions for r in (k - 1, k)):
+        zeros = np.signbit(finite[finite == 0])
+        if zeros.any() and not zeros.all():
+            return None
+    return tuple(_interpolate(finite, positions))
 
 
 def grid_between(name, dtype, lo: float, hi: float, grid_resolution: int, percentiles) -> np.ndarray:
