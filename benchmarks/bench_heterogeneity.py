@@ -7,8 +7,8 @@ every measure runs on all the rows. Rows of :func:`run`:
 
 1. ``pdpx.heterogeneity`` of every feature (grid 20) of an XGBoost model (200 trees, depth 6)
    against one native ``predict`` of the same rows: target <= 5x;
-2. ``pdpx.regions(..., max_depth=2)`` for every feature, one call per feature, summed, against
-   one ``predict``: target <= 10x;
+2. ``pdpx.regions(model, X, None, max_depth=2)``: every feature's regions in one call (one walk
+   over the rows writes every feature's curves), against one ``predict``: target <= 10x;
 3. ``partial_dependence(..., interval="members")`` of a RandomForestRegressor (500 trees, depth
    10) against its PD alone (same feature, rows and grid): target <= 1.5x;
 4. effector (its own environment, :mod:`peer_effector`): ``effector.PDP`` with ``fit("all")``,
@@ -87,7 +87,7 @@ def fit_models(X: pd.DataFrame, y: np.ndarray, forest_trees: int):
 def every_region(model, X: pd.DataFrame) -> dict:
     import pdpx
 
-    return {f: pdpx.regions(model, X, f, max_depth=2) for f in X.columns}
+    return pdpx.regions(model, X, None, max_depth=2)
 
 
 def pdpx_side(model, X: pd.DataFrame) -> dict:
@@ -96,15 +96,24 @@ def pdpx_side(model, X: pd.DataFrame) -> dict:
 
     warm = X.iloc[:2000]
     pdpx.heterogeneity(model, warm)  # compiled kernels and the model's trees read before anything is timed
-    pdpx.regions(model, warm, "x0")
+    every_region(model, warm)
     t_predict = best_time(lambda: model.predict(X), repeat=3)
-    t0 = time.perf_counter()
-    het = pdpx.heterogeneity(model, X)
-    t_het = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    found = every_region(model, X)
-    t_reg = time.perf_counter() - t0
-    return {"predict": t_predict, "heterogeneity": t_het, "regions": t_reg, "het": het, "found": found}
+    het, t_het, first_het = _twice(lambda: pdpx.heterogeneity(model, X))
+    found, t_reg, first_reg = _twice(lambda: every_region(model, X))
+    return {"predict": t_predict, "heterogeneity": t_het, "regions": t_reg, "het": het, "found": found,
+            "first": {"heterogeneity": first_het, "regions": first_reg}}
+
+
+def _twice(fn):
+    """(the result, the faster of two calls' seconds, the first call's): the first call in a process also pays
+    for memory the process has not touched before (on this benchmark's virtual machine ~2 s per GB of fresh pages:
+    regions of every feature hold 3.2 GB of curves), so both are reported."""
+    times = []
+    for _ in range(2):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return out, min(times), times[0]
 
 
 def members_side(forest, X: pd.DataFrame) -> dict:
@@ -222,11 +231,12 @@ def run() -> list[dict]:
     r_reg = side["regions"] / side["predict"]
     out = [
         row(BENCH, f"heterogeneity of every feature (grid 20, {side['het'].method}), XGBoost {XGB_TREES} trees depth "
-            f"{XGB_DEPTH}, {shape} (x one predict)", side["heterogeneity"], "one native predict", side["predict"],
-            "<= 5x one predict", r_het <= 5, ratio=r_het),
-        row(BENCH, f"regions, depth 2, of every feature (20 calls), XGBoost {XGB_TREES} trees depth {XGB_DEPTH}, "
-            f"{shape} (x one predict)", side["regions"], "one native predict", side["predict"], "<= 10x one predict",
-            r_reg <= 10, ratio=r_reg),
+            f"{XGB_DEPTH}, {shape} (x one predict; faster of 2 calls, the first {side['first']['heterogeneity']:.2f} s)",
+            side["heterogeneity"], "one native predict", side["predict"], "<= 5x one predict", r_het <= 5,
+            ratio=r_het),
+        row(BENCH, f"regions, depth 2, of every feature (one call), XGBoost {XGB_TREES} trees depth {XGB_DEPTH}, "
+            f"{shape} (x one predict; faster of 2 calls, the first {side['first']['regions']:.2f} s)",
+            side["regions"], "one native predict", side["predict"], "<= 10x one predict", r_reg <= 10, ratio=r_reg),
     ]
     m = members_side(forest, X)
     r_m = m["members"] / m["pd"]

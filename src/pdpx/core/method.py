@@ -284,10 +284,11 @@ class Method:
         """:meth:`curve_moments`, and every row's centered ICE curve written into ``keep``; or None when the method
         has no faster way than computing the curves request by request (the default).
 
-        ``keep``: ``(curves, row_means)``, float64 arrays (n_requests, n_rows, n_outputs * G_max) and
-        (n_requests, n_outputs, n_rows): request ``k``'s curve of row ``i`` centered on its own mean, output ``o``
-        at grid point ``g``, goes to ``curves[k, i, o * G_k + g]`` (``G_k`` its grid's size), the mean to
-        ``row_means[k, o, i]``. :func:`pdpx.regions` of several features needs these.
+        ``keep``: ``(curves, row_stats)``, float64 arrays (n_requests, n_rows, n_outputs * G_max) and
+        (n_requests, n_outputs + 1, n_rows): request ``k``'s curve of row ``i`` centered on its own mean, output
+        ``o`` at grid point ``g``, goes to ``curves[k, i, o * G_k + g]`` (``G_k`` its grid's size), the mean to
+        ``row_stats[k, o, i]``, the sum of the centered curve's squares to ``row_stats[k, n_outputs, i]``.
+        :func:`pdpx.regions` of several features needs these.
         """
         return None
 

@@ -188,11 +188,12 @@ def _as_read(tm, c: int, x: np.ndarray) -> np.ndarray:
 class Stats:
     """Per-row statistics of the split search: weights ``w``, ``wq`` (w times the squared centered curve averaged
     over the grid) and the centered curves ``C`` (n, K * G), the candidates' codes (``coded``, the columns ``cols``
-    of it), and the loss of a set of rows from their sums."""
+    of it), and the loss of a set of rows from their sums. ``squares``: each row's ``|c|^2`` when known."""
 
-    def __init__(self, w: np.ndarray, C: np.ndarray, G: int, min_rows: int, coded: Coded, cols: np.ndarray):
+    def __init__(self, w: np.ndarray, C: np.ndarray, G: int, min_rows: int, coded: Coded, cols: np.ndarray,
+                 squares: np.ndarray | None = None):
         self.w, self.G, self.min_rows = w, G, min_rows
-        self.wq = w * np.einsum("ij,ij->i", C, C) / G
+        self.wq = w * (np.einsum("ij,ij->i", C, C) if squares is None else squares) / G
         self.C = C
         self.coded, self.cols = coded, cols
         self.sizes = coded.sizes[cols]
@@ -282,9 +283,9 @@ def _level_split(stats: Stats, cand: Candidate, rows: np.ndarray, depth: int, su
     return loss, split, np.isin(cand.codes[rows], present[on]), lefts[i]
 
 
-def grow(stats: Stats, cands: list, max_depth: int, min_gain: float, n: int):
-    """(leaves as (rows, conditions, why it stopped), the splits made), depth first, left before right."""
-    everything = np.arange(n)
+def grow(stats: Stats, cands: list, max_depth: int, min_gain: float, everything: np.ndarray):
+    """(leaves as (rows, conditions, why it stopped), the splits made), depth first, left before right, from the
+    root's rows ``everything`` (every row: ``np.arange(n)``)."""
     root_per = stats.by_candidate(everything) if cands and max_depth > 0 else None
     root_total = root_per[0].sum(axis=0) if root_per else stats.total(everything)
     root_loss = float(stats.loss(root_total))

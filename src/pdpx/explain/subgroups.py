@@ -283,7 +283,7 @@ def regions(model, X, feature, max_depth: int = 2, *, split_features=None, min_g
                             "are split; leave it out")
     coded = code_candidates(session, idx, n_thresholds)
     w = np.ones(n) if session.sample_weight is None else session.sample_weight
-    search = _Search(session, coded, w, max_depth, min_gain, min_rows, ice)
+    search = _Search(session, coded, w, max_depth, min_gain, min_rows, ice, np.arange(n))
     found = RegionsSet({session.names[j]: search.of(j, curves)
                         for j, curves in _feature_curves(session, feats, options)})
     found.elapsed = time.perf_counter() - t0
@@ -320,6 +320,7 @@ class _Curves:
     heterogeneity: np.ndarray
     method: str
     notes: list
+    squares: np.ndarray | None = None  # each row's sum of C's squares, when the walk gave it
 
 
 def _feature_curves(session: Session, feats: list, options):
@@ -363,7 +364,7 @@ def _walked(session: Session, group: list, sizes: dict):
     """``[(feature, _Curves)]`` of ``group`` from one walk over the rows that writes every row's centered curve
     (:meth:`Session.curve_moments` with ``keep``), or None where the method has none."""
     K, n, G = len(session.outputs), session.n_rows, max(sizes[j] for j in group)
-    keep = (np.empty((len(group), n, K * G)), np.empty((len(group), K, n)))
+    keep = (np.empty((len(group), n, K * G)), np.empty((len(group), K + 1, n)))
     got = session.curve_moments(group, keep)
     if got is None:
         return None
@@ -374,8 +375,8 @@ def _walked(session: Session, group: list, sizes: dict):
     out = []
     for k, (j, (W, mean_f, mean_c, m2_c)) in enumerate(zip(group, per)):
         C = keep[0][k] if sizes[j] == G else np.ascontiguousarray(keep[0][k][:, :K * sizes[j]])
-        out.append((j, _Curves(C, keep[1][k], outputs, mean_f, Moments(W, mean_c, m2_c).variance.mean(axis=1), method,
-                               [note])))
+        out.append((j, _Curves(C, keep[1][k, :K], outputs, mean_f, Moments(W, mean_c, m2_c).variance.mean(axis=1),
+                               method, [note], keep[1][k, K])))
     return out
 
 
@@ -406,14 +407,15 @@ class _Search:
     min_gain: float
     min_rows: int
     ice: bool
+    everything: np.ndarray  # np.arange(n_rows): the root's rows
 
     def of(self, j: int, curves: _Curves) -> RegionsResult:
         """Feature ``j``'s :class:`RegionsResult` from its curves."""
         session, n = self.session, self.session.n_rows
         K, G = len(curves.outputs), len(session.grid_for(j))
         cands, cols = self.coded.without(j)
-        stats = Stats(self.w, curves.C, G, self.min_rows, self.coded, cols)
-        leaves, made = grow(stats, cands, self.max_depth, self.min_gain, n)
+        stats = Stats(self.w, curves.C, G, self.min_rows, self.coded, cols, curves.squares)
+        leaves, made = grow(stats, cands, self.max_depth, self.min_gain, self.everything)
         rid = np.zeros(n, dtype=np.int64)
         for r, (rows, _, _) in enumerate(leaves):
             rid[rows] = r

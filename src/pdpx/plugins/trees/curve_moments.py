@@ -133,22 +133,27 @@ def add_moments(k, G, nb, resp, rmean, w, S1, S2, SP, shift, have_shift):
 
 
 @njit(cache=True, inline="always")
-def write_curves(k, G, nb, resp, rmean, out, rowmean, at):
+def write_curves(k, G, nb, resp, rmean, out, rowstats, at):
     """Feature ``k``'s block of curves ``resp[o, g, r]`` centered on each row's mean ``rmean[o, r]`` into
-    ``out[k, at + r, o * G + g]``, and the means into ``rowmean[k, o, at + r]``."""
+    ``out[k, at + r, o * G + g]``, the means into ``rowstats[k, o, at + r]`` and the sum of the centered curve's
+    squares over outputs and grid points into ``rowstats[k, K, at + r]``."""
     K = resp.shape[0]
     for r in range(nb):
+        sq = 0.0
         for o in range(K):
             mu = rmean[o, r]
-            rowmean[k, o, at + r] = mu
+            rowstats[k, o, at + r] = mu
             for g in range(G):
-                out[k, at + r, o * G + g] = resp[o, g, r] - mu
+                d = resp[o, g, r] - mu
+                out[k, at + r, o * G + g] = d
+                sq += d * d
+        rowstats[k, K, at + r] = sq
 
 
 @njit(cache=True, nogil=True)
 def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path, tree_margin, lv, tbox, tboxed,
                  bstart, bend, blo, bhi, n_grid, start, link, scale, outputs, S1, S2, SP, shift, have_shift, row0,
-                 out, rowmean):
+                 out, rowstats):
     """Rows ``r0:r1`` of X (``r0`` a multiple of ``BLOCK``) with weights ``row_w``: for each requested feature
     ``k`` (tree-local feature ``a`` of tree ``t`` is ``k`` when ``jl[t, a] == k``), output ``o`` and grid point
     ``g < n_grid[k]``, adds ``sum_r w_r d``, ``sum_r w_r d^2`` (into ``S1``, ``S2``; ``d = c - shift[k, o, g]``,
@@ -256,7 +261,7 @@ def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path,
             respond_block(z, G, nb, link, scale, outputs, resp)
             add_moments(k, G, nb, resp, rmean, w, S1, S2, SP, shift, have_shift)
             if out.shape[1] > 0:
-                write_curves(k, G, nb, resp, rmean, out, rowmean, row0 + c0)
+                write_curves(k, G, nb, resp, rmean, out, rowstats, row0 + c0)
         for m in range(M):
             for r in range(nb):
                 F[m, r] = 0.0
@@ -275,9 +280,10 @@ def curve_moments(tm, requests: list, n_jobs=None, memory_budget: int = 256 << 2
     curves' weighted sum of squared deviations from their mean; ``W`` the rows' total weight. None when ``tm``
     does not qualify (:func:`available`).
 
-    ``keep``: optional ``(curves, row_means)``, float64 arrays (n_requests, n_rows, n_outputs * G_max) and
-    (n_requests, n_outputs, n_rows), C-contiguous: request ``k``'s centered curve of row ``i`` is written into
-    ``curves[k, i, o * G_k + g]`` (``G_k`` its grid's size) and its mean over the grid into ``row_means[k, o, i]``.
+    ``keep``: optional ``(curves, row_stats)``, float64 arrays (n_requests, n_rows, n_outputs * G_max) and
+    (n_requests, n_outputs + 1, n_rows), C-contiguous: request ``k``'s centered curve of row ``i`` is written into
+    ``curves[k, i, o * G_k + g]`` (``G_k`` its grid's size), its mean over the grid into ``row_stats[k, o, i]``,
+    and the sum of the centered curve's squares (over outputs and grid points) into ``row_stats[k, n_outputs, i]``.
     """
     if not requests or not available(tm):
         return None
@@ -315,11 +321,11 @@ def curve_moments(tm, requests: list, n_jobs=None, memory_budget: int = 256 << 2
     args = (masks, num_lf, spec_lf, q, st.routing, jl, path, tree_margin, lv, tbox, tboxed, bstart, bend, blo, bhi,
             n_grid, start,
             LINK_CODES[ens.link], float(ens.link_scale), outputs)
-    out, rowmean = keep if keep is not None else (np.empty((NK, 0, 0)), np.empty((NK, K, 0)))
-    if keep is not None and (out.shape != (NK, n, K * G) or rowmean.shape != (NK, K, n)
-                             or not (out.flags.c_contiguous and rowmean.flags.c_contiguous)):
+    out, rowstats = keep if keep is not None else (np.empty((NK, 0, 0)), np.empty((NK, K + 1, 0)))
+    if keep is not None and (out.shape != (NK, n, K * G) or rowstats.shape != (NK, K + 1, n)
+                             or not (out.flags.c_contiguous and rowstats.flags.c_contiguous)):
         raise ValueError(f"curve_moments: keep= needs C-contiguous arrays of shapes {(NK, n, K * G)} and "
-                         f"{(NK, K, n)}, got {out.shape} and {rowmean.shape}")
+                         f"{(NK, K + 1, n)}, got {out.shape} and {rowstats.shape}")
     threads = thread_count(n_jobs)
     chunk = int(max(1, min(n, min(memory_budget // 2, MAX_CHUNK_BYTES) // (8 * max(1, X.shape[1]) * 3))))
     parts = []
@@ -331,7 +337,7 @@ def curve_moments(tm, requests: list, n_jobs=None, memory_budget: int = 256 << 2
         def part(span, Xc=Xc, wc=wc, r0=r0):
             S1, S2, SP = np.zeros((NK, K, G)), np.zeros((NK, K, G)), np.zeros((NK, K, G))
             shift, have = np.zeros((NK, K, G)), np.zeros(NK, dtype=np.bool_)
-            moments_walk(Xc, span[0], span[1], wc, *args, S1, S2, SP, shift, have, r0, out, rowmean)
+            moments_walk(Xc, span[0], span[1], wc, *args, S1, S2, SP, shift, have, r0, out, rowstats)
             return float(wc[span[0]:span[1]].sum()), S1, S2, SP, shift
 
         parts += in_threads(part, spans(r1 - r0, threads))
