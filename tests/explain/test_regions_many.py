@@ -110,3 +110,34 @@ def test_the_set_shows_its_features_as_tables_a_figure_and_text(forest_case):
     found.plot("x1").draw()
     with pytest.raises(pdpx.PdpxError, match=r"'x9' is not among this set's features \['x1', 'x3'\]"):
         found.plot("x9")
+
+
+def test_a_feature_split_twice_reads_as_one_interval_that_selects_the_region_s_rows():
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame({"x1": rng.uniform(-1, 1, 1200), "x2": rng.uniform(-1, 1, 1200)})
+
+    def f(d):  # x1's slope: -3 below x2 = -0.5, 0 between, +3 above 0.5
+        x2 = d["x2"].to_numpy()
+        return d["x1"].to_numpy() * np.select([x2 <= -0.5, x2 <= 0.5], [-3.0, 0.0], 3.0)
+
+    res = pdpx.regions(f, X, "x1", min_gain=0.01)
+    assert len(res.regions) == 3 and sum(" and " in rule for rule in res.rules) == 0
+    middle = [rule for rule in res.rules if rule.count("x2") == 1 and rule.count("<") == 2]
+    assert len(middle) == 1, res.rules  # "lo < x2 <= hi", not "x2 > lo and x2 <= hi"
+    for r in res.regions:  # each rule, read as pandas reads it, selects the region's rows exactly
+        np.testing.assert_array_equal(np.sort(r.rows), np.flatnonzero(X.eval(r.rule).to_numpy()))
+
+
+def test_folded_rules_keep_the_tighter_bound_and_leave_other_conditions_alone():
+    from pdpx.explain.split_search import Split, rule_text
+
+    a, b = Split("x3", "threshold", threshold=0.2), Split("x3", "threshold", threshold=-0.4)
+    g = Split("g", "levels", levels=("a",), others=("b",))
+    miss = Split("x3", "threshold", threshold=0.5, missing_left=True)
+    assert rule_text([(a, "left"), (b, "left")]) == "x3 <= -0.4"
+    assert rule_text([(a, "right"), (b, "right")]) == "x3 > 0.2"
+    assert rule_text([(a, "left"), (g, "left"), (b, "right")]) == "-0.4 < x3 <= 0.2 and g in {'a'}"
+    lt = Split("x2", "threshold", threshold=0.5, op="<"), Split("x2", "threshold", threshold=0.1, op="<")
+    assert rule_text([(lt[0], "left"), (lt[1], "right")]) == "0.1 <= x2 < 0.5"
+    assert rule_text([(miss, "left"), (a, "left")]) == "(x3 <= 0.5 or x3 is missing) and x3 <= 0.2"
+    assert rule_text([]) == "all rows"

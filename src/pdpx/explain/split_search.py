@@ -68,6 +68,36 @@ class Split:
         return text
 
 
+def rule_text(conditions: list) -> str:
+    """The conditions ``(Split, side)`` from the root joined by ``and`` (``"all rows"`` for none). Threshold conditions
+    on one feature that leave no missing rows to a side are folded into one: its tighter bound on each side, both
+    as ``lo < x <= hi`` (``x3 <= 0.2 and x3 <= -0.4`` reads ``x3 <= -0.4``)."""
+    parts: list = []
+    bounds: dict = {}
+    for split, side in conditions:
+        if split.kind != "threshold" or split.missing_left is not None:
+            parts.append(split.condition(side))
+            continue
+        if split.feature not in bounds:
+            bounds[split.feature] = {}
+            parts.append(split.feature)  # where the folded condition goes: the feature's first condition
+        held, key = bounds[split.feature], side
+        t = split.threshold
+        if key not in held or (t < held[key].threshold if key == "left" else t > held[key].threshold):
+            held[key] = split
+    return " and ".join(_bounded(p, bounds[p]) if p in bounds else p for p in parts) or "all rows"
+
+
+def _bounded(feature: str, held: dict) -> str:
+    """One feature's folded condition from its tightest ``left`` (upper) and ``right`` (lower) threshold splits."""
+    up, lo = held.get("left"), held.get("right")
+    if lo is None:
+        return up.condition("left")
+    if up is None:
+        return lo.condition("right")
+    return f"{lo.threshold:.4g} {'<' if lo.op == '<=' else '<='} {feature} {up.op} {up.threshold:.4g}"
+
+
 @dataclass
 class Candidate:
     """A column the rows may be split by (position ``column`` in X): each row's code (numeric: its bin between the

@@ -47,7 +47,7 @@ from ..core.drawing import Drawable
 from ..core.errors import PdpxError
 from ..core.session import Session
 from .ice_spread import Moments, curve_columns, ice_moments, measure_options, resolve_features
-from .split_search import Coded, Split, Stats, code_candidates, grow
+from .split_search import Coded, Split, Stats, code_candidates, grow, rule_text
 from .split_sums import region_sums
 
 __all__ = ["Region", "RegionsResult", "RegionsSet", "Split", "regions"]
@@ -70,8 +70,9 @@ class Region:
 
     @property
     def rule(self) -> str:
-        """The conditions joined by ``and`` (``"all rows"`` for the root)."""
-        return " and ".join(s.condition(side) for s, side in self.conditions) or "all rows"
+        """The conditions joined by ``and`` (``"all rows"`` for the root), one feature's thresholds folded into one
+        condition (:func:`.split_search.rule_text`)."""
+        return rule_text(self.conditions)
 
     @property
     def n_rows(self) -> int:
