@@ -140,3 +140,27 @@ def test_not_taken_where_it_does_not_apply():
     vote = sk.VotingRegressor([("a", sk.HistGradientBoostingRegressor(max_iter=5, max_leaf_nodes=8)),
                                ("b", sk.GradientBoostingRegressor(n_estimators=5, max_depth=3))]).fit(Xf, Xf["f0"])
     assert one_pass(vote, Xf, grids)[1] is None
+
+
+def test_a_grid_too_long_for_the_packed_boxes_and_leaves_without_grid_points():
+    """More than 32,767 grid points: every leaf's boxes are read from the flat table (none packed); a short grid
+    whose points miss some leaves' regions: those leaves move no curve."""
+    from sklearn.tree import DecisionTreeRegressor
+
+    rng = np.random.default_rng(7)
+    X = pd.DataFrame({"a": rng.uniform(-1, 1, 40), "b": rng.uniform(-1, 1, 40)})
+    model = DecisionTreeRegressor(max_depth=5, random_state=0).fit(X, np.sin(4 * X.a) * X.b + X.b ** 2)
+
+    grid = np.linspace(-200.0, 1.2, 33_000)  # the trees' thresholds on a fall past point 32,767
+    session, got = one_pass(model, X, {"a": grid, "b": np.array([-0.5, 0.9])})
+    (W, mean_f, mean_c, m2_c), short = got[0]
+    Z = X.loc[X.index.repeat(len(grid))].assign(a=np.tile(grid, len(X)))
+    f = model.predict(Z).reshape(len(X), len(grid))  # the model's own predict, one call for every copy of the rows
+    c = f - f.mean(axis=1, keepdims=True)
+    np.testing.assert_allclose(mean_f[0], f.mean(axis=0), atol=1e-10, rtol=0)
+    np.testing.assert_allclose(mean_c[0], c.mean(axis=0), atol=1e-10, rtol=0)
+    np.testing.assert_allclose(m2_c[0] / W, c.var(axis=0), atol=1e-10, rtol=0)
+    want_f, want_c, want_v = reference(model.predict, X, "b", [-0.5, 0.9], np.ones(len(X)))  # from the same walk
+    W, mean_f, mean_c, m2_c = short
+    for got_, want in ((mean_f, want_f), (mean_c, want_c), (m2_c / W, want_v)):
+        np.testing.assert_allclose(got_, want, atol=1e-10, rtol=0)

@@ -97,6 +97,28 @@ def _apply(Dflat, ui, uv, nu):
 
 
 @njit(cache=True, inline="always")
+def _queue(v, box, row_km, k, s, bstart, bend, blo, bhi, ui, uv, nu, cap, Dflat):
+    """Queue the updates of a leaf worth ``v`` over its box on the grid (``box``: :func:`_tree_tables`' packed
+    ``lo + 32768 hi``, or -2: read ``bstart[k, s]:bend[k, s]`` of ``blo``, ``bhi``) into the row's difference array at
+    ``row_km``; returns the number queued (flushed into ``Dflat`` when the queue fills)."""
+    if box >= 0:  # one run of grid points (sorted grids): the tree's own small table
+        ui[nu] = row_km + (box & 32767) * BLOCK
+        uv[nu] = v
+        ui[nu + 1] = row_km + (box >> 15) * BLOCK
+        uv[nu + 1] = -v
+        return nu + 2
+    for b in range(bstart[k, s], bend[k, s]):
+        ui[nu] = row_km + blo[b] * BLOCK
+        uv[nu] = v
+        ui[nu + 1] = row_km + bhi[b] * BLOCK
+        uv[nu + 1] = -v
+        nu += 2
+        if nu >= cap:
+            nu = _apply(Dflat, ui, uv, nu)
+    return nu
+
+
+@njit(cache=True, inline="always")
 def add_moments(k, G, nb, resp, rmean, w, S1, S2, SP, shift, have_shift):
     """Feature ``k``'s block of curves ``resp[o, g, r]`` (``nb`` rows, ``G`` grid points) centered on each row's
     mean and added to the weighted sums about ``shift[k]`` (set from the block's first row if not yet)."""
@@ -221,29 +243,18 @@ def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path,
                             continue
                         bits = pre[a, r] & suf[a + 1, r] & ~reached & tboxed[t, a]
                         row_km = (k * M + m) * (Gmax + 1) * BLOCK + r
+                        # the first leaf without a branch on whether there is one (mostly one): none adds 0
+                        j = trailing_zeros(bits) & 63
+                        nu = _queue(lvp[slot0 + j] - v_own if bits else 0.0, tbox[t, a, j], row_km, k, slot0 + j,
+                                    bstart, bend, blo, bhi, ui, uv, nu, cap, Dflat)
+                        bits &= bits - one
                         while bits:
                             j = trailing_zeros(bits)
                             bits &= bits - one
-                            v = lvp[slot0 + j] - v_own
-                            box = tbox[t, a, j]
-                            if box >= 0:  # one run of grid points (sorted grids): the tree's own small table
-                                ui[nu] = row_km + (box & 32767) * BLOCK
-                                uv[nu] = v
-                                ui[nu + 1] = row_km + (box >> 15) * BLOCK
-                                uv[nu + 1] = -v
-                                nu += 2
-                            elif box == -2:
-                                s = slot0 + j
-                                for b in range(bstart[k, s], bend[k, s]):
-                                    ui[nu] = row_km + blo[b] * BLOCK
-                                    uv[nu] = v
-                                    ui[nu + 1] = row_km + bhi[b] * BLOCK
-                                    uv[nu + 1] = -v
-                                    nu += 2
-                                    if nu >= cap:
-                                        nu = _apply(Dflat, ui, uv, nu)
-                            if nu >= cap:
-                                nu = _apply(Dflat, ui, uv, nu)
+                            nu = _queue(lvp[slot0 + j] - v_own, tbox[t, a, j], row_km, k, slot0 + j, bstart, bend,
+                                        blo, bhi, ui, uv, nu, cap, Dflat)
+                        if nu >= cap - 2 * 64:
+                            nu = _apply(Dflat, ui, uv, nu)
                 # the updates apart from the walk that finds them: a plain loop whose loads of D overlap
                 nu = _apply(Dflat, ui, uv, nu)
         for k in range(NK):
@@ -317,7 +328,7 @@ def curve_moments(tm, requests: list, n_jobs=None, memory_budget: int = 256 << 2
     NK, K, G = len(requests), len(outputs), int(n_grid.max())
     start = np.asarray(ens.base_score, dtype=np.float64)
     path = _path_features(ens, lfeat, slot_node)
-    tbox, tboxed = _tree_tables(jl, bstart, bend, blo, bhi, int(n_grid.max()))
+    tbox, tboxed = _tree_tables(jl, bstart, bend, blo, bhi, n_grid, int(n_grid.max()))
     args = (masks, num_lf, spec_lf, q, st.routing, jl, path, tree_margin, lv, tbox, tboxed, bstart, bend, blo, bhi,
             n_grid, start,
             LINK_CODES[ens.link], float(ens.link_scale), outputs)
@@ -395,27 +406,29 @@ def _path_features(ens, lfeat, slot_node) -> np.ndarray:
     return ens.derived("pdpx.plugins.trees.curve_moments.path_features", build)
 
 
-def _tree_tables(jl, bstart, bend, blo, bhi, G: int) -> tuple[np.ndarray, np.ndarray]:
+def _tree_tables(jl, bstart, bend, blo, bhi, n_grid, G: int) -> tuple[np.ndarray, np.ndarray]:
     """``(tbox, tboxed)``: ``tbox`` (n_trees, q_max, 64) int32: per tree, tree-local feature ``a`` and leaf ``j``, the
-    leaf's one box on the feature's grid as ``lo + 32768 hi``; -1 where it has none (or the feature is not
-    requested), -2 where it has several (or the grid has more than 32,767 points). ``tboxed`` (n_trees, q_max)
-    uint64: the bits of the leaves ``j`` whose ``tbox`` is not -1."""
+    leaf's one box on the feature's grid as ``lo + 32768 hi``; ``lo = hi = G`` (the grid's size: updates there are
+    never read) where it has none, -2 where it has several (or the grid has more than 32,767 points), -1 where
+    the feature is not requested. ``tboxed`` (n_trees, q_max) uint64: the bits of the leaves with a box; ``G``:
+    the largest grid's size, ``n_grid``: each requested feature's."""
     n_trees, q_max = jl.shape
     t, a = np.nonzero(jl >= 0)
     k = jl[t, a]
     slots = (t * 64)[:, None] + np.arange(64)[None, :]  # (pairs, 64)
     first = bstart[k[:, None], slots]
     count = bend[k[:, None], slots] - first
-    packed = np.full(first.shape, -1, dtype=np.int64)
+    packed = (n_grid[k] * 32769)[:, None] + np.zeros(first.shape, dtype=np.int64)  # none: lo = hi = G (a no-op)
     one = count == 1
     packed[one] = blo[first[one]] + 32768 * bhi[first[one]]
     packed[count > 1] = -2
     if G >= 32768:
-        packed[count > 0] = -2
+        packed[:] = -2
     tbox = np.full((n_trees, q_max, 64), -1, dtype=np.int32)
     tbox[t, a] = packed
     bit = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))
-    tboxed = np.bitwise_or.reduce(np.where(tbox != -1, bit, np.uint64(0)), axis=2).astype(np.uint64)
+    tboxed = np.zeros((n_trees, q_max), dtype=np.uint64)
+    tboxed[t, a] = np.bitwise_or.reduce(np.where(count > 0, bit[None, :], np.uint64(0)), axis=1)
     return tbox, tboxed
 
 
