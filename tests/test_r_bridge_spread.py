@@ -59,6 +59,18 @@ def test_regions_for_r_carry_each_rows_region_and_the_splits(case):
     assert out["meta"]["removed"] == pytest.approx(want.removed) and out["meta"]["feature"] == "x1"
 
 
+def test_regions_of_several_features_for_r_hold_each_feature_as_one(case):
+    ad, X = case
+    out = r_explain("regions", ad, X, ["x1", "x3"], {"grid_resolution": 8.0})
+    assert out["features"] == ["x1", "x3"] and out["meta"]["feature"] == ["x1", "x3"]
+    for name, part in zip(out["features"], out["each"]):
+        want = pdpx.regions(_f, X, name, grid_resolution=8)
+        assert _column(part["regions"], "rule") == want.rules and part["meta"]["feature"] == name
+        assert part["meta"]["removed"] == pytest.approx(want.removed)
+    every = r_explain("regions", ad, X, None, {"grid_resolution": 8.0})
+    assert every["features"] == list(X.columns)
+
+
 def test_explained_variance_for_r_takes_numbers_as_r_sends_them(case):
     ad, X = case
     out = r_explain("explained_variance", ad, X, ["x1", "x2", "x3"],

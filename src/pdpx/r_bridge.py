@@ -390,7 +390,8 @@ _COUNTS = ("pairs", "max_depth", "min_rows", "n_thresholds", "region_features", 
 
 def _spread_for_r(what: str, adapter: Adapter, X, features, options: Mapping | None) -> dict:
     """:func:`pdpx.heterogeneity` (``{"table", "curves"}``), :func:`pdpx.regions` (``{"regions", "splits",
-    "curves", "membership"}``: each row's region) or :func:`pdpx.explained_variance` (``{"ledger", "threeway"}``) as
+    "curves", "membership"}``: each row's region; for several features or None ``{"features", "each"}``, each
+    feature's as one, its ``meta`` inside) or :func:`pdpx.explained_variance` (``{"ledger", "threeway"}``) as
     plain data for R, with ``meta`` (method, rows, notes, what regions removed) and the warnings raised."""
     from . import explain
 
@@ -403,24 +404,37 @@ def _spread_for_r(what: str, adapter: Adapter, X, features, options: Mapping | N
     counts = {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in counts.items()}  # R's doubles
     opts = {**_options_from_r(opts, frozenset(known) | _keyword_options(partial_dependence)), **counts}
     feats = None if features is None else as_list(features)
+    one = what == "regions" and feats is not None and len(feats) == 1  # one feature: a RegionsResult
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = fn(adapter, X, feats[0] if what == "regions" else feats, **opts)
+        res = fn(adapter, X, feats[0] if one else feats, **opts)
+    if what == "regions" and not one:  # several features (or every one): a RegionsSet, each feature as R reads one
+        each = [_regions_for_r(r) for r in res.values()]
+        out = {"features": list(res), "each": [{**o, "meta": m} for o, m in each]}
+        meta = {**each[0][1], "feature": list(res)}
+        return {**out, "meta": meta, "warnings": _pdpx_warnings(caught)}
     meta = {"method": res.method, "n_rows": int(res.n_rows), "notes": list(res.notes)}
     if what == "heterogeneity":
         out = {"table": frame_for_r(res.table), "curves": frame_for_r(res.to_frame())}
     elif what == "regions":
-        table = pd.DataFrame([(r.region, o, r.rule, r.n_rows, float(r.heterogeneity[k]), r.stopped)
-                              for r in res.regions for k, o in enumerate(res.outputs)],
-                             columns=["region", "output", "rule", "n_rows", "heterogeneity", "stopped"])
-        membership = np.zeros(res.n_rows)
-        for r in res.regions:
-            membership[r.rows] = r.region
-        splits = res.splits_frame()[["depth", "feature", "kind", "op", "threshold", "gain", "left", "right"]]
-        curves = res.to_frame(kind="average").drop(columns=["kind", "row"])
-        out = {"regions": frame_for_r(table), "splits": frame_for_r(splits), "curves": frame_for_r(curves),
-               "membership": frame_for_r(pd.DataFrame({"region": membership.astype(np.int64)}))}
-        meta.update(feature=res.feature, removed=float(res.removed))
+        out, meta = _regions_for_r(res)
     else:
         out = {"ledger": frame_for_r(res.ledger), "threeway": frame_for_r(res.threeway)}
     return {**out, "meta": meta, "warnings": _pdpx_warnings(caught)}
+
+
+def _regions_for_r(res) -> tuple[dict, dict]:
+    """(``{"regions", "splits", "curves", "membership"}``, meta) of one feature's :class:`RegionsResult` for R."""
+    table = pd.DataFrame([(r.region, o, r.rule, r.n_rows, float(r.heterogeneity[k]), r.stopped)
+                          for r in res.regions for k, o in enumerate(res.outputs)],
+                         columns=["region", "output", "rule", "n_rows", "heterogeneity", "stopped"])
+    membership = np.zeros(res.n_rows)
+    for r in res.regions:
+        membership[r.rows] = r.region
+    splits = res.splits_frame()[["depth", "feature", "kind", "op", "threshold", "gain", "left", "right"]]
+    curves = res.to_frame(kind="average").drop(columns=["kind", "row"])
+    out = {"regions": frame_for_r(table), "splits": frame_for_r(splits), "curves": frame_for_r(curves),
+           "membership": frame_for_r(pd.DataFrame({"region": membership.astype(np.int64)}))}
+    meta = {"method": res.method, "n_rows": int(res.n_rows), "notes": list(res.notes), "feature": res.feature,
+            "removed": float(res.removed)}
+    return out, meta

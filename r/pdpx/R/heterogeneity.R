@@ -21,7 +21,9 @@
 #' @inheritParams partial_dependence
 #' @param features Column names of `data` (default: a formula model's predictors, else
 #'   every column with a grid).
-#' @param feature For `regions()`: the column whose curves are split.
+#' @param feature For `regions()`: the column whose curves are split; several column names
+#'   (or `NULL`, every column) return a list of class `pdpx_regions_set` holding each
+#'   feature's `pdpx_regions` by name (on trees their curves come from one walk over the rows).
 #' @param grid_resolution Grid points per numeric feature (20 here).
 #' @param max_depth,split_features,min_gain,min_rows For `regions()`: splits from the
 #'   root to a region; the columns the rows may be split by (default: every other one);
@@ -81,8 +83,9 @@ regions <- function(object, data, feature, max_depth = 2L, split_features = NULL
                     grid_resolution = 20L, pred_fun = NULL, n_trees = NULL, ...) {
   api <- .enter_api("regions")
   on.exit(.leave_api(api), add = TRUE)
-  if (missing(feature) || !is.character(feature) || length(feature) != 1) {
-    .stop("feature must be one column name of data, e.g. \"x1\"", call. = FALSE)
+  if (missing(feature) || (!is.null(feature) && (!is.character(feature) || !length(feature) || anyNA(feature)))) {
+    .stop("feature must be column names of data (e.g. \"x1\", or c(\"x1\", \"x2\")), or NULL for every column",
+          call. = FALSE)
   }
   .check_count(max_depth, "max_depth", min = 0)
   .check_count(grid_resolution, "grid_resolution", min = 2)
@@ -95,6 +98,12 @@ regions <- function(object, data, feature, max_depth = 2L, split_features = NULL
                split_features = if (is.null(split_features)) NULL else as.list(split_features),
                grid_resolution = as.integer(grid_resolution))
   out <- .explain_call("regions", object, data, feature, pred_fun, n_trees, c(opts, list(...)))
+  if (is.null(out$each)) return(.one_region_set(out))
+  each <- lapply(out$each, .one_region_set)
+  structure(stats::setNames(each, .as_chr(out$features)), class = "pdpx_regions_set")
+}
+
+.one_region_set <- function(out) {
   .spread_result(out, list(feature = out$meta$feature, regions = .decode_frame(out$regions),
                            splits = .decode_frame(out$splits), curves = .decode_frame(out$curves),
                            region = .decode_frame(out$membership)$region, removed = out$meta$removed),
@@ -153,6 +162,23 @@ as.data.frame.pdpx_heterogeneity <- function(x, ...) x$table
 
 #' @export
 as.data.frame.pdpx_regions <- function(x, ...) x$regions
+
+#' @export
+print.pdpx_regions_set <- function(x, ...) {
+  cat(sprintf("<pdpx regions of %d features>\n", length(x)))
+  for (f in names(x)) {
+    r <- x[[f]]
+    rules <- unique(r$regions$rule)
+    cat(sprintf("  %s: %d region(s), %.1f%% of its heterogeneity removed%s\n", f, length(rules), 100 * r$removed,
+                if (length(rules) > 1) paste0(" (", paste(rules, collapse = " | "), ")") else ""))
+  }
+  invisible(x)
+}
+
+#' @export
+as.data.frame.pdpx_regions_set <- function(x, ...) {
+  do.call(rbind, lapply(names(x), function(f) cbind(feature = f, x[[f]]$regions, stringsAsFactors = FALSE)))
+}
 
 #' @export
 as.data.frame.pdpx_explained <- function(x, ...) x$ledger

@@ -67,8 +67,27 @@ test_that("regions() splits x1's rows on x2 near 0; each region's PD and heterog
                  tolerance = 1e-9)
   }
   expect_output(print(r), "regions of x1")
-  expect_error(regions(k$fit, k$d, c("x1", "x2")), "one column name")
+  expect_error(regions(k$fit, k$d, character(0)), "column names of data")
   expect_error(regions(k$fit, k$d, "x1", min_gain = 1), "min_gain")
+})
+
+test_that("regions() of several features holds each feature's regions, as a call on that feature alone", {
+  skip_if_no_pdpx()
+  k <- known()
+  s <- regions(k$fit, k$d, c("x1", "x3"), grid_resolution = 10)
+  expect_s3_class(s, "pdpx_regions_set")
+  expect_equal(names(s), c("x1", "x3"))
+  for (f in names(s)) {
+    one <- regions(k$fit, k$d, f, grid_resolution = 10)
+    expect_s3_class(s[[f]], "pdpx_regions")
+    expect_equal(s[[f]]$regions, one$regions)
+    expect_equal(s[[f]]$region, one$region)
+  }
+  expect_equal(nrow(s$x3$regions), 1)  # x3 adds alone: its curves agree
+  expect_output(print(s), "x1: 2 region\\(s\\)")
+  expect_equal(unique(as.data.frame(s)$feature), c("x1", "x3"))
+  every <- regions(k$fit, k$d, NULL, grid_resolution = 10)
+  expect_equal(names(every), c("x1", "x2", "x3"))  # the lm's predictors
 })
 
 test_that("explained_variance()'s first step is the R^2 of the sum of the centered 1-way PD curves", {
