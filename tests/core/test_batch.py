@@ -12,9 +12,9 @@ from pdpx.core.method import Batch, Method, MethodResult, Request
 from pdpx.plugins.brute import Brute
 
 
-def test_method_has_five_members():
+def test_method_has_six_members():
     members = {n for n, v in vars(Method).items() if callable(v) and not n.startswith("_")}
-    assert members == {"unavailable", "plan", "curve_means", "curve_moments", "compute"}
+    assert members == {"unavailable", "plan", "curve_means", "curve_moments", "curve_rows", "compute"}
 
 
 def test_the_default_batch_computes_each_request_alone():
