@@ -98,7 +98,9 @@ def test_a_model_without_trees_is_searched_feature_by_feature():
 
 def test_the_set_shows_its_features_as_tables_a_figure_and_text(forest_case):
     model, X = forest_case
-    found = pdpx.regions(model, X, ["x1", "x3", "x1"])  # a feature named twice is searched once
+    with pytest.raises(pdpx.PdpxError, match=r"lists \['x1'\] more than once"):
+        pdpx.regions(model, X, ["x1", "x3", "x1"])
+    found = pdpx.regions(model, X, ["x1", "x3"])
     summary = found.summary()
     assert summary["feature"].tolist() == ["x1", "x3"]
     assert summary.loc[0, "n_regions"] == len(found["x1"].regions) and summary.loc[0, "rules"].startswith("x2")

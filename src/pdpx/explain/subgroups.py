@@ -273,7 +273,6 @@ def regions(model, X, feature, max_depth: int = 2, *, split_features=None, min_g
     if many and feature is not None and len(feature) == 0:
         raise PdpxError("regions(): feature is an empty list; name at least one column, or pass None for every column")
     feats = resolve_features(session, feature, "regions") if many else session.resolve_features([feature])
-    feats = list(dict.fromkeys(feats))  # a feature named twice is searched once
     n = session.n_rows
     min_rows = max(10, int(np.ceil(0.02 * n))) if min_rows is None else int(min_rows)
     if split_features is None:
