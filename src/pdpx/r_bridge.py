@@ -411,7 +411,7 @@ def _spread_for_r(what: str, adapter: Adapter, X, features, options: Mapping | N
     if what == "regions" and not one:  # several features (or every one): a RegionsSet, each feature as R reads one
         each = [_regions_for_r(r) for r in res.values()]
         out = {"features": list(res), "each": [{**o, "meta": m} for o, m in each]}
-        meta = {**each[0][1], "feature": list(res)}
+        meta = {key: each[0][1][key] for key in ("method", "n_rows", "notes")} | {"feature": list(res)}
         return {**out, "meta": meta, "warnings": _pdpx_warnings(caught)}
     meta = {"method": res.method, "n_rows": int(res.n_rows), "notes": list(res.notes)}
     if what == "heterogeneity":

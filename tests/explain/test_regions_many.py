@@ -143,3 +143,16 @@ def test_folded_rules_keep_the_tighter_bound_and_leave_other_conditions_alone():
     assert rule_text([(lt[0], "left"), (lt[1], "right")]) == "0.1 <= x2 < 0.5"
     assert rule_text([(miss, "left"), (a, "left")]) == "(x3 <= 0.5 or x3 is missing) and x3 <= 0.2"
     assert rule_text([]) == "all rows"
+
+
+def test_curves_written_across_chunks_and_threads_are_the_brute_force_ice(forest_case):
+    """12,000 rows under a 2 MB budget: the walk takes the rows in two chunks, each split between threads, and
+    writes three features' curves in one walk; each kept curve is the model's own prediction."""
+    model, _ = forest_case
+    X = _data(n=12_000, seed=9)
+    X["g"] = X["g"].cat.codes.astype(np.float64)
+    found = pdpx.regions(model, X, ["x1", "x2", "x3"], grid_resolution=3, memory_budget="2MB", ice=True)
+    for name, res in found.items():
+        assert _walks(res)
+        want = ice_by_brute(model.predict, X, name, res.grid_values)
+        np.testing.assert_allclose(res.individual[0], want, rtol=1e-9, atol=1e-9)

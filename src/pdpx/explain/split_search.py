@@ -81,10 +81,9 @@ def rule_text(conditions: list) -> str:
         if split.feature not in bounds:
             bounds[split.feature] = {}
             parts.append(split.feature)  # where the folded condition goes: the feature's first condition
-        held, key = bounds[split.feature], side
-        t = split.threshold
-        if key not in held or (t < held[key].threshold if key == "left" else t > held[key].threshold):
-            held[key] = split
+        held, t = bounds[split.feature], split.threshold
+        if side not in held or (t < held[side].threshold if side == "left" else t > held[side].threshold):
+            held[side] = split
     return " and ".join(_bounded(p, bounds[p]) if p in bounds else p for p in parts) or "all rows"
 
 
@@ -150,6 +149,7 @@ def code_candidates(session: Session, idx: list, n_thresholds: int) -> Coded:
     except PdpxError:  # a model without readable trees: quantile thresholds
         pass
     out, unused, dated = [], [], []
+    pending = []  # (numeric candidate, its column as the trees read it): coded two at a time below
     for c in idx:
         col = session.X.iloc[:, c]
         name = session.names[c]
@@ -170,22 +170,23 @@ def code_candidates(session: Session, idx: list, n_thresholds: int) -> Coded:
             continue
         if tm is not None:
             x = _as_read(tm, c, x)
-        out.append(Candidate(name, c, x, len(cuts) + 2, True, cuts=cuts, op=op))  # codes: set below
-    numeric = [cand for cand in out if cand.numeric]
-    in_threads(lambda part: [_code(cand) for cand in part], [numeric[::2], numeric[1::2]])
+        out.append(Candidate(name, c, None, len(cuts) + 2, True, cuts=cuts, op=op))
+        pending.append((out[-1], x))
+    for part in in_threads(lambda part: [(cand, _code(cand, x)) for cand, x in part], [pending[::2], pending[1::2]]):
+        for cand, codes in part:
+            cand.codes = codes
     n = session.n_rows
     codes = (np.ascontiguousarray(np.stack([c.codes for c in out], axis=1)) if out
              else np.zeros((n, 0), dtype=np.int32))
     return Coded(out, codes, np.array([c.n_codes for c in out], dtype=np.int64), unused, dated)
 
 
-def _code(cand: Candidate) -> None:
-    """A numeric candidate's column (in ``cand.codes``) replaced by its rows' bins between the thresholds, the
-    missing rows last (numpy's search leaves the GIL free: two columns at once)."""
-    x = cand.codes
+def _code(cand: Candidate, x: np.ndarray) -> np.ndarray:
+    """The rows' bins of a numeric candidate's column ``x`` between its thresholds, the missing rows last (numpy's
+    search leaves the GIL free: two columns at once)."""
     codes = np.searchsorted(cand.cuts, x, side="left" if cand.op == "<=" else "right").astype(np.int32)
     codes[np.isnan(x)] = len(cand.cuts) + 1
-    cand.codes = codes
+    return codes
 
 
 def _thresholds(tm, c: int, x: np.ndarray, n_thresholds: int):

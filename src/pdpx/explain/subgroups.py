@@ -417,25 +417,12 @@ class _Search:
         cands, cols = self.coded.without(j)
         stats = Stats(self.w, curves.C, G, self.min_rows, self.coded, cols, curves.squares)
         leaves, made = grow(stats, cands, self.max_depth, self.min_gain, self.everything)
-        rid = np.zeros(n, dtype=np.int64)
-        for r, (rows, _, _) in enumerate(leaves):
-            rid[rows] = r
-        if len(leaves) > 1:
-            W, S1, SM, SS = region_sums(rid, len(leaves), self.w, curves.C, curves.rowmean)
-        found = []
-        for r, (rows, conditions, stopped) in enumerate(leaves):
-            if len(leaves) == 1:  # every row: the feature's own PD and heterogeneity
-                found.append(Region(region=1, conditions=conditions, rows=rows, weight=float(self.w.sum()),
-                                    heterogeneity=curves.heterogeneity, average=curves.average, stopped=stopped))
-                continue
-            if W[r] > 0:
-                avg, het = (S1[r].reshape(K, G) + SM[r][:, None]) / W[r], SS[r] / (W[r] * G)
-            else:  # rows of no weight: their plain mean curve, no spread
-                avg = (curves.C[rows].reshape(len(rows), K, G).mean(axis=0)
-                       + curves.rowmean[:, rows].mean(axis=1)[:, None])
-                het = np.zeros(K)
-            found.append(Region(region=r + 1, conditions=conditions, rows=rows, weight=float(W[r]),
-                                heterogeneity=het, average=avg, stopped=stopped))
+        if len(leaves) == 1:  # every row: the feature's own PD and heterogeneity
+            rows, conditions, stopped = leaves[0]
+            found = [Region(region=1, conditions=conditions, rows=rows, weight=float(self.w.sum()),
+                            heterogeneity=curves.heterogeneity, average=curves.average, stopped=stopped)]
+        else:
+            found = self._regions(leaves, curves, K, G)
         individual = None
         if self.ice:
             individual = curves.C.reshape(n, K, G).transpose(1, 0, 2) + curves.rowmean[:, :, None]
@@ -445,3 +432,22 @@ class _Search:
             feature=name, grid_values=session.grid_for(j), categorical=session.categorical[j], outputs=curves.outputs,
             regions=found, splits=made, heterogeneity=curves.heterogeneity, average=curves.average,
             individual=individual, method=curves.method, n_rows=n, notes=notes)
+
+    def _regions(self, leaves: list, curves: _Curves, K: int, G: int) -> list:
+        """The :class:`Region` of each of several leaves: PD and heterogeneity from one compiled two-pass over the
+        rows (:func:`.split_sums.region_sums`)."""
+        rid = np.zeros(len(self.w), dtype=np.int64)
+        for r, (rows, _, _) in enumerate(leaves):
+            rid[rows] = r
+        W, S1, SM, SS = region_sums(rid, len(leaves), self.w, curves.C, curves.rowmean)
+        found = []
+        for r, (rows, conditions, stopped) in enumerate(leaves):
+            if W[r] > 0:
+                avg, het = (S1[r].reshape(K, G) + SM[r][:, None]) / W[r], SS[r] / (W[r] * G)
+            else:  # rows of no weight: their plain mean curve, no spread
+                avg = (curves.C[rows].reshape(len(rows), K, G).mean(axis=0)
+                       + curves.rowmean[:, rows].mean(axis=1)[:, None])
+                het = np.zeros(K)
+            found.append(Region(region=r + 1, conditions=conditions, rows=rows, weight=float(W[r]),
+                                heterogeneity=het, average=avg, stopped=stopped))
+        return found

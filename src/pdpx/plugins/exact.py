@@ -99,14 +99,11 @@ class Exact(Method):
     def curve_moments(self, adapter, requests):
         """From one pass over the rows, on trees of at most 64 leaves whose kernels are compiled
         (:mod:`.trees.curve_moments`); ``engine='rows'`` walks the curves instead."""
-        from .trees import curve_moments
-        from .trees.plan import plan_moments
-
-        return _one_pass(adapter, requests, plan_moments, lambda tm, r: curve_moments.curve_moments(
-            tm, requests, r.n_jobs, r.memory_budget))
+        return self.curve_rows(adapter, requests, None)
 
     def curve_rows(self, adapter, requests, keep):
-        """:meth:`curve_moments` writing every row's centered curve into ``keep`` (the same walk)."""
+        """:meth:`curve_moments`, from the same walk writing every row's centered curve into ``keep`` (None: the
+        moments alone)."""
         from .trees import curve_moments
         from .trees.plan import plan_moments
 

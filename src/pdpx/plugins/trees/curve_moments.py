@@ -184,11 +184,11 @@ def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path,
     ``tree_margin[p, t]`` / ``lv[p, slot]``: per walk ``p`` of :func:`.curve_means.leaf_passes`, the margin tree
     ``t`` adds to and leaf slot ``t * 64 + j``'s value; ``path[slot]``: the bits of the tree-local features the
     leaf's path tests; ``tbox[t, a, j]``: leaf ``j`` of tree ``t`` on the grid of its tree-local feature ``a``
-    (:func:`_tree_tables`), its one box ``[lo, hi)`` packed as ``lo + 32768 hi`` in the tree's own small table
-    (what a walk over the tree's rows reads stays in cache), -1 for none, -2 for several, read then from
-    ``bstart[k, slot]:bend[k, slot]`` of the flat ``blo``, ``bhi``; ``tboxed[t, a]``: the bits of the leaves with a
-    box (a leaf whose region holds no grid point moves no curve: it is never visited); ``start``: the base score
-    per margin. The difference-array updates a tree's rows make are queued and applied after the tree (a plain
+    (:func:`_tree_tables`), its one box ``[lo, hi)`` packed as ``lo + 32768 hi`` in the tree's own small table (what
+    a walk over the tree's rows reads stays in cache), ``lo = hi = G`` for none (a no-op), -2 for several, read then
+    from ``bstart[k, slot]:bend[k, slot]`` of the flat ``blo``, ``bhi``; ``tboxed[t, a]``: the bits of the leaves
+    with a box (a leaf whose region holds no grid point moves no curve: it is never visited); ``start``: the base
+    score per margin. The difference-array updates a tree's rows make are queued and applied after the tree (a plain
     loop whose loads overlap, apart from the branches of the walk). ``shift`` is set from the first row when
     ``have_shift[k]`` is False. When ``out`` has rows, each row's centered curve is also written
     (:func:`write_curves`: row ``r`` of X at ``row0 + r``).
