@@ -39,11 +39,10 @@ import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .kernels import load_block
-from .leafsets import node_words
 from .nbcache import njit
 from .partition import segment_weight, split_rows
 from .records import Case, KernelRecord
-from .routing import BLOCK
+from .routing import BLOCK, keep_block, keep_special, set_block
 
 
 @njit(cache=True, inline="always")
@@ -260,15 +259,25 @@ def leaf_words(t, Xb, X, c0, nb, init, num_ptr, num_feat, num_thr, num_miss, num
     ``P[a, r]``: the leaves whose conditions on tree-local feature ``a`` (of ``qt``) row ``r`` passes;
     ``pre[a]`` / ``suf[a]``: their ANDs over the features before ``a`` / from ``a`` on (``pre[qt]``: the leaf
     the row reaches; ``pre[a] & suf[a + 1]``: the leaves it passes on every feature but ``a``). Numeric nodes
-    are one vectorised compare per node over the block; nodes with another rule are routed row by row
-    (:func:`.leafsets.node_words`).
+    are one vectorised compare per node over the block, a feature's first node writing its word outright (no fill
+    to AND into first); nodes with another rule are routed row by row (:func:`.routing.keep_special`) once every
+    word holds at least the tree's leaves.
     """
     start = init[t]
+    seen = np.uint64(0)  # the local features a node has written: a feature's first node sets its word, no fill first
+    for k in range(num_ptr[t], num_ptr[t + 1]):
+        bit = np.uint64(1) << np.uint64(num_lf[k])
+        if seen & bit:
+            keep_block(P[num_lf[k]], Xb, num_feat[k], num_thr[k], num_miss[k], num_keep_l[k], num_keep_r[k])
+        else:
+            set_block(P[num_lf[k]], start, Xb, num_feat[k], num_thr[k], num_miss[k], num_keep_l[k], num_keep_r[k])
+            seen |= bit
     for a in range(qt):
-        for r in range(BLOCK):
-            P[a, r] = start
-    node_words(t, P, num_lf, spec_lf, Xb, X, c0, nb, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r,
-               spec_ptr, spec_node, spec_keep_l, spec_keep_r, routing)
+        if not (seen >> np.uint64(a)) & np.uint64(1):
+            for r in range(BLOCK):
+                P[a, r] = start
+    for k in range(spec_ptr[t], spec_ptr[t + 1]):
+        keep_special(P[spec_lf[k]], X, c0, nb, spec_node[k], routing, spec_keep_l[k], spec_keep_r[k])
     for r in range(BLOCK):
         pre[0, r] = start
         suf[qt, r] = start

@@ -89,33 +89,17 @@ def respond_block(z, G, nb, link, scale, outputs, resp):
 
 
 @njit(cache=True, inline="always")
-def _apply(Dflat, ui, uv, nu):
-    """``Dflat[ui[i]] += uv[i]`` for the ``nu`` pending updates; returns 0 (none pending)."""
-    for i in range(nu):
-        Dflat[ui[i]] += uv[i]
-    return 0
-
-
-@njit(cache=True, inline="always")
-def _queue(v, box, row_km, k, s, bstart, bend, blo, bhi, ui, uv, nu, cap, Dflat):
-    """Queue the updates of a leaf worth ``v`` over its box on the grid (``box``: :func:`_tree_tables`' packed
-    ``lo + 32768 hi``, or -2: read ``bstart[k, s]:bend[k, s]`` of ``blo``, ``bhi``) into the row's difference array at
-    ``row_km``; returns the number queued (flushed into ``Dflat`` when the queue fills)."""
+def _add_box(v, box, at, k, s, bstart, bend, blo, bhi, D):
+    """Add ``v`` over a leaf's box on the grid into the row's difference array at ``D[at:]`` (grid point ``g`` at
+    ``at + g * BLOCK``): ``box`` is :func:`_tree_tables`' packed ``lo + 32768 hi``, or -2: read
+    ``bstart[k, s]:bend[k, s]`` of ``blo``, ``bhi``."""
     if box >= 0:  # one run of grid points (sorted grids): the tree's own small table
-        ui[nu] = row_km + (box & 32767) * BLOCK
-        uv[nu] = v
-        ui[nu + 1] = row_km + (box >> 15) * BLOCK
-        uv[nu + 1] = -v
-        return nu + 2
+        D[at + (box & 32767) * BLOCK] += v
+        D[at + (box >> 15) * BLOCK] -= v
+        return
     for b in range(bstart[k, s], bend[k, s]):
-        ui[nu] = row_km + blo[b] * BLOCK
-        uv[nu] = v
-        ui[nu + 1] = row_km + bhi[b] * BLOCK
-        uv[nu + 1] = -v
-        nu += 2
-        if nu >= cap:
-            nu = _apply(Dflat, ui, uv, nu)
-    return nu
+        D[at + blo[b] * BLOCK] += v
+        D[at + bhi[b] * BLOCK] -= v
 
 
 @njit(cache=True, inline="always")
@@ -173,7 +157,7 @@ def write_curves(k, G, nb, resp, rmean, out, rowstats, at):
 
 
 @njit(cache=True, nogil=True)
-def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path, tree_margin, lv, tbox, tboxed,
+def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, tree_margin, lv, tbox, tboxed,
                  bstart, bend, blo, bhi, n_grid, start, link, scale, outputs, S1, S2, SP, shift, have_shift, row0,
                  out, rowstats):
     """Rows ``r0:r1`` of X (``r0`` a multiple of ``BLOCK``) with weights ``row_w``: for each requested feature
@@ -182,16 +166,19 @@ def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path,
     ``c`` the row's curve centered on its mean over the grid) and ``sum_r w_r f`` (into ``SP``; ``f`` the curve).
 
     ``tree_margin[p, t]`` / ``lv[p, slot]``: per walk ``p`` of :func:`.curve_means.leaf_passes`, the margin tree
-    ``t`` adds to and leaf slot ``t * 64 + j``'s value; ``path[slot]``: the bits of the tree-local features the
-    leaf's path tests; ``tbox[t, a, j]``: leaf ``j`` of tree ``t`` on the grid of its tree-local feature ``a``
-    (:func:`_tree_tables`), its one box ``[lo, hi)`` packed as ``lo + 32768 hi`` in the tree's own small table (what
-    a walk over the tree's rows reads stays in cache), ``lo = hi = G`` for none (a no-op), -2 for several, read then
-    from ``bstart[k, slot]:bend[k, slot]`` of the flat ``blo``, ``bhi``; ``tboxed[t, a]``: the bits of the leaves
-    with a box (a leaf whose region holds no grid point moves no curve: it is never visited); ``start``: the base
-    score per margin. The difference-array updates a tree's rows make are queued and applied after the tree (a plain
-    loop whose loads overlap, apart from the branches of the walk). ``shift`` is set from the first row when
+    ``t`` adds to and leaf slot ``t * 64 + j``'s value; ``tbox[t, a, j]``: leaf ``j`` of tree ``t`` on the grid of
+    its tree-local feature ``a`` (:func:`_tree_tables`), its one box ``[lo, hi)`` packed as ``lo + 32768 hi`` in the
+    tree's own small table (what a walk over the tree's rows reads stays in cache), ``lo = hi = G`` for none (a
+    no-op), -2 for several, read then from ``bstart[k, slot]:bend[k, slot]`` of the flat ``blo``, ``bhi``;
+    ``tboxed[t, a]``: the bits of the leaves with a box (a leaf whose region holds no grid point moves no curve: it
+    is never visited); ``start``: the base score per margin. ``shift`` is set from the first row when
     ``have_shift[k]`` is False. When ``out`` has rows, each row's centered curve is also written
     (:func:`write_curves`: row ``r`` of X at ``row0 + r``).
+
+    Per block of rows and tree, feature by feature: the rows whose word of leaves other than their own is not
+    empty (those whose path tests the feature) are one 64-bit mask from one vectorised pass over the block, and
+    only those rows are visited, each adding its leaves straight into its column of the difference arrays (the
+    rows' columns never collide).
     """
     (init, num_ptr, num_feat, num_thr, num_miss, num_keep_l, num_keep_r, spec_ptr, spec_node, spec_keep_l,
      spec_keep_r) = masks
@@ -206,18 +193,18 @@ def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path,
     F = np.zeros((M, BLOCK))
     D = np.zeros((NK, M, Gmax + 1, BLOCK))
     Dflat = D.reshape(-1)
-    cap = 4 * BLOCK * 64  # pending updates: flushed when full, and after each tree
-    ui = np.empty(cap + 2, dtype=np.int64)
-    uv = np.empty(cap + 2)
-    nu = 0
+    kbase = np.where(jl >= 0, jl * M * (Gmax + 1) * BLOCK, -1)  # where feature k's difference arrays start
     z = np.empty((M, Gmax, BLOCK))
     resp = np.empty((K, Gmax, BLOCK))
     rmean = np.empty((K, BLOCK))
     acc = np.empty(BLOCK)
     w = np.empty(BLOCK)
+    v_own = np.zeros(BLOCK)
+    word = np.empty(BLOCK, dtype=np.uint64)
     for c0 in range(r0, r1, BLOCK):
         c1 = min(r1, c0 + BLOCK)
         nb = c1 - c0
+        valid = ~np.uint64(0) if nb == BLOCK else (one << np.uint64(nb)) - one
         load_block(X, c0, c1, Xb)
         for r in range(nb):
             w[r] = row_w[c0 + r]
@@ -230,33 +217,31 @@ def moments_walk(X, r0, r1, row_w, masks, num_lf, spec_lf, q, routing, jl, path,
                 m = tree_margin[p, t]
                 lvp = lv[p]
                 for r in range(nb):
-                    reached = pre[qt, r]
-                    sl = slot0 + trailing_zeros(reached)
-                    v_own = lvp[sl]
-                    F[m, r] += v_own
-                    on_path = path[sl]  # the tree-local features its path tests: the only ones that can move it
-                    while on_path:
-                        a = trailing_zeros(on_path)
-                        on_path &= on_path - one
-                        k = jl[t, a]
-                        if k < 0:
-                            continue
-                        bits = pre[a, r] & suf[a + 1, r] & ~reached & tboxed[t, a]
-                        row_km = (k * M + m) * (Gmax + 1) * BLOCK + r
-                        # the first leaf without a branch on whether there is one (mostly one): none adds 0
-                        j = trailing_zeros(bits) & 63
-                        nu = _queue(lvp[slot0 + j] - v_own if bits else 0.0, tbox[t, a, j], row_km, k, slot0 + j,
-                                    bstart, bend, blo, bhi, ui, uv, nu, cap, Dflat)
-                        bits &= bits - one
+                    v = lvp[slot0 + trailing_zeros(pre[qt, r])]
+                    v_own[r] = v
+                    F[m, r] += v
+                m_at = m * (Gmax + 1) * BLOCK
+                for a in range(qt):
+                    if kbase[t, a] < 0:
+                        continue
+                    boxed = tboxed[t, a]
+                    rows = np.uint64(0)
+                    for r in range(BLOCK):  # vectorised: the rows with another leaf to reach through feature a
+                        bits = pre[a, r] & suf[a + 1, r] & ~pre[qt, r] & boxed
+                        word[r] = bits
+                        rows |= np.uint64(bits != 0) << np.uint64(r)
+                    rows &= valid
+                    at0 = kbase[t, a] + m_at
+                    k = jl[t, a]
+                    while rows:
+                        r = trailing_zeros(rows)
+                        rows &= rows - one
+                        bits = word[r]
                         while bits:
                             j = trailing_zeros(bits)
                             bits &= bits - one
-                            nu = _queue(lvp[slot0 + j] - v_own, tbox[t, a, j], row_km, k, slot0 + j, bstart, bend,
-                                        blo, bhi, ui, uv, nu, cap, Dflat)
-                        if nu >= cap - 2 * 64:
-                            nu = _apply(Dflat, ui, uv, nu)
-                # the updates apart from the walk that finds them: a plain loop whose loads of D overlap
-                nu = _apply(Dflat, ui, uv, nu)
+                            _add_box(lvp[slot0 + j] - v_own[r], tbox[t, a, j], at0 + r, k, slot0 + j, bstart, bend,
+                                     blo, bhi, Dflat)
         for k in range(NK):
             G = n_grid[k]
             for m in range(M):
@@ -327,9 +312,8 @@ def curve_moments(tm, requests: list, n_jobs=None, memory_budget: int = 256 << 2
     row_w = w / W
     NK, K, G = len(requests), len(outputs), int(n_grid.max())
     start = np.asarray(ens.base_score, dtype=np.float64)
-    path = _path_features(ens, lfeat, slot_node)
     tbox, tboxed = _tree_tables(jl, bstart, bend, blo, bhi, n_grid, int(n_grid.max()))
-    args = (masks, num_lf, spec_lf, q, st.routing, jl, path, tree_margin, lv, tbox, tboxed, bstart, bend, blo, bhi,
+    args = (masks, num_lf, spec_lf, q, st.routing, jl, tree_margin, lv, tbox, tboxed, bstart, bend, blo, bhi,
             n_grid, start,
             LINK_CODES[ens.link], float(ens.link_scale), outputs)
     out, rowstats = keep if keep is not None else (np.empty((NK, 0, 0)), np.empty((NK, K + 1, 0)))
@@ -376,34 +360,6 @@ def _merged(parts, n_grid, W):
     for k, G in enumerate(n_grid):
         out.append((W, fsum[k, :, :G] / tw, mean[k, :, :G], np.maximum(m2[k, :, :G], 0.0) * (W / tw)))
     return out
-
-
-def _path_features(ens, lfeat, slot_node) -> np.ndarray:
-    """Per leaf slot (``t * 64 + j``), the bits of the tree-local features (``lfeat[t, a]``) its path tests
-    (uint64; 0 for empty slots); kept with the ensemble."""
-    def build():
-        local = {}
-        for t in range(lfeat.shape[0]):
-            for a in range(lfeat.shape[1]):
-                if lfeat[t, a] >= 0:
-                    local[t, int(lfeat[t, a])] = a
-        on_path = np.zeros(ens.n_nodes, dtype=np.uint64)
-        for t in range(ens.n_trees):
-            stack = [int(ens.tree_start[t])]
-            while stack:
-                node = stack.pop()
-                left, right = int(ens.left[node]), int(ens.right[node])
-                if left < 0:
-                    continue
-                mine = on_path[node] | np.uint64(1 << local[t, int(ens.feature[node])])
-                on_path[left] = on_path[right] = mine
-                stack += [left, right]
-        out = np.zeros(len(slot_node), dtype=np.uint64)
-        used = slot_node >= 0
-        out[used] = on_path[slot_node[used]]
-        return out
-
-    return ens.derived("pdpx.plugins.trees.curve_moments.path_features", build)
 
 
 def _tree_tables(jl, bstart, bend, blo, bhi, n_grid, G: int) -> tuple[np.ndarray, np.ndarray]:

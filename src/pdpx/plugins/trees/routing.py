@@ -100,6 +100,14 @@ def keep_block(words, Xb, f, thr_lt, nan_left, keep_l, keep_r):
 
 
 @njit(cache=True, inline="always")
+def set_block(words, start, Xb, f, thr_lt, nan_left, keep_l, keep_r):
+    """:func:`keep_block` into words that hold ``start`` (each row's word set, not read first)."""
+    for r in range(BLOCK):
+        x = Xb[f, r]
+        words[r] = start & (keep_l if numeric_left(x, thr_lt, nan_left) else keep_r)
+
+
+@njit(cache=True, inline="always")
 def special_block(X, c0, nb, node, routing, go):
     """``go[r]`` = whether row ``c0 + r`` of X (``r < nb``) goes left at special ``node`` (the rule of
     :func:`goes_left`, the routing tuple read once, outside the loop over the rows)."""
