@@ -258,8 +258,9 @@ class Stats:
 
 
 def _numeric_split(stats: Stats, cand: Candidate, rows: np.ndarray, depth: int, sums: np.ndarray):
-    """(loss, Split, left mask over ``rows``, left side's sums) of the best threshold (or missing) split by ``cand``
-    (``sums``: its :meth:`Stats.by_candidate` over ``rows``), or None."""
+    """(loss, Split, the left mask over ``rows`` (a function: made for the chosen split only), left side's sums)
+    of the best threshold (or missing) split by ``cand`` (``sums``: its :meth:`Stats.by_candidate` over ``rows``),
+    or None."""
     B = len(cand.cuts) + 1
     miss = sums[B]
     cum = np.cumsum(sums[:B], axis=0)[:-1]  # left of threshold k: bins 0..k
@@ -272,20 +273,22 @@ def _numeric_split(stats: Stats, cand: Candidate, rows: np.ndarray, depth: int, 
     if got is None:
         return None
     i, loss = got
-    codes = cand.codes[rows]
     if miss[0] > 0 and i == lefts.shape[0] - 1:
-        return loss, Split(cand.name, "missing", depth=depth), codes == B, lefts[i]
+        return loss, Split(cand.name, "missing", depth=depth), lambda: cand.codes[rows] == B, lefts[i]
     k, which = i % len(cand.cuts), options[i // len(cand.cuts)][1]
-    left = codes <= k
-    if which:
-        left |= codes == B
+
+    def left():  # only the chosen split's: one gather over the node's rows
+        codes = cand.codes[rows]
+        return (codes <= k) | (codes == B) if which else codes <= k
+
     return loss, Split(cand.name, "threshold", threshold=float(cand.cuts[k]), op=cand.op,
                        missing_left=which if miss[0] > 0 else None, depth=depth), left, lefts[i]
 
 
 def _level_split(stats: Stats, cand: Candidate, rows: np.ndarray, depth: int, sums: np.ndarray):
-    """(loss, Split, left mask over ``rows``, left side's sums) of the best set of levels of ``cand`` against the
-    others (``sums``: its :meth:`Stats.by_candidate` over ``rows``), or None."""
+    """(loss, Split, the left mask over ``rows`` (a function, as :func:`_numeric_split`), left side's sums) of the
+    best set of levels of ``cand`` against the others (``sums``: its :meth:`Stats.by_candidate` over ``rows``), or
+    None."""
     present = np.flatnonzero(sums[:, 0] > 0)
     L = len(present)
     if L < 2:
@@ -311,7 +314,7 @@ def _level_split(stats: Stats, cand: Candidate, rows: np.ndarray, depth: int, su
     labels = cand.labels
     split = Split(cand.name, "levels", levels=tuple(labels[c] for c in present[on]),
                   others=tuple(labels[c] for c in present[~on]), depth=depth)
-    return loss, split, np.isin(cand.codes[rows], present[on]), lefts[i]
+    return loss, split, lambda: np.isin(cand.codes[rows], present[on]), lefts[i]
 
 
 def grow(stats: Stats, cands: list, max_depth: int, min_gain: float, everything: np.ndarray):
@@ -342,6 +345,7 @@ def grow(stats: Stats, cands: list, max_depth: int, min_gain: float, everything:
             leaves.append((rows, conditions, why))
             return
         loss, split, left, left_total = best
+        left = left()
         gain = (node - loss) / root_loss
         if gain < min_gain:
             leaves.append((rows, conditions, f"the best split ({split.condition('left')}) removes {gain:.1%} of "
