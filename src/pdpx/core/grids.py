@@ -36,6 +36,32 @@ class Grids:
         self.steps: dict[int, str] = {}
         self.notes: dict[int, list[str]] = {}
         self._accepts_missing: dict[int, str | None] = {}
+        self._raw: dict[int, tuple] = {}  # prefetch's (grid, notes) or (None, the error), taken by grid_for
+
+    def prefetch(self, js) -> None:
+        """Build the percentile grids of the columns ``js`` (those not built yet) on every core (numpy's
+        partition leaves the GIL free), for :meth:`grid_for` to take, in its order, with its notes and errors."""
+        inp, options = self.inputs, self.inputs.options
+        if getattr(inp.data, "feature_grid", None) is not None or options.grid == "thresholds":
+            return
+        todo = [j for j in js if j not in self.values and j not in self._raw and j not in inp.custom_values]
+        if len(todo) < 2:
+            return
+
+        def build(j):
+            notes: list = []
+            try:
+                return j, (feature_grid(inp.data.column(j), categorical=inp.categorical[j],
+                                        grid_resolution=options.grid_resolution, percentiles=options.percentiles,
+                                        notes=notes), notes)
+            except PdpxError as err:
+                return j, (None, err)
+
+        from .threads import in_threads, thread_count
+
+        parts = [todo[i::thread_count(None)] for i in range(thread_count(None))]
+        for part in in_threads(lambda js_: [build(j) for j in js_], [p for p in parts if p]):
+            self._raw.update(part)
 
     def grid_for(self, j: int) -> np.ndarray:
         """Feature ``j``'s grid (built on first request)."""
@@ -45,6 +71,11 @@ class Grids:
             if options.grid == "thresholds" and not inp.categorical[j] and j not in inp.custom_values:
                 grid, self.steps[j], self.notes[j] = steps.feature_steps(
                     inp.adapter, inp.response, j, inp.names[j], column)
+            elif j in self._raw:  # built by prefetch
+                grid, got = self._raw.pop(j)
+                if grid is None:
+                    raise got
+                self.notes.setdefault(j, []).extend(got)
             else:
                 # a narrow float column's grid: the values it holds (notes: custom rounded); a Spark X builds the
                 # grid of a column too large to bring here from Spark's aggregations (SparkData.feature_grid)

@@ -242,6 +242,7 @@ def resolve_features(session: Session, features, function: str) -> list:
         if isinstance(features, (str, numbers.Integral)):
             features = [features]
         return session.resolve_features(features)
+    session.grids.prefetch(range(len(session.names)))
     feats = [j for j in range(len(session.names)) if has_grid(session, j)]
     if not feats:
         raise PdpxError(f"{function}(): no column of X has a grid (all are constant or missing)")

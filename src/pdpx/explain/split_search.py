@@ -29,7 +29,7 @@ from ..core.result import message_value
 from ..core.session import Session
 from ..core.splits import Unmapped, as_read, comparison, members, split_nodes, thresholds
 from ..core.threads import in_threads
-from .split_sums import code_sums
+from .split_sums import bins, code_sums
 
 #: Categorical features with at most this many levels have every set of levels tried.
 ALL_SETS = 10
@@ -182,11 +182,9 @@ def code_candidates(session: Session, idx: list, n_thresholds: int) -> Coded:
 
 
 def _code(cand: Candidate, x: np.ndarray) -> np.ndarray:
-    """The rows' bins of a numeric candidate's column ``x`` between its thresholds, the missing rows last (numpy's
-    search leaves the GIL free: two columns at once)."""
-    codes = np.searchsorted(cand.cuts, x, side="left" if cand.op == "<=" else "right").astype(np.int32)
-    codes[np.isnan(x)] = len(cand.cuts) + 1
-    return codes
+    """The rows' bins of a numeric candidate's column ``x`` between its thresholds, the missing rows last (the
+    compiled search leaves the GIL free: two columns at once)."""
+    return bins(cand.cuts, x, strict=cand.op == "<=")
 
 
 def _thresholds(tm, c: int, x: np.ndarray, n_thresholds: int):

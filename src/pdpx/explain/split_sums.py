@@ -73,6 +73,39 @@ def _regions_py(rid, R, w, C, rowmean, W, S1, SM, SS):
             SS[r, o] += wi * acc
 
 
+def _bins_py(cuts, x, strict, out):
+    """``out[i]``: the number of ``cuts`` (increasing) below ``x[i]`` (``strict``: ``< x``, else ``<= x``), as
+    ``np.searchsorted`` with side ``left`` / ``right``; ``len(cuts) + 1`` for a missing ``x[i]``. A binary search
+    whose steps do not depend on the value (the window halves whatever the comparison says), run on 16 values in
+    step, so their loads and compares go together (vectorised) instead of waiting on one another."""
+    n = cuts.shape[0]
+    m = x.shape[0]
+    lanes = 16
+    base = np.zeros(lanes, dtype=np.int64)
+    loose = not strict
+    for i0 in range(0, m, lanes):
+        L = min(lanes, m - i0)
+        for k in range(lanes):
+            base[k] = 0
+        length = n
+        while length > 1:
+            half = length >> 1
+            for k in range(L):
+                c = cuts[base[k] + half - 1]
+                v = x[i0 + k]
+                base[k] += half * ((c < v) | (loose & (c == v)))
+            length -= half
+        for k in range(L):
+            v = x[i0 + k]
+            if v != v:
+                out[i0 + k] = n + 1
+            elif n == 0:
+                out[i0 + k] = 0
+            else:
+                c = cuts[base[k]]
+                out[i0 + k] = base[k] + ((c < v) | (loose & (c == v)))
+
+
 @functools.lru_cache(maxsize=None)
 def _kernel(fn=_sums_py):
     """``fn`` compiled (and cached next to this module when numba finds the folder writable)."""
@@ -82,6 +115,14 @@ def _kernel(fn=_sums_py):
         return numba.njit(cache=True, nogil=True)(fn)
     except RuntimeError:  # numba found no writable folder for its cache: compile for this process only
         return numba.njit(nogil=True)(fn)
+
+
+def bins(cuts: np.ndarray, x: np.ndarray, strict: bool) -> np.ndarray:
+    """(len(x),) int32: :func:`_bins_py` of the float64 ``x`` between ``cuts`` (compiled; leaves the GIL free)."""
+    out = np.empty(len(x), dtype=np.int32)
+    _kernel(_bins_py)(np.ascontiguousarray(cuts, dtype=np.float64), np.ascontiguousarray(x, dtype=np.float64),
+                      bool(strict), out)
+    return out
 
 
 def region_sums(rid: np.ndarray, R: int, w: np.ndarray, C: np.ndarray, rowmean: np.ndarray) -> tuple:

@@ -45,6 +45,7 @@ import pandas as pd
 
 from ..core.drawing import Drawable
 from ..core.errors import PdpxError
+from ..core.scratch import scratch
 from ..core.session import Session
 from .ice_spread import Moments, curve_columns, ice_moments, measure_options, resolve_features
 from .split_search import Coded, Split, Stats, code_candidates, grow, rule_text
@@ -365,7 +366,7 @@ def _walked(session: Session, group: list, sizes: dict):
     """``[(feature, _Curves)]`` of ``group`` from one walk over the rows that writes every row's centered curve
     (:meth:`Session.curve_moments` with ``keep``), or None where the method has none."""
     K, n, G = len(session.outputs), session.n_rows, max(sizes[j] for j in group)
-    keep = (np.empty((len(group), n, K * G)), np.empty((len(group), K + 1, n)))
+    keep = (scratch((len(group), n, K * G)), scratch((len(group), K + 1, n)))  # written once: see core.scratch
     got = session.curve_moments(group, keep)
     if got is None:
         return None
