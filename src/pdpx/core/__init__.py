@@ -18,7 +18,8 @@ bootstrap from each partition's sums :mod:`.spark_boot`), bootstrap intervals
 
 Around them: settings (:mod:`.config`), errors and warnings (:mod:`.errors`), the old names of
 the public API (:mod:`.deprecation`), progress bars (:mod:`.progress`), the process's thread
-pool (:mod:`.threads`), large scratch arrays in their own memory map (:mod:`.scratch`), library thread pools held to one thread during pdpx's own checks
+pool (:mod:`.threads`), large scratch arrays in their own memory map (:mod:`.scratch`), library
+thread pools held to one thread during pdpx's own checks
 (:mod:`.forksafe`), files written safely (:mod:`.files`) in the user's own folder
 (:mod:`.userdir`), and the version (:mod:`.version`).
 
