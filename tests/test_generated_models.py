@@ -11,7 +11,8 @@ one ulp around split thresholds). For each model:
 * where ``method="exact"`` answers, it equals the definition too;
 * ``partial_dependence_many`` over every column equals the definition for each;
 * ``heterogeneity`` of the feature (one walk over the rows where the trees qualify) equals the definition's
-  centered curves' weighted mean and variance;
+  centered curves' weighted mean and variance, and the curves the same walk writes for the regions of several
+  features are every row's centered curve;
 * the scikit-learn drop-in (methods "brute" and "auto") equals
   ``sklearn.inspection.partial_dependence`` (brute) where scikit-learn accepts the input.
 
@@ -141,6 +142,32 @@ def check_heterogeneity(case, res) -> None:
     msg = f"heterogeneity: {het.method} != definition at grid {het.grid_values[0]!r}; {case!r}"
     np.testing.assert_allclose(het.average[0], avg, rtol=rtol, atol=rtol * scale, err_msg=msg)
     np.testing.assert_allclose(het.variance[0], variance, rtol=rtol, atol=rtol * scale * scale, err_msg=msg)
+    check_written_curves(case, options, het, c, ice.mean(axis=2), rtol, scale)
+
+
+def check_written_curves(case, options, het, c, rowmean, rtol, scale) -> None:
+    """Where the one walk answers, the curves it writes for the regions of several features
+    (``Session.curve_moments`` with ``keep``) are every row's centered curve of the definition, with its mean over
+    the grid and its sum of squares."""
+    from pdpx.core.session import Session
+    from pdpx.explain.ice_spread import measure_options
+
+    opts = measure_options("heterogeneity", {**options, "sample_weight": case.weights})
+    session = Session(case.model, case.X, opts.but(kind="individual", centered=False, progress=False))
+    j = session.resolve_features([case.feature])[0]
+    np.testing.assert_array_equal(np.asarray(session.grid_for(j)), np.asarray(het.grid_values[0]))
+    K, n, G = len(session.outputs), session.n_rows, len(session.grid_for(j))
+    keep = (np.full((1, n, K * G), np.nan), np.full((1, K + 1, n), np.nan))
+    got = session.curve_moments([j], keep)
+    event(f"{case.library}: written curves " + ("checked" if got is not None else "not written (no one walk)"))
+    if got is None:
+        return
+    msg = f"written curves != definition; {case!r}"
+    written = keep[0][0].reshape(n, K, G).transpose(1, 0, 2)
+    np.testing.assert_allclose(written, c, rtol=rtol, atol=rtol * scale, err_msg=msg)
+    np.testing.assert_allclose(keep[1][0, :K], rowmean, rtol=rtol, atol=rtol * scale, err_msg=msg)
+    np.testing.assert_allclose(keep[1][0, K], (c ** 2).sum(axis=(0, 2)), rtol=rtol,
+                               atol=rtol * scale * scale * K * G, err_msg=msg)
 
 
 def check_sklearn_dropin(case) -> list[str]:
