@@ -326,7 +326,7 @@ class _Curves:
 
 
 def _feature_curves(session: Session, feats: list, options):
-    """``(feature, _Curves)`` for each of ``feats`` in turn: several features' curves from one walk over the rows
+    """``(feature, _Curves)`` for each of ``feats`` in turn: the features' curves from one walk over the rows
     where the method has one (as many per walk as the memory budget holds), else feature by feature."""
     K, n = len(session.outputs), session.n_rows
     sizes = {j: len(session.grid_for(j)) for j in feats}
@@ -339,7 +339,7 @@ def _feature_curves(session: Session, feats: list, options):
                 f"{session.memory_budget / 2**20:.0f} MiB; lower grid_resolution, pass a sample of the rows, or raise "
                 "memory_budget (e.g. memory_budget='4GB')")
     rest = list(feats)
-    while len(rest) > 1:
+    while rest:  # one feature too: the walk for one feature beats its exact curves (2.6 s against 2.9-3.2 s, 1M rows)
         group = _group(rest, sizes, K, n, session.memory_budget)
         got = _walked(session, group, sizes)
         if got is None:
