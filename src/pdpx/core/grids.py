@@ -17,6 +17,7 @@ from .data import has_missing
 from .errors import PdpxError
 from .grid import feature_grid
 from .inputs import Inputs
+from .threads import in_threads, thread_count
 
 
 class Grids:
@@ -57,10 +58,8 @@ class Grids:
             except PdpxError as err:
                 return j, (None, err)
 
-        from .threads import in_threads, thread_count
-
-        parts = [todo[i::thread_count(None)] for i in range(thread_count(None))]
-        for part in in_threads(lambda js_: [build(j) for j in js_], [p for p in parts if p]):
+        threads = min(thread_count(None), len(todo))
+        for part in in_threads(lambda js_: [build(j) for j in js_], [todo[i::threads] for i in range(threads)]):
             self._raw.update(part)
 
     def grid_for(self, j: int) -> np.ndarray:
