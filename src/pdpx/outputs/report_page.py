@@ -22,6 +22,7 @@ from ..core.grid import is_categorical_dtype
 from ..core.result import grid_label
 from ..core.support import support_summary
 from ..core.version import __version__
+from .plot_style import literal_text
 
 
 @dataclass
@@ -37,12 +38,13 @@ def embed(plot, image_format: str, dpi: int) -> Figure:
     import matplotlib.pyplot as plt
 
     width, height = plot.theme.getp("figure_size")
-    fig = plot.draw()
-    buf = io.BytesIO()
-    try:
-        fig.savefig(buf, format=image_format, dpi=dpi)
-    finally:
-        plt.close(fig)
+    with literal_text():
+        fig = plot.draw()
+        buf = io.BytesIO()
+        try:
+            fig.savefig(buf, format=image_format, dpi=dpi)
+        finally:
+            plt.close(fig)
     data = buf.getvalue()
     if image_format == "png":
         src = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
