@@ -26,6 +26,7 @@ from .api import partial_dependence, partial_dependence_many
 from .core.config import config_context, get_config, set_config
 from .core.errors import (
     ExtrapolationWarning,
+    IncompleteReportWarning,
     ModelOutputError,
     ModelPredictError,
     NonFiniteWarning,
@@ -89,6 +90,7 @@ __all__ = [
     "NonFiniteWarning",
     "ExtrapolationWarning",
     "TreeMismatchWarning",
+    "IncompleteReportWarning",
 ]
 
 #: names of :mod:`pdpx.explain` (functions and the types they return), imported on first use
