@@ -93,6 +93,13 @@ class IncompleteReport(UserError):
 
     exit_code = 3
 
+    @classmethod
+    def of(cls, path, missing: list) -> IncompleteReport:
+        """The error naming each missing part ``(part, why)`` of the report written to ``path``."""
+        parts = "; ".join(f"{part} ({(why.strip().splitlines() or [''])[0]})" for part, why in missing)
+        return cls(cli_words(f"wrote {str(path)!r} without {len(missing)} part(s) that failed (the page says so in "
+                             f"their place): {parts}"))
+
 
 def _missing_parts(fn):
     """``fn()`` (it calls :func:`pdpx.report`) and the parts its
@@ -474,9 +481,7 @@ def report(model, data, output, features, title, max_rows, ice, grid_resolution,
             m, X, output, features=list(features) or None, title=title, sample=max_rows, ice_sample=ice or 100,
             progress=True if progress is None else progress, **options))
         if missing:
-            raise IncompleteReport(cli_words(f"wrote {str(path)!r} without {len(missing)} part(s) that failed (the "
-                                             "page says so in their place): " + "; ".join(
-                                                 f"{part} ({(why.strip().splitlines() or [''])[0]})" for part, why in missing)))
+            raise IncompleteReport.of(path, missing)
         shown = f"features {', '.join(features)}" if features else f"every column of {len(X.columns)}"
         click.echo(f"pdpx: wrote {str(path)!r}: HTML report, {shown}, {len(X)} rows", err=True)
     _run(go)
