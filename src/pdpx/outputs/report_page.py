@@ -35,12 +35,13 @@ REPORT_SUFFIXES = (".html", ".htm")
 def check_report_path(path, what: str = "path") -> Path:
     """The report's file, checked before any work (:func:`pdpx.report` and ``pdpx report`` share this check): an
     HTML name (:data:`REPORT_SUFFIXES`) that can be written (:func:`pdpx.core.files.check_writable`)."""
+    checked = check_writable(path, what=what)  # a folder is named as such, whatever its name
     suffix = Path(os.fspath(path)).suffix.lower()
     if suffix not in REPORT_SUFFIXES:
         raise PdpxError(f"{what} {str(path)!r}: the report is written as {', '.join(REPORT_SUFFIXES)} (not "
                         f"{suffix or 'a file without extension'}); pdpx writes the report as one HTML file (open it "
                         "in a browser and print it to PDF if you need one)")
-    return check_writable(path, what=what)
+    return checked
 
 
 @dataclass
