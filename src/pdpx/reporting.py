@@ -130,7 +130,8 @@ def report(
     X : DataFrame or ndarray of shape (n_rows, n_features)
         Background rows (and the data the summary describes).
     path : str or Path
-        The HTML file to write (folders are created).
+        The HTML file to write, ending in ``.html`` or ``.htm`` (any other name is refused before any work;
+        folders are created).
     features : list of str / int, optional
         Features to show, 1-way. Default: every column (constant columns are
         listed as skipped).
@@ -176,6 +177,14 @@ def report(
     -------
     Path
         The file written.
+
+    Warns
+    -----
+    IncompleteReportWarning
+        Before the page is written, when parts of it failed (a feature whose PD raised a ``PdpxError``, a measure or
+        figure of "Where the average misleads"): each is named, with why, in its ``missing``; the page says so in
+        their place. As an error (``warnings.simplefilter("error", pdpx.IncompleteReportWarning)``) it leaves a file
+        already at ``path`` as it was. Any other failure of the model raises, and leaves that file as it was too.
     """
     new = renamed_arguments("report", pd_options, _RENAMED,
                             {"ice_sample": ice_sample, "random_state": random_state, "sample": sample},
