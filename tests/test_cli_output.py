@@ -108,3 +108,11 @@ def test_same_file_where_the_file_system_folds_case(tmp_path):
     if not (tmp_path / "data.csv").exists():
         pytest.skip("this file system tells names apart by case (the check of case-folding ones runs on them)")
     assert same_file(tmp_path / "DATA.CSV", data)
+
+
+def test_many_distinct_escaped_cells_are_each_written_in_their_place():
+    levels = [f"={i}+cmd" for i in range(40)] + [f"-{i}" for i in range(40)]  # escaped ones, and numbers
+    frame = pd.DataFrame({"level": levels * 2, "yhat": np.arange(160) - 80.5})
+    rows = cells(csv_text(frame))[1:]
+    assert [r[0] for r in rows] == [("'" + v) if v.startswith("=") else v for v in levels * 2]
+    assert [float(r[1]) for r in rows] == list(frame["yhat"])
