@@ -61,13 +61,18 @@ def docs_blocks() -> list[tuple[list[str], str | None]]:
 def check_example(line: str, folder: Path, may_fail: bool = False):
     """Run ``line``; it succeeds and writes what it says (or, with ``may_fail``, fails in one error line)."""
     target = written_file(line.split())
-    if target is not None:
+    read = target is not None and line.split().count(target) > 1  # -o names an input of the line: it must stay
+    before = (folder / target).read_bytes() if read else None
+    if target is not None and not read:
         (folder / target).unlink(missing_ok=True)
     result = run_example(line, folder)
     assert "Traceback" not in result.stderr
     if may_fail and result.exit_code != 0:
         assert result.exit_code == 1 and result.stderr.count("pdpx: error:") == 1, (line, result.stderr)
-        assert target is None or not (folder / target).exists(), line
+        if read:
+            assert (folder / target).read_bytes() == before, f"{line} changed its input"
+        else:
+            assert target is None or not (folder / target).exists(), line
         return result
     assert result.exit_code == 0, f"{line}\n{result.stderr}"
     if "--help" in result.args:

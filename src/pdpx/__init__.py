@@ -14,9 +14,11 @@ Deprecated names and arguments (``docs/api.md``, "Deprecated names") work with a
 
 This package is the top floor (``docs/architecture.md``): :mod:`.api` (partial_dependence and
 partial_dependence_many), :mod:`.reporting` (report; :mod:`.report_rows`: the rows each part rests on, a
-Spark DataFrame's included), :mod:`.r_bridge` (what the R package
+Spark DataFrame's included; :mod:`.report_parts`: figures drawn on a side thread, parts that failed named in a
+warning), :mod:`.r_bridge` (what the R package
 calls) and :mod:`.r_wire` (what R sends, decoded), and the ``pdpx`` command line :mod:`.cli`
-with :mod:`.cli_data` (data files), :mod:`.model_files` (model files, by extension),
+with :mod:`.cli_data` (data files), :mod:`.cli_output` (output names and CSV cells a spreadsheet reads as
+text), :mod:`.model_files` (model files, by extension),
 :mod:`.model_categories` (the categories a saved model stores) and :mod:`.rds_check` (an
 ``.rds`` file read before R loads it). The floors below are the packages ``core``,
 ``adapters``, ``plugins``, ``explain``, ``outputs``, ``sklearn`` and ``demo``.
@@ -26,6 +28,7 @@ from .api import partial_dependence, partial_dependence_many
 from .core.config import config_context, get_config, set_config
 from .core.errors import (
     ExtrapolationWarning,
+    IncompleteReportWarning,
     ModelOutputError,
     ModelPredictError,
     NonFiniteWarning,
@@ -89,6 +92,7 @@ __all__ = [
     "NonFiniteWarning",
     "ExtrapolationWarning",
     "TreeMismatchWarning",
+    "IncompleteReportWarning",
 ]
 
 #: names of :mod:`pdpx.explain` (functions and the types they return), imported on first use

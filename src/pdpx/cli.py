@@ -14,20 +14,30 @@ columns take the categories stored in the model, :mod:`pdpx.model_categories`).
 A mistake (a file that cannot be read, a feature that is not a column, an output extension
 the command does not write...) prints one line in the command line's words (its flags, not
 the Python API's argument names) and exits with status 1 (2 for a wrong command line); a
-failed run leaves no partial output file. Each command says on stderr what it wrote.
-Progress bars go to stderr.
+failed run leaves no partial output file, and no command writes over its MODEL or DATA. A report
+written without parts that failed names them and exits with status 3. Each command says on
+stderr what it wrote. Progress bars go to stderr. What is written, and how a CSV table's cells
+are kept from being read as formulas by a spreadsheet: :mod:`pdpx.cli_output`.
 """
 
 from __future__ import annotations
 
-import io
-import json
 import re
 import sys
+import warnings
 from pathlib import Path
 
 import click
 
+from .cli_output import (
+    FIGURE_SUFFIXES,
+    TABLE_FORMATS,
+    OutputError,
+    check_not_input,
+    check_output,
+    table_format,
+    write_table,
+)
 from .model_files import ALLOW_PICKLE_ENV
 
 PICKLE_WARNING = "Loading a pickle or joblib file runs code stored in the file: only load models you trust."
@@ -37,9 +47,6 @@ MODEL_HELP = ("MODEL, by its extension: an XGBoost model (.json, .ubj), a LightG
               f".joblib) only with --allow-pickle (or {ALLOW_PICKLE_ENV}=1). " + PICKLE_WARNING)
 DATA_HELP = ("DATA: a CSV or Parquet file of rows with the model's columns (--drop the others, such as the "
              "target). CSV columns of ISO dates are read as dates.")
-TABLE_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "json"}
-FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
-REPORT_SUFFIXES = (".html", ".htm")
 #: the examples each --help shows (tests/test_cli_help.py runs every one of them)
 EXAMPLES = {
     "main": [
@@ -81,6 +88,40 @@ class UserError(click.ClickException):
         click.echo(f"pdpx: error: {self.format_message()}", err=True, file=file)
 
 
+class IncompleteReport(UserError):
+    """``pdpx report`` wrote the page without parts that failed: one line naming them, exit status 3."""
+
+    exit_code = 3
+
+    @classmethod
+    def of(cls, path, missing: list) -> IncompleteReport:
+        """The error naming each missing part ``(part, why)`` of the report written to ``path``."""
+        parts = "; ".join(f"{part} ({(why.strip().splitlines() or [''])[0]})" for part, why in missing)
+        return cls(cli_words(f"wrote {str(path)!r} without {len(missing)} part(s) that failed (the page says so in "
+                             f"their place): {parts}"))
+
+
+def _missing_parts(fn):
+    """``fn()`` (it calls :func:`pdpx.report`) and the parts its
+    :class:`~pdpx.core.errors.IncompleteReportWarning` named (``[(part, why)]``, empty when none); any other
+    warning is shown as it comes."""
+    from .core.errors import IncompleteReportWarning
+
+    missing = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", IncompleteReportWarning)
+        show = warnings.showwarning
+
+        def caught(message, category, *args, **kwargs):
+            if issubclass(category, IncompleteReportWarning):
+                missing.extend(message.missing)
+            else:
+                show(message, category, *args, **kwargs)
+
+        warnings.showwarning = caught
+        return fn(), missing
+
+
 def _say(kind: str):
     return lambda text: click.echo(f"pdpx: {kind}: {text}", err=True)
 
@@ -118,62 +159,6 @@ def _read(model: str, data: str, allow_pickle: bool, spec):
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
-
-
-# ------------------------------------------------------------------ writing files
-def table_format(path: str | None, fmt: str | None) -> str:
-    """The table format for ``-o path`` / ``--format fmt``; an extension that is not a table is refused."""
-    if path is None:
-        return fmt or "csv"
-    suffix = Path(path).suffix.lower()
-    by_suffix = TABLE_FORMATS.get(suffix)
-    if by_suffix is None and suffix:
-        hint = (f"; for a figure use pdpx plot ... -o {Path(path).name}" if suffix in FIGURE_SUFFIXES else "")
-        raise UserError(f"-o {path!r}: pdpx pd writes tables: give a file ending in .csv, .parquet (or .pq) or "
-                        f".json{hint}")
-    if by_suffix is None and fmt is None:
-        raise UserError(f"-o {path!r}: give a file ending in .csv, .parquet or .json, or pass --format")
-    if by_suffix is not None and fmt is not None and fmt != by_suffix:
-        raise UserError(f"-o {path!r} and --format {fmt} disagree: a {suffix} file is {by_suffix}; drop --format "
-                        f"or name the file .{fmt}")
-    return by_suffix or fmt
-
-
-def write_table(frame, path: str | None, fmt: str) -> None:
-    """``frame`` as CSV / Parquet / JSON to ``path`` (atomically) or to stdout."""
-    from .core.files import atomic_path, check_writable
-
-    if path is None:
-        if fmt == "parquet":
-            buf = io.BytesIO()
-            frame.to_parquet(buf, index=False)
-            sys.stdout.buffer.write(buf.getvalue())
-        else:
-            click.echo(_render(frame, fmt), nl=False)
-        return
-    target = check_writable(path, what="-o")
-    with atomic_path(target) as tmp:
-        if fmt == "parquet":
-            frame.to_parquet(tmp, index=False)
-        else:
-            tmp.write_text(_render(frame, fmt), encoding="utf-8")
-
-
-def _render(frame, fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(json.loads(frame.to_json(orient="records", date_format="iso")), indent=None) + "\n"
-    return frame.to_csv(index=False)
-
-
-def _check_output(path: str, suffixes: tuple, what: str, hint: str = "") -> None:
-    from .core.files import check_writable
-
-    suffix = Path(path).suffix.lower()
-    if suffix not in suffixes:
-        shown = ", ".join(suffixes)
-        raise UserError(f"-o {path!r}: {what} is written as {shown} (not {suffix or 'a file without extension'})"
-                        f"{hint}")
-    check_writable(path, what="-o")
 
 
 # ------------------------------------------------------------------ the API's words in the command line's
@@ -247,6 +232,8 @@ def _run(fn):
         return fn()
     except click.ClickException:
         raise
+    except OutputError as exc:
+        raise UserError(str(exc)) from None
     except (PdpxError, ValueError, TypeError, KeyError, OSError, ImportError) as exc:
         raise UserError(cli_words(_one_line(exc))) from None
     except Exception as exc:
@@ -480,17 +467,21 @@ def report(model, data, output, features, title, max_rows, ice, grid_resolution,
            weights, response, target, method, allow_pickle, progress, memory_budget):
     """``pdpx report``."""
     def go():
+        from .outputs.report_page import check_report_path
         from .reporting import report as write_report
 
-        _check_output(output, REPORT_SUFFIXES, "the report", "; pdpx writes the report as one HTML file (open it "
-                      "in a browser and print it to PDF if you need one)")
+        check_report_path(output, what="-o")  # the check pdpx.report makes, before reading anything
+        check_not_input(output, {"MODEL": model, "DATA": data})
         spec = _spec(drop, dates, dtypes, categorical, weights)
         m, adapter, X, w = _read(model, data, allow_pickle, spec)
         _check_features(features or [str(c) for c in X.columns], X, spec)
         options = _pd_options(adapter, spec, w, method=method, grid_resolution=grid_resolution, grid="uniform",
                               response=response, target=target, memory_budget=memory_budget)
-        path = write_report(m, X, output, features=list(features) or None, title=title, sample=max_rows,
-                            ice_sample=ice or 100, progress=True if progress is None else progress, **options)
+        path, missing = _missing_parts(lambda: write_report(
+            m, X, output, features=list(features) or None, title=title, sample=max_rows, ice_sample=ice or 100,
+            progress=True if progress is None else progress, **options))
+        if missing:
+            raise IncompleteReport.of(path, missing)
         shown = f"features {', '.join(features)}" if features else f"every column of {len(X.columns)}"
         click.echo(f"pdpx: wrote {str(path)!r}: HTML report, {shown}, {len(X)} rows", err=True)
     _run(go)
@@ -507,8 +498,9 @@ def plot(model, data, features, output, kind, centered, ice, grid_resolution, gr
          dtypes, categorical, weights, response, target, method, allow_pickle, progress, memory_budget):
     """``pdpx plot``."""
     def go():
-        _check_output(output, FIGURE_SUFFIXES, "a figure",
-                      "; for a table use pdpx pd ... -o" if Path(output).suffix.lower() in TABLE_FORMATS else "")
+        check_output(output, FIGURE_SUFFIXES, "a figure",
+                     "; for a table use pdpx pd ... -o" if Path(output).suffix.lower() in TABLE_FORMATS else "",
+                     inputs={"MODEL": model, "DATA": data})
         if len(features) > 2:
             raise UserError(f"--feature given {len(features)} times: a figure shows one feature, or the 2-way grid of "
                             "two (pdpx pd writes joint grids of more)")
@@ -548,6 +540,7 @@ def pd_command(model, data, features, output, fmt, kind, centered, ice, grid_res
         fmt_ = table_format(output, fmt)
         if output is not None:
             check_writable(output, what="-o")
+            check_not_input(output, {"MODEL": model, "DATA": data})
         kind_ = kind or "average"
         if kind_ == "average" and ice is not None:
             raise UserError("--ice: ICE rows are written with --kind both or individual, not average")

@@ -33,13 +33,12 @@ from .core.config import config_context, get_config
 from .core.data import as_frame
 from .core.deprecation import renamed_arguments
 from .core.errors import ExtrapolationWarning, PdpxError
-from .core.files import check_writable, write_text_atomic
+from .core.files import write_text_atomic
 from .core.options import PDOptions
 from .core.plugins import adapt
 from .core.progress import progress_bar
 from .core.session import Session
 from .core.stacked import stacked_partial_dependence
-from .core.threads import run_in_context
 from .core.validation import (
     SEED,
     Boolean,
@@ -58,7 +57,8 @@ from .explain.subgroups import regions as regions_of
 from .outputs.plot_explain import plot_importance
 from .outputs.plot_style import check_backend, windowless_backend
 from .outputs.report_heterogeneity import HeterogeneitySection
-from .outputs.report_page import Page, columns_table, embed
+from .outputs.report_page import Page, check_report_path, columns_table, embed
+from .report_parts import SideThread, failed_features, grid_check, warn_missing
 from .report_rows import is_spark_frame, ledger, page_frame, rows_note, seeded_rows, spark_rows
 
 __all__ = ["report"]
@@ -130,7 +130,8 @@ def report(
     X : DataFrame or ndarray of shape (n_rows, n_features)
         Background rows (and the data the summary describes).
     path : str or Path
-        The HTML file to write (folders are created).
+        The HTML file to write, ending in ``.html`` or ``.htm`` (any other name is refused before any work;
+        folders are created).
     features : list of str / int, optional
         Features to show, 1-way. Default: every column (constant columns are
         listed as skipped).
@@ -176,13 +177,21 @@ def report(
     -------
     Path
         The file written.
+
+    Warns
+    -----
+    IncompleteReportWarning
+        Before the page is written, when parts of it failed (a feature whose PD raised a ``PdpxError``, a measure or
+        figure of "Where the average misleads"): each is named, with why, in its ``missing``; the page says so in
+        their place. As an error (``warnings.simplefilter("error", pdpx.IncompleteReportWarning)``) it leaves a file
+        already at ``path`` as it was. Any other failure of the model raises, and leaves that file as it was too.
     """
     new = renamed_arguments("report", pd_options, _RENAMED,
                             {"ice_sample": ice_sample, "random_state": random_state, "sample": sample},
                             {"ice_sample": 100, "random_state": 0, "sample": None})
     n_ice, seed, max_rows = new["ice_sample"], new["random_state"], new["sample"]
     options = PDOptions.checked("report", pd_options)
-    path = check_writable(path)
+    path = check_report_path(path)
     check_backend("pdpx.report")
     # the report's budget is the budget of everything it does, on every thread (the figures are drawn on another)
     with _budget(options):
@@ -233,7 +242,7 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
         # while the main thread goes on computing (much of it in compiled kernels that leave the GIL free);
         # only with a backend that may draw off the main thread, else each is drawn when its turn comes
         try:
-            with _side_thread(_draws_off_main_thread()) as side:
+            with SideThread(_draws_off_main_thread()) as side:
                 def drawn_plot(plot):
                     def draw():
                         out = embed(plot(), image_format, dpi)
@@ -305,7 +314,9 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
         elapsed=time.perf_counter() - t_start, importance=imp, importance_figure=importance_figure,
         hstat=hstat, h_figures=h_figures, columns_html=columns_html, sections=[spread] if spread else [],
     )
-    return write_text_atomic(path, page.render())
+    html = page.render()
+    warn_missing(path, failed_features(skipped, grid_check(session)) + (spread.missing if spread else []))
+    return write_text_atomic(path, html)
 
 
 def _heterogeneity_section(model, frame, session, ranking, options: PDOptions, wanted, *, seed, bar, drawn):
@@ -330,6 +341,7 @@ def _heterogeneity_section(model, frame, session, ranking, options: PDOptions, w
             return fn()
         except Exception as exc:  # noqa: BLE001 - a measure of this section never loses the report
             section.notes.append(f"{what} could not be computed: {type(exc).__name__}: {exc}")
+            section.missing.append((what, f"{type(exc).__name__}: {exc}"))
             return None
         finally:
             bar.update(1)
@@ -427,41 +439,6 @@ def _draws_off_main_thread() -> bool:
     """Whether matplotlib may draw on another thread here: a backend without windows (Agg, SVG, PDF, the
     notebook's inline one). An interactive backend (Tk, Qt, macOS) draws on the main thread only."""
     return windowless_backend()
-
-
-class _side_thread:
-    """A context with ``submit(fn)``: ``fn`` runs on a thread of its own when ``on`` (joined on exit, whatever
-    happens), else on the calling thread when its result is asked for."""
-
-    def __init__(self, on: bool):
-        self.on = on
-
-    def __enter__(self):
-        if self.on:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pdpx-report")
-        return self
-
-    def submit(self, fn):
-        if self.on:  # in a copy of the caller's context: its config_context settings (the budget) hold there too
-            return self.pool.submit(run_in_context(fn))
-        return _Later(fn)
-
-    def __exit__(self, *exc):
-        if self.on:
-            self.pool.shutdown(wait=True)
-        return False
-
-
-class _Later:
-    """A result computed when asked for (the side thread's stand-in on the calling thread)."""
-
-    def __init__(self, fn):
-        self.fn = fn
-
-    def result(self):
-        return self.fn()
 
 
 def _later_pairs(wanted: list, pairs_given, n_auto_pairs: int, session) -> list:
@@ -586,7 +563,11 @@ def _models_report(models: dict, X, path, *, features, title, seed, max_rows, im
         n_candidates=0, top_for_pairs=TOP_FOR_PAIRS, options=_shown(options), n_ice=0,
         elapsed=time.perf_counter() - t_start,
     )
-    return write_text_atomic(path, page.render())
+    html = page.render()
+    if skipped:  # a feature the first model has a grid for failed (the grids are the same for every model)
+        has_grid = grid_check(Session(next(iter(models.values())), frame, options.but(interval=None)))
+        warn_missing(path, failed_features(skipped, has_grid))
+    return write_text_atomic(path, html)
 
 
 def _interval_fits(frame, options: PDOptions) -> bool:

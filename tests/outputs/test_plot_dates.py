@@ -148,3 +148,21 @@ def test_missing_date_point_in_two_way_figures(other):
     scales, xlabels, _ = drawn_panels(res.plot())
     assert "scale_x_datetime" in scales
     assert xlabels[0][-1] == "missing" and all(ISO.match(s) for s in xlabels[0][:-1]) and len(xlabels[0]) >= 3
+
+
+@pytest.mark.parametrize("kind", ["naive", "tz"])
+def test_regions_of_a_date_feature_are_drawn_on_a_date_axis(kind):
+    X = frame(kind)
+    res = pdpx.regions(DateModel(X["when"].dtype), X, "when", method="brute", grid_resolution=12, ice=True)
+    p = res.plot()
+    scales, xlabels, _ = drawn_panels(p)
+    assert "scale_x_datetime" in scales
+    assert all(labels and all(ISO.match(s) for s in labels) for labels in xlabels), xlabels
+    assert p.labels.x == ("when (Europe/Paris)" if kind == "tz" else "when")
+    # the regions' own curves sit at the grid's dates (on the zone's clock)
+    raw = pd.DatetimeIndex(res.grid_values)
+    if raw.tz is not None:
+        raw = raw.tz_localize(None)
+    line = layer_data(p, 2)  # each region's PD line
+    shown = pd.to_datetime(line["x"], unit="D") if line["x"].dtype.kind == "f" else pd.DatetimeIndex(line["x"])
+    assert set(pd.DatetimeIndex(shown).tz_localize(None).floor("s")) == set(raw.floor("s"))

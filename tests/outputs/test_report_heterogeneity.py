@@ -13,7 +13,7 @@ pytest.importorskip("plotnine")
 
 import pdpx  # noqa: E402
 from pdpx import reporting  # noqa: E402
-from pdpx.core.errors import PdpxError  # noqa: E402
+from pdpx.core.errors import IncompleteReportWarning, PdpxError  # noqa: E402
 from pdpx.outputs.report_heterogeneity import number  # noqa: E402
 
 FAST = dict(method="brute", grid_resolution=8, pair_grid_resolution=6, ice_sample=10, dpi=30, progress=False,
@@ -126,13 +126,13 @@ def test_heterogeneity_argument_is_checked(data, tmp_path):
         reporting.report(_f, data, tmp_path / "r.html", heterogeneity="all", **FAST)
 
 
-@pytest.mark.parametrize("name, words, kept", [
-    ("regions_of", "the regions of x1 could not be computed: PdpxError: broken here", ["heterogeneity", "ledger"]),
-    ("heterogeneity_of", "heterogeneity could not be computed: PdpxError: broken here", ["ledger"]),
-    ("explained_variance", "the explained variance could not be computed: PdpxError: broken here",
-     ["heterogeneity", "regions"]),
+@pytest.mark.parametrize("name, part, kept", [
+    ("regions_of", "the regions of x1", ["heterogeneity", "ledger"]),
+    ("heterogeneity_of", "heterogeneity", ["ledger"]),
+    ("explained_variance", "the explained variance", ["heterogeneity", "regions"]),
 ])
-def test_a_failing_measure_leaves_a_note_and_the_rest_of_the_report(data, tmp_path, monkeypatch, name, words, kept):
+def test_a_failing_measure_leaves_a_note_the_rest_of_the_report_and_a_warning(data, tmp_path, monkeypatch, name, part,
+                                                                               kept):
     real = getattr(reporting, name)
 
     def broken(model, X, feature, *a, **k):
@@ -141,7 +141,12 @@ def test_a_failing_measure_leaves_a_note_and_the_rest_of_the_report(data, tmp_pa
         return real(model, X, feature, *a, **k)
 
     monkeypatch.setattr(reporting, name, broken)
-    text = reporting.report(_f, data, tmp_path / "r.html", **FAST).read_text(encoding="utf-8")
+    with pytest.warns(IncompleteReportWarning) as caught:
+        text = reporting.report(_f, data, tmp_path / "r.html", **FAST).read_text(encoding="utf-8")
+    [warning] = [w.message for w in caught if isinstance(w.message, IncompleteReportWarning)]
+    assert warning.missing == ((part, "PdpxError: broken here"),) and warning.path == str(tmp_path / "r.html")
+    assert f"{part} (PdpxError: broken here)" in str(warning)
+    words = f"{part} could not be computed: PdpxError: broken here"
     assert re.findall(r'<section id="([^"]+)"', text) == ["summary", "ranking", "features", "heterogeneity", "method"]
     sec = _section(text)
     assert f'<p class="flag">{html.escape(words, quote=True)}</p>' in sec
@@ -179,7 +184,10 @@ def test_a_figure_that_fails_to_draw_leaves_a_note_and_its_table(data, tmp_path,
         raise RuntimeError("cannot draw here")
 
     monkeypatch.setattr(HeterogeneityResult, "plot", broken)
-    text = reporting.report(_f, data, tmp_path / "r.html", **FAST).read_text(encoding="utf-8")
+    with pytest.warns(IncompleteReportWarning) as caught:
+        text = reporting.report(_f, data, tmp_path / "r.html", **FAST).read_text(encoding="utf-8")
+    [warning] = [w.message for w in caught if isinstance(w.message, IncompleteReportWarning)]
+    assert warning.missing == (("the figure of heterogeneity", "RuntimeError: cannot draw here"),)
     sec = _section(text)
     assert ('<p class="flag">the figure of heterogeneity could not be drawn: RuntimeError: cannot draw here</p>'
             in sec)

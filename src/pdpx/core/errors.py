@@ -61,6 +61,25 @@ class ExtrapolationWarning(PdpxWarning):
         self.partner = partner
 
 
+class IncompleteReportWarning(PdpxWarning):
+    """:func:`pdpx.report` wrote its page without some of the parts it was asked for: a measure or a figure that
+    failed (the page says so in its place). Raised before the page is written, so that
+    ``warnings.simplefilter("error", IncompleteReportWarning)`` keeps a file already at that path as it was.
+
+    Attributes
+    ----------
+    missing : tuple of (str, str)
+        Each missing part (``"the regions of age"``) and why (the error it raised).
+    path : str
+        The file the report is written to.
+    """
+
+    def __init__(self, message: str = "", missing=(), path: str = ""):
+        super().__init__(message)
+        self.missing = tuple((str(part), str(why)) for part, why in missing)
+        self.path = str(path)
+
+
 class ModelPredictError(PdpxError):
     """The model's own prediction raised, and its exception cannot be raised again with pdpx's context as its own
     type (a constructor that takes more than a message). The model's exception is ``__cause__``."""

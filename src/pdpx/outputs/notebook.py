@@ -259,7 +259,9 @@ def _png(plot) -> bytes:
     """``plot`` drawn to PNG bytes, warnings kept out of the notebook, the figure closed (no second copy)."""
     import matplotlib.pyplot as plt
 
-    with warnings.catch_warnings(), plt.ioff():
+    from .plot_style import literal_text
+
+    with warnings.catch_warnings(), plt.ioff(), literal_text():
         warnings.simplefilter("ignore")
         figure = plot.draw()
         try:

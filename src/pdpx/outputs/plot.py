@@ -43,7 +43,16 @@ from ..core.files import atomic_path, check_writable
 from ..core.validation import Integral, Options, PathLike, Real, check_param, shown, validate_params
 from . import plot_dates
 from .plot_oneway import oneway_plot
-from .plot_style import ICE_COLOR, PALETTE, PD_COLOR, PlotOptions, check_backend, check_plot_options, theme_pdpx
+from .plot_style import (
+    ICE_COLOR,
+    PALETTE,
+    PD_COLOR,
+    PlotOptions,
+    check_backend,
+    check_plot_options,
+    literal_text,
+    theme_pdpx,
+)
 from .plot_twoway import compose, twoway_plot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -271,7 +280,7 @@ def save(
     if not isinstance(plot, ggplot) and type(plot).__module__.split(".")[0] != "plotnine":
         raise PdpxTypeError(f"save(): plot must be a plotnine figure (res.plot()); got {shown(plot)}")
     check_backend("save")
-    with atomic_path(path) as tmp:
+    with atomic_path(path) as tmp, literal_text():  # a figure restyled with a theme of its own keeps literal text
         if isinstance(plot, ggplot):
             plot.save(tmp, format=fmt, width=width, height=height, units=units, dpi=dpi, verbose=False,
                       **savefig_kwargs)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..core.dates import day_numbers, is_date_grid
 from ..core.errors import PdpxError
 from .plot_explain import bars
 from .plot_style import PALETTE, PD_COLOR, theme_pdpx
@@ -68,16 +69,19 @@ def _colors(outputs):
 def plot_regions(result, *, ice: int = 30, title: str | None = None, base_size: float = 11):
     """:func:`pdpx.regions`' result: each region's PD curve in a panel of its own, side by side on a shared y axis,
     with the PD over every row dashed for reference and up to ``ice`` of the region's ICE curves when the result
-    holds them (``regions(..., ice=True)``); the panels are titled by the regions' rules."""
+    holds them (``regions(..., ice=True)``); the panels are titled by the regions' rules. A date feature is drawn on
+    a date axis (:mod:`.plot_dates`)."""
     from plotnine import aes, facet_wrap, geom_line, ggplot, labs, theme
 
+    from .plot_dates import DatePlan, finish
     from .plot_lines import geom_curves
 
     K = len(result.outputs)
     strips = [f"{r.region}: " + r.rule.replace(" and ", "\nand ") + f"\n(n = {r.n_rows:,})" for r in result.regions]
     frame = result.to_frame(kind="average")
     frame["panel"] = pd.Categorical([strips[i - 1] for i in frame["region"]], categories=strips, ordered=True)
-    frame["x"] = frame["x"].astype(np.float64)
+    dates = not result.categorical and is_date_grid(result.grid_values)
+    frame["x"] = day_numbers(frame["x"], wall=True) if dates else frame["x"].astype(np.float64)
     overall = []
     for s in strips:
         g = _curve(result, result.average)
@@ -99,13 +103,27 @@ def plot_regions(result, *, ice: int = 30, title: str | None = None, base_size: 
               title=title or f"Regions where the curves of {result.feature} agree", caption=caption)
     p += theme_pdpx(base_size=base_size)
     width = min(3.2 * len(strips) + 0.8, 16)
-    return p + theme(figure_size=(width, 3.8))
+    p += theme(figure_size=(width, 3.8))
+    if dates:  # the days drawn become dates again, on a date axis whose title names the zone
+        tz = getattr(result.grid_values.dtype, "tz", None)
+        p = finish(p, DatePlan("datetime", titles={"x": result.feature + (f" ({tz})" if tz is not None else "")}))
+    return p
+
+
+def _grid_x(result) -> np.ndarray:
+    """A regions result's grid as the numbers drawn: positions for categories, wall-clock days for dates (a date axis
+    shows them as dates), the values otherwise."""
+    if result.categorical:
+        return np.arange(len(result.grid_values), dtype=np.float64)
+    if is_date_grid(result.grid_values):
+        return day_numbers(result.grid_values, wall=True)
+    return np.asarray(result.grid_values, dtype=np.float64)
 
 
 def _curve(result, values) -> pd.DataFrame:
-    """Long frame of curves (n_outputs, n_grid) over the result's grid (x as float, categories: positions)."""
+    """Long frame of curves (n_outputs, n_grid) over the result's grid (x as :func:`_grid_x` draws it)."""
     G = len(result.grid_values)
-    x = np.arange(G, dtype=np.float64) if result.categorical else np.asarray(result.grid_values, dtype=np.float64)
+    x = _grid_x(result)
     return pd.DataFrame({"x": np.tile(x, len(result.outputs)),
                          "yhat": np.asarray(values, dtype=np.float64).reshape(-1),
                          "output": np.repeat(np.asarray(result.outputs, dtype=object), G)})
@@ -115,7 +133,7 @@ def _ice_frame(result, strips, ice: int) -> pd.DataFrame:
     """Up to ``ice`` rows' ICE curves of each region (the first output), a panel each."""
     rng = np.random.default_rng(0)
     G = len(result.grid_values)
-    x = np.arange(G, dtype=np.float64) if result.categorical else np.asarray(result.grid_values, dtype=np.float64)
+    x = _grid_x(result)
     parts = []
     for r, s in zip(result.regions, strips):
         rows = r.rows if len(r.rows) <= ice else np.sort(rng.choice(r.rows, ice, replace=False))

@@ -7,6 +7,7 @@ through :mod:`pdpx.outputs.plot`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import TYPE_CHECKING, Sequence
 
@@ -35,11 +36,45 @@ UNSUPPORTED_FILL = "#8c8c8c"
 UNSUPPORTED = ("shade", "drop", "show")
 
 
+#: matplotlib settings under which every text of a pdpx figure is drawn as it is written: never as mathtext (a column
+#: named ``Q1_$_vs_Q2_$`` would be read as a formula, and one that is not a valid formula fails the figure) and
+#: never through LaTeX (``text.usetex``, which reads a name's ``_``, ``^``, ``%`` and backslashes as commands)
+LITERAL_TEXT = {"text.parse_math": False, "text.usetex": False}
+
+
+def literal_text():
+    """A context in which matplotlib draws text as it is written (:data:`LITERAL_TEXT`): pdpx's own draws and saves
+    run in it, for the texts matplotlib makes while it saves (tick labels added then)."""
+    import matplotlib
+
+    return matplotlib.rc_context(LITERAL_TEXT)
+
+
+@functools.cache
+def _literal_text_themeable() -> type:
+    """The plotnine themeable ``pdpx_literal_text`` (registered by its name when the class is made), whose
+    rcParams are :data:`LITERAL_TEXT`: plotnine sets them while it draws and saves a figure, wherever it is drawn
+    (``res.plot()`` shown in a notebook, ``ggplot.save``)."""
+    from plotnine.themes.themeable import themeable
+
+    class pdpx_literal_text(themeable):  # noqa: N801 - plotnine finds a themeable by its class name
+        """Column names, levels and values drawn as text, never as mathtext or LaTeX."""
+
+        @property
+        def rcParams(self) -> dict:  # noqa: N802 - plotnine's name
+            return {**super().rcParams, **LITERAL_TEXT}
+
+    return pdpx_literal_text
+
+
 def theme_pdpx(base_size: float = 11, base_family: str | None = None):
-    """The pdpx theme: ``theme_bw`` with light grid, soft strips and a quiet caption."""
+    """The pdpx theme: ``theme_bw`` with light grid, soft strips and a quiet caption; every text drawn as it is
+    written (:data:`LITERAL_TEXT`: a ``$`` in a column name is a dollar sign, not mathtext)."""
     from plotnine import element_blank, element_line, element_rect, element_text, theme, theme_bw
 
+    _literal_text_themeable()
     return theme_bw(base_size=base_size, base_family=base_family) + theme(
+        pdpx_literal_text=True,
         panel_grid_minor=element_blank(),
         panel_grid_major=element_line(color="#ebebeb", size=0.5),
         panel_border=element_rect(color="#bdbdbd", fill="none"),

@@ -2,7 +2,8 @@
 the heterogeneity of their ICE curves (:func:`pdpx.heterogeneity`), the regions of the most heterogeneous ones
 (:func:`pdpx.regions`) and the explained-variance ledger (:func:`pdpx.explained_variance`), as HTML.
 
-A measure that failed leaves a note in the section in place of its part; the rest of the report is written.
+A measure that failed leaves a note in the section in place of its part, and is listed in ``missing`` (which
+:func:`pdpx.report` names in an :class:`~pdpx.core.errors.IncompleteReportWarning`); the rest of the report is written.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ class HeterogeneitySection:
     ``heterogeneity``: a :class:`pdpx.HeterogeneityResult` and ``bars`` its bar figure; ``share``: each feature's
     heterogeneity as a share of the variance of the model's predictions (largest over outputs); ``regions``:
     ``[(RegionsResult, figure)]``; ``explained`` and ``ledger_figure``: a :class:`pdpx.ExplainedVariance`;
-    ``rule``: how the features with regions were chosen, as text. Figures are :class:`~pdpx.outputs.report_page.
+    ``rule``: how the features with regions were chosen, as text; ``notes``: what the page says of the parts that
+    failed, and ``missing``: those parts, ``[(part, why)]``. Figures are :class:`~pdpx.outputs.report_page.
     Figure` objects, or futures of them until :meth:`resolved`.
     """
 
@@ -43,10 +45,11 @@ class HeterogeneitySection:
     explained: Any = None
     ledger_figure: Any = None
     notes: list = field(default_factory=list)
+    missing: list = field(default_factory=list)
 
     def resolved(self) -> HeterogeneitySection:
-        """The section with its figures drawn (a figure that fails to draw is left out, with a note)."""
-        notes = list(self.notes)
+        """The section with its figures drawn (a figure that fails to draw is left out, with a note, and missing)."""
+        notes, missing = list(self.notes), list(self.missing)
 
         def done(fig, what):
             if fig is None:
@@ -55,11 +58,13 @@ class HeterogeneitySection:
                 return fig.result()
             except Exception as exc:  # noqa: BLE001 - a figure of this section never loses the report
                 notes.append(f"the figure of {what} could not be drawn: {type(exc).__name__}: {exc}")
+                missing.append((f"the figure of {what}", f"{type(exc).__name__}: {exc}"))
                 return None
 
         return replace(self, bars=done(self.bars, "heterogeneity"),
                        regions=[(r, done(f, f"the regions of {r.feature}")) for r, f in self.regions],
-                       ledger_figure=done(self.ledger_figure, "the explained-variance ledger"), notes=notes)
+                       ledger_figure=done(self.ledger_figure, "the explained-variance ledger"), notes=notes,
+                       missing=missing)
 
     def render(self) -> str:
         """The section as HTML."""

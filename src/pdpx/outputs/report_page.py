@@ -11,17 +11,37 @@ import datetime as _dt
 import html
 import io
 import math
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..core.dates import date_labels, is_date_grid, is_date_type
+from ..core.errors import PdpxError
+from ..core.files import check_writable
 from ..core.grid import is_categorical_dtype
 from ..core.result import grid_label
 from ..core.support import support_summary
 from ..core.version import __version__
+from .plot_style import literal_text
+
+#: the extensions of the report's file: it is one HTML page (a browser prints it to PDF)
+REPORT_SUFFIXES = (".html", ".htm")
+
+
+def check_report_path(path, what: str = "path") -> Path:
+    """The report's file, checked before any work (:func:`pdpx.report` and ``pdpx report`` share this check): an
+    HTML name (:data:`REPORT_SUFFIXES`) that can be written (:func:`pdpx.core.files.check_writable`)."""
+    checked = check_writable(path, what=what)  # a folder is named as such, whatever its name
+    suffix = Path(os.fspath(path)).suffix.lower()
+    if suffix not in REPORT_SUFFIXES:
+        raise PdpxError(f"{what} {str(path)!r}: the report is written as {', '.join(REPORT_SUFFIXES)} (not "
+                        f"{suffix or 'a file without extension'}); pdpx writes the report as one HTML file (open it "
+                        "in a browser and print it to PDF if you need one)")
+    return checked
 
 
 @dataclass
@@ -37,12 +57,13 @@ def embed(plot, image_format: str, dpi: int) -> Figure:
     import matplotlib.pyplot as plt
 
     width, height = plot.theme.getp("figure_size")
-    fig = plot.draw()
-    buf = io.BytesIO()
-    try:
-        fig.savefig(buf, format=image_format, dpi=dpi)
-    finally:
-        plt.close(fig)
+    with literal_text():
+        fig = plot.draw()
+        buf = io.BytesIO()
+        try:
+            fig.savefig(buf, format=image_format, dpi=dpi)
+        finally:
+            plt.close(fig)
     data = buf.getvalue()
     if image_format == "png":
         src = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
