@@ -97,7 +97,7 @@ def grows(spark):
 
 
 @pytest.mark.parametrize("call", ["average", "ice", "bootstrap", "h_statistic"])
-def test_a_column_that_changes_between_actions_is_refused(noisy, call):
+def test_a_column_that_changes_between_actions_is_refused(base, noisy, call):
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     kw = {"average": dict(kind="average"), "ice": dict(kind="both", ice_sample=20, random_state=0),
@@ -105,7 +105,7 @@ def test_a_column_that_changes_between_actions_is_refused(noisy, call):
     with pytest.raises(PdpxError, match=r"\(the values of column\(s\) 'b' changed\): its rows change between Spark "
                                         r"actions: .*asNondeterministic.*" + CACHE):
         if call == "h_statistic":  # a tree model: H from passes over every row (pdpx.explain.interaction_spark)
-            local = noisy.toPandas()
+            local = base.toPandas()
             model = HistGradientBoostingRegressor(max_iter=5).fit(local[["a", "b"]], plain(local))
             pdpx.h_statistic(model, noisy, ["a", "b"])
         else:
@@ -121,7 +121,7 @@ def test_cached_it_is_read_as_one_set_of_rows(noisy):
     cached = noisy.cache()
     try:
         got = pdpx.partial_dependence(plain, cached, ["a"], kind="both", grid_resolution=5)
-        local = cached.toPandas()
+        local = cached.select("a", "b").toPandas()  # a new plan: one made before cache() would not read it
     finally:
         cached.unpersist()
     assert got.individual.shape == (1, 600, 5)
