@@ -154,6 +154,22 @@ def test_the_report_sample_of_a_source_that_gains_rows_is_refused(grows):
         spark_rows(plain, grows, PDOptions.checked("report", {}), 0, 10)
 
 
+def test_every_readable_type_reads_alike_on_every_pass(base):
+    """The driver (the columns brought here) and Spark's tasks (sums, ICE rows, the bootstrap) hash each type alike: an
+    X that does not change is not refused, and the result is the pandas call's on the same rows."""
+    X = base.selectExpr("a", "b", "if(a > 1, null, cast(b * 10 as bigint)) as i", "a > 0 as t",
+                        "date_add(date'2020-01-01', cast(a * 10 as int)) as d",
+                        "timestamp_seconds(cast(a * 1000 as bigint)) as ts", "if(b > 1, null, if(b > 0, 'u', 'v')) as g",
+                        "cast(b as decimal(10,3)) as dec")
+    local = X.toPandas().assign(g=lambda d: d.g.astype("category"), dec=lambda d: d.dec.astype(float))
+    assert local.i.isna().any() and local.g.isna().any()
+    kw = dict(kind="both", ice_sample=30, random_state=0, grid_resolution=4, interval=0.9, n_boot=5)
+    got = pdpx.partial_dependence(plain, X, ["a"], **kw)
+    want = pdpx.partial_dependence(plain, local, ["a"], **kw)
+    for name in ("average", "individual", "lower", "upper"):
+        np.testing.assert_allclose(getattr(got, name), getattr(want, name), rtol=0, atol=1e-12)
+
+
 TYPES = {
     "struct": ("named_struct('x', 1, 'y', 'z')", r"struct<x:int,y:string>; .*select or flatten its fields"),
     "array": ("array(1, 2)", r"array<int>; .*take its elements as columns"),

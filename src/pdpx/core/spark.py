@@ -19,8 +19,14 @@ is used, never an RDD or the ``SparkContext``):
   and is never counted twice, and an empty partition returns nothing.
 
 Text columns become pandas categories whose levels are the column's distinct values
-over all rows (sorted), as ``astype("category")`` gives on a pandas frame. Weights are a
-column of ``X`` named by ``sample_weight="column"``; it travels with its rows.
+over all rows (sorted), as ``astype("category")`` gives on a pandas frame; decimal columns
+are read as doubles; a model column of another type than numbers, strings, booleans, dates
+and timestamps (struct, array, map, binary, ...) is refused from the schema before any pass.
+Weights are a column of ``X`` named by ``sample_weight="column"``; it travels with its rows.
+
+Every pass that reads values also reads their tally, checked against the first pass's
+(:mod:`pdpx.core.spark_checks`): a DataFrame whose rows change between actions is refused,
+naming ``cache()`` and ``checkpoint()``, rather than give numbers from different rows.
 
 Rows have positions, the order ``X.toPandas()`` gives them (:mod:`pdpx.core.spark_rows`): ICE
 curves are those of the rows a pandas X would show, brought here by position (:meth:`SparkData.take`);

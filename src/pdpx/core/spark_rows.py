@@ -9,9 +9,11 @@ the rows of its partition whose positions were asked for.
 
 The numbering assumes that the DataFrame gives the same rows, in the same partitions and order, on each
 action. A DataFrame read from files or built from a pandas frame does; one whose rows come from a
-nondeterministic source (``sample()`` without a seed, ``rand()``, a shuffle whose order is not fixed, a
-table written to while it is read) should be ``.cache()``'d (and counted once) or ``.checkpoint()``'ed
-first. When the rows counted differ from the rows found, pdpx says so rather than return other rows.
+nondeterministic source (a UDF marked ``asNondeterministic()``, ``rand()`` over rows whose order is not
+fixed, a shuffle whose order is not fixed, a table written to while it is read) should be ``.cache()``'d
+(and counted once) or ``.checkpoint()``'ed first. :func:`take_rows` walks every row of every partition
+and checks their tally (:mod:`pdpx.core.spark_checks`: count, values and order of each partition) against
+the earlier passes', so pdpx says so rather than return other rows.
 """
 
 from __future__ import annotations
