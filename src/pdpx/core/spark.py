@@ -110,7 +110,8 @@ class SparkData:
             raise PdpxError("X has repeated column names; give each column a distinct name")
         known = adapter.feature_names()
         self._named = known is not None
-        features = [c for c in self.input_columns if known is None or c in known]
+        keys = None if known is None else set(known)  # the names as the library stores them (Adapter.column_key)
+        features = [c for c in self.input_columns if keys is None or c in keys or adapter.column_key(c) in keys]
         check_types(self.types, features)  # from the schema: before any pass over the rows
         #: X as pdpx reads it (every pass): decimal columns as doubles
         decimals = {c: F.col(quoted(c)).cast("double") for c in self.input_columns
