@@ -18,9 +18,10 @@ every later pass must give the same count and sums, or pdpx refuses, naming ``ca
 ``checkpoint()`` and the columns that changed. Sums over all rows do not depend on how Spark
 splits the rows into partitions; the passes that read rows by position (:mod:`.spark_rows`:
 ICE rows, the bootstrap) also compare each partition's count and its rows' order. Text values
-outside the levels counted by the first aggregation are counted too. Hashes are pandas'
-(``pandas.util.hash_array``) of the values as pyspark converts them, so the driver and the tasks
-hash alike; a change escapes only with probability about 2**-64.
+outside the levels counted by the first aggregation are counted too. A number (or a time) is its
+own 64 bits, any other value pandas' hash of it (``pandas.util.hash_array``), as pyspark converts the
+values for the driver and for the tasks alike; a random change escapes only with probability about
+2**-64.
 """
 
 from __future__ import annotations
@@ -111,8 +112,14 @@ class Tally:
 
 
 def _hash(values: pd.Series) -> np.ndarray:
-    """A 64-bit hash of each value, as pandas hashes them (numbers by their bits, other values by their text)."""
-    return pd.util.hash_array(np.asarray(values.to_numpy()))
+    """A 64-bit word for each value: a number's (or a time's) own 64 bits, any other value's hash by pandas (by its
+    text); the row's hash mixes them (:func:`tally`)."""
+    a = values.to_numpy()
+    if isinstance(a, np.ndarray) and a.dtype.kind in "fiumMb":
+        if a.dtype.itemsize == 8:
+            return np.ascontiguousarray(a).view(np.uint64)
+        return a.astype(np.float64 if a.dtype.kind == "f" else np.int64).view(np.uint64)
+    return pd.util.hash_array(np.asarray(a, dtype=object))
 
 
 def tally(part: pd.DataFrame, columns: list, start: int = 0, local: pd.DataFrame | None = None) -> Tally:
@@ -126,8 +133,9 @@ def tally(part: pd.DataFrame, columns: list, start: int = 0, local: pd.DataFrame
     for c in key:
         h = _hash(part[c])
         sums[c] = int(h.sum(dtype=np.uint64))
-        row = (row ^ h) * _MIX
-    row ^= row >> np.uint64(29)
+        row ^= h
+        row *= _MIX
+        row ^= row >> np.uint64(29)
     places = (2 * np.arange(start, start + n, dtype=np.uint64) + np.uint64(1))
     out = Tally(n, sums, {key: int(row.sum(dtype=np.uint64))}, {key: int((row * places).sum(dtype=np.uint64))})
     if local is not None:
