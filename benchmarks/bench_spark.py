@@ -10,6 +10,8 @@
   pair and scaled to the 55 sets by their grid sizes (the recipe's cost is rows x grid points), since the
   whole recipe would predict 4.7 billion rows. Target: pdpx at least 20x faster.
 * Against the same pdpx call on a pandas frame of the same rows (target: Spark within 3x).
+* What the check of rows that change between actions costs: the tallies of the rows
+  (:mod:`pdpx.core.spark_checks`) timed on the benchmark's rows, against the call's time (a note).
 * Against H2O's ``partial_plot`` (peer_h2o.py, in ``benchmarks/.venv-h2o``, made on first use; never a pdpx
   dependency): a local H2O server of its own (4 GB, 2 threads) fits a GBM of the same shape on the same
   fitting rows; ``partial_plot`` of one feature and of one pair (``col_pairs_2dpdp``) on the same rows and
@@ -107,6 +109,23 @@ def h2o_peer(X, y, fit: int, got: list, p: int, spark_s: float, case: str) -> li
                 h2o_s / spark_s >= 20)]
 
 
+def tally_note(X: pd.DataFrame, spark_s: float) -> str:
+    """What the check of rows that change between actions costs (pdpx.core.spark_checks): the tallies of every row, as
+    the driver reads them for the columns' pass (each task reads the same for its partition's rows in the sums' pass),
+    timed here on the benchmark's rows in 8 partitions, against the whole call's time."""
+    from pdpx.core.spark_checks import tallies_by_partition
+
+    cols = list(X.columns)
+    parts = X.assign(part=np.repeat(np.arange(8), -(-len(X) // 8))[:len(X)])
+    t0 = time.perf_counter()
+    tallies_by_partition(parts, cols, "part")
+    one = time.perf_counter() - t0
+    calls = 2  # partial_dependence_many of the 1-ways, then of the pairs: each reads the rows twice (columns, sums)
+    return (f"the tallies that check rows do not change between Spark actions: {one:.2f} s for the {len(X):,} rows x "
+            f"{len(cols)} columns; the call reads them {2 * calls} times ({2 * calls * one:.1f} s of work, "
+            f"{2 * calls * one / spark_s:.1%} of the call's {spark_s:.1f} s, half of it in Spark's tasks)")
+
+
 def run() -> list[dict]:
     try:
         import xgboost as xgb
@@ -160,6 +179,7 @@ def run() -> list[dict]:
         recipe_s = scaled(one_s, pair_s, got[:len(feats)], got[len(feats):])
     finally:
         spark.stop()
+    _NOTES.append(tally_note(X, spark_s))
     _NOTES.append(f"bench_spark: {n:,} rows x 10 features, {len(sets)} feature sets; the pdpx call on Spark started "
                   f"{jobs} Spark jobs (row count and text levels, head, the grids' columns, then one per "
                   "partial_dependence_many call gathering counts); the recipe timed on one 1-way "

@@ -17,6 +17,7 @@ import pandas as pd
 
 from .core.plugins import adapt
 from .core.spark import SparkData, is_spark_frame
+from .core.spark_checks import changed
 
 __all__ = ["is_spark_frame", "ledger", "page_frame", "rows_note", "seeded_rows", "spark_rows"]
 
@@ -29,6 +30,8 @@ def spark_rows(model, X, options, seed: int, max_rows: int | None):
     if max_rows is None or n <= max_rows:
         return X, None, options
     data = SparkData(X, adapt(model))
+    if data.n_rows != n:  # rows that change between actions (pdpx.core.spark_checks)
+        raise changed(f"X counted {n:,} rows, then {data.n_rows:,}")
     data.weights(options.sample_weight)  # the weights' column travels with the rows taken
     take = np.sort(np.random.default_rng(seed).choice(n, int(max_rows), replace=False))
     rows, w = data.take(take)

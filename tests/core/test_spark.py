@@ -202,7 +202,9 @@ def test_the_model_is_unpickled_once_per_worker():
     outs = [list(spark_data.partition_run(iter([part, part.iloc[:0], part]), payload, "digest-x", task, (2.0,),
                                           ["a"], {}, "w")) for _ in range(3)]
     assert Counted.loads == before + 1  # three tasks on one worker: one unpickling
-    assert [pickle.loads(o[0]["sums"][0]) for o in outs] == [2 * 2 * (1 + 6)] * 3
+    got = [pickle.loads(o[0]["sums"][0]) for o in outs]  # (partition: -1 outside Spark, the rows' tally, sums)
+    assert [g[2] for g in got] == [2 * 2 * (1 + 6)] * 3
+    assert [(g[0], g[1].n) for g in got] == [(-1, 4)] * 3
     assert list(spark_data.partition_run(iter([part.iloc[:0]]), payload, "digest-x", task, (1.0,), ["a"], {},
                                          None)) == []  # an empty partition returns no row
 

@@ -45,7 +45,7 @@ def test_take_equals_topandas_iloc(frame):
     pd.testing.assert_frame_equal(got, want[data.names].assign(g=pd.Categorical(want.g, categories=["u", "v", "w"])))
     np.testing.assert_array_equal(w, want.w.to_numpy())
     assert got.dtypes.tolist() == data.dtypes
-    assert (data._counts > 0).sum() >= 2, data._counts  # rows in several partitions: their order matters
+    assert (data.check.counts() > 0).sum() >= 2, data.check.counts()  # rows in several partitions: their order matters
     every, _ = data.take(np.arange(len(local)))  # every row: toPandas() itself
     pd.testing.assert_frame_equal(every.drop(columns="g"), local[data.names].drop(columns="g"))
     with pytest.raises(PdpxError, match=r"between 0 and"):

@@ -19,8 +19,14 @@ is used, never an RDD or the ``SparkContext``):
   and is never counted twice, and an empty partition returns nothing.
 
 Text columns become pandas categories whose levels are the column's distinct values
-over all rows (sorted), as ``astype("category")`` gives on a pandas frame. Weights are a
-column of ``X`` named by ``sample_weight="column"``; it travels with its rows.
+over all rows (sorted), as ``astype("category")`` gives on a pandas frame; decimal columns
+are read as doubles; a model column of another type than numbers, strings, booleans, dates
+and timestamps (struct, array, map, binary, ...) is refused from the schema before any pass.
+Weights are a column of ``X`` named by ``sample_weight="column"``; it travels with its rows.
+
+Every pass that reads values also reads their tally, checked against the first pass's
+(:mod:`pdpx.core.spark_checks`): a DataFrame whose rows change between actions is refused,
+naming ``cache()`` and ``checkpoint()``, rather than give numbers from different rows.
 
 Rows have positions, the order ``X.toPandas()`` gives them (:mod:`pdpx.core.spark_rows`): ICE
 curves are those of the rows a pandas X would show, brought here by position (:meth:`SparkData.take`);
@@ -48,6 +54,7 @@ from .errors import PdpxError
 from .grid import feature_grid
 from .method import MethodResult, Request
 from .spark_boot import BandResult, interval_of, partition_replicates
+from .spark_checks import RowCheck, Tally, check_types, is_text, quoted, readable, tallies_by_partition, tally
 from .spark_grids import fits, spark_grid, stand_in
 from .spark_rows import PART_COLUMN, partition_counts, quiet, take_rows, to_pandas
 
@@ -57,8 +64,8 @@ HEAD_ROWS = 1000
 #: The models a Python worker has unpickled, by digest (one per model: later tasks on the worker reuse it)
 _WORKER_MODELS: dict[str, Any] = {}
 
-#: Spark's types that are text: their columns become pandas categories
-_TEXT = ("string", "varchar", "char")
+#: Spark's numeric types, by the start of their name: what a weights column may be
+_NUMBERS = ("tinyint", "smallint", "int", "bigint", "float", "double", "decimal(")
 
 
 def is_spark_frame(X) -> bool:
@@ -103,15 +110,25 @@ class SparkData:
             raise PdpxError("X has repeated column names; give each column a distinct name")
         known = adapter.feature_names()
         self._named = known is not None
-        text = [c for c in self.input_columns if self.types[c].split("(")[0] in _TEXT
-                and (known is None or c in known)]
-        got = X.agg(F.count(F.lit(1)).alias("n"), *[F.collect_set(c).alias(f"l{i}") for i, c in enumerate(text)]
-                    ).collect()[0]
+        keys = None if known is None else set(known)  # the names as the library stores them (Adapter.column_key)
+        features = [c for c in self.input_columns if keys is None or c in keys or adapter.column_key(c) in keys]
+        check_types(self.types, features)  # from the schema: before any pass over the rows
+        #: X as pdpx reads it (every pass): decimal columns as doubles
+        decimals = {c: F.col(quoted(c)).cast("double") for c in self.input_columns
+                    if self.types[c].startswith("decimal(")}
+        self.source = X.withColumns(decimals) if decimals else X
+        text = [c for c in features if is_text(self.types[c])]
+        got = self.source.agg(F.count(F.lit(1)).alias("n"),
+                              *[F.collect_set(c).alias(f"l{i}") for i, c in enumerate(text)]).collect()[0]
         self.n_rows = int(got[0])
         if self.n_rows == 0:
             raise PdpxError("X has no rows; partial dependence averages over rows, so pass at least one")
         self.levels = {c: sorted(str(v) for v in got[i + 1]) for i, c in enumerate(text)}
-        sample = as_categories(to_pandas(X.limit(HEAD_ROWS)), self.levels)
+        #: the tallies of the passes over the rows, each checked against the first (rows that change are refused)
+        self.check = RowCheck(self.n_rows)
+        # a column of a type pdpx does not read is not the model's (refused above): validation sees its name only
+        head = [c if readable(self.types[c]) else F.lit(None).cast("string").alias(c) for c in self.input_columns]
+        sample = as_categories(to_pandas(self.source.select(*head).limit(HEAD_ROWS)), self.levels)
         self.weight_column = None
         self._refused = None  # (the column not seen at fit time, the error): a weight column, or an error
         try:
@@ -129,7 +146,6 @@ class SparkData:
         self.head = localize(head, self.names, self.levels)
         self.dtypes = self.head.dtypes.tolist()
         self._columns: dict = {}
-        self._counts = None  # rows per partition (:meth:`take`), counted once
         #: the memory budget on the driver (the call's): a column that does not fit it is not brought here
         self.budget = int(get_config()["memory_budget"])
         check_schema(adapter, self.head, self.types)
@@ -146,7 +162,8 @@ class SparkData:
         if sample_weight not in self.input_columns:
             raise PdpxError(f"sample_weight={sample_weight!r} is not a column of X; X's columns: "
                             f"{short_list(self.input_columns)}")
-        if self.types[sample_weight] in ("string", "boolean", "date", "timestamp"):
+        check_types(self.types, [sample_weight])
+        if not self.types[sample_weight].startswith(_NUMBERS):
             raise PdpxError(f"sample_weight column {sample_weight!r} is {self.types[sample_weight]}; weights must be "
                             "numbers: cast it (F.col(...).cast('double'))")
         self.weight_column = sample_weight
@@ -173,27 +190,34 @@ class SparkData:
         one pass when they fit the memory budget, else this column alone; a model column that does not fit alone
         (not the weights, not dates) is a stand-in here (:func:`pdpx.core.spark_grids.stand_in`)."""
         if name not in self._columns:
-            wanted = self.names + ([self.weight_column] if self.weight_column not in (None, *self.names) else [])
+            wanted = self.read_columns()
             if 8 * self.n_rows * len(wanted) > self.budget:
                 wanted = [name]
             if (not fits(self.n_rows, self.budget) and name in self.names and name != self.weight_column
                     and self.types[name] not in ("date", "timestamp", "timestamp_ntz")):
-                self._columns[name] = stand_in(self.frame, name, self.head[name], self.levels.get(name), self.n_rows)
+                self._columns[name] = stand_in(self.source, name, self.head[name], self.levels.get(name), self.n_rows)
                 return self._columns[name]
-            local = localize(to_pandas(self.frame.select(*wanted)), wanted,
-                             {c: v for c, v in self.levels.items() if c in wanted})
+            from pyspark.sql import functions as F
+
+            rows = to_pandas(self.source.select(*wanted, F.spark_partition_id().alias(PART_COLUMN)))
+            local = localize(rows, wanted, {c: v for c, v in self.levels.items() if c in wanted})
+            self.check.seen(tallies_by_partition(rows, wanted, PART_COLUMN, local))
             self._columns.update({c: local[c] for c in wanted})
         return self._columns[name]
 
     def partition_counts(self) -> np.ndarray:
-        """Rows of each partition of X, in partition order (:func:`pdpx.core.spark_rows.partition_counts`), counted
-        once; refused when they do not add up to the rows X counted first (rows that change between actions)."""
-        if self._counts is None:
-            self._counts = partition_counts(self.frame)
-            if int(self._counts.sum()) != self.n_rows:
-                raise PdpxError(f"X counted {self.n_rows:,} rows, then {int(self._counts.sum()):,}: its rows change "
-                                "between actions. Cache it first (X = X.cache(); X.count()) or checkpoint it")
-        return self._counts
+        """Rows of each partition of X, in partition order (:func:`pdpx.core.spark_rows.partition_counts`): those
+        the first pass that knew each row's partition counted, or counted now (once); refused when they differ from
+        the rows X counted first (rows that change between actions: :class:`pdpx.core.spark_checks.RowCheck`)."""
+        if self.check.counts() is None:
+            counts = partition_counts(self.source)
+            self.check.seen({p: Tally(int(k)) for p, k in enumerate(counts)}, by_position=True)
+        return self.check.counts()
+
+    def read_columns(self) -> list:
+        """The columns each pass over the rows reads: the model's and the weights'."""
+        wcol = self.weight_column
+        return self.names + ([wcol] if wcol is not None and wcol not in self.names else [])
 
     def bootstrap(self, method, adapter: Adapter, req: Request, *, model: Any, ice_rows, options) -> BandResult:
         """``interval=`` as a level (the bootstrap) with its band computed where the rows are
@@ -218,16 +242,17 @@ class SparkData:
         names, levels, wcol, n, n_boot = self.names, self.levels, self.weight_column, self.n_rows, options.n_boot
         name = method.name  # the tasks receive the method's name, not its plan (which holds this session)
 
+        wanted = self.read_columns()
+
         def run(batches):
-            yield from partition_replicates(batches, payload, request, name,
+            yield from partition_replicates(batches, payload, request, name, wanted,
                                             lambda b: localize(b, names, levels), wcol, starts, n, n_boot, seed,
                                             PART_COLUMN)
 
-        wanted = names + ([wcol] if wcol is not None and wcol not in names else [])
         with quiet():
-            got = self.frame.select(*wanted, F.spark_partition_id().alias(PART_COLUMN)).mapInPandas(
+            got = self.source.select(*wanted, F.spark_partition_id().alias(PART_COLUMN)).mapInPandas(
                 run, "sums binary").collect()
-        sums = [pickle.loads(r[0]) for r in got]
+        sums = self._checked([pickle.loads(r[0]) for r in got], by_position=True)
         band = interval_of(sum(s[0] for s in sums), sum(s[1] for s in sums), (len(req.outputs), *req.grid_shape),
                            options.interval, options.centered)
         note = (f"bootstrap interval: {n_boot} replicates of the {n:,} rows, each partition's sums added (the "
@@ -241,8 +266,7 @@ class SparkData:
         ``SparkData``), one ``mapInPandas`` pass brings the rows asked for. Assumes the DataFrame gives its rows
         in the same order on each action (cache or checkpoint a nondeterministic one)."""
         wcol = self.weight_column
-        wanted = self.names + ([wcol] if wcol is not None and wcol not in self.names else [])
-        got = take_rows(self.frame, wanted, positions, self.partition_counts())
+        got = take_rows(self.source, self.read_columns(), positions, self.partition_counts(), self.check)
         w = None if wcol is None else got[wcol].to_numpy(dtype=np.float64, na_value=np.nan)
         return localize(got, self.names, self.levels), w
 
@@ -251,7 +275,7 @@ class SparkData:
         """:func:`pdpx.core.grid.feature_grid`; for the stand-in of a column too large to bring here, the grid from
         Spark's aggregations by the same rules (:func:`pdpx.core.spark_grids.spark_grid`)."""
         if custom is None and "stand_in" in column.attrs:
-            return spark_grid(self.frame, column, categorical=categorical, grid_resolution=grid_resolution,
+            return spark_grid(self.source, column, categorical=categorical, grid_resolution=grid_resolution,
                               percentiles=percentiles, n_rows=self.n_rows, notes=[] if notes is None else notes)
         return feature_grid(column, categorical=categorical, grid_resolution=grid_resolution,
                             percentiles=percentiles, custom=custom, notes=notes)
@@ -268,7 +292,7 @@ class SparkData:
         if out is not None:
             return out
         if view is None and method.name == "brute" and callable(getattr(adapter, "average_in_spark", None)):
-            out = adapter.average_in_spark(self.frame, req, self.weight_column)  # a model that predicts in Spark
+            out = adapter.average_in_spark(self.source, req, self.weight_column)  # a model that predicts in Spark
             if out is not None:
                 return out
         request = replace(req, X=self.head.iloc[:0], sample_weight=None, progress=False,
@@ -324,27 +348,42 @@ class SparkData:
         def run(batches):
             yield from partition_run(batches, payload, digest, task, args, names, levels, wcol)
 
-        selected = self.frame.select(*(names + ([wcol] if wcol is not None and wcol not in names else [])))
         with quiet():
-            got = selected.mapInPandas(run, "sums binary").collect()
-        return [pickle.loads(r[0]) for r in got]
+            got = self.source.select(*self.read_columns()).mapInPandas(run, "sums binary").collect()
+        return self._checked([pickle.loads(r[0]) for r in got])
+
+    def _checked(self, outputs: list, by_position: bool = False) -> list:
+        """The sums of the tasks' ``outputs`` (each ``(partition, Tally, sums)``), once their tallies are checked
+        against the rows' first pass (:class:`pdpx.core.spark_checks.RowCheck`)."""
+        parts: dict = {}
+        for p, t, _ in outputs:
+            parts[p] = parts[p] + t if p in parts else t
+        self.check.seen(parts, by_position=by_position)
+        return [o[2] for o in outputs]
 
 
 def partition_run(batches, payload: bytes, digest: str, task, args: tuple, names, levels, wcol):
     """What one Spark task runs: ``task`` on each non-empty batch of its partition, the results added; one
     output row (the pickled sum), or none for an empty partition. The model is unpickled once per worker."""
+    from pyspark import TaskContext
+
     model = _WORKER_MODELS.get(digest)
     if model is None:
         model = _WORKER_MODELS[digest] = pickle.loads(payload)
-    total = None
+    columns = names + ([wcol] if wcol is not None and wcol not in names else [])
+    total, read = None, Tally()
     for batch in batches:
         if len(batch) == 0:
             continue
         w = None if wcol is None else batch[wcol].to_numpy(dtype=np.float64, na_value=np.nan)
-        got = task(model, localize(batch, names, levels), w, *args)
+        local = localize(batch, names, levels)
+        read = read + tally(batch, columns, read.n, local)
+        got = task(model, local, w, *args)
         total = got if total is None else total + got
     if total is not None:
-        yield pd.DataFrame({"sums": [pickle.dumps(total, protocol=pickle.HIGHEST_PROTOCOL)]})
+        context = TaskContext.get()
+        part = -1 if context is None else context.partitionId()
+        yield pd.DataFrame({"sums": [pickle.dumps((part, read, total), protocol=pickle.HIGHEST_PROTOCOL)]})
 
 
 class _Sums(tuple):
@@ -402,7 +441,7 @@ def check_schema(adapter: Adapter, head: pd.DataFrame, types: dict) -> None:
         text = str(exc)
         said = f" The model said: {type(exc).__name__}: {text[:300]}"
         bad = [c for c in head.columns if re.search(r"(?<![\w])" + re.escape(str(c)) + r"(?![\w])", text)]
-        bad = bad or [c for c in head.columns if types.get(c, "").split("(")[0] in _TEXT]
+        bad = bad or [c for c in head.columns if is_text(types.get(c, ""))]
         if not bad:  # nothing points at the columns' types: the model's own error, as it is
             raise
     else:

@@ -47,32 +47,37 @@ def replicate_sums(ice: np.ndarray, w: np.ndarray, start: int, n: int, n_boot: i
     return S, T
 
 
-def partition_replicates(batches, payload: bytes, request: Request, method_name: str, prepare, wcol, starts,
-                         n: int, n_boot: int, seed, part_column: str):
-    """What one Spark task runs: the ICE curves of its partition's rows (each batch as ``prepare(batch)`` gives
-    the model's columns), then :func:`replicate_sums`; one output row (the pickled sums), none for an empty
-    partition."""
+def partition_replicates(batches, payload: bytes, request: Request, method_name: str, columns: list, prepare, wcol,
+                         starts, n: int, n_boot: int, seed, part_column: str):
+    """What one Spark task runs: the ICE curves of its partition's rows (each batch of ``columns`` as
+    ``prepare(batch)`` gives the model's), then :func:`replicate_sums`; one output row, ``(partition, the
+    rows' tally (pdpx.core.spark_checks), the pickled sums)``, none for an empty partition."""
     import pandas as pd
 
     from .cluster import partition_sums
     from .plugins import adapt
+    from .spark_checks import Tally, tally
 
     adapter = adapt(pickle.loads(payload))
-    curves, weights, part = [], [], None
+    curves, weights, part, read = [], [], None, Tally()
     for batch in batches:
         if len(batch) == 0:
             continue
         part = int(batch[part_column].iat[0])
         w = np.ones(len(batch)) if wcol is None else batch[wcol].to_numpy(dtype=np.float64, na_value=np.nan)
-        ice = partition_sums(adapter, prepare(batch), None, replace(request, kind="individual"),
-                             method_name)[2]
+        local = prepare(batch)
+        read = read + tally(batch, columns, read.n, local)
+        ice = partition_sums(adapter, local, None, replace(request, kind="individual"), method_name)[2]
         curves.append(np.asarray(ice, dtype=np.float64))
         weights.append(w)
     if part is None:
         return
+    if part + 1 >= len(starts):  # a partition the rows were not counted in: the driver's check says so
+        yield pd.DataFrame({"sums": [pickle.dumps((part, read, None), protocol=pickle.HIGHEST_PROTOCOL)]})
+        return
     S, T = replicate_sums(np.concatenate(curves, axis=1), np.concatenate(weights), int(starts[part]), n, n_boot,
                           seed)
-    yield pd.DataFrame({"sums": [pickle.dumps((S, T), protocol=pickle.HIGHEST_PROTOCOL)]})
+    yield pd.DataFrame({"sums": [pickle.dumps((part, read, (S, T)), protocol=pickle.HIGHEST_PROTOCOL)]})
 
 
 def interval_of(S: np.ndarray, T: np.ndarray, shape: tuple, level: float, centered: bool) -> tuple:

@@ -29,6 +29,7 @@ import pandas as pd
 
 from .errors import PdpxError
 from .grid import feature_grid, grid_between
+from .spark_checks import changed
 
 #: ``approxQuantile``'s relative error for the percentiles of a column too large to bring here
 RELATIVE_ERROR = 1e-3
@@ -56,11 +57,13 @@ def stand_in(frame, name: str, head: pd.Series, levels: list | None, n_rows: int
     col = F.col(name)
     numeric = levels is None and isinstance(head.dtype, np.dtype) and head.dtype.kind in "iuf"
     finite = _finite(name, numeric)
-    aggs = [F.sum(F.when(finite, 0).otherwise(1)).alias("missing")]
+    aggs = [F.sum(F.when(finite, 0).otherwise(1)).alias("missing"), F.count(F.lit(1)).alias("n")]
     if numeric:
         aggs += [F.min(F.when(finite, col)).alias("lo"), F.max(F.when(finite, col)).alias("hi"),
                  F.sum(F.when(col.isNull() | F.isnan(col), 1).otherwise(0)).alias("nan")]
     got = frame.agg(*aggs).collect()[0]
+    if got["n"] != n_rows:
+        raise changed(f"X counted {n_rows:,} rows, then {got['n']:,}")
     if levels is not None:
         values = list(levels) + ([None] if got["missing"] else [])
         out = pd.Series(pd.Categorical(values, categories=levels), name=name)
