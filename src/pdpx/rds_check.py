@@ -291,10 +291,12 @@ class _Walker:
         if kind == _ALTREP:
             return (yield from self._altrep(depth))
         if kind == _CHAR:
+            if has_attr:  # R reads (and drops) such an item: refused rather than read
+                raise RdsUnreadable("a string with attributes (a format R no longer writes)")
             return self._char()
         item = yield from self._vector(kind, role, depth)
-        if has_attr:
-            yield ("attributes:" + (role if role in ("root", "binding") else "inner"), depth + 1)
+        if has_attr:  # a model is a list: only a list's class makes it one
+            yield ("attributes:" + (role if role in ("root", "binding") and kind == _VEC else "inner"), depth + 1)
         return item
 
     def _char(self) -> _Item:
@@ -331,9 +333,9 @@ class _Walker:
         """The strings of a character vector, read in place (the first eight kept: class vectors are short)."""
         kept = []
         for _ in range(n):
-            kind, _a, _t, _f = self._flags()
-            if kind != _CHAR:
-                raise RdsUnreadable("a character vector holds something else than strings")
+            kind, has_attr, _t, _f = self._flags()
+            if kind != _CHAR or has_attr:
+                raise RdsUnreadable("a character vector holds something else than plain strings")
             text = self._char().text
             if len(kept) < 8 and text is not None:
                 kept.append(text)
@@ -506,10 +508,10 @@ def _attribute_role(name: str | None, owner: str) -> str:
 
 
 def _class_refusal(classes: tuple) -> str:
-    shown = ", ".join(repr(c) for c in classes) or "none"
-    known = "; ".join(f"class {' / '.join(k)}" for k in MODEL_CLASSES)
-    return (f"it is an object of class c({shown}), not a model pdpx reads from an R file ({known}: their own "
-            "class vectors exactly, so that no other method handles them)")
+    what = f"an object of class c({', '.join(repr(c) for c in classes)})" if classes else "an object without a class"
+    known = ", ".join("c(" + ", ".join(repr(c) for c in k) + ")" for k in MODEL_CLASSES)
+    return (f"it is {what}, not a model pdpx reads from an R file: a list of class {known}, exactly (another "
+            "class would let R hand the model to that class's methods)")
 
 
 def _header(src: _Source) -> bool:
