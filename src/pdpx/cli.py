@@ -9,7 +9,8 @@ MODEL is read by its extension (:mod:`pdpx.model_files`): XGBoost .json / .ubj, 
 .txt, CatBoost .cbm, skops .skops, an R model exported with pdpx::export_model() (.pdpx.json);
 pickle / joblib files and R files (.rds, .rda, .RData), which are code, only with --allow-pickle
 (or PDPX_ALLOW_PICKLE=1), and then modules in the working directory can be imported (the
-user's own functions a pickled pipeline uses); an R file is read by a separate R process. DATA is a CSV or Parquet file, read by
+user's own functions a pickled pipeline uses); an R file is read by a separate R process.
+DATA is a CSV or Parquet file, read by
 :mod:`pdpx.cli_data` (``--dates``, ``--dtypes``, ``--weights``, ``--drop``; a CSV's categorical
 columns take the categories stored in the model, :mod:`pdpx.model_categories`).
 A mistake (a file that cannot be read, a feature that is not a column, an output extension
