@@ -11,9 +11,9 @@
 #' Writes the trees of a fitted `randomForest`, `ranger` or `gbm` model (or of a
 #' `caret` train object holding one) to a data-only JSON file: the trees as pdpx's
 #' R package hands them to Python, numbers written exactly, and no R code.
-#' The pdpx command line and Python read it (`pdpx pd model.pdpx.json data.csv ...`,
-#' `pdpx.read_model("model.pdpx.json")`) without R and without `--allow-pickle`,
-#' and compute predictions from the trees themselves. Unlike an `.rds` file, which R
+#' The pdpx command line reads it (`pdpx pd model.pdpx.json data.csv ...`), and
+#' Python too (`pdpx.adapters.rexport.read_export("model.pdpx.json")`), without R
+#' and without `--allow-pickle`, computing predictions from the trees themselves. Unlike an `.rds` file, which R
 #' can only read by running what it holds, the file cannot run code.
 #'
 #' Predictions are the model's own: a regression forest's mean, a classification
