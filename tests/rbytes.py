@@ -52,7 +52,9 @@ def raw(n: int, data: bytes = b"") -> bytes:
 
 
 def strs(values) -> bytes:
-    return flags(16) + length(len(values)) + b"".join(char(v) for v in values)
+    """A character vector; None is NA."""
+    na = flags(9) + struct.pack(">i", -1)
+    return flags(16) + length(len(values)) + b"".join(na if v is None else char(v) for v in values)
 
 
 def pairlist(items, *, kind: int = 2) -> bytes:

@@ -95,6 +95,8 @@ HOSTILE_LGB = {
     "num_class 2e9": (r"^num_class=.*$", "num_class=2000000000", "num_class"),
     "max_feature_idx 2e9": (r"^max_feature_idx=.*$", "max_feature_idx=2000000000", "max_feature_idx"),
     "a line without =": (r"^is_linear=0", "is_linear", "key=value lines"),
+    "objective's num_class 2e9 (SIGSEGV)": (r"^objective=.*$", "objective=multiclass num_class:2000000000",
+                                            "objective's num_class:2000000000"),
 }
 
 

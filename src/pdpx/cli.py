@@ -32,8 +32,8 @@ import click
 
 from .model_files import ALLOW_PICKLE_ENV
 
-PICKLE_WARNING = ("Loading a pickle or joblib file, or an R file, can run code stored in the file: only load models "
-                  "you trust.")
+PICKLE_WARNING = ("Loading a pickle or joblib file runs code stored in the file, and so can an R file: only load "
+                  "models you trust.")
 MODEL_HELP = ("MODEL, by its extension: an XGBoost model (.json, .ubj), a LightGBM model (.txt), a CatBoost "
               "model (.cbm, with the pdpx-catboost plugin), a scikit-learn model saved with skops (.skops) or an "
               "R randomForest, ranger or gbm model exported with pdpx::export_model() (.pdpx.json); a pickle / "

@@ -354,11 +354,13 @@ def _load_export(p: Path):
 
 
 def _load_r_file(p: Path, kind: str, allow_pickle: bool, warn):
-    """An R file, with the opt-in: its bytes checked, then read by a fenced R process into an export
-    (:mod:`pdpx.rds_export`), which is what pdpx reads."""
-    from .core.config import get_config
-    from .rds_check import RdsRefused, RdsUnreadable, check_r_file
-    from .rds_export import RProcessError, export_r_file
+    """An R file, with the opt-in: copied into a private folder (what is checked is what R reads, whatever happens to
+    the file meanwhile), its bytes checked, then read by a fenced R process into an export (:mod:`pdpx.rds_export`),
+    which is what pdpx reads."""
+    import shutil
+
+    from .core.config import format_bytes, get_config
+    from .rds_check import BUDGET_HINT
 
     name = str(p)
     if not allow_pickle:
@@ -366,8 +368,23 @@ def _load_r_file(p: Path, kind: str, allow_pickle: bool, warn):
             f"refusing to load {name!r}: {R_RISK}, so pdpx reads R files only when asked to. Safer: "
             f"{R_EXPORT_HINT}. If you trust the file, pass --allow-pickle (or set {ALLOW_PICKLE_ENV}=1 in scripts)")
     budget = int(get_config()["memory_budget"])
+    size = p.stat().st_size
+    if size > budget:  # it holds at least as many bytes once decompressed
+        raise ModelFileError(f"refusing to load {name!r}: it is {format_bytes(size)}, more than the memory budget "
+                             f"({format_bytes(budget)}; {BUDGET_HINT})")
+    with tempfile.TemporaryDirectory(prefix="pdpx-r-") as folder:
+        copy = Path(folder) / f"model{p.suffix.lower()}"
+        shutil.copyfile(p, copy)
+        return _read_r_copy(copy, name, kind, budget, warn)
+
+
+def _read_r_copy(copy: Path, name: str, kind: str, budget: int, warn):
+    from .adapters.rexport import ExportError, read_export
+    from .rds_check import RdsRefused, RdsUnreadable, check_r_file
+    from .rds_export import RProcessError, export_r_file
+
     try:
-        facts = check_r_file(p, budget=budget)
+        facts = check_r_file(copy, budget=budget)
     except RdsRefused as exc:
         raise ModelFileError(f"refusing to load {name!r}, even with --allow-pickle: {exc}. Instead, {R_EXPORT_HINT}"
                              ) from None
@@ -377,11 +394,8 @@ def _load_r_file(p: Path, kind: str, allow_pickle: bool, warn):
     if warn is not None:
         warn(f"reading {name!r} with --allow-pickle: an R file can hold code; pdpx checked its bytes and reads it in "
              "a separate R process, which writes the model's trees for pdpx; load only files you trust")
-    from .adapters.rexport import ExportError, read_export
-
-    with tempfile.TemporaryDirectory(prefix="pdpx-r-") as folder:
-        try:
-            out = export_r_file(p, kind=kind, name=facts.name, budget=budget, folder=folder)
-            return read_export(out, budget=budget)
-        except (RProcessError, ExportError) as exc:
-            raise ModelFileError(f"could not read the R model in {name!r}: {exc}") from None
+    try:
+        out = export_r_file(copy, kind=kind, name=facts.name, budget=budget, folder=copy.parent)
+        return read_export(out, budget=budget)
+    except (RProcessError, ExportError) as exc:
+        raise ModelFileError(f"could not read the R model in {name!r}: {exc}") from None

@@ -71,7 +71,12 @@ def precheck_model_file(path, kind: str, *, budget: int | None = None):
             raise PrecheckError(f"it is not valid JSON ({_first_line(exc)})") from None
     else:
         doc = _ubj(data)
-    check_xgboost(doc)
+    try:
+        check_xgboost(doc)
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        if isinstance(exc, PrecheckError):
+            raise
+        raise PrecheckError(f"it is not a well-formed XGBoost model ({_first_line(exc)})") from None
     return None
 
 
@@ -290,7 +295,17 @@ def check_lightgbm(data: bytes) -> str:
                             f"num_tree_per_iteration ({per_iteration})")
     if n_class > 1 and per_iteration != n_class:
         raise PrecheckError(f"its num_class ({n_class}) and num_tree_per_iteration ({per_iteration}) disagree")
+    _check_objective(header.get("objective", ""), n_class)
     return re.sub(r"(?m)^tree_sizes=[^\n]*\n", "", text, count=1)
+
+
+def _check_objective(text: str, n_class: int) -> None:
+    """``objective=name key:value ...``: LightGBM builds the objective from it when loading, and a ``num_class``
+    of 2e9 there crashes it: it must be the header's."""
+    for part in text.split(" ")[1:]:
+        key, _, value = part.partition(":")
+        if key == "num_class" and value.strip() != str(n_class):
+            raise PrecheckError(f"its objective's num_class:{value[:20]} is not the model's num_class ({n_class})")
 
 
 def _check_lightgbm_tree(lines: list, t: int, n_features: int) -> None:

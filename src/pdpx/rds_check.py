@@ -52,6 +52,8 @@ INNER_CLASSES = frozenset({"factor", "ordered", "matrix", "array", "table", "dat
                            "votes", "ranger.forest", "expressionsIndex", "srcrefsIndex"})
 #: namespaces a file may name: R's own packages (loading them runs none of the file's code)
 NAMESPACES = frozenset({"stats", "utils", "methods", "graphics", "grDevices", "datasets"})
+#: packages a call may name with ``::`` (evaluating it loads the package): R's own and the models' own
+PACKAGES = NAMESPACES | {"base", "randomForest", "ranger", "gbm"}
 #: ALTREP classes R itself writes for plain vectors (package base): compact sequences, deferred strings, wrappers
 ALTREP_CLASSES = {"compact_intseq": 4, "compact_realseq": 8, "deferred_string": 64, "wrap_integer": 0,
                   "wrap_real": 0, "wrap_logical": 0, "wrap_string": 0, "wrap_complex": 0, "wrap_raw": 0,
@@ -91,7 +93,7 @@ _CODE = {_CLOS: "an R function", _BCODE: "compiled R code", _DOT: "a '...' objec
          _GENERICREF: "a generic reference", _EXTPTR: "an external pointer", _WEAKREF: "a weak reference",
          _S4: "an S4 object (its methods may load a package)", _UNBOUND: _NEVER_RAN,
          _PACKAGE: "a package environment (reading it makes R attach that package)"}
-_S4_BIT, _OBJECT_BIT = 1 << 4, 1 << 8  # an object (it has a class) whose levels (flags >> 12) say S4
+_S4_BIT = 1 << 4  # in the levels (flags >> 12): an S4 object
 _BLOCK = 1 << 16
 _MAGIC = ((b"\x1f\x8b", gzip.open), (b"BZh", bz2.open), (b"\xfd7zXZ\x00", lzma.open))
 
@@ -240,7 +242,7 @@ class _Walker:
     def _flags(self) -> tuple:
         flags = self.src.int()
         kind = flags & 0xFF
-        if kind != _REF and flags & _OBJECT_BIT and (flags >> 12) & _S4_BIT:  # a reference packs its index there
+        if kind != _REF and (flags >> 12) & _S4_BIT:  # (a reference packs its index there)
             raise _holds(_CODE[_S4])
         return kind, flags & (1 << 9), flags & (1 << 10), flags
 
@@ -337,8 +339,8 @@ class _Walker:
             if kind != _CHAR or has_attr:
                 raise RdsUnreadable("a character vector holds something else than plain strings")
             text = self._char().text
-            if len(kept) < 8 and text is not None:
-                kept.append(text)
+            if len(kept) < 8:
+                kept.append(text)  # NA stays None: c("randomForest", NA) is no model's class
         return tuple(kept)
 
     def _closure(self, depth: int):
@@ -421,7 +423,8 @@ class _Walker:
             if kind == _LANG:
                 head = yield ("head", depth + 1)
                 self._check_head(head, role)
-                first.text = first.text or _head_name(head)
+                if first.text is None:  # the function's name: pkg::name's name, never "::"
+                    first.text = head.text if head.kind == _SYM else (head.strings or (None, None))[-1]
                 kind = _LIST  # the rest of a call are its arguments
             elif owner is not None:
                 name = tag.text if tag is not None else None
@@ -439,6 +442,9 @@ class _Walker:
             kind, has_attr, has_tag, _flags = self._flags()
             if kind == _NIL:
                 first.strings = tuple(_head_name(a) for a in args)
+                if first.text in ("::", ":::") and first.strings[:1] and first.strings[0] not in PACKAGES:
+                    raise _holds(f"a reference to package {first.strings[0]} (R would load it to evaluate "
+                                 f"{first.strings[0]}{first.text}{(first.strings[1:] or ['?'])[0]})")
                 return first
             if kind not in (_LIST, _LANG):  # a dotted pair (a deferred string's state): its last item
                 self.src.back(4)

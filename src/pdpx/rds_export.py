@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -70,15 +71,26 @@ def export_r_file(path, *, kind: str, name: str | None, budget: int, folder) -> 
     home = Path(tempfile.mkdtemp(dir=folder))
     args = [rscript, "--vanilla", "-e", DRIVER, str(exporter_script()), str(Path(path).resolve()), kind, name or "",
             str(out)]
-    try:
-        done = subprocess.run(args, cwd=home, env=_environment(home), stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=R_TIMEOUT, start_new_session=True,
-                              preexec_fn=_limits(budget) if os.name == "posix" else None, check=False)
-    except subprocess.TimeoutExpired:
-        raise RProcessError(f"R did not finish reading the file within {R_TIMEOUT} s") from None
-    if done.returncode != 0 or not out.is_file():
-        raise RProcessError(_r_error(done.stderr, done.returncode, budget))
+    with subprocess.Popen(args, cwd=home, env=_environment(home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, start_new_session=True,
+                          preexec_fn=_limits(budget) if os.name == "posix" else None) as proc:
+        try:
+            _, stderr = proc.communicate(timeout=R_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            raise RProcessError(f"R did not finish reading the file within {R_TIMEOUT} s") from None
+    if proc.returncode != 0 or not out.is_file():
+        raise RProcessError(_r_error(stderr, proc.returncode, budget))
     return out
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """End the R process and any it started (its own session's group), then reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL) if os.name == "posix" else proc.kill()
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.communicate()
 
 
 def _environment(home: Path) -> dict:

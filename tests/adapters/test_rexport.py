@@ -238,6 +238,20 @@ def test_what_is_not_a_well_formed_export_is_refused(data, words):
     assert words in str(info.value), str(info.value)
 
 
+def test_numbers_that_size_arrays_are_capped():
+    """gbm's var_type sizes each categorical split's bitset: a crafted 2^40 would allocate terabytes."""
+    doc = {"format": "pdpx-trees", "version": 1, "library": "gbm", "trees": {
+        "n_nodes": [4], "split_var": [0, -1, -1, -1], "split_code": [0, 1.0, 2.0, 3.0], "left": [1, 0, 0, 0],
+        "right": [2, 0, 0, 0], "missing": [3, 0, 0, 0], "weight": [4, 2, 2, 0], "c_splits": [-1, 1],
+        "c_split_len": [2], "var_type": [2], "init_f": [0.0], "distribution": "gaussian", "feature_names": ["x"],
+        "levels": [["a", "b"]], "n_trees": 1, "n_trees_fitted": 1}}
+    adapter = read_export_bytes(json.dumps(doc).encode())
+    np.testing.assert_allclose(adapter.predict(pd.DataFrame({"x": ["a", "b"]}), "predict")[:, 0], [1.0, 2.0])
+    doc["trees"]["var_type"] = [2**40]
+    with pytest.raises(ExportError, match="'var_type' holds a number above 1024"):
+        read_export_bytes(json.dumps(doc).encode())
+
+
 def test_an_export_larger_than_the_budget_is_refused_unread(tmp_path):
     path = tmp_path / "big.pdpx.json"
     path.write_bytes(json.dumps(minimal()).encode() + b" " * (2 << 20))

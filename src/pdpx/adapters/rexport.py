@@ -47,6 +47,8 @@ FIELDS = {
             "init_f": "numbers", "distribution": "string", "feature_names": "strings", "levels": "levels",
             "n_trees": "int", "n_trees_fitted": "int"},
 }
+#: fields whose numbers size arrays: at most what the libraries allow (randomForest: factors of 53 levels; gbm: 1024)
+CAPS = {"ncat": 64, "var_type": 1024, "c_split_len": 1024}
 #: Python's objects for a JSON file take about this many times its size (the check before reading it)
 MEMORY_PER_BYTE = 8
 #: (rows x trees) routed at once by :func:`tree_predict`
@@ -81,7 +83,7 @@ def parse_export(data: bytes) -> dict:
     """The document of an export's bytes, every field checked (:data:`FIELDS`), numbers as arrays."""
     try:
         doc = json.loads(data.decode("utf-8"), parse_constant=_no_constant, object_pairs_hook=_no_duplicates)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError, or an integer of 4,300+ digits
         raise ExportError(f"it is not valid JSON ({exc})") from None
     except RecursionError:
         raise ExportError("it nests deeper than an export does") from None
@@ -152,8 +154,8 @@ def _field(name: str, value, kind: str):
         raise bad
     arr = np.array(value, dtype=np.float64)
     if not np.all(np.isfinite(arr)) or (kind == "ints" and (np.any(arr != np.round(arr)) or
-                                                            np.any(np.abs(arr) > 2.0**53))):
-        raise bad
+                                                            np.any(np.abs(arr) > CAPS.get(name, 2**31)))):
+        raise bad if name not in CAPS else ExportError(f"its field {name!r} holds a number above {CAPS[name]}")
     return arr
 
 
