@@ -230,3 +230,11 @@ def test_the_help_says_r_files_are_code():
     for args in ([], ["pd"]):
         text = " ".join(CliRunner().invoke(main, [*args, "--help"]).output.split())
         assert ".rds" in text and ".pdpx.json" in text and "--allow-pickle" in text, args
+
+
+def test_an_r_process_that_takes_too_long_is_ended(files, tmp_path, monkeypatch):
+    from pdpx import rds_export
+
+    monkeypatch.setattr(rds_export, "R_TIMEOUT", 0.01)
+    with pytest.raises(rds_export.RProcessError, match="did not finish reading the file within 0.01 s"):
+        rds_export.export_r_file(files / "plain.rds", kind="rds", name=None, budget=1 << 30, folder=tmp_path)
