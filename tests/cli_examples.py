@@ -6,7 +6,9 @@
 * ``model.json`` (an XGBoost regressor of y on age and income), ``churn.json`` (an XGBoost classifier
   of y > median), ``model.skops``, ``model.pkl`` and ``model.joblib`` (a scikit-learn regressor);
 * ``sales.csv`` (day as ISO dates, price, units) and ``sales.pkl``: a pipeline whose first step is
-  a function of the user's own module ``helpers.py`` (written in the folder), as a user's pickle is.
+  a function of the user's own module ``helpers.py`` (written in the folder), as a user's pickle is;
+* ``forest.pdpx.json`` and ``forest.rds`` (an R randomForest of y on age and income, exported with the R
+  package's ``export_model()`` and saved with ``saveRDS``), when R is installed.
 
 ``run_example(line, folder)`` runs one shell line ``[VAR=value ...] pdpx ARGS`` in ``folder`` through
 click's test runner and returns the result.
@@ -95,7 +97,22 @@ def make_example_files(folder: Path) -> dict:
     finally:
         sys.path.remove(str(folder))
         sys.modules.pop("helpers", None)  # the command line must find it on its own
+    _r_forest(folder)
     return {"frame": full, "reg": reg, "clf": clf, "gbr": gbr, "sales": sales, "pipe": pipe}
+
+
+def _r_forest(folder: Path) -> None:
+    """forest.pdpx.json and forest.rds: an R randomForest, exported and saved (skipped without R)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("Rscript") is None:
+        return
+    exporter = Path(__file__).resolve().parents[1] / "r" / "pdpx" / "R" / "export.R"
+    code = (f'suppressMessages(library(randomForest)); source("{exporter}"); set.seed(1); '
+            f'd <- read.csv("{folder / "data.csv"}"); m <- randomForest(y ~ age + income, data = d, ntree = 50); '
+            f'export_model(m, "{folder / "forest.pdpx.json"}"); saveRDS(m, "{folder / "forest.rds"}")')
+    subprocess.run(["Rscript", "-e", code], check=True, capture_output=True, timeout=600)
 
 
 def shell_lines(text: str) -> list[str]:

@@ -81,7 +81,8 @@ def test_the_hostile_pickle_does_run_code_when_unpickled(tmp_path):
     assert marker.exists()
 
 
-@pytest.mark.parametrize("suffix", [".json", ".ubj", ".txt", ".cbm", ".skops", ".rds", ".csv"])
+@pytest.mark.parametrize("suffix", [".json", ".ubj", ".txt", ".cbm", ".skops", ".rds", ".rda", ".RData", ".pdpx.json",
+                                    ".csv"])
 @pytest.mark.parametrize("protocol", [0, pickle.HIGHEST_PROTOCOL])
 @pytest.mark.parametrize("opt_in", [False, True])
 def test_a_pickle_under_another_extension_is_refused_and_not_run(files, tmp_path, suffix, protocol, opt_in):

@@ -1,183 +1,240 @@
-"""The command line's R .rds files: code in the file refused before R reads it (a crafted promise R
-would run, CVE-2024-27322; a function; an ALTREP vector naming a package), the class whitelist (no
-package attached for another class), formulas with expressions.
+"""The command line's R files (.rds, .rda, .RData): code to R, so read only with --allow-pickle, checked from their
+bytes first, then read by a fenced R process that writes the model's trees for pdpx.
 
-Each case runs the command in a fresh Python process (R is embedded once per process, and the
-question is which packages *that* R loaded), then asks that R which namespaces are loaded.
+The five hostile files of issue 48, built by R in each test: a formula whose ``predvars`` runs code, a call in
+function position of the formula, a class vector that hands ``predict`` to ``predict.lm`` (which evaluates
+``call$offset``), a saved package environment (R attaches the package: its ``.onLoad`` runs) and base R's
+memory-mapped vector (R reads another local file). Each payload would create a marker file: the test checks that
+pdpx refuses the file in one line and that no marker exists, then that R itself, using the file, does run it (so
+that the check can fail).
 """
 
 from __future__ import annotations
 
-import json
+import io
+import os
 import shutil
 import subprocess
 import sys
 import textwrap
 
+import numpy as np
+import pandas as pd
 import pytest
+from click.testing import CliRunner
 
-pytest.importorskip("rpy2", reason="rpy2 is not installed (pip install 'pdpx[r]')")
+from pdpx.cli import main
+from pdpx.model_files import ALLOW_PICKLE_ENV
+
 if shutil.which("Rscript") is None:
     pytest.skip("R is not installed (make setup installs it)", allow_module_level=True)
 
-#: an installed R package no test loads and the whitelist does not name (make setup installs r-cran-earth)
-OTHER = "earth"
+PROBE = "pdpxprobe"
 
-CHILD = textwrap.dedent("""
-    import json, sys
+
+def rscript(code: str, env: dict | None = None) -> str:
+    done = subprocess.run(["Rscript", "-e", textwrap.dedent(code)], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **(env or {})})
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def run(*args, env=None):
+    clean = {ALLOW_PICKLE_ENV: None, **(env or {})}
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False, env=clean)
+
+
+def error_line(result) -> str:
+    assert result.exit_code == 1, (result.exit_code, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = [x for x in result.stderr.strip().splitlines() if x.startswith("pdpx: error:")]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """Data, a package whose load hook creates the file $PDPX_PROBE_MARKER, and the hostile files."""
+    d = tmp_path_factory.mktemp("rfiles")
+    rng = np.random.default_rng(3)
+    data = pd.DataFrame({"a": rng.uniform(size=60), "b": rng.uniform(size=60),
+                         "f": rng.choice(["p", "q", "r"], size=60)})
+    data.to_csv(d / "data.csv", index=False)
+    pkg, lib = d / PROBE, d / "lib"
+    (pkg / "R").mkdir(parents=True)
+    lib.mkdir()
+    (pkg / "DESCRIPTION").write_text(f"Package: {PROBE}\nVersion: 0.1\nTitle: Probe\nDescription: A probe.\n"
+                                     "License: MIT\nAuthor: pdpx\nMaintainer: pdpx <pdpx@example.org>\n")
+    (pkg / "NAMESPACE").write_text("")
+    (pkg / "R" / "zzz.R").write_text('.onLoad <- function(libname, pkgname) {\n'
+                                     '  f <- Sys.getenv("PDPX_PROBE_MARKER")\n  if (nzchar(f)) file.create(f)\n}\n')
+    done = subprocess.run(["R", "CMD", "INSTALL", "--no-test-load", "-l", str(lib), str(pkg)], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    rscript(f"""
+        suppressMessages(library(randomForest)); set.seed(1)
+        d <- read.csv("{d / 'data.csv'}", stringsAsFactors = TRUE); d$y <- d$a + d$b + (d$f == "q")
+        m <- randomForest(y ~ a + b + f, data = d, ntree = 5)
+        library({PROBE}, lib.loc = "{lib}")
+        secret <- file.path("{d}", "secret.bin"); writeBin(as.double(m$forest$nodepred) * 1000, secret)
+        for (p in c("", "wall_")) {{  # the files, and copies (other markers) for the test of the R process alone
+          mk <- function(name) file.path("{d}", paste0(p, "ran_", name))
+          put <- function(x, name) saveRDS(x, file.path("{d}", paste0(p, name, ".rds")))
+          x <- m; attr(x$terms, "predvars") <- bquote(list(y, a, file.create(.(mk("predvars"))))); put(x, "predvars")
+          x <- m; attr(x$terms, "predvars") <- NULL
+          attr(x$terms, "variables") <- bquote(list(y, (function(...) {{ file.create(.(mk("funpos"))); a }})(y, a), b))
+          put(x, "funpos")
+          x <- m; class(x) <- c("lm", "randomForest"); x$call$offset <- bquote(file.create(.(mk("class"))))
+          put(x, "class")
+          x <- m; x$env <- as.environment("package:{PROBE}"); put(x, "pkgenv")
+          x <- m; x$forest$nodepred <- .Internal(mmap_file(secret, "double", TRUE, FALSE, TRUE)); put(x, "mmap")
+        }}
+        x <- m; class(x) <- c("lm", "randomForest"); saveRDS(x, file.path("{d}", "class_only.rds"))
+        saveRDS(m, file.path("{d}", "plain.rds")); save(m, file = file.path("{d}", "plain.rda")); save(m, file = file.path("{d}", "plain.RData"))
+        x <- m; attr(x$terms, "predvars") <- bquote(list(y, a, file.create(.(mk("predvars_rda")))))
+        save(x, file = file.path("{d}", "predvars.rda"))
+    """, env={"PDPX_PROBE_MARKER": ""})
+    return d
+
+
+#: the issue's five hostile files: (what the refusal names, R code that uses the file as R would)
+HOSTILE = {
+    "predvars": ("a call to 'file.create' in the variables of a formula", "predict(m, d)"),
+    "funpos": ("a call whose function is itself a call", "predict(m, d)"),
+    "class": ("a call to 'file.create'", "predict(m, d)"),
+    "pkgenv": ("a package environment (reading it makes R attach that package)", "invisible(m)"),
+    "mmap": ("an ALTREP vector of class mmap_real of package base (R would fill it from another file)",
+             "cat(identical(as.double(m$forest$nodepred), readBin(secret, 'double', 1e6)))"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_a_hostile_r_file_is_refused_and_runs_nothing(files, case, monkeypatch):
+    words, use = HOSTILE[case]
+    marker = files / f"ran_{case}"
+    # what pdpx's R process would find if it took the user's settings: the probe package and its marker
+    monkeypatch.setenv("R_LIBS", str(files / "lib"))
+    monkeypatch.setenv("PDPX_PROBE_MARKER", str(marker))
+    for opt_in in (["--allow-pickle"], []):
+        line = error_line(run("pd", *opt_in, files / f"{case}.rds", files / "data.csv", "--feature", "a"))
+        assert ("even with --allow-pickle: it holds " + words if opt_in else "is code to R") in line, line
+        assert "pdpx::export_model(model" in line, line
+    assert not marker.exists()
+    # the file is what it claims: R, reading and using it, runs the payload (or reads the other file)
+    shown = rscript(f"""
+        suppressMessages(library(randomForest))
+        d <- read.csv("{files / 'data.csv'}", stringsAsFactors = TRUE); d$y <- d$a + d$b
+        secret <- "{files / 'secret.bin'}"
+        m <- readRDS("{files / f'{case}.rds'}")
+        try(suppressWarnings({use}), silent = TRUE)
+    """, env={"R_LIBS": str(files / "lib"), "PDPX_PROBE_MARKER": str(marker)})
+    assert marker.exists() if case != "mmap" else shown.strip() == "TRUE"  # mmap: the other file's numbers
+
+
+def test_a_class_vector_with_another_class_is_refused(files):
+    line = error_line(run("pd", "--allow-pickle", files / "class_only.rds", files / "data.csv", "--feature", "a"))
+    assert "c('lm', 'randomForest'), not a model pdpx reads" in line, line
+
+
+def test_the_r_process_is_a_second_wall(files, tmp_path, monkeypatch):
+    """Bypassing the byte reader: the fenced R process evaluates nothing of the model and loads no package of the
+    user's library (the class check is R's too), so no payload runs."""
+    from pdpx.rds_export import RProcessError, export_r_file
+
+    monkeypatch.setenv("R_LIBS", str(files / "lib"))
+    for case in ("predvars", "funpos", "pkgenv", "class"):
+        marker = files / f"wall_ran_{case}"
+        monkeypatch.setenv("PDPX_PROBE_MARKER", str(marker))
+        path = files / f"wall_{case}.rds"
+        if case == "class":
+            with pytest.raises(RProcessError, match="randomForest, ranger and gbm models"):
+                export_r_file(path, kind="rds", name=None, budget=1 << 30, folder=tmp_path)
+        else:
+            out = export_r_file(path, kind="rds", name=None, budget=1 << 30, folder=tmp_path)
+            assert out.read_bytes().startswith(b'{"format":"pdpx-trees"')
+        assert not marker.exists(), case
+
+
+@pytest.mark.parametrize("name", ["plain.rds", "plain.rda", "plain.RData"])
+def test_an_r_model_is_read_with_the_opt_in_only(files, name):
+    line = error_line(run("pd", files / name, files / "data.csv", "--feature", "a"))
+    for words in ("is code to R", "--allow-pickle", f"{ALLOW_PICKLE_ENV}=1", 'pdpx::export_model(model, "model.pdpx.json")'):
+        assert words in line, (words, line)
+    for args, env in ((["--allow-pickle"], {}), ([], {ALLOW_PICKLE_ENV: "1"})):
+        result = run("pd", *args, files / name, files / "data.csv", "--feature", "a", "--values", "a=0.2,0.5,0.8",
+                     env=env)
+        assert result.exit_code == 0, result.stderr
+        warnings = [x for x in result.stderr.splitlines() if x.startswith("pdpx: warning:")]
+        assert len(warnings) == 1 and "separate R process" in warnings[0], result.stderr
+        got = pd.read_csv(io.StringIO(result.stdout))["yhat"].to_numpy()
+        expected = rscript(f"""
+            suppressMessages(library(randomForest)); d <- read.csv("{files / 'data.csv'}", stringsAsFactors = TRUE)
+            m <- readRDS("{files / 'plain.rds'}")
+            means <- sapply(c(0.2, 0.5, 0.8), function(v) {{ d$a <- v; mean(predict(m, d)) }})
+            cat(sprintf("%.17g", means), sep = "\\n")
+        """)
+        np.testing.assert_allclose(got, np.array(expected.split(), dtype=float), rtol=1e-12)
+
+
+def test_a_hostile_object_in_a_save_file_is_refused(files):
+    line = error_line(run("pd", "--allow-pickle", files / "predvars.rda", files / "data.csv", "--feature", "a"))
+    assert "a call to 'file.create' in the variables of a formula" in line, line
+    assert not (files / "ran_predvars_rda").exists()
+
+
+# ------------------------------------------------------------------ sizes: refused before R reads the file
+PEAK = textwrap.dedent("""
+    import resource, sys
     from click.testing import CliRunner
     from pdpx.cli import main
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result = CliRunner().invoke(main, sys.argv[1:], catch_exceptions=False)
-    import rpy2.robjects as ro
-    print(json.dumps({"code": result.exit_code, "stderr": result.stderr,
-                      "loaded": list(ro.r("loadedNamespaces()")), "search": list(ro.r("search()"))}))
+    grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024
+    print(result.exit_code, grown, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    print(result.stderr.strip())
 """)
 
 
-def run_child(*args, env_extra=None):
-    import os
-
-    env = {k: v for k, v in os.environ.items() if k != "PDPX_ALLOW_PICKLE"}
-    env.update(env_extra or {})
-    done = subprocess.run([sys.executable, "-c", CHILD, *map(str, args)], capture_output=True, text=True, env=env,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def rscript(code: str):
-    done = subprocess.run(["Rscript", "-e", code], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-
-
-@pytest.fixture(scope="module")
-def data_csv(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rds")
-    (d / "data.csv").write_text("a,b\n" + "".join(f"{i / 10},{(i * 7) % 5}\n" for i in range(40)))
-    return d / "data.csv"
-
-
-@pytest.fixture(scope="module")
-def other_installed():
-    """The check below can fail only if R could attach OTHER: it must be installed."""
-    done = subprocess.run(["Rscript", "-e", f"cat(requireNamespace('{OTHER}', quietly = TRUE))"],
-                          capture_output=True, text=True, timeout=300)
-    if done.stdout.strip() != "TRUE":
-        pytest.skip(f"the R package {OTHER} is not installed (make setup installs r-cran-{OTHER})")
+def test_declared_lengths_are_refused_before_r_reads_the_file(files, tmp_path):
+    """The issue's 49 KB file whose compact sequence declares 2^26 elements (R peaked at 1.6 GiB), and 2^40 (R
+    aborted): refused from the bytes, naming the number and the setting, in little memory, no R process started."""
+    seq26, seq40 = tmp_path / "seq26.rds", tmp_path / "seq40.rds"
+    rscript(f"""
+        suppressMessages(library(randomForest))
+        d <- read.csv("{files / 'data.csv'}", stringsAsFactors = TRUE); d$y <- d$a + d$b
+        m <- randomForest(y ~ a + b + f, data = d, ntree = 5)
+        x <- m; x$rows <- 1:2^26; saveRDS(x, "{seq26}")
+        x <- m; x$rows <- 1:2^40; saveRDS(x, "{seq40}")
+    """)
+    assert seq26.stat().st_size < 100_000
+    for path, budget, words in ((seq26, ["--memory-budget", "128MB"], "a compact sequence of 67,108,864 elements"),
+                                (seq40, [], "a compact sequence of 1,099,511,627,776 elements (8.0 TiB)")):
+        done = subprocess.run([sys.executable, "-c", PEAK, "pd", "--allow-pickle", str(path),
+                               str(files / "data.csv"), "--feature", "a", *budget], capture_output=True, text=True,
+                              timeout=600, env={k: v for k, v in os.environ.items() if k != ALLOW_PICKLE_ENV})
+        assert done.returncode == 0, done.stderr
+        first, message = done.stdout.strip().split("\n", 1)
+        code, grown, children = map(int, first.split())
+        assert code == 1 and words in message and "--memory-budget" in message, message
+        assert grown < 32 and children == 0, (grown, children)
 
 
-@pytest.mark.parametrize("classes", [[OTHER], [f"{OTHER}.formula", OTHER], ["ranger"], ["gbm"]])
-def test_a_class_outside_the_whitelist_attaches_nothing(tmp_path, data_csv, classes, other_installed):
-    rds = tmp_path / "model.rds"
-    rscript(f"saveRDS(structure(list(x = 1), class = c({', '.join(repr(c) for c in classes)})), '{rds}')")
-    out = run_child("pd", "--allow-pickle", rds, data_csv, "--feature", "a")
-    assert out["code"] == 1
-    err = [x for x in out["stderr"].splitlines() if x.startswith("pdpx: error:")]
-    assert len(err) == 1 and "refusing the R model" in err[0] and classes[-1] in err[0], out["stderr"]
-    for pkg in {c.split(".")[0] for c in classes}:
-        assert pkg not in out["loaded"] and f"package:{pkg}" not in out["search"], (pkg, out["loaded"])
-    if classes[-1] in ("ranger", "gbm"):
-        assert "R package" in err[0]
+def test_a_file_pdpx_cannot_check_is_refused(files, tmp_path):
+    path = tmp_path / "ascii.rds"
+    rscript(f'saveRDS(list(a = 1), "{path}", ascii = TRUE)')
+    line = error_line(run("pd", "--allow-pickle", path, files / "data.csv", "--feature", "a"))
+    assert "pdpx cannot check it" in line and "ascii = TRUE" in line and "pdpx::export_model" in line, line
 
 
-def test_a_crafted_promise_is_refused_and_does_not_run(tmp_path, data_csv):
-    """A file holding a promise (CVE-2024-27322): R < 4.4 runs it when the object is first used."""
-    marker = tmp_path / "ran"
-    rds = tmp_path / "model.rds"
-    rscript(textwrap.dedent(f"""
-        e <- new.env(parent = emptyenv())
-        delayedAssign("p", file.create('{marker}'), eval.env = globalenv(), assign.env = e)
-        raw <- serialize(e, NULL, version = 2, xdr = TRUE)
-        s <- grepRaw(as.raw(c(0, 0, 4, 5)), raw, fixed = TRUE)
-        end <- grepRaw(charToRaw('{marker.name}'), raw, fixed = TRUE) + {len(marker.name)} - 1 + 4
-        con <- gzfile('{rds}', 'wb'); writeBin(c(raw[1:14], raw[s:end]), con); close(con)
-    """))
-    assert not marker.exists()
-    out = run_child("pd", rds, data_csv, "--feature", "a")
-    assert out["code"] == 1
-    err = out["stderr"].strip()
-    assert "refusing to load" in err and "a promise" in err and "--allow-pickle" in err, err
-    assert "PDPX_ALLOW_PICKLE=1" in err, err
-    assert not marker.exists()
-    # the file is what it claims: on this R, using what readRDS returns runs the promise
-    rscript(f"m <- readRDS('{rds}'); invisible(is.list(m))")
-    r_version = subprocess.run(["Rscript", "-e", "cat(getRversion() >= '4.4.0')"], capture_output=True, text=True)
-    assert marker.exists() or r_version.stdout.strip() == "TRUE"
+def test_the_help_says_r_files_are_code():
+    for args in ([], ["pd"]):
+        text = " ".join(CliRunner().invoke(main, [*args, "--help"]).output.split())
+        assert ".rds" in text and ".pdpx.json" in text and "--allow-pickle" in text, args
 
 
-def test_an_altrep_vector_naming_a_package_is_refused_before_r_loads_it(tmp_path, data_csv, other_installed):
-    """readRDS loads the namespace an ALTREP vector names (its load hook runs): pdpx refuses the file first."""
-    rds = tmp_path / "model.rds"
-    assert len(OTHER) == 5
-    rscript(textwrap.dedent(f"""
-        raw <- serialize(list(x = 1:10), NULL, version = 3, xdr = TRUE)
-        i <- grepRaw("base", raw, fixed = TRUE)
-        raw <- c(raw[1:(i - 5)], as.raw(c(0, 0, 0, 5)), charToRaw('{OTHER}'), raw[(i + 4):length(raw)])
-        con <- gzfile('{rds}', 'wb'); writeBin(raw, con); close(con)
-        x <- suppressWarnings(readRDS('{rds}'))
-        stopifnot('{OTHER}' %in% loadedNamespaces())  # R itself loads it
-    """))
-    out = run_child("pd", rds, data_csv, "--feature", "a")
-    assert out["code"] == 1
-    assert f"an ALTREP vector of package {OTHER}" in out["stderr"], out["stderr"]
-    assert OTHER not in out["loaded"]
+def test_an_r_process_that_takes_too_long_is_ended(files, tmp_path, monkeypatch):
+    from pdpx import rds_export
 
-
-def test_an_rds_holding_a_function_is_refused(tmp_path, data_csv):
-    marker = tmp_path / "ran"
-    rds = tmp_path / "model.rds"
-    rscript(f"saveRDS(structure(list(predict = function(...) file.create('{marker}')), class = 'randomForest'), "
-            f"'{rds}')")
-    out = run_child("pd", rds, data_csv, "--feature", "a")
-    assert out["code"] == 1 and "an R function" in out["stderr"], out["stderr"]
-    assert not marker.exists()
-    assert "package:randomForest" not in out["search"]
-
-
-def test_a_randomforest_whose_formula_holds_code_is_refused(tmp_path, data_csv):
-    marker = tmp_path / "ran"
-    rds = tmp_path / "rf.rds"
-    rscript(textwrap.dedent(f"""
-        suppressMessages(library(randomForest)); set.seed(1)
-        d <- read.csv('{data_csv}'); d$y <- d$a + d$b
-        m <- randomForest(y ~ ., data = d, ntree = 5)
-        attr(m$terms, "variables") <- quote(list(y, a, file.create('{marker}')))
-        saveRDS(m, '{rds}')
-    """))
-    out = run_child("pd", "--allow-pickle", rds, data_csv, "--feature", "a", "--method", "brute")
-    assert out["code"] == 1
-    assert "formula has expressions" in out["stderr"], out["stderr"]
-    assert not marker.exists()
-    assert "package:randomForest" not in out["search"]
-
-
-@pytest.mark.parametrize("save", ["", ", compress = 'xz'", ", compress = 'bzip2'", ", compress = FALSE, version = 2",
-                                  ", version = 3"])
-def test_fitted_randomforests_hold_no_hazard(tmp_path, save):
-    """No false alarm: fitted forests (formula, x / y, classification, fit inside a function) pass the check."""
-    from pdpx.rds_check import rds_hazards
-
-    paths = [tmp_path / f"rf{i}.rds" for i in range(4)]
-    rscript(textwrap.dedent(f"""
-        suppressMessages(library(randomForest)); set.seed(1)
-        d <- data.frame(a = runif(100), b = factor(sample(letters[1:4], 100, TRUE)), c = rnorm(100))
-        d$y <- d$a + as.integer(d$b); d$k <- factor(d$y > 2.5)
-        saveRDS(randomForest(y ~ a + b + c, data = d, ntree = 10), '{paths[0]}'{save})
-        saveRDS(randomForest(d[, 1:3], d$y, ntree = 10), '{paths[1]}'{save})
-        saveRDS(randomForest(k ~ a + b + c, data = d, ntree = 10), '{paths[2]}'{save})
-        f <- function(n) {{ local_value <- n; randomForest(y ~ a + c, data = d, ntree = n) }}
-        saveRDS(f(5), '{paths[3]}'{save})
-    """))
-    for p in paths:
-        assert rds_hazards(p) == [], p
-
-
-def test_an_rds_pdpx_cannot_check_needs_the_opt_in(tmp_path, data_csv):
-    from pdpx.rds_check import RdsUnreadable, rds_hazards
-
-    rds = tmp_path / "model.rds"
-    rscript(f"saveRDS(list(a = 1), '{rds}', ascii = TRUE)")
-    with pytest.raises(RdsUnreadable):
-        rds_hazards(rds)
-    out = run_child("pd", rds, data_csv, "--feature", "a")
-    assert out["code"] == 1 and "cannot check" in out["stderr"] and "--allow-pickle" in out["stderr"], out["stderr"]
+    monkeypatch.setattr(rds_export, "R_TIMEOUT", 0.01)
+    with pytest.raises(rds_export.RProcessError, match="did not finish reading the file within 0.01 s"):
+        rds_export.export_r_file(files / "plain.rds", kind="rds", name=None, budget=1 << 30, folder=tmp_path)

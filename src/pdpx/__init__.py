@@ -19,9 +19,10 @@ warning), :mod:`.r_bridge` (what the R package
 calls) and :mod:`.r_wire` (what R sends, decoded), and the ``pdpx`` command line :mod:`.cli`
 with :mod:`.cli_data` (data files), :mod:`.cli_output` (output names and CSV cells a spreadsheet reads as
 text), :mod:`.model_files` (model files, by extension),
-:mod:`.model_categories` (the categories a saved model stores) and :mod:`.rds_check` (an
-``.rds`` file read before R loads it). The floors below are the packages ``core``,
-``adapters``, ``plugins``, ``explain``, ``outputs``, ``sklearn`` and ``demo``.
+:mod:`.model_categories` (the categories a saved model stores), :mod:`.model_prechecks` (XGBoost and
+LightGBM files checked before their loaders), :mod:`.rds_check` (an R file's bytes read before R sees it) and
+:mod:`.rds_export` (the R process that reads an R file the user opted in to). The floors below are the
+packages ``core``, ``adapters``, ``plugins``, ``explain``, ``outputs``, ``sklearn`` and ``demo``.
 """
 
 from .api import partial_dependence, partial_dependence_many

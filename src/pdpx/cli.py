@@ -6,9 +6,11 @@
     pdpx demo
 
 MODEL is read by its extension (:mod:`pdpx.model_files`): XGBoost .json / .ubj, LightGBM
-.txt, CatBoost .cbm, skops .skops, R .rds; pickle / joblib files only with --allow-pickle
+.txt, CatBoost .cbm, skops .skops, an R model exported with pdpx::export_model() (.pdpx.json);
+pickle / joblib files and R files (.rds, .rda, .RData), which are code, only with --allow-pickle
 (or PDPX_ALLOW_PICKLE=1), and then modules in the working directory can be imported (the
-user's own functions a pickled pipeline uses). DATA is a CSV or Parquet file, read by
+user's own functions a pickled pipeline uses); an R file is read by a separate R process.
+DATA is a CSV or Parquet file, read by
 :mod:`pdpx.cli_data` (``--dates``, ``--dtypes``, ``--weights``, ``--drop``; a CSV's categorical
 columns take the categories stored in the model, :mod:`pdpx.model_categories`).
 A mistake (a file that cannot be read, a feature that is not a column, an output extension
@@ -40,11 +42,13 @@ from .cli_output import (
 )
 from .model_files import ALLOW_PICKLE_ENV
 
-PICKLE_WARNING = "Loading a pickle or joblib file runs code stored in the file: only load models you trust."
+PICKLE_WARNING = ("Loading a pickle or joblib file runs code stored in the file, and so can an R file: only load "
+                  "models you trust.")
 MODEL_HELP = ("MODEL, by its extension: an XGBoost model (.json, .ubj), a LightGBM model (.txt), a CatBoost "
               "model (.cbm, with the pdpx-catboost plugin), a scikit-learn model saved with skops (.skops) or an "
-              "R randomForest saved with saveRDS (.rds, needs rpy2); a pickle / joblib file (.pkl, .pickle, "
-              f".joblib) only with --allow-pickle (or {ALLOW_PICKLE_ENV}=1). " + PICKLE_WARNING)
+              "R randomForest, ranger or gbm model exported with pdpx::export_model() (.pdpx.json); a pickle / "
+              "joblib file (.pkl, .pickle, .joblib) or an R file (.rds, .rda, .RData, read by R in a process of its "
+              f"own) only with --allow-pickle (or {ALLOW_PICKLE_ENV}=1). " + PICKLE_WARNING)
 DATA_HELP = ("DATA: a CSV or Parquet file of rows with the model's columns (--drop the others, such as the "
              "target). CSV columns of ISO dates are read as dates.")
 #: the examples each --help shows (tests/test_cli_help.py runs every one of them)
@@ -130,12 +134,17 @@ def _say(kind: str):
 def load_model(path: str, allow_pickle: bool = False):
     """The fitted model stored in ``path``, by its extension (:func:`pdpx.model_files.load_model_file`).
 
-    Pickle / joblib files load only with ``allow_pickle`` or ``PDPX_ALLOW_PICKLE=1``, with a warning on stderr.
+    Pickle / joblib and R files load only with ``allow_pickle`` or ``PDPX_ALLOW_PICKLE=1``, with a warning on
+    stderr; ``--memory-budget`` of the command being run bounds the reading too.
     """
+    from .core.config import config_context
     from .model_files import ModelFileError, load_model_file, pickle_allowed
 
-    try:
-        return load_model_file(path, allow_pickle=pickle_allowed(allow_pickle), warn=_say("warning"))
+    context = click.get_current_context(silent=True)
+    budget = context.params.get("memory_budget") if context is not None else None
+    try:  # --memory-budget bounds the reading too (an R file's declared sizes, a compressed stream)
+        with config_context(**({"memory_budget": budget} if budget is not None else {})):
+            return load_model_file(path, allow_pickle=pickle_allowed(allow_pickle), warn=_say("warning"))
     except ModelFileError as exc:
         swapped = Path(path).suffix.lower() in (".csv", ".parquet", ".pq")
         raise UserError(str(exc) + ("; the model comes first: pdpx COMMAND MODEL DATA" if swapped else "")) from None
@@ -381,10 +390,12 @@ def model_options(fn):
         click.option("--method", default="auto", show_default=True,
                      help="auto, brute, exact, recursion, or a plugin's method."),
         click.option("--allow-pickle", is_flag=True,
-                     help=f"Load a pickle / joblib MODEL (.pkl, .pickle, .joblib), a .skops file's untrusted "
-                          f"types or an .rds file that holds code; modules in the working directory can then be "
-                          f"imported (your own functions the model uses). This runs code stored in the file: only "
-                          f"for files you trust. Scripts may set {ALLOW_PICKLE_ENV}=1 instead."),
+                     help=f"Load a pickle / joblib MODEL (.pkl, .pickle, .joblib), an R file (.rds, .rda, .RData: "
+                          f"its bytes are checked, then a separate R process reads it) or a .skops file's untrusted "
+                          f"types; modules in the working directory can then be imported (your own functions the "
+                          f"model uses). Such files can run code stored in them: only for files you trust (an R "
+                          f"model exported with pdpx::export_model() needs no opt-in). Scripts may set "
+                          f"{ALLOW_PICKLE_ENV}=1 instead."),
         click.option("--progress/--no-progress", default=None,
                      help="Progress bars on stderr (default: for long runs in a terminal)."),
         budget_opt,

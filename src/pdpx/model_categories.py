@@ -8,7 +8,8 @@ with:
 * LightGBM stores ``pandas_categorical`` (one list per category column, in the order of
   ``categorical_feature``) in its text model;
 * XGBoost (3.1 and later) stores the categories of a model fit with
-  ``enable_categorical=True`` (``Booster.get_categories``).
+  ``enable_categorical=True`` (``Booster.get_categories``);
+* an R model exported with ``pdpx::export_model()`` stores its factors' levels.
 
 When the model has a categorical feature but stores no categories, pdpx cannot know which
 code a string means: :func:`apply_categories` then says to pass DATA as Parquet, which
@@ -43,7 +44,11 @@ def _library(model) -> str:
 
 
 def model_categories(model) -> ModelCategories:
-    """The categories ``model`` stores for its categorical features (LightGBM, XGBoost; else none)."""
+    """The categories ``model`` stores for its categorical features (LightGBM, XGBoost, an R model's export:
+    its ``stored_categories()``; else none)."""
+    stored = getattr(model, "stored_categories", None)
+    if callable(stored):  # an adapter that keeps its model's factor levels (an R model's export)
+        return ModelCategories(known=stored(), library="R")
     lib = _library(model)
     try:
         if lib == "lightgbm":

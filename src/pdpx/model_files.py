@@ -2,15 +2,21 @@
 
 Safe formats (data, no code): XGBoost ``.json`` / ``.ubj``, LightGBM ``.txt``, CatBoost
 ``.cbm`` (with the pdpx-catboost plugin), scikit-learn ``.skops`` (skops' trusted types
-plus :data:`SKOPS_TRUSTED`) and R ``.rds`` whose bytes hold no code (no promise, function,
-byte code, package namespace or ALTREP class of a package: :mod:`pdpx.rds_check`, read
-before R sees the file) and whose class is one of :data:`R_MODEL_PACKAGES`; any other class
-is refused before a package is attached. Pickle and joblib files (``.pkl``, ``.pickle``,
-``.joblib``) run code stored in the file when loaded, so they load only with an explicit
-opt-in (``--allow-pickle`` or ``PDPX_ALLOW_PICKLE=1``), which also lets skops types beyond
-the trusted ones and an .rds holding code load. A file whose content does not match its
-extension (a pickle named ``model.json``) is refused before any loader sees it, with or
-without the opt-in.
+plus :data:`SKOPS_TRUSTED`) and R tree models exported with ``pdpx::export_model()``
+(``.pdpx.json``: :mod:`pdpx.adapters.rexport`, read without R). XGBoost and LightGBM files
+are checked first (:mod:`pdpx.model_prechecks`: nesting, sizes, every tree's arrays), so a
+file that would crash its library's loader is refused instead.
+
+Files that are code, loaded only with an explicit opt-in (``--allow-pickle`` or
+``PDPX_ALLOW_PICKLE=1``): pickle and joblib files (``.pkl``, ``.pickle``, ``.joblib``) run
+code stored in the file when loaded, and so can R files (``.rds``, ``.rda``, ``.RData``)
+when R reads or uses them. With the opt-in, an R file is still checked from its bytes
+(:mod:`pdpx.rds_check`: anything but plain data, a class other than a randomForest's,
+ranger's or gbm's own, more than the memory budget, is refused) and then read by a
+separate, fenced R process that writes its trees to an export (:mod:`pdpx.rds_export`):
+no R runs in pdpx's process. The opt-in also lets skops types beyond the trusted ones
+load. A file whose content does not match its extension (a pickle named ``model.json``)
+is refused before any loader sees it, with or without the opt-in.
 
 A pickle refers to the functions and classes it holds by module name. A model that uses the
 user's own code (a ``FunctionTransformer`` of a function in ``helpers.py``) loads when that
@@ -29,8 +35,12 @@ import contextlib
 import os
 import re
 import sys
+import tempfile
 from pathlib import Path
 from typing import Callable
+
+from .adapters.rexport import SUFFIX as EXPORT_SUFFIX
+from .adapters.rexport import looks_like_export
 
 #: the environment variable that opts in to pickle / joblib files (for scripts)
 ALLOW_PICKLE_ENV = "PDPX_ALLOW_PICKLE"
@@ -42,19 +52,21 @@ FORMATS = {
     ".txt": ("lightgbm", "a LightGBM model saved with save_model (text)"),
     ".cbm": ("catboost", "a CatBoost model saved with save_model (.cbm)"),
     ".skops": ("skops", "a scikit-learn model saved with skops.io.dump"),
+    EXPORT_SUFFIX: ("pdpx-trees", "an R tree model exported with pdpx::export_model()"),
     ".rds": ("rds", "an R model saved with saveRDS"),
+    ".rda": ("rda", "R objects saved with save()"),
+    ".rdata": ("rda", "R objects saved with save()"),
     **{s: ("pickle", "a pickle / joblib file") for s in PICKLE_SUFFIXES},
 }
+R_SUFFIXES = (".rds", ".rda", ".RData")
 SAFE_FORMATS = ("XGBoost .json / .ubj, LightGBM .txt, CatBoost .cbm, scikit-learn .skops (skops.io.dump) "
-                "or R .rds (randomForest, saveRDS)")
+                "or an R randomForest, ranger or gbm model exported with pdpx::export_model() (.pdpx.json)")
 PICKLE_RISK = "loading a pickle or joblib file runs code stored in the file"
-#: R's readRDS returns what the file holds, code included (pdpx.rds_check says what and checks it first)
-RDS_RISK = "R runs or loads such things when it reads or uses the object"
-#: R model classes whose package the command line attaches (so that R finds its predict method):
-#: the R models pdpx reads through rpy2 (pdpx.adapters.rpy2). ranger and gbm models are read by
-#: the R package (r/pdpx), which builds their adapters in R, not from an .rds file here.
-R_MODEL_PACKAGES = {"randomForest": "randomForest", "randomForest.formula": "randomForest"}
-R_PACKAGE_ONLY = {"ranger": "ranger", "gbm": "gbm"}
+#: why R files need the opt-in (pdpx.rds_check says what a file can hold)
+R_RISK = "an R file (.rds, .rda, .RData) is code to R: reading or using it can run code stored in the file"
+#: the safe route for R users: a data-only export, which needs no opt-in
+R_EXPORT_HINT = ("in R, export the model's trees to a data-only file, pdpx::export_model(model, \"model.pdpx.json\"), "
+                 "and pass that file (it needs no opt-in)")
 #: scikit-learn's own tree containers, which skops does not trust by default: their content
 #: (arrays, numbers) is checked by skops like any other node, and constructing them runs no
 #: code of the file. Everything else beyond skops' defaults needs the pickle opt-in.
@@ -82,10 +94,13 @@ _SIGNATURES = (  # (test of the first bytes, what the file looks like)
     (lambda h: h[:4] == b"PK\x03\x04", "a zip archive (a skops file?)"),
     (lambda h: h[:4] == b"CBM1", "a CatBoost .cbm model"),
     (lambda h: h[:2] in (b"X\n", b"A\n", b"B\n"), "an R serialized object (.rds)"),
+    (lambda h: h[:3] == b"RDX" or h[:3] == b"RDA" or h[:3] == b"RDB", "R objects saved with save() (.rda)"),
     (lambda h: h.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"tree"), "a LightGBM text model"),
     (lambda h: h[:1] == b"{" and h[1:2] in (b"L", b"$", b"#", b"i", b"U"), "UBJSON (an XGBoost .ubj model?)"),
+    (looks_like_export, "a pdpx export of an R model (.pdpx.json)"),
     (lambda h: h.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"), "JSON (an XGBoost .json model?)"),
 )
+_COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00")
 #: what each kind's first bytes must be
 _EXPECTED = {
     "xgboost-json": lambda h: h.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"),
@@ -93,7 +108,9 @@ _EXPECTED = {
     "lightgbm": lambda h: h.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"tree"),
     "catboost": lambda h: h[:4] == b"CBM1",
     "skops": lambda h: h[:4] == b"PK\x03\x04",
-    "rds": lambda h: h[:2] in (b"\x1f\x8b", b"X\n", b"A\n", b"B\n") or h[:3] == b"BZh" or h[:6] == b"\xfd7zXZ\x00",
+    "pdpx-trees": looks_like_export,
+    "rds": lambda h: h[:2] in (b"X\n", b"A\n", b"B\n") or h.startswith(_COMPRESSED),
+    "rda": lambda h: h[:3] in (b"RDX", b"RDA", b"RDB") or h.startswith(_COMPRESSED),
 }
 
 
@@ -116,9 +133,14 @@ def looks_like(head: bytes) -> str:
     return "no model format pdpx knows"
 
 
+def model_suffix(path: Path) -> str:
+    """The extension pdpx reads ``path`` by, lower case (``.pdpx.json`` counts as one)."""
+    return EXPORT_SUFFIX if path.name.lower().endswith(EXPORT_SUFFIX) else path.suffix.lower()
+
+
 def model_kind(path: Path) -> str:
     """The kind of model file ``path`` is by its extension, after checking its first bytes agree."""
-    suffix = path.suffix.lower()
+    suffix = model_suffix(path)
     name = str(path)
     with open(path, "rb") as fh:
         head = fh.read(64)
@@ -127,11 +149,15 @@ def model_kind(path: Path) -> str:
         refuse = "; pdpx will not load it" + (f" ({PICKLE_RISK})" if "pickle" in seen or "joblib" in seen else "")
         raise ModelFileError(
             f"cannot identify the model file {name!r} by its extension {suffix or '(none)'!r} (it looks like "
-            f"{seen}){refuse}: pdpx reads {SAFE_FORMATS}, and pickle / joblib files (.pkl, .pickle, .joblib) "
-            "with --allow-pickle")
+            f"{seen}){refuse}: pdpx reads {SAFE_FORMATS}, and with --allow-pickle pickle / joblib files (.pkl, "
+            ".pickle, .joblib) and R files (.rds, .rda, .RData)")
     kind, what = FORMATS[suffix]
     if not head:
         raise ModelFileError(f"model file {name!r} is empty")
+    if kind == "xgboost-json" and looks_like_export(head):
+        raise ModelFileError(f"the model file {name!r} is a pdpx export of an R model, which pdpx reads by its "
+                             f"extension {EXPORT_SUFFIX}: rename it {Path(name).stem}{EXPORT_SUFFIX} (a .json file is "
+                             "read as an XGBoost model)")
     if kind != "pickle" and not _EXPECTED[kind](head):
         seen = looks_like(head)
         if "pickle" in seen or "joblib" in seen:
@@ -158,27 +184,31 @@ def load_model_file(path, *, allow_pickle: bool = False, warn: Callable[[str], N
             f"refusing to load {name!r}: {PICKLE_RISK}, so pdpx loads pickles only when asked to. If you trust "
             f"the file, pass --allow-pickle (or set {ALLOW_PICKLE_ENV}=1 in scripts); otherwise save the model "
             f"in a safe format: {SAFE_FORMATS}")
+    if kind in ("rds", "rda"):
+        return _load_r_file(p, kind, allow_pickle, warn)
     try:
         if kind == "pickle":
             if warn is not None:
                 warn(f"loading {name!r} with --allow-pickle: this runs code stored in the file; "
                      "load only files you trust")
             return _load_pickle(p)
+        if kind == "pdpx-trees":
+            return _load_export(p)
         if kind in ("xgboost-json", "xgboost-ubj"):
+            _precheck(p, kind)
             import xgboost
 
             booster = xgboost.Booster()
             booster.load_model(name)
             return booster
         if kind == "lightgbm":
+            text = _precheck(p, kind)
             import lightgbm
 
-            return lightgbm.Booster(model_file=name)
+            return lightgbm.Booster(model_str=text)
         if kind == "catboost":
             return _load_catboost(p)
-        if kind == "skops":
-            return _load_skops(p, allow_pickle, warn)
-        return _load_rds(p, allow_pickle, warn)
+        return _load_skops(p, allow_pickle, warn)
     except ImportError as exc:
         raise ModelFileError(missing_module(p, kind, exc.name)) from None
     except ModelFileError:
@@ -303,58 +333,69 @@ def _load_skops(p: Path, allow_pickle: bool, warn):
         return sio.load(p, trusted=list(SKOPS_TRUSTED) + untrusted)
 
 
-#: readRDS (which attaches no package) and the object's class attribute; then, for a formula model,
-#: whether every variable of its terms is a plain name (R evaluates them in predict). Nothing here
-#: dispatches on the object's class (.subset2, unclass, oldClass), so no method of any package runs.
-_READ_RDS = """function(path) {
-  m <- readRDS(path)
-  tt <- if (is.list(m) && !isS4(m)) .subset2(m, "terms") else NULL
-  v <- if (is.null(tt)) NULL else unclass(attr(tt, "variables"))
-  plain <- is.null(tt) || is.call(v) && all(vapply(as.list.default(v)[-1], is.name, logical(1)))
-  list(m, as.character(oldClass(m)), plain)
-}"""
-_ATTACH = "function(pkg) suppressMessages(library(pkg, character.only = TRUE))"
-
-
-def _check_rds(p: Path, allow_pickle: bool, warn) -> None:
-    """Refuse an .rds that holds code or loads a package (:func:`pdpx.rds_check.rds_hazards`) unless opted in."""
-    from .rds_check import RdsUnreadable, rds_hazards
+def _precheck(p: Path, kind: str):
+    """:func:`pdpx.model_prechecks.precheck_model_file`, its refusal as a :class:`ModelFileError`."""
+    from .model_prechecks import PrecheckError, precheck_model_file
 
     try:
-        found = rds_hazards(p)
-    except (RdsUnreadable, OSError, EOFError, ValueError) as exc:  # lzma / gzip errors are ValueError / OSError
-        found = [f"content pdpx cannot check ({exc})"]
-    if not found:
-        return
+        return precheck_model_file(p, kind)
+    except PrecheckError as exc:
+        raise ModelFileError(f"refusing to load {str(p)!r} as {FORMATS[model_suffix(p)][1]}: {exc} (its loader "
+                             "could crash on such a file; save the model again with its library)") from None
+
+
+def _load_export(p: Path):
+    from .adapters.rexport import ExportError, read_export
+
+    try:
+        return read_export(p)
+    except ExportError as exc:
+        raise ModelFileError(f"cannot read {str(p)!r} as {FORMATS[EXPORT_SUFFIX][1]}: {exc}") from None
+
+
+def _load_r_file(p: Path, kind: str, allow_pickle: bool, warn):
+    """An R file, with the opt-in: copied into a private folder (what is checked is what R reads, whatever happens to
+    the file meanwhile), its bytes checked, then read by a fenced R process into an export (:mod:`pdpx.rds_export`),
+    which is what pdpx reads."""
+    import shutil
+
+    from .core.config import format_bytes, get_config
+    from .rds_check import BUDGET_HINT
+
+    name = str(p)
     if not allow_pickle:
         raise ModelFileError(
-            f"refusing to load {str(p)!r}: it holds {'; '.join(found)}, and {RDS_RISK}. A fitted model holds none "
-            f"of these: resave it with saveRDS(model, file), or, if you trust the file, pass --allow-pickle "
-            f"(or set {ALLOW_PICKLE_ENV}=1)")
+            f"refusing to load {name!r}: {R_RISK}, so pdpx reads R files only when asked to. Safer: "
+            f"{R_EXPORT_HINT}. If you trust the file, pass --allow-pickle (or set {ALLOW_PICKLE_ENV}=1 in scripts)")
+    budget = int(get_config()["memory_budget"])
+    size = p.stat().st_size
+    if size > budget:  # it holds at least as many bytes once decompressed
+        raise ModelFileError(f"refusing to load {name!r}: it is {format_bytes(size)}, more than the memory budget "
+                             f"({format_bytes(budget)}; {BUDGET_HINT})")
+    with tempfile.TemporaryDirectory(prefix="pdpx-r-") as folder:
+        copy = Path(folder) / f"model{p.suffix.lower()}"
+        shutil.copyfile(p, copy)
+        return _read_r_copy(copy, name, kind, budget, warn)
+
+
+def _read_r_copy(copy: Path, name: str, kind: str, budget: int, warn):
+    from .adapters.rexport import ExportError, read_export
+    from .rds_check import RdsRefused, RdsUnreadable, check_r_file
+    from .rds_export import RProcessError, export_r_file
+
+    try:
+        facts = check_r_file(copy, budget=budget)
+    except RdsRefused as exc:
+        raise ModelFileError(f"refusing to load {name!r}, even with --allow-pickle: {exc}. Instead, {R_EXPORT_HINT}"
+                             ) from None
+    except (RdsUnreadable, OSError, EOFError) as exc:  # gzip / lzma errors are OSError / EOFError
+        raise ModelFileError(f"refusing to load {name!r}, even with --allow-pickle: pdpx cannot check it ({exc}). "
+                             f"Instead, {R_EXPORT_HINT}") from None
     if warn is not None:
-        warn(f"reading {str(p)!r} with --allow-pickle although it holds {'; '.join(found)}: R may run code "
-             "from the file; load only files you trust")
-
-
-def _load_rds(p: Path, allow_pickle: bool, warn):
-    import rpy2.robjects as ro
-
-    from .adapters.rfunction import R_LOCK
-
-    _check_rds(p, allow_pickle, warn)
-
-    with R_LOCK:
-        model, classes, plain = ro.r(_READ_RDS)(str(p))
-        classes = [str(c) for c in classes]
-        allowed = [c for c in classes if c in R_MODEL_PACKAGES]
-        if not allowed:
-            other = [c for c in classes if c in R_PACKAGE_ONLY]
-            hint = (f"for {other[0]} models use the R package: pdpx::partial_dependence() in R" if other else
-                    f"the command line reads R models of class {', '.join(sorted(set(R_MODEL_PACKAGES.values())))}")
-            raise ModelFileError(f"refusing the R model in {str(p)!r}: its class is {classes or '(none)'}, and "
-                                 f"pdpx attaches only the packages of the R models it reads; {hint}")
-        if not bool(plain[0]):
-            raise ModelFileError(f"refusing the R model in {str(p)!r}: its formula has expressions, which R "
-                                 "would evaluate when predicting; refit it on plain column names (y ~ a + b)")
-        ro.r(_ATTACH)(R_MODEL_PACKAGES[allowed[0]])
-    return model
+        warn(f"reading {name!r} with --allow-pickle: an R file can hold code; pdpx checked its bytes and reads it in "
+             "a separate R process, which writes the model's trees for pdpx; load only files you trust")
+    try:
+        out = export_r_file(copy, kind=kind, name=facts.name, budget=budget, folder=copy.parent)
+        return read_export(out, budget=budget)
+    except (RProcessError, ExportError) as exc:
+        raise ModelFileError(f"could not read the R model in {name!r}: {exc}") from None

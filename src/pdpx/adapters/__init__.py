@@ -15,6 +15,7 @@ LightGBM               :mod:`.lightgbm`                             :mod:`.light
 R randomForest (rpy2)  :mod:`.rpy2` (adapter in :mod:`.randomforest`) :mod:`.randomforest_trees`
 R ranger (R package)   (adapter in :mod:`.ranger`, built by the R bridge) :mod:`.ranger_trees`
 R gbm (R package)      (adapter in :mod:`.gbm`, built by the R bridge)    :mod:`.gbm_trees`
+R export (.pdpx.json)  :mod:`.rexport` (read by the command line)   the three R readers above
 Spark ML (pyspark.ml)  :mod:`.sparkml` (pipelines:                 :mod:`.sparkml_trees`
                        :mod:`.sparkml_pipeline`; brute in Spark:   (+ :mod:`.sparkml_saved`)
                        :mod:`.sparkml_brute`)

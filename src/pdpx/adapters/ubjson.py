@@ -33,6 +33,13 @@ def ubj_loads(buf: bytes):
     return value
 
 
+def _check_count(count: int, buf, pos: int) -> None:
+    """A container's declared count: never negative, never more entries than bytes left (a null or a boolean
+    takes one byte in an untyped container; a typed one of them is refused at any size worth reading)."""
+    if count < 0 or count > len(buf) - pos:
+        raise ValueError(f"UBJSON: a container declares {count} entries at byte {pos}, with {len(buf) - pos} left")
+
+
 def _ubj_int(buf, pos):
     if buf[pos] == _INT64:
         return _I64(buf, pos + 1)[0], pos + 9
@@ -73,6 +80,7 @@ def _ubj_object(buf, pos):
         typ, pos = buf[pos + 1], pos + 2
     if buf[pos] == _COUNT:
         count, pos = _ubj_int(buf, pos + 1)
+        _check_count(count, buf, pos)
     i = 0
     while True:
         if count is not None:
@@ -111,6 +119,7 @@ def _ubj_array(buf, pos):
             pos += 10
         else:
             count, pos = _ubj_int(buf, pos + 1)
+        _check_count(count, buf, pos)
     if typ is not None and count is not None:
         dt = _UBJ_DTYPE.get(typ)
         if dt is not None:
