@@ -138,7 +138,12 @@ def partial_dependence(
     given = {k: v for k, v in passed.items()  # the options the caller set (a default tuple equals, not is, its own)
              if v is not DEFAULTS[k] and not (type(v) is tuple and v == DEFAULTS[k])}
     check_param("partial_dependence", "features", features, FEATURES)
-    options = PDOptions.checked("partial_dependence", given, kinds=PD_KINDS)
+    return _dispatch(model, X, features, PDOptions.checked("partial_dependence", given, kinds=PD_KINDS))
+
+
+def _dispatch(model, X, features, options: PDOptions) -> CurveResult:
+    """:func:`partial_dependence` with its checked options: derivative ICE (deprecated), a band from the model, a
+    dict of models or ``by=``, or one model."""
     if options.kind == "derivative":  # not a session kind: derivatives of the ICE curves
         from .explain.derivative import derivatives
 
