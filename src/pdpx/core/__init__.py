@@ -13,7 +13,8 @@ H), results and their drawing entry point (:mod:`.result`, :mod:`.drawing`), the
 diagnostics and the extrapolation check (:mod:`.support`, :mod:`.extrapolation`), the data
 sources (:mod:`.data`; Dask: :mod:`.cluster`; Spark: :mod:`.spark`, its rows by position
 :mod:`.spark_rows`, grids of columns too large to bring here :mod:`.spark_grids`, the
-bootstrap from each partition's sums :mod:`.spark_boot`), bootstrap intervals
+bootstrap from each partition's sums :mod:`.spark_boot`, rows read alike on every pass and column types refused by name
+:mod:`.spark_checks`), bootstrap intervals
 (:mod:`.bootstrap`) and bands from the model's members or quantile models (:mod:`.members`).
 
 Around them: settings (:mod:`.config`), errors and warnings (:mod:`.errors`), the old names of
