@@ -103,12 +103,12 @@ def note() -> str | None:
     place = where()
     if place == "memory":
         return ("numba found no writable folder for its cache (not next to pdpx, not in the home folder, and no "
-                "private one in the temporary folder), so the compiled kernels were compiled in memory for this "
+                "private one in the temporary folder), so pdpx's kernels were compiled in memory for this "
                 "process only; set the environment variable NUMBA_CACHE_DIR to a writable folder before starting "
                 "Python to keep them between processes")
     if place == "private":
         return (f"numba could write its cache in none of the places it looks (NUMBA_CACHE_DIR, next to pdpx, its "
-                f"user cache folder), so the compiled kernels are cached in pdpx's private folder {_state['dir']}; "
+                f"user cache folder), so pdpx's kernels are cached in pdpx's private folder {_state['dir']}; "
                 "set NUMBA_CACHE_DIR to a writable folder to choose the place")
     return None
 
