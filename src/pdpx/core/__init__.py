@@ -23,6 +23,7 @@ pool (:mod:`.threads`), large scratch arrays in their own memory map (:mod:`.scr
 thread pools held to one thread during pdpx's own checks
 (:mod:`.forksafe`), files written safely (:mod:`.files`) in the user's own folder
 (:mod:`.userdir`), and the version (:mod:`.version`).
+Every numba kernel of pdpx, the measures' too, is compiled through one helper (:mod:`.compiler`).
 
 The core imports nothing above it and names no model library; the built-in plugins
 (adapters, methods, the figure backend) are registered by module name at run time.
