@@ -248,7 +248,7 @@ def regions(model, X, feature, max_depth: int = 2, *, split_features=None, min_g
     max_depth : int, default 2
         Splits from the root to a region (0: one region, every row).
     split_features : list of str / int, optional
-        The features the rows may be split by (default: every other column; date columns are left out). A feature
+        The features the rows may be split by (default: every other column; date columns are split at dates). A feature
         whose curves are split is never split by itself.
     min_gain : float, default 0.1
         A node is split only when its best split removes at least this share of the feature's heterogeneity
