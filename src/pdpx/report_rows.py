@@ -2,7 +2,7 @@
 
 On a Spark DataFrame the report computes what pdpx computes from all rows where they
 live (the PD curves, their importance, Friedman's H: only sums cross the cluster), draws
-the ICE curves of the rows a pandas frame would give (:meth:`~pdpx.core.spark.SparkData.take`
+the ICE curves of the rows a pandas frame would give (:meth:`~pdpx.rows.spark.SparkData.take`
 brings them by position), and runs "Where the average misleads" (heterogeneity, regions:
 every row's ICE curve of every feature; the explained-variance ledger) on the seeded sample
 it would read of a pandas frame of the same rows, brought here. Each function below gives
@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from .core.plugins import adapt
-from .core.spark import SparkData, is_spark_frame
-from .core.spark_checks import changed
+from .rows.spark import SparkData, is_spark_frame
+from .rows.spark_checks import changed
 
 __all__ = ["is_spark_frame", "ledger", "page_frame", "rows_note", "seeded_rows", "spark_rows"]
 
@@ -30,7 +30,7 @@ def spark_rows(model, X, options, seed: int, max_rows: int | None):
     if max_rows is None or n <= max_rows:
         return X, None, options
     data = SparkData(X, adapt(model))
-    if data.n_rows != n:  # rows that change between actions (pdpx.core.spark_checks)
+    if data.n_rows != n:  # rows that change between actions (pdpx.rows.spark_checks)
         raise changed(f"X counted {n:,} rows, then {data.n_rows:,}")
     data.weights(options.sample_weight)  # the weights' column travels with the rows taken
     take = np.sort(np.random.default_rng(seed).choice(n, int(max_rows), replace=False))

@@ -19,26 +19,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import cluster, spark
 from . import config as _config
 from .adapter import Adapter
-from .data import LocalData, short_list
+from .data import short_list
 from .errors import PdpxError, PdpxTypeError
 from .grid import is_categorical_type
 from .method import Method, MethodOptions, checked_options, options_class
 from .options import PDOptions
 from .plugins import adapt, get_methods, plugin_manager
+from .rows import Rows, rows_for
 from .validation import shown
 
 
-def data_source(X, adapter: Adapter):
-    """The data object for ``X``: :class:`~pdpx.core.data.LocalData`, or
-    :class:`~pdpx.core.cluster.DaskData` for Dask input, :class:`~pdpx.core.spark.SparkData` for Spark's."""
-    if cluster.is_dask_collection(X):
-        return cluster.DaskData(X, adapter)
-    if spark.is_spark_frame(X):  # pyspark is imported only for a Spark DataFrame
-        return spark.SparkData(X, adapter)
-    return LocalData(X, adapter)
+def data_source(X, adapter: Adapter) -> Rows:
+    """The rows of ``X`` (:func:`pdpx.core.rows.rows_for`: a pandas frame here, a Dask collection, a Spark
+    DataFrame)."""
+    return rows_for(X, adapter)
 
 
 @dataclass(frozen=True, eq=False)

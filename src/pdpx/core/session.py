@@ -19,7 +19,6 @@ from . import config as _config
 from . import extrapolation, support, trust
 from .adapter import trees_read_once
 from .bootstrap import bootstrap_interval
-from .data import LocalData
 from .dates import is_date_type
 from .errors import ExtrapolationWarning, NonFiniteWarning, PdpxError, TreeMismatchWarning, warn
 from .grid import is_categorical_type
@@ -116,7 +115,7 @@ class Session:
             categorical=[inp.categorical[j] for j in features], response=inp.response, outputs=inp.outputs,
             sample_weight=inp.sample_weight, kind=inp.request_kind if kind is None else kind,
             memory_budget=inp.memory_budget, n_jobs=inp.options.n_jobs, progress=inp.options.progress,
-            options=inp.options_for(method), rows=inp.data if isinstance(inp.data, LocalData) else None,
+            options=inp.options_for(method), rows=inp.data if inp.data.here else None,
         )
         bootstrap = inp.options.interval is not None and inp.data.supports_ice_sample  # every row's curve here
         self._check_result_size(req, n_ice=inp.n_rows if bootstrap else None)

@@ -48,7 +48,6 @@ import numpy as np
 import pandas as pd
 
 from ..core.adapter import checked_predict
-from ..core.data import LocalData
 from ..core.dates import is_date_type
 from ..core.errors import PdpxError
 from ..core.grid import column_dtype
@@ -120,7 +119,7 @@ def ale(model, X, features, *, grid_resolution: int = 20, order=None, response: 
     session = Session(model, X, function="ale", response=response, target=target,
                       categorical_features=categorical_features, sample_weight=sample_weight,
                       memory_budget=memory_budget, progress=progress)
-    if not isinstance(session.data, LocalData):
+    if not session.data.here:
         raise PdpxError("ale(): X must be a pandas DataFrame or an array held here, not one held by a cluster "
                         "(Dask: pass X.compute() or X.sample(frac=...).compute(); Spark: "
                         "X.sample(fraction=...).toPandas())")

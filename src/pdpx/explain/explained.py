@@ -51,7 +51,7 @@ from ..core.drawing import Drawable
 from ..core.errors import PdpxError
 from ..core.options import PDOptions
 from ..core.session import Session
-from ..core.spark import is_spark_frame
+from ..rows.spark import is_spark_frame
 from . import evaluate
 from .interaction import ZERO, HStatistic, h_statistic_of
 from .subgroups import RegionsResult, regions

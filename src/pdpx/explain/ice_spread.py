@@ -360,7 +360,7 @@ def _chunk_options(session: Session, feats: list, options: PDOptions) -> list:
 
 class MomentSums(dict):
     """Per feature, (moments of the centered curves, moments of the curves) of some rows; ``+`` merges two sets of
-    rows (what a Spark partition returns, :meth:`pdpx.core.spark.SparkData.map_partitions`)."""
+    rows (what a Spark partition returns, :meth:`pdpx.rows.spark.SparkData.map_partitions`)."""
 
     method = ""  # the method that computed the curves
 

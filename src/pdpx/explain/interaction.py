@@ -35,7 +35,7 @@ from ..core.drawing import Drawable
 from ..core.errors import ExtrapolationWarning, PdpxError
 from ..core.options import PDOptions
 from ..core.session import Session
-from ..core.spark import is_spark_frame
+from ..rows.spark import is_spark_frame
 from . import evaluate, interaction_spark
 
 #: Rows the model-agnostic path uses when ``sample`` is not given and X has more.

@@ -20,10 +20,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .adapter import Adapter
-from .data import as_frame
-from .errors import PdpxError
-from .method import MethodResult, Request
+from ..core.adapter import Adapter
+from ..core.data import as_frame
+from ..core.errors import PdpxError
+from ..core.method import MethodResult, Request
+from .tasks import partition_sums
 
 
 def is_dask_collection(X) -> bool:
@@ -34,8 +35,12 @@ def is_dask_collection(X) -> bool:
 
 class DaskData:
     """Background rows in a Dask DataFrame (arrays are converted): the interface of
-    :class:`pdpx.core.data.LocalData`, run partition by partition."""
+    :class:`pdpx.rows.local.LocalData`, run partition by partition."""
 
+    #: the column of the table of needs (:data:`pdpx.core.rows.NEEDS`)
+    source = "dask"
+    #: the rows are in the Dask collection's partitions
+    here = False
     #: ``ice_sample`` needs random access to rows: not offered for Dask input.
     supports_ice_sample = False
 
@@ -135,7 +140,7 @@ class DaskData:
         args = (response, self.columns, int(order), int(memory_budget))
         client = _active_client()
         if client is None:
-            from .progress import progress_bar
+            from ..core.progress import progress_bar
 
             results = []
             with progress_bar(len(keep), progress=progress, desc="pdpx counts") as bar:
@@ -177,24 +182,10 @@ def _active_client():
 
 def partition_task(model, part: pd.DataFrame, weights, request: Request, method_name: str, columns):
     """Run one method on one partition (a Dask task); returns (its average curves, its weight, ICE or None)."""
-    from .plugins import adapt
+    from ..core.plugins import adapt
 
     part = part[columns] if list(part.columns) != list(columns) else part
     return partition_sums(adapt(model), part, weights, request, method_name)
-
-
-def partition_sums(adapter: Adapter, part: pd.DataFrame, weights, request: Request, method_name: str):
-    """One method on one partition's rows (columns in the model's order), for Dask and Spark tasks: (its
-    average curves, its weight, ICE or None)."""
-    from .plugins import get_methods
-
-    # a fresh adapter learns the columns' encodings (category codes) from the rows it will see, as the
-    # head's adapter did: without it a category column's grid labels reach the encoder as "not numeric"
-    part = adapter.validate_columns(part)
-    req = replace(request, X=part, sample_weight=weights)  # one partition: the method alone, no plan
-    out = get_methods()[method_name].compute(adapter, req)
-    W = float(len(part)) if weights is None else float(np.sum(weights))
-    return out.average, W, out.individual
 
 
 def run(model, data: DaskData, request: Request, method, weights: np.ndarray | None, *,
@@ -229,7 +220,7 @@ def run(model, data: DaskData, request: Request, method, weights: np.ndarray | N
 
 
 def _run_local(model, data, request, method_name, parts_w, progress, columns):
-    from .progress import progress_bar
+    from ..core.progress import progress_bar
 
     out = []
     with progress_bar(len(data.sizes), progress=progress, desc="pdpx partitions") as bar:

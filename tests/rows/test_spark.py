@@ -10,8 +10,8 @@ import pytest
 pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'pdpx[spark]')")
 
 import pdpx  # noqa: E402
-from pdpx.core import spark as spark_data  # noqa: E402
 from pdpx.core.errors import PdpxError  # noqa: E402
+from pdpx.rows import spark as spark_data  # noqa: E402
 
 
 @pytest.fixture(scope="module")
