@@ -27,7 +27,7 @@ from .grid import is_categorical_type
 from .method import Method, MethodOptions, checked_options, options_class
 from .options import PDOptions
 from .plugins import adapt, get_methods, plugin_manager
-from .rows import Rows, rows_for
+from .rows import Rows, require, rows_for
 from .validation import shown
 
 
@@ -283,16 +283,14 @@ def _target(adapter: Adapter, response: str, target) -> list[int]:
     return out
 
 
-def _ice_rows(options: PDOptions, kind: str, data) -> np.ndarray | None:
+def _ice_rows(options: PDOptions, kind: str, data: Rows) -> np.ndarray | None:
     """The rows whose ICE curves a result keeps (``ice_sample`` of them, drawn with ``random_state``), or None:
     every row."""
     if options.ice_sample is None:
         return None
     if kind == "average":
         raise PdpxError("ice_sample chooses rows for ICE curves; use it with kind='individual' or 'both'")
-    if not data.supports_ice_sample and not hasattr(data, "take"):  # a Spark X's rows come by position
-        raise PdpxError("ice_sample is not supported for Dask input; pass X.sample(frac=...).compute() "
-                        "for ICE curves and the full Dask X for the average")
+    require(data, "ice_sample", "partial_dependence")  # rows elsewhere come here by position (Rows.take)
     if options.ice_sample >= data.n_rows:
         return None
     rng = np.random.default_rng(options.random_state)

@@ -43,8 +43,14 @@ class Rows(Protocol):
 
     Attributes
     ----------
-    source : {"local", "dask", "spark"}
+    place : {"local", "dask", "spark"}
         Which source (the column of :data:`NEEDS`): read by :func:`require` only.
+    label : str
+        The source's name in notes ("pandas", "Dask", "Spark").
+    model : object
+        The model the rows were validated for (what :meth:`map_reduce`'s tasks receive by default).
+    adapter : Adapter
+        The adapter that validated them (sessions that share the rows, ``PDOptions.rows``, reuse it).
     here : bool
         Every row is in this process as a pandas frame (``head`` is all of them).
     n_rows : int
@@ -58,7 +64,10 @@ class Rows(Protocol):
         What validation and encoders see: every row when :attr:`here`, else the first rows.
     """
 
-    source: str
+    place: str
+    label: str
+    model: Any
+    adapter: Any
     here: bool
     n_rows: int
     names: list
@@ -79,10 +88,11 @@ class Rows(Protocol):
         """The rows at ``positions`` (numbered as ``X`` as a pandas frame numbers them) as a pandas frame of the
         model's columns, and their weights (None without weights)."""
 
-    def map_reduce(self, model, task, args: tuple, weights=None) -> list:
+    def map_reduce(self, task, args: tuple, weights=None, *, model=None, progress: bool | None = False) -> list:
         """``task(model, part, part_weights, *args)`` on every part of the rows (a partition; the whole frame here),
-        each where its rows are: the parts' results (those of parts with rows), to be added by the caller.
-        ``weights``: one per row, here (a Spark X's weights travel with its rows)."""
+        each where its rows are, ``part`` a pandas frame of the model's columns in its order: the parts' results
+        (those of parts with rows), for the caller to add. ``weights``: one per row, here (a Spark X's travel with
+        its rows); ``model``: :attr:`model` unless another (a view of it) is given."""
 
     def run(self, method, adapter, req, *, model: Any, ice_rows) -> Any:
         """``method`` (a method's plan, :class:`~pdpx.core.method.Batch`) over every row; with ``ice_rows``, ICE
@@ -118,7 +128,7 @@ NEEDS: dict[str, Need] = {
     "ice_sample": Need("ICE curves of a sample of the rows", where="ice_sample="),
     "interval": Need("the bootstrap interval", where="interval=0.9", refused={
         "dask": "the draws are summed partition by partition on Spark only"}),
-    "members": Need("interval='members'", where="interval='members'", refused={
+    "members": Need("the band of the model's members", where="interval='members'", refused={
         "dask": "the members' views are rebuilt in Spark's tasks only"}),
     "by": Need("by= groups", where="by=", refused={
         "dask": _HERE.format("group"), "spark": _HERE.format("group")}),
@@ -127,17 +137,16 @@ NEEDS: dict[str, Need] = {
     "regions": Need("regions", where="regions", refused={
         "dask": "it keeps every row's centered ICE curve in this process",
         "spark": "it keeps every row's centered ICE curve in this process"}),
-    "explained_variance": Need("explained_variance", where="explained_variance", refused={
+    "explained_variance": Need("the share of the predictions the curves explain", where="explained_variance",
+                               refused={
         "dask": _HERE.format("curves and regions"), "spark": _HERE.format("curves and regions")}),
     "ale": Need("ALE", where="ale", refused={
         "dask": "it bins the rows by their values in this process",
         "spark": "it bins the rows by their values in this process"}),
-    "derivative": Need("derivative ICE", where="derivative_ice", refused={
-        "dask": _HERE.format("ICE curve"), "spark": _HERE.format("ICE curve")}),
-    "compare": Need("compare_methods", where="compare_methods", refused={
-        "dask": _HERE.format("ICE curve"), "spark": _HERE.format("ICE curve")}),
+    "derivative": Need("derivative ICE", where="derivative_ice"),
+    "compare": Need("exact and recursion compared", where="compare_methods"),
     "report": Need("the report", where="report", refused={
-        "dask": "its figures read the rows in this process"}),
+        "dask": "it reads a pandas frame, or a Spark DataFrame where its rows are"}),
 }
 
 
@@ -147,13 +156,13 @@ def message(need: str, source: str, call: str) -> str | None:
     why = entry.refused.get(source)
     if why is None:
         return None
-    return f"{call}: {entry.what} is not supported for a {SOURCE_NAMES[source]} X ({why}); {INSTEAD[source]}"
+    return f"{call}(): {entry.what} is not supported for a {SOURCE_NAMES[source]} X ({why}); {INSTEAD[source]}"
 
 
 def require(rows, need: str, call: str) -> None:
     """Refuse (:class:`~pdpx.core.errors.PdpxError`, the message of :data:`NEEDS`) when ``rows`` (a :class:`Rows`,
     or the name of its source) cannot do ``need`` for ``call``."""
-    source = rows if isinstance(rows, str) else rows.source
+    source = rows if isinstance(rows, str) else rows.place
     text = message(need, source, call)
     if text is not None:
         raise PdpxError(text)
@@ -162,11 +171,12 @@ def require(rows, need: str, call: str) -> None:
 def capability_table() -> str:
     """:data:`NEEDS` as the Markdown table of ``docs/large-data.md`` (one row per capability, one column per
     source: "yes", or "no" and why)."""
-    head = "| capability | " + " | ".join(SOURCE_NAMES.values()) + " |"
-    lines = [head, "|" + "---|" * (len(SOURCE_NAMES) + 1)]
+    head = "| capability | asked by | " + " | ".join(SOURCE_NAMES.values()) + " |"
+    lines = [head, "|" + "---|" * (len(SOURCE_NAMES) + 2)]
     for entry in NEEDS.values():
         cells = ["yes" if s not in entry.refused else f"no: {entry.refused[s]}" for s in SOURCE_NAMES]
-        lines.append(f"| {entry.what} (`{entry.where}`) | " + " | ".join(cells) + " |")
+        asked = ", ".join(f"`{w.strip()}`" for w in entry.where.split(","))
+        lines.append(f"| {entry.what} | {asked} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -18,18 +18,27 @@ from __future__ import annotations
 from ..core.adapter import Adapter
 from .dask import DaskData, is_dask_collection
 from .local import LocalData
-from .spark import is_spark_frame
+from .spark import SparkData, is_spark_frame
 
-__all__ = ["rows_for", "is_spark_frame", "is_dask_collection"]
+__all__ = ["place_of", "rows_for"]
+
+
+def place_of(X) -> str:
+    """Where ``X``'s rows live, as the table of needs names it (:data:`pdpx.core.rows.NEEDS`): ``"dask"``,
+    ``"spark"`` or ``"local"``, from its type alone (no library imported, no row read)."""
+    if is_dask_collection(X):
+        return "dask"
+    if is_spark_frame(X):
+        return "spark"
+    return "local"
 
 
 def rows_for(X, adapter: Adapter):
     """The rows of ``X``: :class:`~pdpx.rows.local.LocalData`, :class:`~pdpx.rows.dask.DaskData` for a Dask
     collection, :class:`~pdpx.rows.spark.SparkData` for a Spark DataFrame (pyspark imported only for one)."""
-    if is_dask_collection(X):
+    place = place_of(X)
+    if place == "dask":
         return DaskData(X, adapter)
-    if is_spark_frame(X):
-        from .spark import SparkData
-
+    if place == "spark":
         return SparkData(X, adapter)
     return LocalData(X, adapter)

@@ -17,11 +17,12 @@ import pandas as pd
 
 from ..core.adapter import Adapter
 from ..core.data import named_frame
+from ..core.grid import feature_grid
 from ..core.method import MethodResult, Request
 
 
 class LocalData:
-    """Background rows held in this process.
+    """Background rows held in this process: the :class:`pdpx.core.rows.Rows` interface.
 
     Attributes
     ----------
@@ -30,12 +31,10 @@ class LocalData:
     n_rows : int
     """
 
-    #: the column of the table of needs (:data:`pdpx.core.rows.NEEDS`)
-    source = "local"
+    #: the column of the table of needs (:data:`pdpx.core.rows.NEEDS`), and the source's name in notes
+    place, label = "local", "pandas"
     #: every row is here (a pandas frame)
     here = True
-    #: ICE for a random subset of the rows (``ice_sample``) is supported.
-    supports_ice_sample = True
 
     def __init__(self, X, adapter: Adapter):
         #: X as given and the adapter that validated it (which may have learnt from the rows, e.g. their category
@@ -85,9 +84,30 @@ class LocalData:
             self._columns[j] = self.frame[self.frame.columns[j]]
         return self._columns[j]
 
+    @property
+    def model(self):
+        """The model these rows were validated for."""
+        return self.adapter.model
+
     def weights(self, sample_weight):
         """``sample_weight`` as given (already local)."""
         return sample_weight
+
+    def feature_grid(self, column: pd.Series, **grid_options) -> np.ndarray:
+        """:func:`pdpx.core.grid.feature_grid`."""
+        return feature_grid(column, **grid_options)
+
+    def take(self, positions) -> tuple[pd.DataFrame, None]:
+        """The rows at ``positions`` (the weights stay with the caller, who holds them here: None)."""
+        return self.frame.iloc[np.asarray(positions, dtype=np.int64)].reset_index(drop=True), None
+
+    def map_reduce(self, task, args: tuple, weights=None, *, model=None, progress: bool | None = False) -> list:
+        """``[task(model, frame, weights, *args)]``: every row is one part, here."""
+        return [task(self.model if model is None else model, self.frame, weights, *args)]
+
+    def bootstrap(self, method, adapter: Adapter, req: Request, *, model: Any, ice_rows, options) -> None:
+        """None: the bootstrap resamples every row's ICE curve here (the session computes them)."""
+        return None
 
     def run(self, method, adapter: Adapter, req: Request, *, model: Any, ice_rows: np.ndarray | None) -> MethodResult:
         """``method`` (a :class:`~pdpx.core.method.Batch`, a method's plan) over every row; with ``ice_rows``, ICE

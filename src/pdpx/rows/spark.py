@@ -56,7 +56,7 @@ from .spark_boot import BandResult, interval_of, partition_replicates
 from .spark_checks import RowCheck, Tally, check_types, is_text, quoted, readable, tallies_by_partition, tally
 from .spark_grids import fits, spark_grid, stand_in
 from .spark_rows import PART_COLUMN, partition_counts, quiet, take_rows, to_pandas
-from .tasks import partition_sums
+from .tasks import ice_here, partition_sums
 
 #: Rows of the local head (validation, encoders, the extrapolation check)
 HEAD_ROWS = 1000
@@ -91,12 +91,10 @@ class SparkData:
     """Background rows in a ``pyspark.sql.DataFrame``: the interface of :class:`pdpx.rows.local.LocalData`,
     run with ``mapInPandas`` (see the module's docstring)."""
 
+    #: the column of the table of needs (:data:`pdpx.core.rows.NEEDS`), and the source's name in notes
+    place, label = "spark", "Spark"
     #: The rows are not held here (figures draw no background rows, the extrapolation check reads the head);
     #: ICE rows (``ice_sample``) are brought here by their positions (:meth:`take`).
-    supports_ice_sample = False
-    #: the column of the table of needs (:data:`pdpx.core.rows.NEEDS`)
-    source = "spark"
-    #: the rows are in Spark's partitions
     here = False
 
     def __init__(self, X, adapter: Adapter):
@@ -302,7 +300,7 @@ class SparkData:
         request = replace(req, X=self.head.iloc[:0], sample_weight=None, progress=False,
                           n_jobs=1 if req.n_jobs is None else req.n_jobs)
         shipped = model if view is None else Rebuilt(self.shipped, *view())
-        rows = self.map_partitions(shipped, _curves_task, (request, method.name))
+        rows = self.map_reduce(_curves_task, (request, method.name), model=shipped)
         total_w = sum(r[1] for r in rows)
         if total_w <= 0:
             raise PdpxError("sample_weight is zero for every row; at least one row needs a positive weight")
@@ -321,30 +319,27 @@ class SparkData:
                             f"{format_bytes(req.memory_budget)} left). Pass ice_sample= (e.g. ice_sample=1000: "
                             "the average still uses every row), kind='average', or raise memory_budget")
         full = self.run(method, adapter, replace(req, kind="average"), model=model)
-        local, w = self.take(rows)
-        sub = replace(req, X=local, kind="individual", sample_weight=w)
-        if w is not None and w.sum() <= 0:  # as for a pandas X: the curves do not depend on the weights
-            sub = replace(sub, sample_weight=None)
-        part = method.compute(adapter, sub)
-        note = f"ICE curves of {len(rows):,} rows, brought here from Spark by their positions"
-        return MethodResult(average=full.average, individual=part.individual, notes=list(full.notes) + [note])
+        return ice_here(self, method, adapter, req, full, rows)
 
     def gather_counts(self, model, response: str, order: int, memory_budget: int, *, task, sample_weight=None,
                       progress: bool | None = None):
         """Pattern counts of every row, gathered partition by partition (see the module's docstring); the
         signature of :meth:`pdpx.rows.dask.DaskData.gather_counts`. ``sample_weight`` is not read: the
         weights travel with their rows as :attr:`weight_column`."""
-        rows = self.map_partitions(model, _counts_task, (task, response, int(order), int(memory_budget)))
+        rows = self.map_reduce(_counts_task, (task, response, int(order), int(memory_budget)), model=model)
         total = rows[0]
         for r in rows[1:]:
             total = total + r
         return total
 
-    def map_partitions(self, model, task, args: tuple) -> list:
+    def map_reduce(self, task, args: tuple, weights=None, *, model=None, progress: bool | None = False) -> list:
         """``task(model, part, weights, *args)`` over the Arrow batches of every partition, summed within
-        the partition (:func:`partition_run`): the partitions' sums (one per partition that has rows)."""
+        the partition (:func:`partition_run`): the partitions' sums (one per partition that has rows). ``weights``
+        is not read (the weights travel with their rows as :attr:`weight_column`); ``model``: these rows' model
+        unless another (a view of it) is given."""
         from pyspark import cloudpickle  # functions of a notebook or script travel by value
 
+        model = self.model if model is None else model
         payload = cloudpickle.dumps(self.shipped if model is self.model else model, protocol=pickle.HIGHEST_PROTOCOL)
         digest = hashlib.sha256(payload).hexdigest()
         names, levels, wcol = self.names, self.levels, self.weight_column
