@@ -361,8 +361,11 @@ def test_interval_names_and_levels(data):
     import dask.dataframe as dd
 
     forest = RandomForestRegressor(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
-    with pytest.raises(pdpx.PdpxError, match="not supported for Dask input; pass a pandas X"):
+    from pdpx.core.rows import message
+
+    with pytest.raises(pdpx.PdpxError) as err:
         pdpx.partial_dependence(forest, dd.from_pandas(X, npartitions=2), "a", interval="members")
+    assert str(err.value) == message("members", "dask", "partial_dependence")
     with pytest.raises(pdpx.PdpxError, match="by= cannot be combined"):
         pdpx.partial_dependence(m, X, "a", interval="members", by="b")
 

@@ -41,6 +41,7 @@ from .ir import TreeEnsemble, TreeModel
 from .method import MethodResult
 from .options import PDOptions
 from .result import PartialDependenceResult
+from .rows import require
 from .session import Session, center_curves
 from .stacked import stacked_partial_dependence
 from .treesum import TreeSum, TreeTerm
@@ -204,8 +205,7 @@ def _tree_members(model, X, features, options: PDOptions) -> MemberResult:
     feats = session.resolve_features(features)
     inp = session.inputs
     name = model_name(inp)
-    if not inp.data.supports_ice_sample and not hasattr(inp.data, "take"):  # Spark's tasks rebuild the views
-        raise PdpxError("interval='members' is not supported for Dask input; pass a pandas X, or a sample of it")
+    require(inp.data, "members", "partial_dependence")  # Spark's tasks rebuild the views
     exact = inp.methods.get("exact")
     with trees_read_once(inp.adapter):
         tm = inp.adapter.tree_model(inp.response) if exact is not None and inp.method in ("auto", "exact") else None
