@@ -46,24 +46,11 @@ compiling, and compiles them in the background (:mod:`pdpx.plugins.trees.jit`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..core.hookspecs import hookimpl
-from ..core.method import Batch, Method, MethodOptions, MethodResult, Request, option
+from ..core.method import Batch, Method, MethodResult, Request
 from .trees import counts_use, engine, jit
-from .trees.plan import ENGINES, KERNELS, PlannedRequest, with_plan
+from .trees.plan import ExactOptions, PlannedRequest, exact_options, with_plan
 from .trees.prep import tree_unavailable
-
-
-@dataclass(frozen=True)
-class ExactOptions(MethodOptions):
-    """``exact``'s ``method_options``: which kernel finds the reached leaves, and whether averages come from pattern
-    counts (``"counts"``), the rows walked per feature set (``"rows"``) or as the planner sees fit (``"auto"``)."""
-
-    kernel: str = option("auto", choices=KERNELS)
-    engine: str = option("auto", choices=ENGINES, describe=(
-        f"one of {list(ENGINES)} ('counts' computes averages from pattern counts, 'rows' walks the rows per "
-        "feature set)"))
 
 
 class Exact(Method):
@@ -75,7 +62,7 @@ class Exact(Method):
 
     def unavailable(self, adapter, request):
         why = tree_unavailable(adapter, request)
-        if why is None and request.options.get("engine") == "counts":
+        if why is None and exact_options(request.options).engine == "counts":
             from .trees.counts_pd import unavailable
 
             why = unavailable(adapter.tree_model(request.response), request)
@@ -129,7 +116,7 @@ class Exact(Method):
 def _one_pass(adapter, requests, planner, run):
     """``run(tree model, first request)`` of a one-pass kernel (``planner(tm)`` its plan), or None where
     ``engine='rows'`` is asked, the plan does not fit the trees, or its kernels are still compiling."""
-    if counts_use.engine_option(requests[0].options) == "rows":
+    if exact_options(requests[0].options).engine == "rows":
         return None
     tm = adapter.tree_model(requests[0].response)
     plan = planner(tm)

@@ -141,7 +141,7 @@ def test_the_kernel_option_forces_a_kernel_or_says_why(models):
     with pytest.raises(PdpxError, match="not oblivious"):
         P.row_kernel(tm.ensemble, "oblivious")
     with pytest.raises(PdpxError, match="expected one of"):
-        P.kernel_option({"kernel": "fast"})
+        P.exact_options({"kernel": "fast"})
     assert P.row_kernel(_tm(*models["oblivious"]).ensemble, "leafsets") == "leafsets"
 
 

@@ -53,7 +53,7 @@ from .plan import (  # noqa: F401 - the planner's rules, named here for their us
     PAIR_SETS,
     counts_fit,
     counts_order,
-    engine_option,
+    exact_options,
     gather_order,
     plan,
     planned_pairs,
@@ -325,7 +325,7 @@ def choose(model, tm, req, budget: int) -> Choice | None:
     """
     from .counts import counts_nbytes, gather
 
-    engine = engine_option(req.options)
+    engine = exact_options(req.options).engine
     if engine == "rows" or not req.planned:  # no plan: rows not held here (a Dask partition)
         if engine == "counts":
             raise PdpxError("method_options={'engine': 'counts'}: pattern counts are gathered on rows held in "
@@ -378,7 +378,7 @@ def choose_partitioned(model, tm, req, data, budget: int) -> Choice | None:
     """
     from .counts import counts_nbytes, gather_task
 
-    engine = engine_option(req.options)
+    engine = exact_options(req.options).engine
     if engine == "rows":
         return None
     if not answerable(tm, req, engine):

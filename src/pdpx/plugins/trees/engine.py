@@ -16,7 +16,7 @@ from ...core.method import MethodResult, Request
 from ...core.progress import progress_bar
 from ...core.threads import thread_count
 from ...core.treesum import TreeSum
-from .plan import KERNELS, NOT_OBLIVIOUS, Plan, kernel_option, plan_rows  # noqa: F401 - KERNELS named here too
+from .plan import KERNELS, NOT_OBLIVIOUS, Plan, exact_options, plan_rows  # noqa: F401 - KERNELS named here too
 from .prep import integrate, prepare
 from .rows import Finish, link_factor
 
@@ -68,7 +68,7 @@ def exact(tm: TreeModel, req: Request) -> MethodResult:
 
         return exact_sum(tm, req, exact)
 
-    kernel_name = kernel_option(req.options)
+    kernel_name = exact_options(req.options).kernel
     ens = tm.ensemble
     n = len(req.X)
     prep = prepare(tm, req)

@@ -54,7 +54,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from ...core.errors import PdpxError
-from ...core.method import Request
+from ...core.method import MethodOptions, Request, option
 from . import registry
 
 #: Values of ``method_options={"kernel": ...}`` for ``exact``.
@@ -77,21 +77,24 @@ NOT_OBLIVIOUS = ("method_options={'kernel': 'oblivious'}: a tree of this model i
 EXP_LINKS = ("logistic", "binary_logistic", "exp")
 
 
-def kernel_option(options: dict) -> str:
-    """The ``kernel`` method option, checked."""
-    kernel = options.get("kernel", "auto")
-    if kernel not in KERNELS:
-        raise PdpxError(f"method_options={{'kernel': {kernel!r}}}: expected one of {list(KERNELS)}")
-    return kernel
+@dataclass(frozen=True)
+class ExactOptions(MethodOptions):
+    """``exact``'s ``method_options``: which kernel finds the reached leaves, and whether averages come from pattern
+    counts (``"counts"``), the rows walked per feature set (``"rows"``) or as the planner sees fit (``"auto"``)."""
+
+    kernel: str = option("auto", choices=KERNELS)
+    engine: str = option("auto", choices=ENGINES, describe=(
+        f"one of {list(ENGINES)} ('counts' computes averages from pattern counts, 'rows' walks the rows per "
+        "feature set)"))
 
 
-def engine_option(options: dict) -> str:
-    """The ``engine`` method option, checked."""
-    engine = options.get("engine", "auto")
-    if engine not in ENGINES:
-        raise PdpxError(f"method_options={{'engine': {engine!r}}}: expected one of {list(ENGINES)} "
-                        "('counts' computes averages from pattern counts, 'rows' walks the rows per feature set)")
-    return engine
+def exact_options(options) -> ExactOptions:
+    """``options`` as ``exact``'s typed options, read as they are: a session's request carries them checked
+    already (:func:`~pdpx.core.method.checked_options`); a plain mapping (a direct call of the engine, the
+    warm-up, a test) is checked once here."""
+    if isinstance(options, ExactOptions):
+        return options
+    return ExactOptions.checked(dict(options or {}), "exact")
 
 
 @dataclass(frozen=True)
@@ -155,10 +158,11 @@ def row_kernel(ens, option: str = "auto") -> str:
     ``auto``: the first kernel of :mod:`.registry`'s order (oblivious, leafsets, partition) whose record fits;
     an explicit ``oblivious`` for trees that are not is refused here, before anything is compiled.
     """
-    option = kernel_option({"kernel": option})
     rows = _rows_records("rows")
     if option != "auto":
-        rec = next(r for r in rows if r.name == option)
+        rec = next((r for r in rows if r.name == option), None)
+        if rec is None:
+            raise PdpxError(f"kernel {option!r}: expected one of {list(KERNELS)}")
         if option == "oblivious" and not rec.fits(ens, 0, 0):
             raise PdpxError(NOT_OBLIVIOUS)
         return option  # leafsets: refused by the kernel when the grid reaches more than 64 leaves of a tree
@@ -182,7 +186,7 @@ def plan_rows(tm, req, prep=None) -> Plan:
     from .prep import uses_intervals
 
     ens = tm.ensemble
-    kernel = row_kernel(ens, kernel_option(req.options))
+    kernel = row_kernel(ens, exact_options(req.options).kernel)
     intervals = prep.intervals if prep is not None else uses_intervals(tm, req)
     if ens.is_linear and not req.needs_individual:
         link = "linear"
@@ -285,7 +289,7 @@ def plan(tm, req, pairs_budget: int | None = None) -> Plan:
     at once; counts over half the budget (:func:`counts_fit`), or whose kernels would compile for longer
     than the row walks take, are not gathered.
     """
-    engine = engine_option(req.options)
+    engine = exact_options(req.options).engine
     if engine != "rows" and req.planned and counts_unavailable(tm, req) is None:
         pairs = engine == "auto" and pairs_budget is not None and pairs_only(tm, pairs_budget)
         order = counts_order(req, engine, pairs)
@@ -399,7 +403,7 @@ def walks_rows_alone(req) -> bool:
     """Whether ``exact`` will spend the request walking its rows in compiled kernels (so other work can run
     beside it): one feature set planned, and counts not forced. A session planning several may answer them
     from pattern counts in moments."""
-    return len(req.planned) <= 1 and engine_option(req.options) != "counts"
+    return len(req.planned) <= 1 and exact_options(req.options).engine != "counts"
 
 
 @dataclass
