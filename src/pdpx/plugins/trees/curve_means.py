@@ -40,6 +40,7 @@ from ...core.treesum import TreeSum
 from .counts_kernels import leaf_words, word_buffers
 from .kernels import load_block
 from .records import Case, KernelRecord
+from .registry import ran
 from .routing import BLOCK
 from .rows import spans
 
@@ -154,6 +155,7 @@ def _one(tm: TreeModel, requests, shares, n_jobs, budget):
     from .leafsets import node_masks
     from .prep import static_layout
 
+    ran("means")
     ens = tm.ensemble
     st = static_layout(ens)
     ls, (num_lf, spec_lf, q, _lord) = leafset_layout(ens, st)

@@ -151,6 +151,14 @@ def deferred_means(kernels=None) -> bool:
     return compile_in_background()
 
 
+def compile_seconds(kernels) -> float:
+    """The compile state as the planner reads it (:func:`.plan.plan`'s ``compile_seconds``): the seconds compiling
+    those of ``kernels`` (``module.function`` names, a plan's) that are neither compiled in this process nor in
+    numba's cache would take (:func:`cold_seconds_of` of :func:`pending`); 0.0 when all are."""
+    missing = pending(kernels)
+    return cold_seconds_of(missing) if missing else 0.0
+
+
 def cold_seconds_of(names) -> float:
     """:func:`cold_seconds` of exact's and the counts' kernels alike."""
     if not names:
