@@ -16,7 +16,8 @@ sources (:mod:`.data`; Dask: :mod:`.cluster`; Spark: :mod:`.spark`, its rows by 
 bootstrap from each partition's sums :mod:`.spark_boot`), bootstrap intervals
 (:mod:`.bootstrap`) and bands from the model's members or quantile models (:mod:`.members`).
 
-Around them: settings (:mod:`.config`), errors and warnings (:mod:`.errors`), the old names of
+Around them: settings (:mod:`.config`), the memory budget's estimate of a call's peak, made before its grids
+(:mod:`.budget`), errors and warnings (:mod:`.errors`), the old names of
 the public API (:mod:`.deprecation`), progress bars (:mod:`.progress`), the process's thread
 pool (:mod:`.threads`), large scratch arrays in their own memory map (:mod:`.scratch`), library
 thread pools held to one thread during pdpx's own checks
