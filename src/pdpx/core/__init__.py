@@ -15,7 +15,8 @@ rows live as one interface and what each source can do (:mod:`.rows`; the source
 :mod:`pdpx.rows`), X as a pandas frame (:mod:`.data`), bootstrap intervals
 (:mod:`.bootstrap`) and bands from the model's members or quantile models (:mod:`.members`).
 
-Around them: settings (:mod:`.config`), errors and warnings (:mod:`.errors`), the old names of
+Around them: settings (:mod:`.config`), the memory budget's estimate of a call's peak, made before its grids
+(:mod:`.budget`), errors and warnings (:mod:`.errors`), the old names of
 the public API (:mod:`.deprecation`), progress bars (:mod:`.progress`), the process's thread
 pool (:mod:`.threads`), large scratch arrays in their own memory map (:mod:`.scratch`), library
 thread pools held to one thread during pdpx's own checks

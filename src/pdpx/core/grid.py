@@ -103,9 +103,10 @@ def feature_grid(
 
     if categorical:
         present = column.dropna()
-        if isinstance(column.dtype, pd.CategoricalDtype):
-            seen = set(present.unique())
-            values = np.array([c for c in column.cat.categories if c in seen], dtype=object)
+        if isinstance(column.dtype, pd.CategoricalDtype):  # the categories whose codes occur: no set of values
+            codes = np.asarray(column.cat.codes)
+            seen = np.bincount(codes[codes >= 0], minlength=len(column.cat.categories)) > 0
+            values = np.asarray(column.cat.categories.to_numpy(dtype=object)[seen], dtype=object)
         else:
             try:
                 values = np.array(sorted(present.unique()), dtype=object)

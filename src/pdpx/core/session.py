@@ -15,8 +15,8 @@ from dataclasses import replace
 
 import numpy as np
 
+from . import budget, extrapolation, support, trust
 from . import config as _config
-from . import extrapolation, support, trust
 from .adapter import trees_read_once
 from .bootstrap import bootstrap_interval
 from .dates import is_date_type
@@ -111,6 +111,8 @@ class Session:
         if method is None:
             method = (inp.methods[inp.method] if inp.method != "auto"
                       else next(m for m in auto_candidates(inp.methods) if m.name in inp.method_options))
+        if any(j not in self.grids.values for j in features):  # the estimate, before the grids are built
+            budget.check_sets(self, [features])
         req = Request(
             X=inp.X, features=features, grid_values=[self.grid_for(j) for j in features],
             categorical=[inp.categorical[j] for j in features], response=inp.response, outputs=inp.outputs,

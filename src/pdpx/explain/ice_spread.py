@@ -29,7 +29,7 @@ import contextlib
 import numbers
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -269,11 +269,12 @@ class IceMoments:
     notes: list
 
 
-def ice_moments(session: Session, feats: list, options: PDOptions, keep=None) -> IceMoments:
+def ice_moments(session: Session, feats: list, options: PDOptions, keep=None, held: int = 0) -> IceMoments:
     """Moments over rows of each feature's centered and uncentered ICE curves, computed a chunk of rows at a time.
 
     ``keep``: called with ``(feature, rows, ice)`` for each chunk (ICE (K, rows, G), uncentered), for a caller that
-    needs the curves themselves.
+    needs the curves themselves; ``held``: the bytes that caller holds meanwhile (the chunks share the rest of the
+    budget).
     """
     if not session.data.here:
         require(session.data, "heterogeneity" if keep is None else "regions", "heterogeneity" if keep is None
@@ -288,6 +289,10 @@ def ice_moments(session: Session, feats: list, options: PDOptions, keep=None) ->
     K = len(session.outputs)
     G = max(len(session.grid_for(j)) for j in feats)
     budget = session.memory_budget if session.memory_budget is not None else get_config()["memory_budget"]
+    if held:  # the caller's arrays take part of the budget: the sessions computing the chunks get the rest
+        budget = max(budget - held, budget // 8)
+        session = Session.of(replace(session.inputs, memory_budget=budget), session.grids)
+        options = options.but(memory_budget=budget)
     chunk = int(max(1, min(n, budget // (ICE_SHARE * 8 * K * G))))
     moments: dict = {}
     method, notes, outputs = "", [], []

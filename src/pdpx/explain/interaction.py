@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..core.budget import check_h
 from ..core.drawing import Drawable
 from ..core.errors import ExtrapolationWarning, PdpxError
 from ..core.options import PDOptions
@@ -175,6 +176,7 @@ def h_statistic_of(model, X, features, pairs, sample, random_state, options: PDO
     used = sorted(set(feats) | {j for p in pair_idx for j in p})
     if not used:
         raise PdpxError("h_statistic(): nothing to compute (no features and no pairs)")
+    check_h(session.inputs, n if take is None else len(take), feats, pair_idx)  # before any function is computed
     if elsewhere and take is None:  # every row, where it lives
         return _h_spark(session, model, X, feats, pair_idx, used, options.but(rows=session.data), notes, progress,
                         t0)

@@ -412,5 +412,8 @@ def grow(stats: Stats, cands: list, max_depth: int, min_gain: float, everything:
         for (sub, sub_total, side), sub_per in zip(sides, pers):
             visit(sub, conditions + [(split, side)], depth + 1, sub_total, sub_per)
 
-    visit(everything, [], 0, root_total, root_per)
+    try:
+        visit(everything, [], 0, root_total, root_per)
+    finally:  # visit refers to itself: a cycle that would keep stats (every row's curves) until the collector runs
+        visit = None
     return leaves, made
