@@ -182,10 +182,20 @@ class SklearnAdapter(Adapter):
                 )
 
     def feature_names(self):
+        """The names the estimator was fitted on; a Pipeline's are its first real step's
+        (:func:`pdpx.adapters.sklearn_pipeline.fitted_names`: a first ``"passthrough"`` step has none of its own)."""
+        from . import sklearn_pipeline
+
+        if sklearn_pipeline.is_pipeline(self.model):
+            return sklearn_pipeline.fitted_names(self.model)
         names = getattr(self.model, "feature_names_in_", None)
         return [str(n) for n in names] if names is not None else None
 
     def n_features(self) -> int | None:
+        from . import sklearn_pipeline
+
+        if sklearn_pipeline.is_pipeline(self.model):
+            return sklearn_pipeline.fitted_width(self.model)
         return getattr(self.model, "n_features_in_", None)
 
     def validate_columns(self, X):
@@ -357,10 +367,13 @@ class SklearnAdapter(Adapter):
         return sklearn_trees.tree_model(self, response)
 
     def fingerprint(self):
-        """:func:`pdpx.adapters.sklearn_trees.model_fingerprint` (a tree model's node arrays); "" for other
-        estimators (a pipeline's and an ensemble's trees are keyed by their parts)."""
-        from . import sklearn_trees
+        """:func:`pdpx.adapters.sklearn_trees.model_fingerprint` (a tree model's node arrays); a Pipeline's steps'
+        parameters and learnt values (:func:`pdpx.adapters.sklearn_state.steps_digest`); "" for other estimators
+        (an ensemble's trees are keyed by their parts)."""
+        from . import sklearn_pipeline, sklearn_trees
 
+        if sklearn_pipeline.is_pipeline(self.model):
+            return sklearn_pipeline.model_fingerprint(self.model)
         return sklearn_trees.model_fingerprint(self.model)
 
     def tree_model_unavailable(self, response):
