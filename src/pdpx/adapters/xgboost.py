@@ -82,14 +82,14 @@ class XGBoostAdapter(BoosterAdapter):
             booster = self.booster()
         except Exception as exc:  # xgboost raises sklearn's NotFittedError
             raise self.not_fitted() from exc
-        if booster.num_boosted_rounds() == 0 and self._booster_name() != "gblinear":
+        if self._boosted_rounds(booster) == 0 and self._booster_name() != "gblinear":
             raise self.not_fitted(f"this XGBoost {type(self.model).__name__} has no boosting rounds; train it first")
 
     def _contents_key(self) -> tuple:
         """What the per-adapter caches (config, parsed model) are keyed on: the booster, its rounds and the last
         fingerprint read (a model loaded in place changes it)."""
         booster = self.booster()
-        key = (id(booster), booster.num_boosted_rounds())
+        key = (id(booster), self._boosted_rounds(booster))
         last = self._serialised
         return key + (last[3] if last is not None and last[:2] == key else None,)
 
@@ -99,6 +99,11 @@ class XGBoostAdapter(BoosterAdapter):
         while another thread predicts races with it. So pdpx saves the booster and changes its thread count
         holding the lock alone, and predicts holding it shared."""
         return model_cache.lock(self.booster())
+
+    def _boosted_rounds(self, booster) -> int:
+        """The booster's rounds (XGBoost refuses to count them while another thread changes a setting)."""
+        with self._lock().shared():
+            return booster.num_boosted_rounds()
 
     def _config(self) -> dict:
         booster = self.booster()
@@ -121,15 +126,19 @@ class XGBoostAdapter(BoosterAdapter):
         return self._config()["objective"]["name"]
 
     def feature_names(self):
-        if not self.raw:
-            names = getattr(self.model, "feature_names_in_", None)
-            if names is not None:
-                return [str(n) for n in names]
-        names = self.booster().feature_names
+        booster = self.booster()
+        with self._lock().shared():  # the wrapper's names are the booster's
+            if not self.raw:
+                names = getattr(self.model, "feature_names_in_", None)
+                if names is not None:
+                    return [str(n) for n in names]
+            names = booster.feature_names
         return list(names) if names is not None else None
 
     def n_features(self) -> int:
-        return int(self.booster().num_features())
+        booster = self.booster()
+        with self._lock().shared():
+            return int(booster.num_features())
 
     def validate_columns(self, X):
         X = super().validate_columns(X)
@@ -224,10 +233,11 @@ class XGBoostAdapter(BoosterAdapter):
     # ------------------------------------------------------ tree structure
     def _rounds(self) -> int:
         """Boosting rounds the model predicts with."""
-        total = self.booster().num_boosted_rounds()
+        total = self._boosted_rounds(self.booster())
         if not self.raw:
             try:
-                best = self.model.best_iteration
+                with self._lock().shared():  # an attribute of the booster
+                    best = self.model.best_iteration
             except AttributeError:
                 best = None
             if best is not None:
@@ -303,7 +313,7 @@ class XGBoostAdapter(BoosterAdapter):
         # thread changes a setting of the booster (:meth:`_lock`)
         with self._lock().exclusive(), single_threaded():
             raw = booster.save_raw("ubj")
-        self._serialised = (id(booster), booster.num_boosted_rounds(), raw, fingerprint(raw))
+            self._serialised = (id(booster), booster.num_boosted_rounds(), raw, fingerprint(raw))
         return self._serialised[3]
 
     def key_objects(self):
