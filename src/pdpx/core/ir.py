@@ -426,6 +426,10 @@ class TreeModel:
         Shown with results (e.g. which node weights ``recursion`` uses).
     recursion_weights : str
         What ``node_weight`` holds, for the docs and notes of ``recursion``.
+    dated : frozenset of int
+        Positions of the columns whose dates (``datetime64`` values and grids) ``encode`` and
+        ``encode_values`` read as the numbers the trees split on (an R ``Date`` or ``POSIXct``
+        column: its days or seconds); the tree methods refuse any other date feature.
     """
 
     ensemble: TreeEnsemble
@@ -433,6 +437,7 @@ class TreeModel:
     encode_values: Callable
     notes: list = field(default_factory=list)
     recursion_weights: str = "training row counts"
+    dated: frozenset = frozenset()
 
 
 def numeric_encoder(X) -> np.ndarray:

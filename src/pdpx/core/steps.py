@@ -41,8 +41,10 @@ the data). ``docs/getting-started.md`` ("The whole curve") documents the option.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from . import splits
+from .dates import is_date_type
 from .errors import PdpxError
 from .grid import held_dtype
 
@@ -184,6 +186,8 @@ def feature_steps(adapter, response: str, position: int, name: str, column) -> t
     notes : list of str
     """
     tm = readable_trees(adapter, response)
+    if is_date_type(column.dtype) and position in getattr(tm, "dated", ()):
+        return date_steps(tm, position, name, column)
     try:
         grid = threshold_grid(tm, position, held_dtype(column.dtype) or integer_dtype(column.dtype))
     except PdpxError:
@@ -208,3 +212,56 @@ def feature_steps(adapter, response: str, position: int, name: str, column) -> t
                          f"points outside its range in X ({lo:g} to {hi:g}); every step is kept (the support "
                          "check counts the rows on each)")
     return grid, splits.comparison(tm), notes
+
+
+def date_steps(tm, position: int, name: str, column) -> tuple[object, str, list[str]]:
+    """``grid="thresholds"`` for a date feature whose trees split on its numbers (``tm.dated``: an R ``Date`` or
+    ``POSIXct`` column, read as days or seconds): one date per step that holds one, at the whole unit the model
+    reads (a day, a second), in the column's dtype; (grid, comparison, notes) as :func:`feature_steps`."""
+    tz = getattr(column.dtype, "tz", None)
+    epoch = pd.Timestamp("1970-01-01", tz="UTC")
+    probe = pd.Series(pd.DatetimeIndex([epoch, epoch + pd.Timedelta(days=1)]))
+    probe = probe.dt.tz_convert(tz) if tz is not None else probe.dt.tz_localize(None)
+    zero, day = tm.encode_values(position, probe.astype(column.dtype).array)
+    per_second = (day - zero) / 86400.0  # the model's numbers are zero + per_second * seconds since 1970 UTC
+    comparison = splits.comparison(tm)
+    points = threshold_grid(tm, position)
+    if points.size == 0:
+        present = column.dropna()
+        if present.empty:
+            raise PdpxError(f"feature {name!r} has no dates (only missing values); it has no grid")
+        return (_as_dates(pd.Series([present.min(), present.max()]).unique(), column.dtype), comparison,
+                [f"grid='thresholds': no tree splits on {name!r}, so its partial dependence is flat; its grid is its "
+                 "first and last date in X"])
+    whole = _whole_units(points, comparison)
+    seconds = (whole - zero) / per_second
+    stamps = pd.to_datetime(np.round(seconds * 1e6).astype(np.int64), unit="us", utc=True)
+    stamps = stamps.tz_convert(tz) if tz is not None else stamps.tz_localize(None)
+    notes = []
+    if whole.size < points.size:
+        notes.append(f"grid='thresholds': {points.size - whole.size} of the {points.size} steps of {name!r} hold no "
+                     "whole day or second (the unit the model reads its dates in) and are left out")
+    return _as_dates(stamps, column.dtype), comparison, notes
+
+
+def _whole_units(points: np.ndarray, comparison: str) -> np.ndarray:
+    """One whole number per step of ``points`` (one point per step, as :func:`threshold_grid` gives them) that
+    falls in that step; steps holding none are left out. With ``"<="`` each point but the last is the step's
+    upper end (a threshold), with ``"<"`` each point but the first is the step's lower end."""
+    if comparison == "<=":
+        upper = points[:-1]
+        out = np.append(np.floor(upper), np.floor(upper[-1]) + 1.0 if upper.size else np.floor(points[-1]))
+        lower = np.concatenate([[-np.inf], upper])
+        keep = out > lower
+    else:
+        lower = points[1:]
+        out = np.insert(np.ceil(lower), 0, np.ceil(lower[0]) - 1.0 if lower.size else np.ceil(points[0]))
+        upper = np.append(lower, np.inf)
+        keep = out < upper
+    return np.unique(out[keep])
+
+
+def _as_dates(values, dtype):
+    """Dates as a grid of a column of ``dtype``: a numpy ``datetime64`` array, or a ``DatetimeArray`` with its zone."""
+    arr = pd.array(pd.DatetimeIndex(values)).astype(dtype)
+    return arr if getattr(dtype, "tz", None) is not None else arr.to_numpy()
