@@ -490,8 +490,7 @@ def fingerprint(*parts) -> str:
     return f"{crc:08x}.{total:x}.{len(parts)}"
 
 
-#: Keys of a model's entries that are not cached values: the model itself (held for one that cannot be weakly
-#: referenced) and its lock.
+#: Keys of a model's entries that are no cached value: the model (held when not weakly referenceable), its lock.
 _RESERVED = ("__model__", "__lock__")
 
 
@@ -569,9 +568,8 @@ class ModelCache:
         if hit is not None:
             return hit[1]
         with self.lock(model).exclusive():
-            hit = entries.get(key)
-            if hit is not None:
-                return hit[1]
+            if key in entries:  # built by another thread meanwhile
+                return entries[key][1]
             value = build()
             # forget stale entries of this response (a refit, a change in place)
             for k in [k for k in list(entries) if k not in _RESERVED and k[0] == response]:
