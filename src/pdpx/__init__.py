@@ -38,6 +38,7 @@ from .core.errors import (
     PdpxError,
     PdpxTypeError,
     PdpxWarning,
+    StackingWarning,
     TreeMismatchWarning,
 )
 from .core.extrapolation import Extrapolation
@@ -94,6 +95,7 @@ __all__ = [
     "NonFiniteWarning",
     "ExtrapolationWarning",
     "TreeMismatchWarning",
+    "StackingWarning",
     "IncompleteReportWarning",
 ]
 

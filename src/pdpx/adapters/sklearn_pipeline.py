@@ -26,9 +26,10 @@ import numpy as np
 import pandas as pd
 
 from ..core.grid import held_dtype
-from ..core.ir import fingerprint, model_cache
+from ..core.ir import model_cache
 from . import column_trees
 from .column_trees import Column
+from .sklearn_state import steps_digest
 from .sklearn_transforms import column_map, rules_version
 
 #: The value pdpx feeds an encoder to learn where categories it never saw go.
@@ -113,6 +114,40 @@ def split(model) -> tuple[list, object]:
 
     final = walk(model, [])
     return steps, final
+
+
+def _first_fitted(model):
+    """The object that first receives a Pipeline's X: its first step that is not ``"passthrough"`` or None (inside
+    nested Pipelines), or the final estimator when every step before it is skipped."""
+    steps, final = split(model)
+    for _, step in steps:
+        if not _skip(step):
+            return step
+    return final
+
+
+def fitted_names(model) -> list[str] | None:
+    """The column names a fitted Pipeline's X must have: those its first real step (or, every step skipped, its
+    final estimator) was fitted on; None when it was fitted on an array.
+
+    scikit-learn's ``Pipeline.feature_names_in_`` asks the first step only, so a first ``"passthrough"`` or None
+    step (a grid search's way to switch a step off) leaves a pipeline fitted on a frame without names: X would
+    then be handed over as an array and read by position."""
+    first = _first_fitted(model)
+    try:
+        names = getattr(first, "feature_names_in_", None)
+    except AttributeError:  # pragma: no cover - a property that fails
+        names = None
+    return [str(n) for n in names] if names is not None else None
+
+
+def fitted_width(model) -> int | None:
+    """The number of columns a fitted Pipeline's X must have (its first real step's ``n_features_in_``)."""
+    try:
+        n = getattr(_first_fitted(model), "n_features_in_", None)
+    except AttributeError:  # pragma: no cover - a property that fails
+        n = None
+    return int(n) if n is not None else None
 
 
 class NotColumnWise(Exception):
@@ -455,38 +490,27 @@ _LOOKUPS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 def _fitted_state(steps: list, inner, response: str) -> tuple:
     """What identifies a pipeline's fitted state: the final model's trees and each step's fitted arrays (a refit
-    makes new ones), the steps themselves and the version of the column rules."""
+    makes new ones), the steps themselves and the version of the column rules (``"passthrough"`` and None steps
+    stand for nothing)."""
+    real = [s for _, s in steps if not _skip(s)]
     return (inner.tree_model(response),) + tuple(
-        v for _, s in steps for k, v in sorted(vars(s).items()) if k.endswith("_") and not k.startswith("_")
-        and isinstance(v, (np.ndarray, list, dict))) + tuple(s for _, s in steps) + (rules_version(),)
+        v for s in real for k, v in sorted(vars(s).items()) if k.endswith("_") and not k.startswith("_")
+        and isinstance(v, (np.ndarray, list, dict))) + tuple(real) + (rules_version(),)
 
 
-def _steps_fingerprint(steps: list) -> str:
-    """A digest of the numbers the steps learnt (a scaler's ``mean_``, an encoder's ``categories_``, those of the
-    transformers inside a ColumnTransformer): a step edited in place changes it, where :func:`_fitted_state`
-    sees only new objects. The final model's contents are in its trees' own key."""
-    arrays: list = []
+def _steps_fingerprint(steps: list, final=None) -> str:
+    """:func:`pdpx.adapters.sklearn_state.steps_digest`: every step's parameters (by value, functions by identity
+    and code) and learnt values, those of the estimators inside it, and the final model's parameters. A step edited
+    in place or given new parameters changes it, where :func:`_fitted_state` sees only new objects. The final
+    model's trees are in their own key."""
+    return steps_digest(steps, final)
 
-    def collect(v, depth):
-        if isinstance(v, np.ndarray):
-            arrays.append(v)
-        elif isinstance(v, (list, tuple)):
-            for item in v:
-                collect(item, depth)
-        elif isinstance(v, dict):
-            for item in v.values():
-                collect(item, depth)
-        elif depth < 4 and hasattr(v, "get_params"):  # a fitted estimator inside the step
-            learnt(v, depth + 1)
 
-    def learnt(obj, depth):
-        for k, v in sorted(vars(obj).items()):
-            if k.endswith("_") and not k.startswith("_"):
-                collect(v, depth)
-
-    for _, step in steps:
-        learnt(step, 0)
-    return fingerprint(*arrays)
+def model_fingerprint(model) -> str:
+    """A fitted Pipeline's :func:`_steps_fingerprint`: its steps' parameters and learnt values, its final model's
+    parameters."""
+    steps, final = split(model)
+    return _steps_fingerprint(steps, final)
 
 
 def _known(model, signature: tuple, response: str):
@@ -503,7 +527,7 @@ def _known(model, signature: tuple, response: str):
         return None
     try:
         return model_cache.peek(model, response, _fitted_state(last[1], last[3], response),
-                                state=_columns_state(signature), fingerprint=_steps_fingerprint(last[1]))
+                                state=_columns_state(signature), fingerprint=_steps_fingerprint(last[1], last[2]))
     except Exception:  # noqa: BLE001 - a refit the old adapter cannot read: the full lookup says what happens
         return None
 
@@ -529,7 +553,7 @@ def _built(adapter, response: str):
     except Exception as exc:  # noqa: BLE001 - the pipeline refuses its own reference row: brute will say why
         return f"its steps could not be evaluated on one row of X ({type(exc).__name__}: {exc})"
     out = model_cache.get(model, response, _fitted_state(pt.steps, pt.inner, response), pt.build,
-                          state=_columns_state(signature), fingerprint=_steps_fingerprint(pt.steps))
+                          state=_columns_state(signature), fingerprint=_steps_fingerprint(pt.steps, pt.final))
     try:
         _LOOKUPS[model] = (signature, pt.steps, pt.final, pt.inner)
     except TypeError:

@@ -247,7 +247,9 @@ def verdict(adapter, method, brute, req, j: int, n_outputs: int, dtypes) -> str 
     store = _verdicts(adapter, req.response)
     key = (method.name, req.response, j, dtype_key(dtypes))
     if key not in store:
-        store[key] = _check(adapter, method, brute, req, j, n_outputs)
+        with model_cache.lock(adapter.model).exclusive():  # concurrent calls: one checks, the others wait for it
+            if key not in store:
+                store[key] = _check(adapter, method, brute, req, j, n_outputs)
     return store[key]
 
 

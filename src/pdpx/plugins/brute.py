@@ -24,6 +24,7 @@ from ..core.method import Method, MethodOptions, MethodResult, Request, option
 from ..core.progress import progress_bar
 from ..core.result import message_value
 from ..core.threads import in_order, model_threads
+from . import stacking
 
 #: Prediction code typically holds a few copies of its input: budget for that.
 _COPIES = 4
@@ -126,10 +127,16 @@ class Brute(Method):
         w = req.sample_weight
         bytes_per_row = max(8.0, X.memory_usage(index=False, deep=False).sum() / max(n, 1)) + 8 * (K + 8)
         jobs = model_threads(req.n_jobs) if getattr(adapter, "thread_safe", True) else 1
-        tasks = plan_chunks(n, P, bytes_per_row, min(req.memory_budget, CHUNK_BYTES * jobs), jobs,
-                            stack_option(req.options))
         # one dtype per target column for every chunk: the column's own unless a grid value does not fit
         dtypes = [column_dtype(X.dtypes.iloc[pos], g) for pos, g in zip(req.features, req.grid_values)]
+        stack, notes = stack_option(req.options), []
+        if stack and "stack" not in req.options:  # the user's code on the way: may it be stacked? (asked once)
+            why = stacking.verdict(adapter, req, lambda rows, values: stacked_frame(rows, req.features, values,
+                                                                                    dtypes))
+            if why is not None:
+                stack = False
+                notes.append(why)
+        tasks = plan_chunks(n, P, bytes_per_row, min(req.memory_budget, CHUNK_BYTES * jobs), jobs, stack)
 
         sums = np.zeros((P, K))
         ice = np.empty((K, n, P)) if req.needs_individual else None
@@ -159,7 +166,7 @@ class Brute(Method):
                     ice[:, r0:r1, p0:p1] = pred.transpose(2, 1, 0)
         average = sums.T.reshape((K,) + req.grid_shape)
         individual = ice.reshape((K, n) + req.grid_shape) if ice is not None else None
-        return MethodResult(average=average, individual=individual)
+        return MethodResult(average=average, individual=individual, notes=notes)
 
 
 def failed(adapter, req: Request, points: list[np.ndarray], dtypes, task, exc: Exception):
