@@ -46,10 +46,12 @@ compiling, and compiles them in the background (:mod:`pdpx.plugins.trees.jit`).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from ..core.hookspecs import hookimpl
 from ..core.method import Batch, Method, MethodOptions, MethodResult, Request, option
+from ..core.trust import CHECK_ROWS
 from .trees import counts_use, engine, jit
 from .trees.plan import ENGINES, KERNELS, PlannedRequest, with_plan
 from .trees.prep import tree_unavailable
@@ -116,13 +118,22 @@ class Exact(Method):
         if not isinstance(req, PlannedRequest):
             req = with_plan(req, ())
         tm = adapter.tree_model(req.response)
+        compiling = jit.compiling(tm, req)
+        t0 = time.perf_counter()
         choice = counts_use.choose(adapter.model, tm, req, req.memory_budget)
         if choice is None:
-            return jit.noted(engine.exact(tm, req))
-        from .trees.counts_pd import partial_dependence
+            res = engine.exact(tm, req)
+        else:
+            from .trees.counts_pd import partial_dependence
 
-        res = partial_dependence(tm, choice.counts, req)
-        res.notes.append(choice.note)
+            res = partial_dependence(tm, choice.counts, req)
+            res.notes.append(choice.note)
+        if compiling:
+            jit.compiled_now(compiling, time.perf_counter() - t0)
+        # the check on a sample (its few rows) may have compiled them: the call's own result says so
+        note = jit.compiled_said(deliver=len(req.X) > CHECK_ROWS)
+        if note is not None and note not in res.notes:
+            res.notes.append(note)
         return jit.noted(res)
 
 
