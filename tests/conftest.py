@@ -3,7 +3,8 @@
 * Installed third-party pdpx plugins are kept out of the run (PDPX_DISABLE_PLUGINS=1);
   tests that need entry points turn loading on explicitly.
 * In CI (CI=true) a skipped test fails the run: everything must be installed there.
-* The tree kernels are compiled (or loaded from numba's cache) before the first test, so
+* The tree kernels are compiled (or loaded from numba's cache) before the first test (once, in
+  pytest-xdist's controller when ``make test`` runs the tests on two workers), so
   ``method="auto"`` takes ``exact`` whatever the size of a test's data; the rule that
   makes a first call on a fresh installation run ``brute`` while they compile is tested
   in fresh processes with their own cache (tests/plugins/trees/test_jit.py).
@@ -31,11 +32,34 @@ def pytest_sessionfinish(session, exitstatus):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _compiled_kernels():
+def _xdist_worker(config) -> bool:
+    """Whether this process is a pytest-xdist worker (``make test`` runs two)."""
+    return hasattr(config, "workerinput")
+
+
+def pytest_sessionstart(session):
+    """The kernels compiled once, before any test: here, or under pytest-xdist in the controller before it starts its
+    workers (xdist starts them in its own ``pytest_sessionstart``, which runs last), so that the workers only load
+    them from the cache and never compile the same kernels side by side."""
+    if _xdist_worker(session.config) or getattr(session.config, "pdpx_kernels_compiled", False):
+        return
     from pdpx.plugins.trees.warmup import warm_up
 
     warm_up(jobs=min(3, os.cpu_count() or 1))
+    session.config.pdpx_kernels_compiled = True  # the CatBoost plugin's conftest then does not warm up again
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under ``pytest -n N --dist loadgroup`` (``make test``), the tests of a module run on one worker (its module
+    fixtures, fitted models, are built once), and every module using the ``spark`` fixture on one and the same
+    worker: one Spark session, one JVM, for the whole run."""
+    if config.getoption("dist", "no") != "loadgroup":
+        return
+    spark_modules = {item.path for item in items if "spark" in getattr(item, "fixturenames", ())}
+    for item in items:
+        group = "spark" if item.path in spark_modules else item.path.relative_to(config.rootpath).as_posix()
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)

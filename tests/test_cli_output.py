@@ -102,12 +102,20 @@ def test_same_file_sees_through_links_and_relative_names(tmp_path, monkeypatch):
     assert not same_file("data.csv", str(data))  # the same name in another folder
 
 
-def test_same_file_where_the_file_system_folds_case(tmp_path):
+def test_same_file_is_the_file_systems_verdict_on_case(tmp_path):
+    """A name in another case is the same file exactly when the file system says so: a second name for the one file
+    (what a case-folding file system presents, made here with a hard link) is refused; another file whose name
+    differs only in case (on a case-sensitive one) is not."""
     data = tmp_path / "Data.csv"
     data.write_text("a\n1\n")
-    if not (tmp_path / "data.csv").exists():
-        pytest.skip("this file system tells names apart by case (the check of case-folding ones runs on them)")
+    os.link(data, tmp_path / "DATA.CSV")
     assert same_file(tmp_path / "DATA.CSV", data)
+    (tmp_path / "sub").mkdir()
+    other = tmp_path / "sub" / "data.csv"
+    other.write_text("a\n2\n")
+    assert not same_file(other, tmp_path / "sub" / "Data.csv")  # absent: compared by name, case kept on POSIX
+    (tmp_path / "sub" / "Data.csv").write_text("a\n3\n")
+    assert not same_file(other, tmp_path / "sub" / "Data.csv")
 
 
 def test_many_distinct_escaped_cells_are_each_written_in_their_place():

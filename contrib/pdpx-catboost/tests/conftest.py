@@ -4,9 +4,12 @@
 import subprocess
 import sys
 
-import pytest
 
-
-@pytest.fixture(scope="session", autouse=True)
-def _compiled_kernels():
+def pytest_sessionstart(session):
+    """Once per run, and not in pytest-xdist's workers (their controller warms up before starting them), nor when
+    pdpx's own tests/conftest.py did it already in this run."""
+    config = session.config
+    if hasattr(config, "workerinput") or getattr(config, "pdpx_kernels_compiled", False):
+        return
     subprocess.run([sys.executable, "-m", "pdpx.plugins.trees.warmup"], check=True, capture_output=True)
+    config.pdpx_kernels_compiled = True

@@ -26,7 +26,7 @@ scikit-learn models made of models go through :mod:`.sklearn_compose`: Pipelines
 (:mod:`.sklearn_pipeline`, one column rule per transformer in :mod:`.sklearn_transforms`,
 the trees rewritten onto the original columns by :mod:`.column_trees`) and ensembles
 linear in their members (:mod:`.sklearn_ensembles`). The XGBoost and LightGBM adapters (and
-the CatBoost plugin's) share :class:`pdpx.core.booster.BoosterAdapter`, public plugin API.
+the CatBoost plugin's) share :class:`pdpx.core.booster.BoosterAdapter` (public as ``pdpx.extend.BoosterAdapter``).
 
 The plugins floor (``docs/architecture.md``): adapters import the core only, never a method,
 a measure or a figure.

@@ -299,6 +299,11 @@ def _constant(name, value) -> PdpxError:
     )
 
 
+def _is_missing(value) -> bool:
+    """Whether ``value`` is a missing scalar (None, NaN, pd.NA, NaT)."""
+    return np.ndim(value) == 0 and bool(pd.isna(value))
+
+
 def _custom_grid(column: pd.Series, custom, categorical: bool, notes: list | None = None) -> np.ndarray:
     name = column.name
     if isinstance(custom, (str, bytes)) or np.ndim(custom) != 1:
@@ -308,7 +313,8 @@ def _custom_grid(column: pd.Series, custom, categorical: bool, notes: list | Non
         raise PdpxError(f"custom_values for {name!r} is empty; give at least one value")
     if categorical:
         if isinstance(column.dtype, pd.CategoricalDtype):
-            unknown = [v for v in values if v not in set(column.cat.categories)]
+            # a missing value is no category but is what the column holds in its missing rows: it is accepted
+            unknown = [v for v in values if v not in set(column.cat.categories) and not _is_missing(v)]
             if unknown:
                 raise PdpxError(
                     f"custom_values for {name!r} has values that are not categories of the column: "

@@ -284,7 +284,8 @@ def regions(model, X, feature, max_depth: int = 2, *, split_features=None, min_g
             raise PdpxError(f"regions(): split_features lists {session.names[feats[0]]!r}, the feature whose curves "
                             "are split; leave it out")
     coded = code_candidates(session, idx, n_thresholds)
-    w = np.ones(n) if session.sample_weight is None else session.sample_weight
+    # float64 and writable (a read-only array of the caller's would make the compiled sums compile again)
+    w = np.ones(n) if session.sample_weight is None else np.array(session.sample_weight, dtype=np.float64)
     search = _Search(session, coded, w, max_depth, min_gain, min_rows, ice, np.arange(n))
     found = RegionsSet({session.names[j]: search.of(j, curves)
                         for j, curves in _feature_curves(session, feats, options)})

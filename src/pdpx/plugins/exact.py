@@ -35,7 +35,7 @@ When a session computes many averages of one or two features on the same rows
 (``partial_dependence_many``, the report, importance, Friedman's H, scikit-learn's
 display), ``exact`` can instead gather *pattern counts* in one pass over the rows
 and answer every such set from them without reading the rows again
-(:mod:`pdpx.plugins.trees.counts_use` decides, ``method_options={"engine": ...}``
+(the planner, :func:`pdpx.plugins.trees.plan.plan`, decides, ``method_options={"engine": ...}``
 forces or forbids it; :mod:`pdpx.plugins.trees.counts_pd` computes). The numbers
 are the same; ``res.notes`` says which engine ran.
 
@@ -47,25 +47,13 @@ compiling, and compiles them in the background (:mod:`pdpx.plugins.trees.jit`).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 from ..core.hookspecs import hookimpl
-from ..core.method import Batch, Method, MethodOptions, MethodResult, Request, option
+from ..core.method import Batch, Method, MethodResult, Request
 from ..core.trust import CHECK_ROWS
 from .trees import counts_use, engine, jit
-from .trees.plan import ENGINES, KERNELS, PlannedRequest, with_plan
+from .trees.plan import ExactOptions, PlannedRequest, exact_options, with_plan
 from .trees.prep import tree_unavailable
-
-
-@dataclass(frozen=True)
-class ExactOptions(MethodOptions):
-    """``exact``'s ``method_options``: which kernel finds the reached leaves, and whether averages come from pattern
-    counts (``"counts"``), the rows walked per feature set (``"rows"``) or as the planner sees fit (``"auto"``)."""
-
-    kernel: str = option("auto", choices=KERNELS)
-    engine: str = option("auto", choices=ENGINES, describe=(
-        f"one of {list(ENGINES)} ('counts' computes averages from pattern counts, 'rows' walks the rows per "
-        "feature set)"))
 
 
 class Exact(Method):
@@ -77,7 +65,7 @@ class Exact(Method):
 
     def unavailable(self, adapter, request):
         why = tree_unavailable(adapter, request)
-        if why is None and request.options.get("engine") == "counts":
+        if why is None and exact_options(request.options).engine == "counts":
             from .trees.counts_pd import unavailable
 
             why = unavailable(adapter.tree_model(request.response), request)
@@ -113,21 +101,21 @@ class Exact(Method):
             tm, requests, r.n_jobs, r.memory_budget, keep=keep))
 
     def compute(self, adapter, req: Request) -> MethodResult:
-        """``req`` as its :class:`ExactBatch` planned it; a request that came through none (one Dask partition's
-        rows, a direct call) has no plan: its rows are walked, or counts already kept answer it."""
+        """``req`` as the planner plans it (:func:`.trees.counts_use.decide`: the session's sets, the counts kept,
+        the compile state), then executed; a request that came through no batch (one Dask partition's rows, a
+        direct call) has no planned sets: its rows are walked, or counts already kept answer it."""
         if not isinstance(req, PlannedRequest):
             req = with_plan(req, ())
         tm = adapter.tree_model(req.response)
         compiling = jit.compiling(tm, req)
         t0 = time.perf_counter()
-        choice = counts_use.choose(adapter.model, tm, req, req.memory_budget)
-        if choice is None:
-            res = engine.exact(tm, req)
+        planned = counts_use.decide(adapter.model, tm, req)
+        if planned.deferral:  # counts that would pay: their kernels compile in the background meanwhile
+            jit.compile_in_background()
+        if planned.source == "rows":
+            res = engine.exact(tm, req, planned)
         else:
-            from .trees.counts_pd import partial_dependence
-
-            res = partial_dependence(tm, choice.counts, req)
-            res.notes.append(choice.note)
+            res = counts_use.run(adapter.model, tm, req, planned)
         if compiling:
             jit.compiled_now(compiling, time.perf_counter() - t0)
         # the check on a sample (its few rows) may have compiled them: the call's own result says so
@@ -138,13 +126,12 @@ class Exact(Method):
 
 
 def _one_pass(adapter, requests, planner, run):
-    """``run(tree model, first request)`` of a one-pass kernel (``planner(tm)`` its plan), or None where
-    ``engine='rows'`` is asked, the plan does not fit the trees, or its kernels are still compiling."""
-    if counts_use.engine_option(requests[0].options) == "rows":
-        return None
+    """``run(tree model, first request)`` of a one-pass kernel as its plan says (``planner(tm, request, compile
+    state)``), or None where it has none (``engine='rows'``, trees it does not fit) or defers while its kernels
+    compile in a background process (where none can start, they compile now)."""
     tm = adapter.tree_model(requests[0].response)
-    plan = planner(tm)
-    if plan is None or jit.deferred_means(plan.kernels):
+    planned = planner(tm, requests[0], counts_use.compile_seconds)
+    if planned is None or (planned.deferral and jit.compile_in_background()):
         return None
     return run(tm, requests[0])
 
@@ -154,7 +141,7 @@ class ExactBatch(Batch):
 
     Every request it runs carries the sets and the memo the session's requests share
     (:class:`~.trees.plan.PlannedRequest`): pattern counts are weighed once for all the sets
-    (:func:`.trees.counts_use.choose`); with Dask, gathered partition by partition
+    (:func:`.trees.plan.plan`); with Dask, gathered partition by partition
     (:func:`.trees.counts_use.choose_partitioned`). ``auto`` passes ``exact`` by while its
     kernels would compile for longer than brute takes (:func:`.trees.jit.defer_reason`, reading
     the planner's kernels), and a request whose rows are walked alone leaves the GIL free

@@ -57,7 +57,7 @@ def fresh_cache():
 @pytest.fixture(autouse=True)
 def compiled(monkeypatch):
     """``auto`` uses counts only once their kernels are compiled; the tests of the choice do not wait for that."""
-    monkeypatch.setattr(counts_use, "counts_ready", lambda tm, order, budget: True)
+    monkeypatch.setattr(counts_use, "compile_seconds", lambda kernels: 0.0)
 
 
 def brute(predict, X, res, w):
@@ -189,14 +189,16 @@ def test_few_sets_walk_the_rows_and_uncompiled_kernels_are_not_waited_for(data, 
     m = RandomForestRegressor(n_estimators=5, max_depth=4, random_state=0).fit(X, data["f"])
     two = pdpx.partial_dependence_many(m, X, [["a"], ["b"]], grid_resolution=5)
     assert "pattern counts" not in notes_of(two)  # a gather costs more than two row walks
-    monkeypatch.setattr(counts_use, "counts_ready", lambda tm, order, budget: False)
+    from pdpx.plugins.trees import jit
+
+    monkeypatch.setattr(counts_use, "compile_seconds", jit.cold_seconds_of)  # as if none were compiled
     started = []
     monkeypatch.setattr("pdpx.plugins.trees.jit.compile_in_background", lambda: started.append(1) or True)
     cold = pdpx.partial_dependence_many(m, X, every_set(list(X.columns)), grid_resolution=5)
     assert "pattern counts" not in notes_of(cold)  # 150 rows: compiling would cost more than walking them
     assert started  # the kernels compile in the background for later calls
     check(cold, m.predict, X, None)
-    monkeypatch.setattr(counts_use, "ROW_TREE_SECONDS", 1.0)  # as if the rows were many: compiling pays
+    monkeypatch.setattr("pdpx.plugins.trees.plan.ROW_TREE_SECONDS", 1.0)  # as if the rows were many: compiling pays
     hot = pdpx.partial_dependence_many(m, X, every_set(list(X.columns)), grid_resolution=5)
     assert GATHERED in notes_of(hot)
     check(hot, m.predict, X, None)

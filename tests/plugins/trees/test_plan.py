@@ -141,7 +141,7 @@ def test_the_kernel_option_forces_a_kernel_or_says_why(models):
     with pytest.raises(PdpxError, match="not oblivious"):
         P.row_kernel(tm.ensemble, "oblivious")
     with pytest.raises(PdpxError, match="expected one of"):
-        P.kernel_option({"kernel": "fast"})
+        P.exact_options({"kernel": "fast"})
     assert P.row_kernel(_tm(*models["oblivious"]).ensemble, "leafsets") == "leafsets"
 
 
@@ -219,8 +219,8 @@ def test_a_row_walk_reads_the_row_modules_only():
 
 
 def test_every_family_the_warm_up_runs_has_cases_and_every_record_a_family():
-    assert set(registry.families()) == set(warmup.FAMILIES)
-    for family in warmup.FAMILIES:
+    assert set(registry.families()) | {warmup.MEASURES} == set(warmup.FAMILIES)  # measures: compiler.ELSEWHERE
+    for family in registry.families():
         assert registry.cases(family), family
     assert all(r.family in warmup.FAMILIES for r in registry.records())
     for rec in registry.records():  # a kernel the planner can choose is compiled by some case of its family
@@ -232,3 +232,111 @@ def test_the_plan_is_frozen(models):
     plan = _rows_plan(*models["shallow"])
     with pytest.raises(AttributeError):
         plan.kernel = "partition"
+
+
+# ------------------------------------------------------------------ the executors run the plan, and only the plan
+def _execute(model, tm, req, plan):
+    """Run ``plan`` for ``req`` on ``tm`` by its executor; the names of the kernel records that ran."""
+    from pdpx.plugins.trees import counts_use, curve_means, engine
+
+    with registry.recording() as ran:
+        if plan.engine == "means":
+            G = len(req.grid_values[0])
+            curve_means.curve_means(tm, [req], [np.full(G, 1.0 / G)], n_jobs=1)
+        elif plan.engine == "recursion":
+            engine.recursion(tm, req)
+        elif plan.source == "rows":
+            engine.exact(tm, req, plan)
+        else:
+            counts_use.run(model, tm, req, plan)
+    return ran
+
+
+def _cases(models):
+    """(name, model, tree model, request, plan) of every case of :func:`_planned` (the table's rows)."""
+    def rows(name, kind="average"):
+        model, X = models[name]
+        session = Session(model, X, kind=kind, grid_resolution=6)
+        req = session.request([0])
+        tm = session.adapter.tree_model(session.response)
+        return (f"rows {name} {kind}", model, tm, req, P.plan_rows(tm, req))
+
+    def counts(name, order):
+        model, X = models[name]
+        sets = [(0,), (1,), (2,)] + ([(0, 1), (0, 2), (1, 2)] if order == 2 else [])
+        session = Session(model, X, grid_resolution=6)
+        session.plan(sets)
+        req = session.batch(session.methods["exact"]).planned(session.request([0]))
+        tm = session.adapter.tree_model(session.response)
+        return (f"counts {name} {order}", model, tm, req, P.plan(tm, req))
+
+    def other(name, planner):
+        model, X = models[name]
+        session = Session(model, X, grid_resolution=6)
+        req = session.request([0])
+        tm = session.adapter.tree_model(session.response)
+        return (f"{planner.__name__} {name}", model, tm, req,
+                planner(tm) if planner is P.plan_means else planner(tm, req))
+
+    return [
+        rows("oblivious"), rows("oblivious-logistic"), rows("oblivious", kind="both"),
+        rows("shallow"), rows("shallow-proba"), rows("deep"), rows("deep", kind="both"),
+        counts("shallow", 2), counts("shallow", 1), counts("deep", 2),
+        other("shallow", P.plan_means), other("deep", P.plan_recursion),
+    ]
+
+
+def test_the_kernels_that_run_are_the_plans_on_every_case(models):
+    cases = _cases(models)
+    assert [(p.engine, p.kernel, p.link) for *_, p in cases] == [(p.engine, p.kernel, p.link) for p in _planned(models)]
+    for name, model, tm, req, plan in cases:
+        ran = _execute(model, tm, req, plan)
+        assert ran and set(ran) == set(plan.records), (name, ran, plan.records)
+        assert registry.runs(set(ran), plan) == plan.kernels, name
+
+
+def test_near_the_memory_budget_the_gather_runs_the_planned_kernel(models):
+    """Histograms that fit the budget but not what the counts leave of it: the plan takes another kernel (it
+    once planned ``patterns`` with the whole budget while the gather ran ``leafsets``), and the gather runs it."""
+    from dataclasses import replace
+
+    from pdpx.plugins.trees.counts_kernels import kernel_shape
+
+    name, model, tm, req, _ = _cases(models)[7]  # three 1-way sets and their pairs: an order-2 gather
+    hist = 8 * kernel_shape(tm.ensemble)[1]
+    counts = P.counts_bytes(tm, 2)
+    for budget in (counts + hist - 8, counts + hist, 4 * (counts + hist)):
+        near = replace(req, memory_budget=budget, options=P.ExactOptions.checked({"engine": "counts"}, "exact"),
+                       memo={})
+        plan = P.plan(tm, near)
+        assert plan.source == "gather" and plan.order == 2
+        assert plan.kernel == ("patterns" if budget - counts >= hist else "leafsets"), budget
+        if budget == counts + hist - 8:  # the whole budget would have taken the histograms
+            assert P.counts_kernel(tm.ensemble, "auto", budget, 2) == "patterns"
+        ran = _execute(model, tm, near, plan)
+        assert set(ran) == set(plan.records) == {"counts", f"counts.{plan.kernel}"}, (budget, ran)
+
+
+def test_trees_oblivious_in_shape_only_are_planned_and_run_as_leafsets():
+    """Leaves at one depth but one level's nodes splitting apart: the planner reads the splits (numpy only) and
+    plans ``leafsets``, which runs; the kernel builder no longer falls back from the plan."""
+    from test_oblivious import oblivious_ensemble
+    from treetools import IRAdapter
+
+    from pdpx.plugins.trees import engine, oblivious
+
+    ens = oblivious_ensemble([3, 3], seed=11)
+    thr = ens.threshold.copy()
+    thr[int(ens.right[0])] += 0.25
+    changed = oblivious_ensemble([3, 3], seed=11, threshold=thr)
+    assert oblivious.maybe_oblivious(changed) and not oblivious.is_oblivious(changed)
+    assert oblivious.is_oblivious(ens)
+    X = pd.DataFrame(np.random.default_rng(2).normal(size=(100, 4)), columns=["f0", "f1", "f2", "f3"])
+    session = Session(IRAdapter(changed), X, grid_resolution=5)
+    req = session.request([0])
+    tm = session.adapter.tree_model(session.response)
+    plan = P.plan_rows(tm, req)
+    assert plan.kernel == "leafsets"
+    with registry.recording() as ran:
+        engine.exact(tm, req, plan)
+    assert ran == ["leafsets"]

@@ -11,8 +11,9 @@ from ...core.method import MethodResult, Request
 from ...core.treesum import TreeSum
 
 
-def exact_sum(ts: TreeSum, req: Request, exact_one) -> MethodResult:
-    """What ``brute`` returns for ``req`` on ``offset + sum_m W_m @ member_m`` (``exact_one``: one member)."""
+def exact_sum(ts: TreeSum, req: Request, exact_one, plan) -> MethodResult:
+    """What ``brute`` returns for ``req`` on ``offset + sum_m W_m @ member_m`` (``exact_one(model, request,
+    plan)``: one member, as its plan in ``plan.members`` says: one per member reading a target feature)."""
     outputs = np.asarray(req.outputs, dtype=np.int64)
     shape = req.grid_shape
     n = len(req.X)
@@ -22,12 +23,15 @@ def exact_sum(ts: TreeSum, req: Request, exact_one) -> MethodResult:
         ind = np.broadcast_to(ts.offset[outputs].reshape((-1,) + (1,) * (len(shape) + 1)),
                               (len(outputs), n) + shape).copy()
     notes = list(ts.notes)
+    plans = iter(plan.members)
     for term in ts.terms:
+        reads = term.columns is None or any(f in term.columns for f in req.features)
+        own = next(plans) if reads else None
         W = np.asarray(term.weights, dtype=np.float64)[outputs]
         used = np.flatnonzero(np.any(W != 0, axis=0))
         if not used.size:
             continue
-        a, i, more = _member(term, req, used, exact_one)
+        a, i, more = _member(term, req, used, lambda model, sub, own=own: exact_one(model, sub, own))
         avg += np.tensordot(W[:, used], a, axes=1)
         if ind is not None:
             ind += np.tensordot(W[:, used], i, axes=1)

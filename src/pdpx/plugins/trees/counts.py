@@ -36,7 +36,7 @@ from ...core.threads import in_threads, thread_count
 from ...core.treesum import TreeSum
 from .engine import encoded_chunk
 from .plan import COUNTS_KERNELS as KERNELS
-from .plan import counts_kernel
+from .plan import counts_kernel, plan_counts
 from .prep import static_layout
 from .rows import spans
 
@@ -224,7 +224,7 @@ def counts_nbytes(tm, order: int = 2) -> int:
 
 
 def gather(tm, X, sample_weight=None, *, order: int = 2, memory_budget: int = 256 << 20, n_jobs=None,
-           kernel: str = "auto", pairs=None):
+           kernel: str = "auto", pairs=None, plan=None):
     """The pattern counts of the rows of ``X`` on ``tm``, in one pass.
 
     Parameters
@@ -239,7 +239,7 @@ def gather(tm, X, sample_weight=None, *, order: int = 2, memory_budget: int = 25
     memory_budget : int
         Bytes for the counts and the encoded rows; counts larger than it are refused.
     n_jobs : int or None
-        Threads (None: numba's maximum).
+        Threads, counted by :func:`pdpx.core.threads.thread_count` (None: every core this process may run on).
     kernel : {"auto", "patterns", "leafsets", "partition"}
         ``patterns`` needs shallow trees (at most ``counts_patterns.MAX_BINS`` histogram bins each),
         ``leafsets`` trees of at most 64 leaves; ``auto`` takes the first that fits.
@@ -247,6 +247,9 @@ def gather(tm, X, sample_weight=None, *, order: int = 2, memory_budget: int = 25
         At order 2, the pairs of columns whose averages are wanted: the ``leafsets`` kernel then counts only
         their failing sets (much less work than every pair); None counts every pair. The counts say which
         pairs they answer (``counts.answers``); the other kernels count every pair.
+    plan : Plan, optional
+        The planner's plan of this gather (:func:`.plan.plan_counts` at ``order`` within ``memory_budget``);
+        None: planned here from ``kernel``. The gather runs the plan's kernels and chooses none.
 
     Returns
     -------
@@ -269,33 +272,38 @@ def gather(tm, X, sample_weight=None, *, order: int = 2, memory_budget: int = 25
             f"budget of {format_bytes(memory_budget)}; raise memory_budget, gather order=1 for 1-way only, or "
             "compute one feature set at a time (method='exact')"
         )
-    return _gather(tm, X, w, order, memory_budget, n_jobs, kernel, pairs)
+    if plan is None:
+        plan = plan_counts(tm, order, kernel, memory_budget)
+    return _gather(tm, X, w, plan, memory_budget, n_jobs, pairs)
 
 
-def _gather(tm, X, w, order, budget, n_jobs, kernel, pairs=None):
+def _gather(tm, X, w, plan, budget, n_jobs, pairs=None):
     if isinstance(tm, TreeSum):
         terms = []
-        for term in tm.terms:
+        for term, own_plan in zip(tm.terms, plan.members):
             Xm = X if term.columns is None else X.iloc[:, term.columns]
             own = pairs
             if pairs is not None and term.columns is not None:  # the pairs in the member's columns
                 cols = list(term.columns)
                 own = frozenset(pair_key((cols.index(a), cols.index(b))) for a, b in pairs
                                 if a in cols and b in cols)
-            terms.append(_gather(term.model, Xm, w, order, budget, n_jobs, kernel, own))
+            terms.append(_gather(term.model, Xm, w, own_plan, budget, n_jobs, own))
         total = float(len(X)) if w is None else float(w.sum())
         # a member counting every pair answers them all; the sum answers the pairs every member answers
         return SumCounts(terms, total, len(X), pairs if any(t.pairs is not None for t in terms) else None)
     if not isinstance(tm, TreeModel):
         raise PdpxError(f"pattern counts need a TreeModel or TreeSum, got {type(tm).__name__}")
-    return _gather_one(tm, X, w, order, budget, n_jobs, kernel, pairs)
+    return _gather_one(tm, X, w, plan, budget, n_jobs, pairs)
 
 
-def _gather_one(tm: TreeModel, X, w, order, budget, n_jobs, kernel, pairs=None) -> PatternCounts:
+def _gather_one(tm: TreeModel, X, w, plan, budget, n_jobs, pairs=None) -> PatternCounts:
+    from .registry import ran
+
     ens = tm.ensemble
+    order = plan.order
     layout = count_layout(ens, order)
     st = static_layout(ens)
-    name = counts_kernel(ens, kernel, budget - 8 * layout.n_slots, order)  # the planner's choice
+    name = plan.kernel  # the planner's, within what the counts leave of the budget
     if name != "leafsets":
         pairs = None  # the other kernels count every pair
     n = len(X)
@@ -313,13 +321,16 @@ def _gather_one(tm: TreeModel, X, w, order, budget, n_jobs, kernel, pairs=None) 
         r1 = min(n, r0 + chunk)
         Xc = encoded_chunk(tm, X.iloc[r0:r1])
         if name == "patterns":
+            ran("counts.patterns")
             n_tg, n_rg = thread_parts(ens.n_trees, threads, r1 - r0, _patterns(ens, st)[3], left)
             part = _pattern_hist(ens, st, Xc, row_w[r0:r1], n_tg, n_rg)
         else:
             n_tg, n_rg = thread_parts(ens.n_trees, threads, r1 - r0, layout.n_slots, left)
             if name == "leafsets":
+                ran("counts.leafsets")
                 part = _leafsets(ens, st, layout, Xc, row_w[r0:r1], order, n_tg, n_rg, pairs)
             else:
+                ran("counts.partition")
                 part = _partition(ens, st, layout, Xc, row_w[r0:r1], unit, order, n_tg, n_rg)
         acc = part if acc is None else acc + part
     if name == "patterns":

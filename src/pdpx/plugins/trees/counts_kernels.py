@@ -38,8 +38,8 @@ from __future__ import annotations
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from ...core.compiler import njit
 from .kernels import load_block
-from .nbcache import njit
 from .partition import segment_weight, split_rows
 from .records import Case, KernelRecord
 from .routing import BLOCK, keep_block, keep_special, set_block
@@ -525,6 +525,52 @@ def kernel_shape(ens) -> tuple[int, int, int]:
         return int(min(bins.max(), big)), int(min(bins.sum(), big)), int(leaves.max())
 
     return ens.derived("pdpx.plugins.trees.counts.shape", build)
+
+
+def path_features(ens) -> np.ndarray:
+    """The number of distinct features on the path of every node of ``ens`` (a leaf's ``n_pf`` of
+    :func:`count_layout`), read with numpy only, so that the planner knows the counts' size
+    (:func:`n_slots`) before any kernel is compiled; kept with the ensemble."""
+    def build():
+        left, right, feature = ens.left, ens.right, ens.feature
+        n = ens.n_nodes
+        inner = np.flatnonzero(left >= 0)
+        parent = np.full(n, -1, dtype=np.int64)
+        parent[left[inner]] = inner
+        parent[right[inner]] = inner
+        # a node adds a feature to its subtree's paths when no ancestor splits on it
+        new = np.zeros(n, dtype=np.int64)
+        todo, anc = inner, parent[inner]
+        while todo.size:
+            live = anc >= 0
+            todo, anc = todo[live], anc[live]
+            fresh = feature[anc] != feature[todo]
+            todo, anc = todo[fresh], parent[anc[fresh]]
+            if not todo.size:
+                break
+            done = anc < 0
+            new[todo[done]] = 1
+            todo, anc = todo[~done], anc[~done]
+        roots = inner[parent[inner] < 0]
+        new[roots] = 1
+        # a node's count: the new features among its ancestors
+        out = np.zeros(n, dtype=np.int64)
+        nodes, anc = np.arange(n, dtype=np.int64), parent.copy()
+        while nodes.size:
+            live = anc >= 0
+            nodes, anc = nodes[live], anc[live]
+            out[nodes] += new[anc]
+            anc = parent[anc]
+        return out
+
+    return ens.derived("pdpx.plugins.trees.counts.path_features", build)
+
+
+def n_slots(ens, order: int) -> int:
+    """The slots of the counts of ``ens`` at ``order`` (as :func:`count_layout` numbers them), numpy only."""
+    p = path_features(ens)[ens.left < 0]
+    per_leaf = 1 + p + (p * (p - 1) // 2 if order >= 2 else 0)
+    return int(per_leaf.sum())
 
 
 def _leafsets_fit(ens, budget, order) -> bool:

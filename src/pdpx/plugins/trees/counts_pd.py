@@ -31,6 +31,7 @@ from ...core.treesum import TreeSum
 from .counts import PatternCounts, SumCounts, count_layout
 from .plan import counts_unavailable
 from .prep import integrate, prepare
+from .registry import ran
 
 
 def unavailable(tm, req: Request, counts=None) -> str | None:
@@ -50,6 +51,7 @@ def partial_dependence(tm, counts, req: Request) -> MethodResult:
         raise PdpxError(f"pattern counts cannot compute this: {why}")
     if counts.total_weight <= 0:
         raise PdpxError("sample_weight is zero for every row; at least one row needs a positive weight")
+    ran("counts")
     avg = _average(tm, counts, req)
     notes = list(tm.notes)
     return MethodResult(average=avg, notes=notes)

@@ -12,15 +12,15 @@ feature sets (``PlannedRequest.planned``, :mod:`.plan`: the sets a session told
   use them; otherwise gather when the estimated gather costs less than walking
   the rows once per planned set (:data:`GATHER_SETS`; when every tree takes the
   ``leafsets`` kernel, an order-2 gather counts only the planned pairs and costs
-  :data:`PAIR_SETS` per pair over order 1), the counts fit the
-  memory budget and their kernels are compiled (:func:`counts_ready`, from
-  :mod:`.jit`) or compiling them costs less than the row walks
-  (:func:`worth_compiling`); else the
-  row kernels;
+  :data:`PAIR_SETS` per pair over order 1), the counts fit half the memory budget and
+  their kernels are compiled or compiling them costs less than the row walks (the
+  compile state: :func:`compile_seconds`); else the row kernels;
 * ``"counts"``: always from counts (gathered now if not kept); an error says why
   when they cannot answer (ICE, a non-linear link, more than two features);
 * ``"rows"``: never (the row kernels, as before counts existed).
 
+The planner (:func:`.plan.plan`) decides all of it; :func:`decide` hands it the counts kept
+(:class:`Kept`) and the compile state, and :func:`run` executes a plan answering from counts.
 The numbers are the same either way (both equal brute's); ``res.notes`` says
 which engine ran.
 
@@ -41,7 +41,7 @@ import hashlib
 import threading
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -51,57 +51,35 @@ from .plan import (  # noqa: F401 - the planner's rules, named here for their us
     ENGINES,
     GATHER_SETS,
     PAIR_SETS,
+    ROW_TREE_SECONDS,
+    Plan,
+    counts_bytes,
     counts_fit,
     counts_order,
-    engine_option,
+    exact_options,
+    from_counts,
     gather_order,
     plan,
     planned_pairs,
+    settle,
 )
 from .plan import planned_sets as _sets
 
 _MEMO = "pdpx.plugins.trees.counts_use"
-#: Seconds of one row through one tree in ``exact``'s row walk for one feature set (XGBoost, depth 6: about
-#: 1.3e-8 s measured, rounded up).
-ROW_TREE_SECONDS = 1.5e-8
 #: Rows whose encoding is part of the key of kept counts (see :func:`encoding_digest`).
 ENCODED_ROWS = 256
 
 
-def worth_compiling(tm, req, order: int, budget: int) -> bool:
-    """Whether ``auto`` may gather now: the counts kernels are compiled, or compiling them (their cold cost in
-    :mod:`.jit`) costs less than the row walks of the planned sets would (estimated from
-    :data:`ROW_TREE_SECONDS`). When not, the row kernels run and the kernels compile in the background.
-    """
-    if counts_ready(tm, order, budget):
-        return True
-    from ...core.treesum import TreeSum
-    from .jit import cold_seconds_of, compile_in_background, pending
-    from .plan import plan_counts
-
-    try:
-        needed = plan_counts(tm, order, memory_budget=budget).kernels
-        compile_s = cold_seconds_of(pending(needed) or needed)
-    except Exception:  # noqa: BLE001 - cannot tell: do not wait
-        return False
-    models = [t.model for t in tm.terms] if isinstance(tm, TreeSum) else [tm]
-    ones, twos = _sets(req)
-    walk_s = len(req.X) * sum(m.ensemble.n_trees for m in models) * ROW_TREE_SECONDS * (ones + twos)
-    if walk_s > compile_s:
-        return True
-    compile_in_background()
-    return False
-
-
-def counts_ready(tm, order: int, budget: int) -> bool:
-    """Whether the counts kernels ``tm`` needs are compiled in this process or in numba's cache
-    (:func:`.jit.counts_ready`); False when that cannot be told."""
+def compile_seconds(kernels) -> float:
+    """The compile state the planner reads (:func:`.plan.plan`'s ``compile_seconds``): seconds to compile those
+    of ``kernels`` neither compiled here nor in numba's cache (:func:`.jit.compile_seconds`); when that cannot be
+    told, too long to wait for (the rows are walked)."""
     from . import jit
 
     try:
-        return jit.counts_ready(tm, order, memory_budget=budget)
+        return jit.compile_seconds(kernels)
     except Exception:  # noqa: BLE001 - cannot tell which: treat as not compiled (auto walks the rows)
-        return False
+        return float("inf")
 
 
 class _Token:
@@ -222,7 +200,7 @@ def structure_digest(tm) -> str:
 def digest(X: pd.DataFrame, sample_weight, shared=None) -> str:
     """A digest of the rows' values, column names and order, and the weights (what the counts depend on).
 
-    ``shared``: the validated rows ``X`` is the frame of (``Request.rows``, a :class:`~pdpx.core.data.LocalData`
+    ``shared``: the validated rows ``X`` is the frame of (``Request.rows``, a :class:`~pdpx.rows.local.LocalData`
     the sessions of one call may share): the rows' part is computed once for all of them (a report hashes its
     frame once, not once per session)."""
     rows = _rows_digest(X) if shared is None else shared.once(X, _MEMO + ".rows", lambda: _rows_digest(X))
@@ -284,104 +262,84 @@ def _session_digest(req) -> str:
     return d
 
 
+class Kept:
+    """The counts cache (:data:`counts_cache`) as the planner sees it for one request: ``holds`` (anything kept
+    for the model), ``get(order, features)`` (the counts kept for these trees, rows and weights) and ``put``; the
+    digests are computed on first need, once per session."""
+
+    def __init__(self, model, tm, req, cache: CountsCache | None = None):
+        self.model, self.tm, self.req = model, tm, req
+        self.cache = counts_cache if cache is None else cache
+
+    @property
+    def holds(self) -> bool:
+        return self.cache.holds(self.model)
+
+    def get(self, order: int, features=None):
+        return self.cache.get(self.model, _trees_digest(self.tm, self.req), _session_digest(self.req), order,
+                              features)
+
+    def put(self, counts, budget: int) -> None:
+        self.cache.put(self.model, _trees_digest(self.tm, self.req), _session_digest(self.req), counts, budget)
+
+
+def decide(model, tm, req, prep=None) -> Plan:
+    """:func:`.plan.plan` for ``req`` on ``tm`` (the trees of ``model``), with the counts kept for the model
+    (:class:`Kept`) and the compile state (:func:`compile_seconds`)."""
+    return plan(tm, req, Kept(model, tm, req), compile_seconds, prep)
+
+
+def run(model, tm, req, planned: Plan):
+    """The result of a plan answering from pattern counts (``source`` ``"kept"`` or ``"gather"``): the counts'
+    partial dependence, and the note saying where they came from. A gather runs the plan's kernel
+    (:func:`.counts.gather`), keeps the counts with the model and settles them for the session."""
+    from .counts import gather
+    from .counts_pd import partial_dependence
+
+    counts, note = planned.counts, planned.note
+    if planned.source == "gather":
+        order = planned.order
+        pairs = planned_pairs(req) if order == 2 else None  # the leafsets kernel counts only these
+        counts = gather(tm, req.X, req.sample_weight, order=order, memory_budget=req.memory_budget,
+                        n_jobs=req.n_jobs, pairs=pairs, plan=planned)
+        Kept(model, tm, req).put(counts, req.memory_budget)
+        ones, twos = _sets(req)
+        only = "" if counts.pairs is None else f", counting only its {len(counts.pairs)} pair(s)"
+        note = (f"exact, from pattern counts gathered in one pass over the {len(req.X):,} rows (order "
+                f"{order}{only}) for the {ones + twos} feature set(s) of this call")
+        settle(req, tm, replace(from_counts(tm, counts), note=note))
+    res = partial_dependence(tm, counts, req)
+    res.notes.append(note)
+    return res
+
+
 @dataclass
 class Choice:
-    """The counts to answer a request from, and the note saying where they came from."""
+    """The counts to answer a request from, and the note saying where they came from (Dask's partitions)."""
 
     counts: object
     note: str
 
 
-def _pairs_budget(tm, budget: int) -> int | None:
-    """The budget less the order-2 counts' bytes (:func:`.plan.plan`'s ``pairs_budget``); None when that cannot
-    be told (then a full order-2 gather's cost is assumed)."""
-    from .counts import counts_nbytes
-
-    try:
-        return budget - counts_nbytes(tm, 2)
-    except Exception:  # noqa: BLE001 - cannot tell: the cost of a full order-2 gather
-        return None
-
-
-def answerable(tm, req, engine: str) -> bool:
-    """Whether pattern counts can give ``req``'s answer on ``tm`` (:func:`.counts_pd.unavailable`); with
-    ``engine="counts"`` an error says why not."""
-    from .counts_pd import unavailable
-
-    why = unavailable(tm, req)
-    if why and engine == "counts":
-        raise PdpxError(f"method_options={{'engine': 'counts'}} cannot compute this: {why}; "
-                        "use engine='auto' or 'rows'")
-    return not why
-
-
-def choose(model, tm, req, budget: int) -> Choice | None:
-    """The counts ``exact`` answers ``req`` from on ``tm``, the trees of ``model`` (gathered now if worth it),
-    or None: walk the rows.
-
-    ``budget``: bytes the counts may take (and the cache may hold). With
-    ``engine="counts"`` the counts are gathered whatever the cost, and an error
-    says why when they cannot answer.
-    """
-    from .counts import counts_nbytes, gather
-
-    engine = engine_option(req.options)
-    if engine == "rows" or not req.planned:  # no plan: rows not held here (a Dask partition)
-        if engine == "counts":
-            raise PdpxError("method_options={'engine': 'counts'}: pattern counts are gathered on rows held in "
-                            "this process; with Dask input use engine='auto' or 'rows'")
-        return None
-    if engine == "auto" and _MEMO + ".session" not in req.memo and gather_order(req, True)[0] is None \
-            and not counts_cache.holds(model):
-        return None  # a few sets and nothing kept: the rows, without a look at the trees or a digest
-    if not answerable(tm, req, engine):
-        return None
-    d = len(req.features)
-    own = req.memo.get(_MEMO + ".session")  # what this session chose: (X, weights, tm, Choice or None)
-    if own is not None and own[0] is req.X and own[1] is req.sample_weight and own[2] is tm:
-        if own[3] is not None and own[3].counts.answers(req.features):
-            return own[3]
-        if engine == "auto":  # the plan was weighed once: the sets the counts do not answer walk the rows
-            return None
-    trees = _trees_digest(tm, req)
-    if engine == "counts" or counts_cache.holds(model):
-        hit = counts_cache.get(model, trees, _session_digest(req), d, req.features)
-        if hit is not None:
-            choice = Choice(hit, f"exact, from pattern counts of these rows kept with the model (order "
-                                 f"{hit.order}): the rows were not read again")
-            req.memo[_MEMO + ".session"] = (req.X, req.sample_weight, tm, choice)
-            return choice
-    order = plan(tm, req, _pairs_budget(tm, budget) if engine == "auto" else None).order or None
-    if engine == "auto" and (order is None or not counts_fit(counts_nbytes(tm, order), budget)
-                             or not worth_compiling(tm, req, order, budget)):
-        req.memo[_MEMO + ".session"] = (req.X, req.sample_weight, tm, None)
-        return None
-    pairs = planned_pairs(req) if order == 2 else None  # the leafsets kernel counts only these
-    counts = gather(tm, req.X, req.sample_weight, order=order, memory_budget=budget, n_jobs=req.n_jobs,
-                    pairs=pairs)
-    counts_cache.put(model, trees, _session_digest(req), counts, budget)
-    ones, twos = _sets(req)
-    only = "" if counts.pairs is None else f", counting only its {len(counts.pairs)} pair(s)"
-    choice = Choice(counts, f"exact, from pattern counts gathered in one pass over the {len(req.X):,} rows (order "
-                            f"{order}{only}) for the {ones + twos} feature set(s) of this call")
-    req.memo[_MEMO + ".session"] = (req.X, req.sample_weight, tm, choice)
-    return choice
-
-
 def choose_partitioned(model, tm, req, data, budget: int) -> Choice | None:
     """The counts ``exact`` answers ``req`` from when the rows are partitioned elsewhere (``data``: a
-    ``DaskData``), gathered partition by partition (:meth:`~pdpx.core.cluster.DaskData.gather_counts`: only
+    ``DaskData``), gathered partition by partition (:meth:`~pdpx.rows.dask.DaskData.gather_counts`: only
     the counts travel), or None: every partition walks its rows for this feature set.
 
     Gathered when the plan's feature sets would cost more row walks (each one a pass over every partition)
     than the gather, and the counts fit half the budget; kept for the session (``req.memo``).
     """
-    from .counts import counts_nbytes, gather_task
+    from .counts import gather_task
+    from .counts_pd import unavailable
 
-    engine = engine_option(req.options)
+    engine = exact_options(req.options).engine
     if engine == "rows":
         return None
-    if not answerable(tm, req, engine):
+    why = unavailable(tm, req)
+    if why:
+        if engine == "counts":
+            raise PdpxError(f"method_options={{'engine': 'counts'}} cannot compute this: {why}; "
+                            "use engine='auto' or 'rows'")
         return None
     d = len(req.features)
     own = req.memo.get(_MEMO + ".partitioned")
@@ -391,7 +349,7 @@ def choose_partitioned(model, tm, req, data, budget: int) -> Choice | None:
         if engine == "auto":
             return None
     order = counts_order(req, engine)
-    if engine == "auto" and (order is None or not counts_fit(counts_nbytes(tm, order), budget)):
+    if engine == "auto" and (order is None or not counts_fit(counts_bytes(tm, order), budget)):
         req.memo[_MEMO + ".partitioned"] = (data, req.sample_weight, tm, None)
         return None
     counts = data.gather_counts(model, req.response, order, budget, task=gather_task,

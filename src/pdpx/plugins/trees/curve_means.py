@@ -33,13 +33,14 @@ from dataclasses import replace
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from ...core.compiler import njit
 from ...core.ir import TreeModel
 from ...core.threads import in_threads, thread_count
 from ...core.treesum import TreeSum
 from .counts_kernels import leaf_words, word_buffers
 from .kernels import load_block
-from .nbcache import njit
 from .records import Case, KernelRecord
+from .registry import ran
 from .routing import BLOCK
 from .rows import spans
 
@@ -154,6 +155,7 @@ def _one(tm: TreeModel, requests, shares, n_jobs, budget):
     from .leafsets import node_masks
     from .prep import static_layout
 
+    ran("means")
     ens = tm.ensemble
     st = static_layout(ens)
     ls, (num_lf, spec_lf, q, _lord) = leafset_layout(ens, st)

@@ -33,12 +33,13 @@ import math
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from ...core.compiler import njit
 from ...core.ir import TreeModel
 from ...core.threads import in_threads, thread_count
 from .counts_kernels import leaf_words, word_buffers
 from .kernels import load_block
-from .nbcache import njit
 from .records import Case, KernelRecord
+from .registry import ran
 from .routing import BLOCK
 from .rows import spans
 
@@ -283,6 +284,7 @@ def curve_moments(tm, requests: list, n_jobs=None, memory_budget: int = 256 << 2
     """
     if not requests or not available(tm):
         return None
+    ran("moments")
     from .counts import leafset_features, leafset_layout
     from .curve_means import leaf_passes
     from .engine import encoded_chunk

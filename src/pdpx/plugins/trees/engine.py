@@ -1,23 +1,25 @@
 """The two tree computations, given a tree model and a request: brute's exact answer, and recursion.
 
 The registered methods (:mod:`pdpx.plugins.exact`, :mod:`pdpx.plugins.recursion`)
-decide *whether* they can run and call these; anything else that needs partial
-dependence from trees (warm-up, and later importance or interaction measures)
-calls them too, without going through the plugin layer.
+decide *whether* they can run and call :func:`exact` and :func:`recursion`; the warm-up
+(:mod:`.warmup`) calls them on tiny models to compile their kernels. The measures
+(importance, H, heterogeneity, regions) reach them only through the methods, as every
+other caller does. :func:`kernel_for` builds the row kernel a plan (:mod:`.plan`)
+names; :func:`encoded_chunk` encodes rows for every kernel of this package.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...core.errors import PdpxError
 from ...core.ir import TreeModel
 from ...core.method import MethodResult, Request
 from ...core.progress import progress_bar
 from ...core.threads import thread_count
 from ...core.treesum import TreeSum
-from .plan import KERNELS, NOT_OBLIVIOUS, Plan, kernel_option, plan_rows  # noqa: F401 - KERNELS named here too
+from .plan import KERNELS, NOT_OBLIVIOUS, Plan, plan_rows  # noqa: F401 - KERNELS, NOT_OBLIVIOUS named here too
 from .prep import integrate, prepare
+from .registry import ran
 from .rows import Finish, link_factor
 
 
@@ -29,31 +31,16 @@ def encoded_chunk(tm: TreeModel, X) -> np.ndarray:
     return np.ascontiguousarray(tm.encode(X), dtype=np.float64)
 
 
-def kernel_for(plan: Plan, prep, option: str = "auto"):
-    """The row kernel object of ``plan`` (:func:`.plan.plan_rows`) for a prepared request.
-
-    The plan read the trees with numpy only; building the kernel checks what only the tables can tell:
-    whether the splits of each level of "oblivious" trees match, and (``kernel="leafsets"`` asked for, on
-    trees of more than 64 leaves) whether the grid reaches at most 64 leaves of each. Where they do not,
-    ``auto`` takes the next kernel in the planner's order and an explicit ``kernel`` is refused.
-    """
+def kernel_for(plan: Plan, prep):
+    """The row kernel object of ``plan`` (:func:`.plan.plan_rows`) for a prepared request: the plan's kernel,
+    built; the planner has checked that it fits (oblivious splits, leaves the grid reaches), so nothing is
+    chosen here."""
     from . import leafsets, oblivious, partition
 
     if plan.kernel == "oblivious":
-        ob = oblivious.plan(prep, products=plan.link == "products")
-        if ob is not None:
-            return ob
-        if option == "oblivious":
-            raise PdpxError(NOT_OBLIVIOUS)
-    if plan.kernel in ("oblivious", "leafsets"):
-        ls = leafsets.plan(prep, required=option == "leafsets")
-        if ls is not None:
-            return ls
-        if option == "leafsets":
-            raise PdpxError(
-                "method_options={'kernel': 'leafsets'}: a tree of this model has more than "
-                f"{leafsets.MAX_LEAVES} leaves that the grid reaches; use kernel 'auto' or 'partition'"
-            )
+        return oblivious.plan(prep, products=plan.link == "products")
+    if plan.kernel == "leafsets":
+        return leafsets.plan(prep, required=True)
     return partition.plan(prep)
 
 
@@ -61,19 +48,21 @@ def kernel_for(plan: Plan, prep, option: str = "auto"):
 MAX_CHUNK_BYTES = 64 * 2**20
 
 
-def exact(tm: TreeModel, req: Request) -> MethodResult:
-    """What ``brute`` returns for ``req``, computed from the trees (see :mod:`pdpx.plugins.exact`)."""
+def exact(tm: TreeModel, req: Request, plan: Plan | None = None) -> MethodResult:
+    """What ``brute`` returns for ``req``, computed from the trees (see :mod:`pdpx.plugins.exact`), as ``plan``
+    (a row plan of :func:`.plan.plan` or :func:`.plan.plan_rows`; None: planned here) says."""
+    if plan is None:
+        plan = plan_rows(tm, req)
     if isinstance(tm, TreeSum):  # an ensemble linear in its members: each member, then the weighted sum
         from .combine import exact_sum
 
-        return exact_sum(tm, req, exact)
+        return exact_sum(tm, req, exact, plan)
 
-    kernel_name = kernel_option(req.options)
     ens = tm.ensemble
     n = len(req.X)
     prep = prepare(tm, req)
-    plan = plan_rows(tm, req, prep)
-    kernel = kernel_for(plan, prep, kernel_name)
+    kernel = kernel_for(plan, prep)
+    ran(kernel.name)
     outputs = np.asarray(req.outputs, dtype=np.int64)
     K = outputs.size
     M = int(ens.n_margins)
@@ -119,6 +108,7 @@ def recursion(tm: TreeModel, req: Request) -> MethodResult:
 
     ens = tm.ensemble
     prep = prepare(tm, req)
+    ran("recursion")
     # each leaf's share of its tree's node weight, added to its box like a count of rows
     share = recursion_weights(ens.tree_start, ens.left, ens.right, ens.node_weight, prep.tgt, prep.reach,
                               int(prep.max_tree_nodes))

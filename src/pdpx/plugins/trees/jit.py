@@ -25,7 +25,7 @@ Nothing here changes a number: brute is exact too, ``res.method`` says which ran
 
 Every process started here runs this interpreter with a safe import path (:func:`module_command`:
 ``-P`` and ``PYTHONSAFEPATH=1``, working folder this user's private folder), so a ``numpy.py`` in the
-folder pdpx is run from is never imported. Where numba can cache nothing (:mod:`.nbcache`), kernels
+folder pdpx is run from is never imported. Where numba can cache nothing (:mod:`pdpx.core.compiler`), kernels
 compile in memory, nothing starts in the background, and :func:`noted` says so in ``res.notes``.
 """
 
@@ -40,8 +40,9 @@ import threading
 import time
 import warnings
 
+from ...core import compiler
 from ...core.userdir import private_dir
-from . import nbcache, registry
+from . import registry
 
 #: The cold-compile tables, read from the kernels' records (:mod:`.registry`) when first asked: ``COLD_SECONDS``
 #: (``exact``'s and recursion's kernels), ``COUNTS_COLD_SECONDS`` (the pattern counts'), ``MEANS_COLD_SECONDS``
@@ -150,6 +151,14 @@ def deferred_means(kernels=None) -> bool:
     return compile_in_background()
 
 
+def compile_seconds(kernels) -> float:
+    """The compile state as the planner reads it (:func:`.plan.plan`'s ``compile_seconds``): the seconds compiling
+    those of ``kernels`` (``module.function`` names, a plan's) that are neither compiled in this process nor in
+    numba's cache would take (:func:`cold_seconds_of` of :func:`pending`); 0.0 when all are."""
+    missing = pending(kernels)
+    return cold_seconds_of(missing) if missing else 0.0
+
+
 def cold_seconds_of(names) -> float:
     """:func:`cold_seconds` of exact's and the counts' kernels alike."""
     if not names:
@@ -168,7 +177,7 @@ def _compiled_or_cached(dispatcher) -> bool | None:
     try:  # numba's cache index: entries keyed by (signature, machine, bytecode hashes), stamped with the source
         if dispatcher.overloads:
             return True
-        if nbcache.where() == "memory":  # no cache: compiled in this process or not at all
+        if compiler.where() == "memory":  # no cache: compiled in this process or not at all
             return False
         cache = dispatcher._cache
         key = cache._index_key(None, dispatcher.targetctx.codegen())[1:]
@@ -298,7 +307,7 @@ def defer_reason(adapter, req) -> str | None:
     started = compile_in_background()
     later = ("they are being compiled in the background, and later calls will use exact" if started else
              "later calls compile them once brute force has taken as long")
-    cache = nbcache.note()
+    cache = compiler.note()
     return (f"its compiled kernels are not ready yet ({len(missing)} to compile, about {compile_s:.0f} s; brute force "
             f"takes about {max(brute_s, 0.01):.2g} s here and returns the same numbers); {later}"
             + (f" ({cache})" if cache else ""))
@@ -339,8 +348,8 @@ def compiled_said(deliver: bool) -> str | None:
 
 
 def noted(res):
-    """``res`` (a MethodResult of the tree kernels) with :func:`.nbcache.note` added to its notes, if any."""
-    text = nbcache.note()
+    """``res`` (a MethodResult of the tree kernels) with :func:`pdpx.core.compiler.note` added to its notes, if any."""
+    text = compiler.note()
     if text and text not in res.notes:
         res.notes.append(text)
     return res
@@ -361,8 +370,8 @@ def module_command(module: str, *args: str) -> tuple[list[str], dict] | None:
     env["PYTHONSAFEPATH"] = "1"
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
-    if nbcache.cache_dir() is not None:
-        env["NUMBA_CACHE_DIR"] = nbcache.cache_dir()
+    if compiler.cache_dir() is not None:
+        env["NUMBA_CACHE_DIR"] = compiler.cache_dir()
     safe = ["-P"] if sys.version_info >= (3, 11) else []
     return [exe, *safe, "-m", module, *args], {"cwd": private_dir() or os.path.abspath(os.sep), "env": env}
 
@@ -375,7 +384,7 @@ def compile_in_background() -> bool:
         if proc is not None:
             return proc.poll() is None
         command = module_command(f"{__package__}.warmup", "--background")
-        if command is None or nbcache.where() == "memory":
+        if command is None or compiler.where() == "memory":
             _state["background"] = _NotStarted()
             return False  # embedded (R, an app): no interpreter to start; or no cache for it to fill
         argv, where = command

@@ -40,8 +40,8 @@ from typing import NamedTuple
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from ...core.compiler import njit
 from .kernels import NO_CORNERS, load_block, preorder, scatter_boxes
-from .nbcache import njit
 from .records import SORTED, Case, KernelRecord
 from .routing import BLOCK, F_SPECIAL, add_numeric, keep_block, keep_special, numeric_tables
 from .rows import run
@@ -274,6 +274,16 @@ class LeafSets:
             return out
 
         return fin.sums(margins, X.shape[0], row_weight, threads, ice_row0)
+
+
+def reaches_few(prep) -> bool:
+    """Whether the grid of a prepared request reaches at most :data:`MAX_LEAVES` leaves of every tree (what
+    ``kernel="leafsets"`` asked for needs on larger trees), numpy only."""
+    ens = prep.ens
+    if prep.static.leaves_per_tree.max() <= MAX_LEAVES:
+        return True
+    reached = np.add.reduceat((prep.reach & (ens.left < 0)).astype(np.int64), ens.tree_start[:-1])
+    return bool(reached.max() <= MAX_LEAVES)
 
 
 def plan(prep, required: bool = False) -> LeafSets | None:

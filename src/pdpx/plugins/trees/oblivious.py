@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.compiler import njit
 from .kernels import load_block, scatter_boxes
-from .nbcache import njit
 from .products import counts_by_bytes, products_sums
 from .records import SORTED, Case, KernelRecord
 from .routing import BLOCK, F_SPECIAL, add_numeric, numeric_left, numeric_tables, special_block
@@ -157,6 +157,61 @@ def maybe_oblivious(ens) -> bool:
         return bool(np.all(deepest == shallowest) and np.all(deepest <= MAX_DEPTH)
                     and np.all(leaves == 2 ** np.minimum(deepest, 62)))
     return ens.derived("pdpx.plugins.trees.oblivious.maybe_oblivious", build)
+
+
+def is_oblivious(ens) -> bool:
+    """Whether :func:`oblivious_layout` takes ``ens`` (every tree oblivious: :func:`maybe_oblivious`, the nodes of
+    each level splitting alike, at most :data:`MAX_SLOTS` leaves in all), read with numpy only so that the
+    planner (:mod:`.plan`) decides before anything is compiled; kept with the ensemble."""
+    def build():
+        if not maybe_oblivious(ens):
+            return False
+        leaf = ens.left < 0
+        if int(leaf.sum()) > MAX_SLOTS:
+            return False
+        inner = np.flatnonzero(~leaf)
+        if not inner.size:
+            return True
+        # each internal node's tree and level
+        depth = np.zeros(ens.n_nodes, dtype=np.int64)
+        level = ens.tree_start[:-1]
+        d = 0
+        while level.size:
+            level = level[ens.left[level] >= 0]
+            d += 1
+            level = np.concatenate([ens.left[level], ens.right[level]])
+            depth[level] = d
+        tree_of = np.repeat(np.arange(ens.n_trees), np.diff(ens.tree_start))
+        key = tree_of[inner] * (MAX_DEPTH + 1) + depth[inner]
+        order = np.argsort(key, kind="stable")
+        nodes, key = inner[order], key[order]
+        first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        rep = np.repeat(nodes[first], np.diff(np.r_[first, len(nodes)]))  # the first node of each level
+        return _alike(ens, nodes, rep)
+    return ens.derived("pdpx.plugins.trees.oblivious.is_oblivious", build)
+
+
+def _alike(ens, a, b) -> bool:
+    """Whether nodes ``a`` split as nodes ``b`` (as :func:`_same_split`), numpy only."""
+    for name in ("feature", "missing_left", "nan_mode"):
+        arr = getattr(ens, name)
+        if arr is not None and np.any(arr[a] != arr[b]):
+            return False
+    ta, tb = ens.threshold[a], ens.threshold[b]
+    if np.any((ta != tb) & ~(np.isnan(ta) & np.isnan(tb))):
+        return False
+    if ens.cat_offset is None:
+        return True
+    ca, cb = ens.cat_offset[a] >= 0, ens.cat_offset[b] >= 0
+    if np.any(ca != cb):
+        return False
+    for x, y in zip(a[ca], b[ca]):  # categorical splits: their sets' words, the shorter padded with zeros
+        wx = ens.cat_words[ens.cat_offset[x]: ens.cat_offset[x] + ens.cat_nwords[x]]
+        wy = ens.cat_words[ens.cat_offset[y]: ens.cat_offset[y] + ens.cat_nwords[y]]
+        n = max(len(wx), len(wy))
+        if np.any(np.pad(wx, (0, n - len(wx))) != np.pad(wy, (0, n - len(wy)))):
+            return False
+    return True
 
 
 def static_oblivious(ens):
@@ -435,7 +490,7 @@ def _uses(plan) -> tuple:
 RECORDS = (
     KernelRecord("oblivious", "oblivious", "rows",
                  {"oblivious_layout": 1.3, "request_layout": 1.0, "oblivious_walk": 1.4},
-                 fits=lambda ens, budget, order: maybe_oblivious(ens), uses=_uses, family="oblivious",
+                 fits=lambda ens, budget, order: is_oblivious(ens), uses=_uses, family="oblivious",
                  cases=(Case(kernel="oblivious", depth=2), Case(kernel="oblivious", depth=2, kind="both"),
                         Case(kernel="oblivious", depth=9, grids=SORTED))),  # deeper than a byte: the float walk
     KernelRecord("oblivious.corners", "oblivious", "shared", {"pattern_tables": 0.6}, family="oblivious"),

@@ -24,10 +24,12 @@ The engines:
 
 The rules (``auto``) and where they are read:
 
-* row kernel (:func:`row_kernel`): ``oblivious`` when every tree has all its leaves at
-  one depth (the kernel then compares each level's splits and, should they differ,
-  :func:`.engine.kernel_for` takes the next that fits), else ``leafsets`` when every tree
-  has at most 64 leaves, else ``partition``; ``method_options={"kernel": ...}`` forces one;
+* row kernel (:func:`row_kernel`): ``oblivious`` when every tree is oblivious (all its leaves
+  at one depth, each level's nodes splitting alike: :func:`.oblivious.is_oblivious`, numpy
+  only), else ``leafsets`` when every tree has at most 64 leaves, else ``partition``;
+  ``method_options={"kernel": ...}`` forces one (``leafsets`` on larger trees: when the grid
+  reaches at most 64 leaves of each, checked here); :func:`.engine.kernel_for` builds the
+  plan's kernel and chooses none;
 * link (:attr:`Plan.link`): ``"linear"`` for an average of a response linear in the
   trees (each leaf's box added once, scaled by its rows), ``"products"`` for an
   oblivious average of one margin's logistic or exp response (when its byte tests fit,
@@ -37,9 +39,13 @@ The rules (``auto``) and where they are read:
   :data:`PAIR_SETS`) and the counts take at most half the budget (:func:`counts_fit`);
   ``engine="counts"`` gathers at the least order that answers the sets; the gather kernel
   (:func:`counts_kernel`): at order 2 ``patterns`` then ``leafsets``, at order 1
-  ``leafsets`` then ``patterns``, each where it fits, else ``partition``.
-  :mod:`.counts_use` adds what is not a plan: the counts kept with the model, and
-  whether their kernels are compiled;
+  ``leafsets`` then ``patterns``, each where it fits within what the counts leave of the
+  budget (:func:`counts_bytes`, numpy only), else ``partition``;
+* the one decision (:func:`plan`): from the trees, the request (typed :class:`ExactOptions`,
+  the batch's sets, what the session settled), the counts kept with the model and the
+  compile state (both handed in by :func:`.counts_use.decide`), the :class:`Plan` that runs:
+  its ``source`` (rows, counts kept, a gather), kernels, order and ``deferral``. The
+  executors run it and choose nothing (each reports what it runs, :func:`.registry.ran`);
 * means (:func:`plan_means`): responses that are sums of leaf values, trees of at most
   64 leaves.
 * beside (:func:`walks_rows_alone`): a request ``exact`` spends walking its rows, which other
@@ -51,10 +57,10 @@ its module's records (:mod:`.records`, :mod:`.registry`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 from ...core.errors import PdpxError
-from ...core.method import Request
+from ...core.method import MethodOptions, Request, option
 from . import registry
 
 #: Values of ``method_options={"kernel": ...}`` for ``exact``.
@@ -77,21 +83,24 @@ NOT_OBLIVIOUS = ("method_options={'kernel': 'oblivious'}: a tree of this model i
 EXP_LINKS = ("logistic", "binary_logistic", "exp")
 
 
-def kernel_option(options: dict) -> str:
-    """The ``kernel`` method option, checked."""
-    kernel = options.get("kernel", "auto")
-    if kernel not in KERNELS:
-        raise PdpxError(f"method_options={{'kernel': {kernel!r}}}: expected one of {list(KERNELS)}")
-    return kernel
+@dataclass(frozen=True)
+class ExactOptions(MethodOptions):
+    """``exact``'s ``method_options``: which kernel finds the reached leaves, and whether averages come from pattern
+    counts (``"counts"``), the rows walked per feature set (``"rows"``) or as the planner sees fit (``"auto"``)."""
+
+    kernel: str = option("auto", choices=KERNELS)
+    engine: str = option("auto", choices=ENGINES, describe=(
+        f"one of {list(ENGINES)} ('counts' computes averages from pattern counts, 'rows' walks the rows per "
+        "feature set)"))
 
 
-def engine_option(options: dict) -> str:
-    """The ``engine`` method option, checked."""
-    engine = options.get("engine", "auto")
-    if engine not in ENGINES:
-        raise PdpxError(f"method_options={{'engine': {engine!r}}}: expected one of {list(ENGINES)} "
-                        "('counts' computes averages from pattern counts, 'rows' walks the rows per feature set)")
-    return engine
+def exact_options(options) -> ExactOptions:
+    """``options`` as ``exact``'s typed options, read as they are: a session's request carries them checked
+    already (:func:`~pdpx.core.method.checked_options`); a plain mapping (a direct call of the engine, the
+    warm-up, a test) is checked once here."""
+    if isinstance(options, ExactOptions):
+        return options
+    return ExactOptions.checked(dict(options or {}), "exact")
 
 
 @dataclass(frozen=True)
@@ -117,6 +126,17 @@ class Plan:
         The compiled functions (``module.function``) it runs.
     members : tuple of Plan
         An ensemble linear in its members: the plans of the members reading a target feature.
+    records : tuple of str
+        The kernel records (:mod:`.registry`) it runs, whose compiled functions are :attr:`kernels`: what the
+        executors report running (:func:`.registry.ran`).
+    source : str
+        Where :func:`plan`'s answer comes from: ``"rows"``, ``"gather"`` or ``"kept"`` (``""`` elsewhere).
+    deferral : str
+        Why work that would pay is not done now (its kernels compile in the background), or ``""``.
+    note : str
+        What ``res.notes`` says of the plan (counts kept), or ``""``.
+    counts : PatternCounts or SumCounts or None
+        The counts a ``"kept"`` plan answers from.
     """
 
     engine: str
@@ -127,6 +147,11 @@ class Plan:
     order: int = 0
     kernels: frozenset = frozenset()
     members: tuple = ()
+    records: tuple = ()
+    source: str = ""
+    deferral: str = ""
+    note: str = ""
+    counts: object = field(default=None, compare=False, repr=False)
 
     @property
     def per_row(self) -> bool:
@@ -155,10 +180,11 @@ def row_kernel(ens, option: str = "auto") -> str:
     ``auto``: the first kernel of :mod:`.registry`'s order (oblivious, leafsets, partition) whose record fits;
     an explicit ``oblivious`` for trees that are not is refused here, before anything is compiled.
     """
-    option = kernel_option({"kernel": option})
     rows = _rows_records("rows")
     if option != "auto":
-        rec = next(r for r in rows if r.name == option)
+        rec = next((r for r in rows if r.name == option), None)
+        if rec is None:
+            raise PdpxError(f"kernel {option!r}: expected one of {list(KERNELS)}")
         if option == "oblivious" and not rec.fits(ens, 0, 0):
             raise PdpxError(NOT_OBLIVIOUS)
         return option  # leafsets: refused by the kernel when the grid reaches more than 64 leaves of a tree
@@ -178,11 +204,14 @@ def plan_rows(tm, req, prep=None) -> Plan:
             sub, _ = member_request(term, req)
             if sub is not None:  # a member that reads no target feature is averaged without a kernel
                 members.append(plan_rows(term.model, sub))
-        return Plan("sum", members=tuple(members), kernels=frozenset().union(*(m.kernels for m in members)))
+        return _sum(members, source="rows")
     from .prep import uses_intervals
 
     ens = tm.ensemble
-    kernel = row_kernel(ens, kernel_option(req.options))
+    option = exact_options(req.options).kernel
+    kernel = row_kernel(ens, option)
+    if option == "leafsets":  # asked for: on trees of more than 64 leaves, the grid must reach at most 64 of each
+        prep = _leafsets_fit(tm, req, prep)
     intervals = prep.intervals if prep is not None else uses_intervals(tm, req)
     if ens.is_linear and not req.needs_individual:
         link = "linear"
@@ -191,8 +220,23 @@ def plan_rows(tm, req, prep=None) -> Plan:
         link = "products"
     else:
         link = "rows"
-    plan = Plan("oblivious" if kernel == "oblivious" else "rows", kernel, link, ens.link, bool(intervals))
+    plan = Plan("oblivious" if kernel == "oblivious" else "rows", kernel, link, ens.link, bool(intervals),
+                source="rows")
     return _with_kernels(plan, [kernel])
+
+
+def _leafsets_fit(tm, req, prep):
+    """``prep`` (prepared here when None and needed) once ``kernel="leafsets"`` is found to fit the grid."""
+    from .leafsets import MAX_LEAVES, reaches_few
+    from .prep import prepare, static_layout
+
+    if int(static_layout(tm.ensemble).leaves_per_tree.max()) <= MAX_LEAVES:
+        return prep
+    prep = prepare(tm, req) if prep is None else prep
+    if not reaches_few(prep):
+        raise PdpxError(f"method_options={{'kernel': 'leafsets'}}: a tree of this model has more than {MAX_LEAVES} "
+                        "leaves that the grid reaches; use kernel 'auto' or 'partition'")
+    return prep
 
 
 def plan_recursion(tm, req, prep=None) -> Plan:
@@ -204,9 +248,13 @@ def plan_recursion(tm, req, prep=None) -> Plan:
 
 
 def _with_kernels(plan: Plan, names) -> Plan:
-    from dataclasses import replace
+    return replace(plan, kernels=registry.runs(names, plan), records=tuple(names))
 
-    return replace(plan, kernels=registry.runs(names, plan))
+
+def _sum(members, **given) -> Plan:
+    """The plan of an ensemble linear in ``members`` (their plans)."""
+    return Plan("sum", members=tuple(members), kernels=frozenset().union(*(m.kernels for m in members)),
+                records=tuple(dict.fromkeys(r for m in members for r in m.records)), **given)
 
 
 def counts_kernel(ens, kernel: str, budget: int, order: int = 2) -> str:
@@ -231,16 +279,32 @@ def counts_kernel(ens, kernel: str, budget: int, order: int = 2) -> str:
     return next((name for name in preferred if fits[name]), "partition")
 
 
+def counts_bytes(tm, order: int = 2) -> int:
+    """Bytes of the pattern counts of ``tm`` (TreeModel or TreeSum) at ``order``, whatever the rows: read with
+    numpy only (:func:`.counts_kernels.n_slots`), so the plan knows them before anything is compiled."""
+    from ...core.treesum import TreeSum
+    from .counts_kernels import n_slots
+
+    if isinstance(tm, TreeSum):
+        return int(sum(counts_bytes(t.model, order) for t in tm.terms))
+    return 8 * n_slots(tm.ensemble, order)
+
+
 def plan_counts(tm, order: int = 2, kernel: str = "auto", memory_budget: int = 256 << 20) -> Plan:
     """The plan of a gather of pattern counts at ``order`` on ``tm`` (TreeModel or TreeSum) and of the partial
-    dependence from them (:func:`.counts_pd.partial_dependence`)."""
+    dependence from them (:func:`.counts_pd.partial_dependence`).
+
+    Each tree model's gather kernel is chosen (:func:`counts_kernel`) within what its counts leave of
+    ``memory_budget``: the budget the gather (:func:`.counts.gather`, which runs ``plan.kernel`` and chooses
+    nothing) has for its histograms and rows."""
     from ...core.treesum import TreeSum
 
     if isinstance(tm, TreeSum):
-        members = tuple(plan_counts(t.model, order, kernel, memory_budget) for t in tm.terms)
-        return Plan("sum", order=order, members=members, kernels=frozenset().union(*(m.kernels for m in members)))
-    name = counts_kernel(tm.ensemble, kernel, memory_budget, order)
-    return _with_kernels(Plan("counts", name, "linear", tm.ensemble.link, order=order), ["counts", f"counts.{name}"])
+        return _sum([plan_counts(t.model, order, kernel, memory_budget) for t in tm.terms], order=order,
+                    source="gather")
+    name = counts_kernel(tm.ensemble, kernel, memory_budget - counts_bytes(tm, order), order)
+    return _with_kernels(Plan("counts", name, "linear", tm.ensemble.link, order=order, source="gather"),
+                         ["counts", f"counts.{name}"])
 
 
 def means_available(tm) -> bool:
@@ -256,42 +320,159 @@ def means_available(tm) -> bool:
     return bool(registry.record("means").fits(tm.ensemble, 0, 0))
 
 
-def plan_means(tm) -> Plan | None:
-    """The plan of :func:`.curve_means.curve_means` on ``tm``, or None when it cannot compute there."""
+def plan_means(tm, req=None, compile_seconds=None) -> Plan | None:
+    """The plan of :func:`.curve_means.curve_means` on ``tm`` for the requests ``req`` is the first of, or None
+    where it cannot compute or ``engine="rows"`` is asked (the curves are walked then); ``compile_seconds``:
+    the compile state (:func:`plan`), which sets ``deferral`` while its kernels are not compiled."""
     if not means_available(tm):
         return None
-    return _with_kernels(Plan("means", "leafsets"), ["means"])
+    return _one_pass(_with_kernels(Plan("means", "leafsets"), ["means"]), req, compile_seconds)
 
 
-def plan_moments(tm) -> Plan | None:
-    """The plan of :func:`.curve_moments.curve_moments` on ``tm``, or None when it cannot compute there (numpy
-    only)."""
+def plan_moments(tm, req=None, compile_seconds=None) -> Plan | None:
+    """The plan of :func:`.curve_moments.curve_moments` on ``tm``, or None (as :func:`plan_means`; numpy only)."""
     from ...core.ir import TreeModel
 
     if not isinstance(tm, TreeModel) or not registry.record("moments").fits(tm.ensemble, 0, 0):
         return None
-    return _with_kernels(Plan("moments", "leafsets"), ["moments"])
+    return _one_pass(_with_kernels(Plan("moments", "leafsets"), ["moments"]), req, compile_seconds)
 
 
-# --------------------------------------------------------------- when pattern counts answer a call
-def plan(tm, req, pairs_budget: int | None = None) -> Plan:
-    """``exact``'s plan for ``req``, one request of a call computing the feature sets ``req.planned``.
+def _one_pass(planned: Plan, req, compile_seconds) -> Plan | None:
+    if req is not None and exact_options(req.options).engine == "rows":
+        return None
+    if compile_seconds is not None and compile_seconds(planned.kernels) > 0:
+        return replace(planned, deferral="the one-pass kernels are not compiled yet")
+    return planned
 
-    From pattern counts (:func:`plan_counts` at :func:`counts_order`'s order) when they can answer
-    (:func:`counts_unavailable`) and ``engine="counts"``, or ``"auto"`` and the call's sets are worth a
-    gather; else walking the rows (:func:`plan_rows`). ``pairs_budget``: the budget less the order-2
-    counts' bytes, where known (an order-2 gather may then count only the planned pairs,
-    :func:`pairs_only`). What is not a plan, :mod:`.counts_use` adds: counts kept with the model answer
-    at once; counts over half the budget (:func:`counts_fit`), or whose kernels would compile for longer
-    than the row walks take, are not gathered.
+
+# --------------------------------------------------------------- the one decision: what runs for a request
+#: Where ``req.memo`` keeps what the session's plan settled (weighed once, at its first request).
+SESSION = "pdpx.plugins.trees.plan.session"
+#: Seconds of one row through one tree in ``exact``'s row walk for one feature set (XGBoost, depth 6: about
+#: 1.3e-8 s measured, rounded up): what a gather's compilation is weighed against.
+ROW_TREE_SECONDS = 1.5e-8
+
+
+def plan(tm, req, kept=None, compile_seconds=None, prep=None) -> Plan:
+    """``exact``'s plan for ``req``, one request of a call computing the feature sets ``req.planned``: the one
+    place that decides what runs (the executors, :func:`.engine.exact`, :func:`.counts.gather` and
+    :mod:`.counts_pd`, run the plan and choose nothing).
+
+    Parameters
+    ----------
+    tm : TreeModel or TreeSum
+        The trees.
+    req : PlannedRequest or Request
+        The request; its ``planned`` sets (the batch's), ``memo`` (what the session's plan settled at its first
+        request) and typed options (:class:`ExactOptions`). A request without planned sets (one Dask
+        partition's rows) walks its rows.
+    kept : object, optional
+        The counts cache as seen for this request (:class:`.counts_use.Kept`: ``holds``, ``get(order,
+        features)``); None: nothing kept.
+    compile_seconds : callable, optional
+        The compile state: ``compile_seconds(kernels)``, the seconds compiling those of ``kernels`` not
+        compiled yet would take (:func:`.jit.compile_seconds`); None: everything is compiled.
+    prep : Prepared, optional
+        The request prepared already (:func:`.prep.prepare`), for the row plan's regions and kernel checks.
+
+    Returns
+    -------
+    Plan
+        ``source`` says where the answer comes from: ``"rows"`` (:func:`plan_rows`), ``"kept"`` (counts kept
+        with the model or gathered earlier in this session: ``plan.counts``), ``"gather"`` (pattern counts
+        gathered now at ``plan.order`` by ``plan.kernel``, :func:`plan_counts`). ``deferral``: why counts that
+        would pay are not gathered now (their kernels compile in the background; the rows are walked).
+
+    The rules: ``engine="rows"`` walks the rows; counts kept (for the session, or with the model for these
+    rows and weights) answer at once; ``auto`` gathers when the call's sets would cost more row walks than
+    the gather (:func:`counts_order`, :func:`pairs_only`), the counts take at most half the budget
+    (:func:`counts_fit`) and their kernels are compiled or compile in less time than the row walks take;
+    ``engine="counts"`` gathers whatever the cost, and says why when counts cannot answer.
     """
-    engine = engine_option(req.options)
-    if engine != "rows" and req.planned and counts_unavailable(tm, req) is None:
-        pairs = engine == "auto" and pairs_budget is not None and pairs_only(tm, pairs_budget)
-        order = counts_order(req, engine, pairs)
-        if order is not None:
-            return plan_counts(tm, order, memory_budget=req.memory_budget)
-    return plan_rows(tm, req)
+    engine = exact_options(req.options).engine
+    if engine == "rows" or not req.planned:  # no planned sets: rows not held here (a Dask partition)
+        if engine == "counts":
+            raise PdpxError("method_options={'engine': 'counts'}: pattern counts are gathered on rows held in "
+                            "this process; with Dask input use engine='auto' or 'rows'")
+        return plan_rows(tm, req, prep)
+    own = _settled(req, tm)
+    holds = kept is not None and kept.holds
+    if engine == "auto" and own is None and gather_order(req, True)[0] is None and not holds:
+        return plan_rows(tm, req, prep)  # a few sets and nothing kept: the rows, without a digest
+    why = counts_unavailable(tm, req)
+    if why:
+        if engine == "counts":
+            raise PdpxError(f"method_options={{'engine': 'counts'}} cannot compute this: {why}; "
+                            "use engine='auto' or 'rows'")
+        return plan_rows(tm, req, prep)
+    if own is not None:
+        if own.counts is not None and own.counts.answers(req.features):
+            return own
+        if engine == "auto":  # the plan was weighed once: the sets the counts do not answer walk the rows
+            return plan_rows(tm, req, prep)
+    if kept is not None and (engine == "counts" or holds):
+        hit = kept.get(len(req.features), req.features)
+        if hit is not None:
+            out = replace(from_counts(tm, hit), note=(
+                f"exact, from pattern counts of these rows kept with the model (order {hit.order}): the rows "
+                "were not read again"))
+            settle(req, tm, out)
+            return out
+    budget = req.memory_budget
+    order = counts_order(req, engine, engine == "auto" and pairs_only(tm, budget))
+    if engine == "auto" and (order is None or not counts_fit(counts_bytes(tm, order), budget)):
+        settle(req, tm, None)
+        return plan_rows(tm, req, prep)
+    gather = replace(plan_counts(tm, order, memory_budget=budget), source="gather")
+    if engine == "auto" and compile_seconds is not None:
+        compile_s = compile_seconds(gather.kernels)
+        if compile_s > _walk_seconds(tm, req):
+            settle(req, tm, None)
+            return replace(plan_rows(tm, req, prep), deferral=(
+                f"the pattern counts' compiled kernels are not ready yet (about {compile_s:.0f} s to compile), so "
+                "each feature set was computed on its own; they are being compiled in the background"))
+    return gather
+
+
+def from_counts(tm, counts) -> Plan:
+    """The plan of the partial dependence from ``counts`` already gathered (:mod:`.counts_pd`)."""
+    return _with_kernels(Plan("counts", "", "linear", _link(tm), order=int(counts.order), source="kept",
+                              counts=counts), ["counts"])
+
+
+def _link(tm) -> str:
+    from ...core.treesum import TreeSum
+
+    return "identity" if isinstance(tm, TreeSum) else tm.ensemble.link
+
+
+def _walk_seconds(tm, req) -> float:
+    """The row walks of ``req``'s planned sets, estimated from :data:`ROW_TREE_SECONDS`."""
+    from ...core.treesum import TreeSum
+
+    models = [t.model for t in tm.terms] if isinstance(tm, TreeSum) else [tm]
+    ones, twos = planned_sets(req)
+    return len(req.X) * sum(m.ensemble.n_trees for m in models) * ROW_TREE_SECONDS * (ones + twos)
+
+
+def _settled(req, tm):
+    """What the session's plan settled for these rows, weights and trees (:func:`settle`): a plan answering from
+    counts, or None (nothing settled, or the rows)."""
+    own = req.memo.get(SESSION)
+    if own is not None and own[0] is req.X and own[1] is req.sample_weight and own[2] is tm:
+        return own[3] if own[3] is not None else _ROWS
+    return None
+
+
+#: What :func:`_settled` returns when the session's plan settled on the rows.
+_ROWS = Plan("rows", source="rows")
+
+
+def settle(req, tm, plan: Plan | None) -> None:
+    """Keep in ``req.memo`` what the session's plan settled at its first request: ``plan`` (answering from the
+    counts it carries), or None (walk the rows for what kept counts do not answer)."""
+    req.memo[SESSION] = (req.X, req.sample_weight, tm, plan)
 
 
 def counts_unavailable(tm, req, counts=None) -> str | None:
@@ -350,14 +531,12 @@ def _pair(features) -> tuple[int, int]:
     return (a, b) if a < b else (b, a)
 
 
-def pairs_only(tm, budget_left: int) -> bool:
-    """Whether an order-2 gather on ``tm`` counts only the pairs asked for (every tree takes the ``leafsets``
-    kernel, which can), so that it costs :data:`PAIR_SETS` per pair over an order-1 gather; ``budget_left``:
-    the budget less the order-2 counts' bytes."""
-    from ...core.treesum import TreeSum
-
-    models = [t.model for t in tm.terms] if isinstance(tm, TreeSum) else [tm]
-    return all(counts_kernel(m.ensemble, "auto", budget_left, 2) == "leafsets" for m in models)
+def pairs_only(tm, budget: int) -> bool:
+    """Whether an order-2 gather on ``tm`` within ``budget`` counts only the pairs asked for (every tree model
+    takes the ``leafsets`` kernel, which can: :func:`plan_counts`), so that it costs :data:`PAIR_SETS` per pair
+    over an order-1 gather."""
+    planned = plan_counts(tm, 2, memory_budget=budget)
+    return all(m.kernel == "leafsets" for m in (planned.members or (planned,)))
 
 
 def gather_order(req, pairs_only: bool = False) -> tuple[int | None, str]:
@@ -399,7 +578,7 @@ def walks_rows_alone(req) -> bool:
     """Whether ``exact`` will spend the request walking its rows in compiled kernels (so other work can run
     beside it): one feature set planned, and counts not forced. A session planning several may answer them
     from pattern counts in moments."""
-    return len(req.planned) <= 1 and engine_option(req.options) != "counts"
+    return len(req.planned) <= 1 and exact_options(req.options).engine != "counts"
 
 
 @dataclass

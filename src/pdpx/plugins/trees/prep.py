@@ -1,4 +1,11 @@
-"""Shared preparation for the tree methods: target nodes, leaf boxes, thread count."""
+"""Shared preparation for the tree methods: whether they can run, the routing arrays, target nodes, leaf boxes.
+
+:func:`tree_unavailable` says why a tree method cannot run (no numba, no readable trees);
+:class:`Routing` carries a model's routing arrays as one tuple and :func:`static_layout` its
+per-ensemble tables; :func:`prepare` gives a request's target nodes, grid codes and leaf boxes
+(:class:`Prepared`); :func:`integrate` turns difference arrays into values on the grid. The
+threads are counted by :func:`pdpx.core.threads.thread_count`, not here.
+"""
 
 from __future__ import annotations
 

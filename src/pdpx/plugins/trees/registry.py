@@ -14,6 +14,7 @@ this module costs nothing.
 from __future__ import annotations
 
 import importlib
+from contextlib import contextmanager
 from functools import lru_cache
 
 #: The modules of ``exact``'s row kernels, of recursion and of what they share (warm-up families ``leafsets``,
@@ -93,3 +94,25 @@ def families() -> tuple:
 def cases(family: str) -> list:
     """``(record, case)`` of every warm-up case of ``family``."""
     return [(r, c) for r in records() if r.family == family for c in r.cases]
+
+
+_recorders: list = []
+
+
+def ran(*names: str) -> None:
+    """Executors call this with the records (:attr:`.records.KernelRecord.name`) they run, at the point they run
+    them; :func:`recording` collects them (to compare with the plan's :attr:`.plan.Plan.records`). Nothing is
+    kept when nobody records."""
+    for got in _recorders:
+        got.extend(names)
+
+
+@contextmanager
+def recording():
+    """``with recording() as got:`` the names of the records run inside the block (:func:`ran`), in order."""
+    got: list = []
+    _recorders.append(got)
+    try:
+        yield got
+    finally:
+        _recorders.remove(got)

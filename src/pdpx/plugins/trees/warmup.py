@@ -1,4 +1,4 @@
-"""Compile the tree kernels ahead of the first call, into numba's on-disk cache.
+"""Compile every kernel of pdpx (the tree machinery's and the measures') ahead of the first call, into numba's cache.
 
 ``make setup`` and the R package's ``install_pdpx()`` run ``python -m
 pdpx.plugins.trees.warmup`` once after installing; ``method="auto"`` starts it in the
@@ -8,10 +8,16 @@ so a later call only loads machine code.
 
     python -m pdpx.plugins.trees.warmup [--jobs N] [--background]
 
-``--jobs``: compile the kernel families (``exact``'s three and the pattern counts') in up
-to N processes at once (default: the cores, at most 4). ``--background``: on otherwise idle cores only, and only if no
-other background compilation holds the lock (one per user and cache, a file in the user's private folder,
-:func:`pdpx.core.userdir.private_dir`; without such a folder, no lock: at worst two compilations at once).
+Every kernel of pdpx is compiled: the tree machinery's, by the cases of their records
+(:mod:`.registry`), and those of the modules outside it that compile through
+:func:`pdpx.core.compiler.njit` (:data:`pdpx.core.compiler.ELSEWHERE`: the regions' split sums), by
+their ``warm_up()`` (family ``measures``).
+
+``--jobs``: compile the kernel families (``exact``'s three, the pattern counts' and the measures') in up
+to N processes at once (default: the cores, at most one per family). ``--background``: on otherwise idle cores
+only, and only if no other background compilation holds the lock (one per user and cache, a file in the user's
+private folder, :func:`pdpx.core.userdir.private_dir`; without such a folder, no lock: at worst two compilations
+at once).
 Processes started here import nothing from the working folder (:func:`.jit.module_command`).
 """
 
@@ -26,15 +32,19 @@ import time
 import numpy as np
 import pandas as pd
 
+from ...core import compiler
 from ...core.ir import TreeEnsemble, TreeModel, numeric_encoder, numeric_values
 from ...core.method import Request
 from ...core.userdir import open_private, private_dir
-from . import engine, nbcache, registry
+from . import engine, registry
 from .jit import module_command
 
+#: The family of the kernels outside the tree machinery (:data:`pdpx.core.compiler.ELSEWHERE`), which declare
+#: no records: their modules' ``warm_up()`` compiles them.
+MEASURES = "measures"
 #: The kernel families, each compiled by one process when several run at once (the records' ``family``,
-#: :mod:`.records`, names one of them).
-FAMILIES = ("leafsets", "partition", "oblivious", "counts")
+#: :mod:`.records`, names one of them; :data:`MEASURES` the rest).
+FAMILIES = ("leafsets", "partition", "oblivious", "counts", MEASURES)
 
 
 def _model(link: str = "identity", n_margins: int = 1, depth: int = 1) -> TreeModel:
@@ -72,10 +82,13 @@ def _run(tm: TreeModel, kernel: str, kind: str, grid, features=(0,), method=engi
 
 
 def _family(name: str) -> None:
-    """Run the warm-up case of every kernel of one family (its records', :mod:`.registry`) on the argument types
-    real calls use."""
+    """Run the warm-up case of every kernel of one family (its records', :mod:`.registry`; for :data:`MEASURES`,
+    :func:`pdpx.core.compiler.warm_up_elsewhere`) on the argument types real calls use."""
     if name not in FAMILIES:
         raise ValueError(f"unknown kernel family {name!r}; one of {FAMILIES}")
+    if name == MEASURES:
+        compiler.warm_up_elsewhere()
+        return
     for _, case in registry.cases(name):
         run_case(case)
 
@@ -143,7 +156,7 @@ def _moments() -> None:
 
 
 def warm_up(jobs: int = 1) -> float:
-    """Compile (or load from numba's on-disk cache) every tree kernel; returns seconds taken.
+    """Compile (or load from numba's on-disk cache) every kernel of pdpx; returns seconds taken.
 
     ``jobs`` > 1: the kernel families compile in that many processes at once (each
     writes its own kernels to the cache; this process loads nothing).
@@ -175,7 +188,7 @@ def _hold_lock():
     folder = private_dir()
     if folder is None:  # no folder of this user's alone: no lock rather than one another user could hold
         return open(os.devnull)
-    cache = nbcache.cache_dir() or os.environ.get("NUMBA_CACHE_DIR", "")
+    cache = compiler.cache_dir() or os.environ.get("NUMBA_CACHE_DIR", "")
     key = hashlib.sha256(f"{os.path.dirname(os.path.abspath(__file__))}\0{cache}".encode()).hexdigest()[:16]
     try:
         handle = os.fdopen(open_private(os.path.join(folder, f"compile-{key}.lock")), "a")
@@ -205,8 +218,8 @@ def main(argv: list[str]) -> int:
         _family(argv[argv.index("--family") + 1])
         return 0
     background = "--background" in argv
-    if nbcache.where() == "memory":
-        print(f"nothing to compile ahead: {nbcache.note()}", file=sys.stderr)
+    if compiler.where() == "memory":
+        print(f"nothing to compile ahead: {compiler.note()}", file=sys.stderr)
         return 0
     jobs = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else min(len(FAMILIES), os.cpu_count() or 1)
     if background:
@@ -217,7 +230,7 @@ def main(argv: list[str]) -> int:
         jobs = 1
     seconds = warm_up(jobs)
     if not background:
-        print(f"compiled pdpx's tree kernels in {seconds:.1f} s")
+        print(f"compiled pdpx's kernels in {seconds:.1f} s")
     return 0
 
 
