@@ -58,7 +58,7 @@ lint:
 # groups keeps a module's tests on one worker (module fixtures built once) and every Spark test on one (one JVM);
 # the kernels are compiled once, in the controller, before the workers start.
 TEST_WORKERS ?= 2
-PYTEST := $(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup
+PYTEST := $(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 test-python:
 	$(PYTEST) --durations=30
