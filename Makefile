@@ -35,8 +35,8 @@ $(VENV)/bin/python:
 
 # Reinstalled when pyproject.toml changes. rpy2 is pinned to 3.5.17 (3.6 fails with R 4.2.2).
 # contrib/pdpx-catboost is a separate distribution (the CatBoost plugin), installed editable.
-# Then the tree kernels are compiled into numba's cache (three processes at once), so that the
-# first call of a session only loads them.
+# Then the tree kernels are compiled into numba's cache (a process per core, at most 4, each with about the same
+# compile time), so that the first call of a session only loads them.
 $(STAMP): pyproject.toml contrib/pdpx-catboost/pyproject.toml $(VENV)/bin/python
 	$(VENV)/bin/pip install -q -e ".[all,test,r,docs]"
 	$(VENV)/bin/pip install -q -e contrib/pdpx-catboost
@@ -58,7 +58,7 @@ lint:
 # groups keeps a module's tests on one worker (module fixtures built once) and every Spark test on one (one JVM);
 # the kernels are compiled once, in the controller, before the workers start.
 TEST_WORKERS ?= 2
-PYTEST := $(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup
+PYTEST := $(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 test-python:
 	$(PYTEST) --durations=30

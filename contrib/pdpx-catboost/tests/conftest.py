@@ -4,7 +4,10 @@
 import subprocess
 import sys
 
+import pytest
 
+
+@pytest.hookimpl(trylast=True)  # after pdpx's tests/conftest.py, when both run
 def pytest_sessionstart(session):
     """Once per run, and not in pytest-xdist's workers (their controller warms up before starting them), nor when
     pdpx's own tests/conftest.py did it already in this run."""

@@ -14,10 +14,11 @@ Every kernel of pdpx is compiled: the tree machinery's, by the cases of their re
 their ``warm_up()`` (family ``measures``).
 
 ``--jobs``: compile the kernel families (``exact``'s three, the pattern counts' and the measures') in up
-to N processes at once (default: the cores, at most one per family). ``--background``: on otherwise idle cores
-only, and only if no other background compilation holds the lock (one per user and cache, a file in the user's
-private folder, :func:`pdpx.core.userdir.private_dir`; without such a folder, no lock: at worst two compilations
-at once).
+to N processes at once (default: the cores, at most 4), this one included; the families are shared out so
+that each process has about the same compile time (:func:`shares`, from the records' cold seconds).
+``--background``: on otherwise idle cores only, and only if no other background compilation holds the lock
+(one per user and cache, a file in the user's private folder,
+:func:`pdpx.core.userdir.private_dir`; without such a folder, no lock: at worst two compilations at once).
 Processes started here import nothing from the working folder (:func:`.jit.module_command`).
 """
 
@@ -83,14 +84,33 @@ def _run(tm: TreeModel, kernel: str, kind: str, grid, features=(0,), method=engi
 
 def _family(name: str) -> None:
     """Run the warm-up case of every kernel of one family (its records', :mod:`.registry`; for :data:`MEASURES`,
-    :func:`pdpx.core.compiler.warm_up_elsewhere`) on the argument types real calls use."""
-    if name not in FAMILIES:
-        raise ValueError(f"unknown kernel family {name!r}; one of {FAMILIES}")
-    if name == MEASURES:
-        compiler.warm_up_elsewhere()
-        return
-    for _, case in registry.cases(name):
-        run_case(case)
+    :func:`pdpx.core.compiler.warm_up_elsewhere`) on the argument types real calls use; ``name`` may list several,
+    comma-separated, run in that order."""
+    names = name.split(",")
+    for one in names:
+        if one not in FAMILIES:
+            raise ValueError(f"unknown kernel family {one!r}; one of {FAMILIES}")
+    for one in names:
+        if one == MEASURES:
+            compiler.warm_up_elsewhere()
+            continue
+        for _, case in registry.cases(one):
+            run_case(case)
+
+
+def shares(jobs: int) -> list[list[str]]:
+    """The families shared out among ``jobs`` processes, the costliest share first: each family, costliest first
+    by its records' cold-compile seconds, goes to the share with the least so far. The critical path is the
+    costliest share (on two cores: counts and partition in one process, leafsets and oblivious in the other,
+    instead of oblivious then counts in one process beside two others)."""
+    cost = {f: sum(registry.cold_seconds_table(families=(f,)).values()) for f in FAMILIES}
+    out: list[list[str]] = [[] for _ in range(max(1, min(jobs, len(FAMILIES))))]
+    load = [0.0] * len(out)
+    for f in sorted(FAMILIES, key=lambda f: -cost[f]):
+        i = load.index(min(load))
+        out[i].append(f)
+        load[i] += cost[f]
+    return [s for _, s in sorted(zip(load, out), key=lambda x: -x[0]) if s]
 
 
 def run_case(case) -> None:
@@ -158,20 +178,21 @@ def _moments() -> None:
 def warm_up(jobs: int = 1) -> float:
     """Compile (or load from numba's on-disk cache) every kernel of pdpx; returns seconds taken.
 
-    ``jobs`` > 1: the kernel families compile in that many processes at once (each
-    writes its own kernels to the cache; this process loads nothing).
+    ``jobs`` > 1: the kernel families compile in that many processes at once, this one and ``jobs - 1`` started
+    here (:func:`shares`; each writes its own kernels to the cache).
     """
     t0 = time.perf_counter()
     if jobs <= 1:
         for name in FAMILIES:
             _family(name)
         return time.perf_counter() - t0
-    commands = [module_command(f"{__package__}.warmup", "--family", name) for name in FAMILIES[:jobs]]
+    mine, *theirs = shares(jobs)
+    commands = [module_command(f"{__package__}.warmup", "--family", ",".join(share)) for share in theirs]
     if any(c is None for c in commands):  # not a Python interpreter to start: all here
         warm_up(1)
         return time.perf_counter() - t0
     procs = [subprocess.Popen(argv, **where) for argv, where in commands]
-    for name in FAMILIES[jobs:]:
+    for name in mine:  # the costliest share here: this process has imported pdpx already
         _family(name)
     codes = [p.wait() for p in procs]
     if any(codes):
