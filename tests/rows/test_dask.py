@@ -161,6 +161,21 @@ def test_heterogeneity_on_the_workers_equals_pandas(data, client):
         np.testing.assert_allclose(a, b, atol=1e-12, rtol=0)
 
 
+def test_members_band_on_the_workers_equals_pandas(data, client):
+    """interval='members' on a cluster: the members' view travels as the model and its split trees, made again on
+    each worker (rows/tasks.py Rebuilt); the band equals the pandas call's."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, _, w = data
+    num = X[["a", "b", "c", "d"]]
+    forest = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(num, (num.a > num.b).astype(int))
+    kw = dict(interval="members", grid_resolution=5, sample_weight=w)
+    got = pdpx.partial_dependence(forest, dd.from_pandas(num, npartitions=4), "a", **kw)
+    want = pdpx.partial_dependence(forest, num, "a", **kw)
+    for name in ("average", "lower", "upper", "members"):
+        np.testing.assert_allclose(getattr(got, name), getattr(want, name), rtol=0, atol=1e-9)
+
+
 CTRL_C = textwrap.dedent("""
     import sys
     sys.path.insert(0, {tests!r})

@@ -1,4 +1,4 @@
-"""core.data: the validated rows several sessions of one call share (``PDOptions.rows``), and what is kept for them.
+"""rows.local: the validated rows several sessions of one call share (``PDOptions.rows``), and what is kept for them.
 
 What depends only on the rows' values (the digest keying exact's pattern counts) is computed once for the sessions
 that were handed the same :class:`~pdpx.rows.local.LocalData`, and only for its own frame: a sample of it, another

@@ -205,7 +205,7 @@ def _tree_members(model, X, features, options: PDOptions) -> MemberResult:
     feats = session.resolve_features(features)
     inp = session.inputs
     name = model_name(inp)
-    require(inp.data, "members", "partial_dependence")  # Spark's tasks rebuild the views
+    require(inp.data, "members", "partial_dependence")  # Dask's and Spark's tasks rebuild the views
     exact = inp.methods.get("exact")
     with trees_read_once(inp.adapter):
         tm = inp.adapter.tree_model(inp.response) if exact is not None and inp.method in ("auto", "exact") else None

@@ -128,8 +128,7 @@ NEEDS: dict[str, Need] = {
     "ice_sample": Need("ICE curves of a sample of the rows", where="ice_sample="),
     "interval": Need("the bootstrap interval", where="interval=0.9", refused={
         "dask": "the draws are summed partition by partition on Spark only"}),
-    "members": Need("the band of the model's members", where="interval='members'", refused={
-        "dask": "the members' views are rebuilt in Spark's tasks only"}),
+    "members": Need("the band of the model's members", where="interval='members'"),
     "by": Need("by= groups", where="by=", refused={
         "dask": _HERE.format("group"), "spark": _HERE.format("group")}),
     "heterogeneity": Need("heterogeneity", where="heterogeneity"),

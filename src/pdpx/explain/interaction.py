@@ -13,7 +13,7 @@ gives ``h2 = 0``.
 
 On tree models every function is computed exactly on cells of equivalent values
 (:mod:`pdpx.explain.evaluate`), with all rows; other models run brute force on
-``sample`` rows. A Spark DataFrame's rows stay where they are on tree models (the
+``sample`` rows. A Spark DataFrame's or Dask collection's rows stay where they are on tree models (the
 functions from passes over its partitions, :mod:`pdpx.explain.interaction_spark`);
 a sample, or brute force's rows, are the rows a pandas frame of the same rows would
 use, brought here by position.
@@ -178,8 +178,8 @@ def h_statistic_of(model, X, features, pairs, sample, random_state, options: PDO
         raise PdpxError("h_statistic(): nothing to compute (no features and no pairs)")
     check_h(session.inputs, n if take is None else len(take), feats, pair_idx)  # before any function is computed
     if elsewhere and take is None:  # every row, where it lives
-        return _h_spark(session, model, X, feats, pair_idx, used, options.but(rows=session.data), notes, progress,
-                        t0)
+        return _h_where_rows_are(session, model, X, feats, pair_idx, used, options.but(rows=session.data), notes,
+                                 progress, t0)
     if elsewhere:
         rows = session.data
     else:  # the sessions below all read these rows: they share one validated copy (its digest is computed once)
@@ -213,7 +213,7 @@ def _h_statistic(session, model, frame, feats, pair_idx, used, weights, options,
     return _result(names, one, over, (fc ** 2) @ w, scale, pd1, pd2, w, from_trees, cells, used, n, notes, t0)
 
 
-def _h_spark(session, model, X, feats, pair_idx, used, options, notes, progress, t0):
+def _h_where_rows_are(session, model, X, feats, pair_idx, used, options, notes, progress, t0):
     """H of a Spark DataFrame or Dask collection on all its rows (trees): the PD functions on the cells from passes
     over the rows
     (only counts travel), the pairs read off the rows' cells here, the overall sums from one more pass

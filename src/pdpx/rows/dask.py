@@ -31,7 +31,7 @@ from ..core.data import as_frame
 from ..core.errors import PdpxError
 from ..core.grid import feature_grid
 from ..core.method import MethodResult, Request
-from .tasks import ice_here, partition_sums
+from .tasks import Rebuilt, adapter_of, ice_here, partition_sums
 
 
 def is_dask_collection(X) -> bool:
@@ -179,11 +179,13 @@ class DaskData:
         if ice_rows is not None and req.needs_individual:
             full = self.run(method, adapter, replace(req, kind="average"), model=model)
             return ice_here(self, method, adapter, req, full, ice_rows)
-        out = method.whole(adapter, req, self)
+        view = getattr(adapter, "rebuilt", None) if adapter.model is not self.model else None  # a view of the model
+        out = method.whole(adapter, req, self) if view is None else None
         if out is not None:
             return out
         request = replace(req, X=self.head, n_jobs=1 if req.n_jobs is None else req.n_jobs, progress=False)
-        results = self.map_reduce(partition_task, (request, method.name), req.sample_weight, model=model,
+        shipped = model if view is None else Rebuilt(model, *view())  # the view, made again on the workers
+        results = self.map_reduce(partition_task, (request, method.name), req.sample_weight, model=shipped,
                                   progress=req.progress)
         total_w = sum(r[1] for r in results)
         if total_w <= 0:
@@ -242,7 +244,6 @@ def in_order(model, part: pd.DataFrame, weights, task, columns, args: tuple):
 
 
 def partition_task(model, part: pd.DataFrame, weights, request: Request, method_name: str):
-    """Run one method on one partition (a Dask task); returns (its average curves, its weight, ICE or None)."""
-    from ..core.plugins import adapt
-
-    return partition_sums(adapt(model), part, weights, request, method_name)
+    """Run one method on one partition (a Dask task; ``model`` the model or a :class:`~pdpx.rows.tasks.Rebuilt` view
+    of it); returns (its average curves, its weight, ICE or None)."""
+    return partition_sums(adapter_of(model), part, weights, request, method_name)

@@ -56,7 +56,7 @@ from .spark_boot import BandResult, interval_of, partition_replicates
 from .spark_checks import RowCheck, Tally, check_types, is_text, quoted, readable, tallies_by_partition, tally
 from .spark_grids import fits, spark_grid, stand_in
 from .spark_rows import PART_COLUMN, partition_counts, quiet, take_rows, to_pandas
-from .tasks import ice_here, partition_sums
+from .tasks import Rebuilt, adapter_of, ice_here, partition_sums
 
 #: Rows of the local head (validation, encoders, the extrapolation check)
 HEAD_ROWS = 1000
@@ -392,32 +392,8 @@ class _Sums(tuple):
         return _Sums((self[0] + other[0], self[1] + other[1]))
 
 
-class Rebuilt:
-    """A view of the model (an adapter over the model's own: ``interval='members'`` reads each member's trees) as
-    Spark's tasks receive it: the model (or its stand-in) and ``build(adapter, *args)``, the view made again over
-    the model's adapter there (adapters do not travel). The view is built once per worker."""
-
-    def __init__(self, model, build, args: tuple):
-        self.model, self.build, self.args = model, build, tuple(args)
-        self.view = None
-
-    def __reduce__(self):
-        return (Rebuilt, (self.model, self.build, self.args))
-
-    def adapter(self):
-        """The view, over the model's adapter made here."""
-        if self.view is None:
-            from ..core.plugins import adapt
-
-            self.view = self.build(adapt(self.model), *self.args)
-        return self.view
-
-
 def _curves_task(model, part, weights, request: Request, method_name: str):
-    from ..core.plugins import adapt
-
-    adapter = model.adapter() if isinstance(model, Rebuilt) else adapt(model)
-    average, W = partition_sums(adapter, part, weights, request, method_name)[:2]
+    average, W = partition_sums(adapter_of(model), part, weights, request, method_name)[:2]
     return _Sums((average * W, W))
 
 
