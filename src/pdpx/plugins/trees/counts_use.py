@@ -46,7 +46,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from ...core.errors import PdpxError
 from .plan import (  # noqa: F401 - the planner's rules, named here for their users too
     ENGINES,
     GATHER_SETS,
@@ -60,8 +59,10 @@ from .plan import (  # noqa: F401 - the planner's rules, named here for their us
     from_counts,
     gather_order,
     plan,
+    plan_partitioned,
     planned_pairs,
     settle,
+    settle_partitioned,
 )
 from .plan import planned_sets as _sets
 
@@ -321,42 +322,24 @@ class Choice:
     note: str
 
 
-def choose_partitioned(model, tm, req, data, budget: int) -> Choice | None:
+def choose_partitioned(model, tm, req, data, budget: int | None = None) -> Choice | None:
     """The counts ``exact`` answers ``req`` from when the rows are partitioned elsewhere (``data``: a
-    ``DaskData``), gathered partition by partition (:meth:`~pdpx.rows.dask.DaskData.gather_counts`: only
-    the counts travel), or None: every partition walks its rows for this feature set.
-
-    Gathered when the plan's feature sets would cost more row walks (each one a pass over every partition)
-    than the gather, and the counts fit half the budget; kept for the session (``req.memo``).
-    """
+    ``DaskData``) as the planner plans it (:func:`.plan.plan_partitioned`): gathered partition by partition
+    (:meth:`~pdpx.rows.dask.DaskData.gather_counts`: only the counts travel) and settled for the session, or
+    None: every partition walks its rows for this feature set. ``budget``: the request's memory budget (the
+    plan's)."""
     from .counts import gather_task
-    from .counts_pd import unavailable
 
-    engine = exact_options(req.options).engine
-    if engine == "rows":
+    planned = plan_partitioned(tm, req, data)
+    if planned.source == "rows":
         return None
-    why = unavailable(tm, req)
-    if why:
-        if engine == "counts":
-            raise PdpxError(f"method_options={{'engine': 'counts'}} cannot compute this: {why}; "
-                            "use engine='auto' or 'rows'")
-        return None
-    d = len(req.features)
-    own = req.memo.get(_MEMO + ".partitioned")
-    if own is not None and own[0] is data and own[1] is req.sample_weight and own[2] is tm:
-        if own[3] is not None and own[3].counts.order >= d:
-            return own[3]
-        if engine == "auto":
-            return None
-    order = counts_order(req, engine)
-    if engine == "auto" and (order is None or not counts_fit(counts_bytes(tm, order), budget)):
-        req.memo[_MEMO + ".partitioned"] = (data, req.sample_weight, tm, None)
-        return None
-    counts = data.gather_counts(model, req.response, order, budget, task=gather_task,
+    if planned.source == "kept":
+        return Choice(planned.counts, planned.note)
+    order = planned.order
+    counts = data.gather_counts(model, req.response, order, req.memory_budget, task=gather_task,
                                 sample_weight=req.sample_weight, progress=req.progress)
     ones, twos = _sets(req)
-    choice = Choice(counts, f"exact, from pattern counts gathered partition by partition over the "
-                            f"{data.n_rows:,} rows (order {order}; only the counts travelled) for the "
-                            f"{ones + twos} feature set(s) of this call")
-    req.memo[_MEMO + ".partitioned"] = (data, req.sample_weight, tm, choice)
-    return choice
+    note = (f"exact, from pattern counts gathered partition by partition over the {data.n_rows:,} rows (order "
+            f"{order}; only the counts travelled) for the {ones + twos} feature set(s) of this call")
+    settle_partitioned(req, data, tm, replace(from_counts(tm, counts), note=note))
+    return Choice(counts, note)

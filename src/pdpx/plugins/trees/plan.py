@@ -435,6 +435,47 @@ def plan(tm, req, kept=None, compile_seconds=None, prep=None) -> Plan:
     return gather
 
 
+#: Where ``req.memo`` keeps what the session's plan settled for rows partitioned elsewhere (:func:`plan_partitioned`).
+PARTITIONED = "pdpx.plugins.trees.plan.partitioned"
+
+
+def plan_partitioned(tm, req, rows) -> Plan:
+    """``exact``'s plan for ``req`` when the rows are partitioned elsewhere (``rows``: a ``DaskData``): ``source``
+    ``"partitioned"`` (pattern counts gathered partition by partition at ``order``: only the counts travel),
+    ``"kept"`` (gathered earlier in this session: ``plan.counts``) or ``"rows"`` (every partition walks its
+    rows for this feature set).
+
+    The rule of :func:`plan`, a walk being a pass over every partition: gathered when the planned sets would
+    cost more row walks than the gather (:func:`counts_order`) and the counts fit half the budget, or always
+    with ``engine="counts"``; weighed once per session.
+    """
+    engine = exact_options(req.options).engine
+    if engine == "rows":
+        return _ROWS
+    why = counts_unavailable(tm, req)
+    if why:
+        if engine == "counts":
+            raise PdpxError(f"method_options={{'engine': 'counts'}} cannot compute this: {why}; "
+                            "use engine='auto' or 'rows'")
+        return _ROWS
+    own = req.memo.get(PARTITIONED)
+    if own is not None and own[0] is rows and own[1] is req.sample_weight and own[2] is tm:
+        if own[3] is not None and own[3].counts.order >= len(req.features):
+            return own[3]
+        if engine == "auto":
+            return _ROWS
+    order = counts_order(req, engine)
+    if engine == "auto" and (order is None or not counts_fit(counts_bytes(tm, order), req.memory_budget)):
+        settle_partitioned(req, rows, tm, None)
+        return _ROWS
+    return replace(plan_counts(tm, order, memory_budget=req.memory_budget), source="partitioned")
+
+
+def settle_partitioned(req, rows, tm, plan: Plan | None) -> None:
+    """:func:`settle` for rows partitioned elsewhere (``rows``: a ``DaskData``)."""
+    req.memo[PARTITIONED] = (rows, req.sample_weight, tm, plan)
+
+
 def from_counts(tm, counts) -> Plan:
     """The plan of the partial dependence from ``counts`` already gathered (:mod:`.counts_pd`)."""
     return _with_kernels(Plan("counts", "", "linear", _link(tm), order=int(counts.order), source="kept",
