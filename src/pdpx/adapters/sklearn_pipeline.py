@@ -4,10 +4,13 @@
 are traced (:mod:`pdpx.adapters.sklearn_transforms` holds one rule per
 transformer) to learn which original column each model input comes from, and the
 final model's trees are rewritten as trees on the original columns
-(:mod:`pdpx.adapters.column_trees`). Any model pdpx reads trees from can be last:
+(:mod:`pdpx.adapters.column_trees`; a column made into several columns, by a spline
+basis, one-hot bins or sin and cos, is read as sets of its values:
+:mod:`pdpx.adapters.column_values`; a FeatureUnion: :mod:`pdpx.adapters.sklearn_union`).
+Any model pdpx reads trees from can be last:
 scikit-learn's, XGBoost's and LightGBM's wrappers, a plugin's, or an ensemble.
 
-A step that mixes columns (PCA, PolynomialFeatures, a model-based selector, a
+A step that mixes columns (PCA, PolynomialFeatures with interaction terms, a
 transformer without a rule) makes ``tree_model`` return None; the reason names the
 step, and ``auto`` runs ``brute`` with that reason in the result's notes. So do a
 map that is not monotone on a numeric column (an imputer with a sentinel
@@ -27,7 +30,7 @@ import pandas as pd
 
 from ..core.grid import held_dtype
 from ..core.ir import fingerprint, model_cache
-from . import column_trees
+from . import column_trees, column_values, sklearn_union
 from .column_trees import Column
 from .sklearn_transforms import column_map, rules_version
 
@@ -62,7 +65,7 @@ def prediction_path(pipeline, response: str) -> list:
     The Pipeline itself with ``response``; each transforming step with ``"transform"``, and inside a
     nested Pipeline or ColumnTransformer each of its transformers with ``"transform"`` (``"drop"`` and
     ``"passthrough"`` call nothing); a final nested Pipeline with ``response`` and its own steps; the
-    final estimator with ``response``.
+    final estimator with ``response``. A FeatureUnion's transformers are listed like a ColumnTransformer's.
     """
     out: list = [(pipeline, response)]
 
@@ -75,6 +78,9 @@ def prediction_path(pipeline, response: str) -> list:
                 transformer(s)
         elif _is_column_transformer(step):
             for _, t, _cols in step.transformers_:
+                transformer(t)
+        elif sklearn_union.is_union_like(step):
+            for t in sklearn_union.transformers(step):
                 transformer(t)
 
     def walk(p):
@@ -172,6 +178,11 @@ def _through(step, cur, path):
                                     f"its rule says {len(got)}")
             out[sl] = got
         return out
+    if sklearn_union.is_union_like(step):
+        try:
+            return sklearn_union.through(step, cur, path, _through)
+        except sklearn_union.UnionRefused as exc:
+            raise NotColumnWise(f"step {label}: {exc}") from None
     cm = column_map(step, len(cur))
     if isinstance(cm, str):
         raise NotColumnWise(f"step {label} ({type(step).__name__}): {cm}")
@@ -226,7 +237,12 @@ def plan_columns(traced: list, ref: pd.DataFrame) -> list:
         col = Column(name=str(name), kind="dropped", outputs=outs)
         dtype = ref.dtypes.iloc[j]
         numeric_dtype = pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
-        if outs and any(t == "encoder" for p in paths for t, _ in p):
+        if outs and _several(paths):
+            if not numeric_dtype:
+                raise NotColumnWise(f"column {name!r} ({dtype}) is made into several columns; exact reads that for "
+                                    "numeric columns only")
+            col.kind = "values"  # its splits: sets of its values (column_values)
+        elif outs and any(t == "encoder" for p in paths for t, _ in p):
             cats, extra = None, []
             for p in paths:
                 first = next((i for i, (t, _) in enumerate(p) if t == "encoder"), None)
@@ -260,6 +276,17 @@ def plan_columns(traced: list, ref: pd.DataFrame) -> list:
     return plan
 
 
+def _several(paths: list) -> bool:
+    """Whether a column's paths make it a ``"values"`` column: a step derives several columns of it, or it is
+    encoded after a map of its numbers (binned, then one-hot encoded) or both encoded and used as a number."""
+    if any(t == "derived" for p in paths for t, _ in p):
+        return True
+    enc = [next((i for i, (t, _) in enumerate(p) if t == "encoder"), None) for p in paths]
+    if all(e is None for e in enc):
+        return False
+    return not all(e is not None and all(t in ("preserve", "sentinel") for t, _ in p[:e]) for e, p in zip(enc, paths))
+
+
 def _fill_table(col: Column, cats: list, dtype, numeric_dtype: bool) -> None:
     table = list(cats)
     known = pd.Index([c for c in table if not column_trees._isnan(c)], dtype=object)
@@ -287,6 +314,8 @@ class PipelineTrees:
 
         self.model = model
         self.ref = ref.iloc[:1].reset_index(drop=True)
+        self.rows = None  # rows of X (checks the columns made into several: column_values)
+        self.values_of = lambda j: None  # the raw values a call meets in column j (column_values)
         self.steps, self.final = split(model)
         self.response = response
         raw = apply(self.steps, self.ref)
@@ -344,17 +373,34 @@ class PipelineTrees:
                         "values; for exact, make the output dense (ColumnTransformer(sparse_threshold=0) or "
                         "OneHotEncoder(sparse_output=False))")
         self._check_values()
+        why = self._value_sets()
+        if why:
+            return why
         columns_of_output = [j for j, _ in traced]
         names = type(self.final).__name__
         note = f"exact through the pipeline: {names}'s splits read as rules on the original columns"
         return column_trees.rewrite(tm, columns_of_output, self.plan, self.evaluate, notes=[note])
+
+    def _value_sets(self) -> str:
+        """The codes of the columns made into several (:func:`pdpx.adapters.column_values.attach`), or why not."""
+        if not any(c.kind == "values" for c in self.plan):
+            return ""
+        rows = self.rows.iloc[:256] if self.rows is not None else None
+        encoded = None
+        if rows is not None:
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                encoded = np.asarray(self.tm_inner.encode(transform(self.steps, rows, self.absent)), dtype=np.float64)
+        return column_values.attach(self.plan, self.tm_inner.ensemble, self.evaluate, self.values_of, rows, encoded)
 
     def _check_values(self) -> None:
         """Which columns' missing or unseen values the preprocessing refuses (tried once each)."""
         for j, col in enumerate(self.plan):
             if col.kind == "dropped":
                 continue
-            if col.kind == "numeric":
+            if col.kind in ("numeric", "values"):
                 col.nan_invalid = not self._accepts(j, np.array([np.nan]))
                 continue
             if col.nan_code >= 0:
@@ -520,7 +566,7 @@ def _built(adapter, response: str):
     if ref is None:
         return "the pipeline's columns are not known yet"
     model = adapter.model
-    signature = (tuple(ref.columns), tuple(ref.dtypes), response)
+    signature = (tuple(ref.columns), tuple(ref.dtypes), response) + _values_state(adapter, model, ref)
     known = _known(model, signature, response)
     if known is not None:
         return known
@@ -528,6 +574,7 @@ def _built(adapter, response: str):
         pt = PipelineTrees(model, ref, response)
     except Exception as exc:  # noqa: BLE001 - the pipeline refuses its own reference row: brute will say why
         return f"its steps could not be evaluated on one row of X ({type(exc).__name__}: {exc})"
+    pt.rows, pt.values_of = _rows(adapter), lambda j: _column_values(adapter, ref.columns[j])
     out = model_cache.get(model, response, _fitted_state(pt.steps, pt.inner, response), pt.build,
                           state=_columns_state(signature), fingerprint=_steps_fingerprint(pt.steps))
     try:
@@ -535,3 +582,27 @@ def _built(adapter, response: str):
     except TypeError:
         pass
     return out
+
+
+def _column_values(adapter, name):
+    values = getattr(adapter, "column_values", None)
+    return values(name) if callable(values) else None
+
+
+def _rows(adapter):
+    X = vars(adapter).get("_validated")
+    return X if X is not None and len(X) > 1 else None
+
+
+def _values_state(adapter, model, ref) -> tuple:
+    """What a pipeline's trees depend on beyond its fitted state: the values met by its columns made into several
+    (read as sets of those values, :mod:`pdpx.adapters.column_values`); empty when it has none."""
+    try:
+        steps, _ = split(model)
+        plan = plan_columns(trace(steps, ref.shape[1], list(ref.columns)), ref)
+    except Exception:  # noqa: BLE001 - the full lookup says why the pipeline is not followed
+        return ()
+    names = [c for c, p in zip(ref.columns, plan) if p.kind == "values"]
+    if not names:
+        return ()
+    return (fingerprint(*[np.asarray(_column_values(adapter, c), dtype=np.float64) for c in names]),)

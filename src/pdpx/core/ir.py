@@ -424,6 +424,11 @@ class TreeModel:
         Shown with results (e.g. which node weights ``recursion`` uses).
     recursion_weights : str
         What ``node_weight`` holds, for the docs and notes of ``recursion``.
+    value_sets : dict
+        Numeric features the ensemble splits on by *sets of their values* (a column
+        that reached the model as several derived columns): position -> ``(values,
+        codes)``, the raw values (float64, increasing) the sets were evaluated on
+        and the code ``encode`` gives each. Empty for every other model.
     """
 
     ensemble: TreeEnsemble
@@ -431,6 +436,7 @@ class TreeModel:
     encode_values: Callable
     notes: list = field(default_factory=list)
     recursion_weights: str = "training row counts"
+    value_sets: dict = field(default_factory=dict)
 
 
 def numeric_encoder(X) -> np.ndarray:
