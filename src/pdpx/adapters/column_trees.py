@@ -250,7 +250,7 @@ def rewrite(tm: TreeModel, columns_of_output: list, plan: list, evaluate: Evalua
         missing_left[num_nodes] = np.where(swap, ~went, went)
 
     # categorical: the set of table codes that go left
-    cat_nodes = internal[(kinds == "categorical") | (kinds == "values")]
+    cat_nodes = internal[kinds == "categorical"]
     n_words = 0
     if cat_nodes.size:
         cat_cols = sorted({int(columns_of_output[c]) for c in ens.feature[cat_nodes]})
@@ -264,12 +264,13 @@ def rewrite(tm: TreeModel, columns_of_output: list, plan: list, evaluate: Evalua
             nw = (size + 31) // 32
             bits = np.zeros((len(nd), nw * 32), dtype=bool)
             bits[:, :size] = goes
-            packed = (bits.reshape(len(nd), nw, 32).astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=2)
-            words.append(packed.astype(np.uint32).reshape(-1))
+            words.append(pack(bits))
             cat_offset[nd] = n_words + np.arange(len(nd)) * nw
             cat_nwords[nd] = nw
             n_words += len(nd) * nw
             missing_left[nd] = False  # codes are never missing
+    # sets of values (columns made into several): left as placeholders, completed by column_values.value_splits
+    missing_left[internal[kinds == "values"]] = False
     cat_words = np.concatenate(words) if words else np.zeros(0, np.uint32)
     new = replace(
         ens, left=left, right=right, feature=feature, threshold=threshold, missing_left=missing_left,
@@ -277,11 +278,16 @@ def rewrite(tm: TreeModel, columns_of_output: list, plan: list, evaluate: Evalua
         cat_words=cat_words, n_features=len(plan), comparison="<=", float32_input=False, categories_go_left=True,
     )
     new.validate()
-    encode, encode_values = _encoders(plan)
-    value_sets = {j: (p.value_set.values, p.value_set.value_codes) for j, p in enumerate(plan) if p.value_set}
+    encode, encode_values = encoders(plan)
     return TreeModel(ensemble=new, encode=encode, encode_values=encode_values,
-                     notes=list(tm.notes) + list(notes), recursion_weights=tm.recursion_weights,
-                     value_sets=value_sets)
+                     notes=list(tm.notes) + list(notes), recursion_weights=tm.recursion_weights)
+
+
+def pack(bits: np.ndarray) -> np.ndarray:
+    """Rows of set membership (bool, a multiple of 32 wide) as the IR's uint32 words, one row after the other."""
+    n, width = bits.shape
+    packed = (bits.reshape(n, width // 32, 32).astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=2)
+    return packed.astype(np.uint32).reshape(-1)
 
 
 def _representatives(col: Column) -> np.ndarray:
@@ -289,7 +295,8 @@ def _representatives(col: Column) -> np.ndarray:
     return np.array(col.reps if col.reps is not None else col.table, dtype=object)
 
 
-def _encoders(plan: list):
+def encoders(plan: list):
+    """(``encode``, ``encode_values``) of a TreeModel on the original columns of ``plan``."""
     numeric = [j for j, p in enumerate(plan) if p.kind == "numeric"]
     categorical = [j for j, p in enumerate(plan) if p.kind in ("categorical", "values")]
 

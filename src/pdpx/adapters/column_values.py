@@ -15,18 +15,24 @@ routed when it is met: it takes the code of the class it routes with, and is ref
 :class:`~pdpx.core.errors.PdpxError`) when it routes like no class, where a code would have to be
 added to trees already in use.
 
-This module is library-free: :mod:`pdpx.adapters.sklearn_pipeline` finds which columns need it and
-supplies the evaluation of the fitted steps.
+The trees are read in two stages: :func:`pdpx.adapters.column_trees.rewrite` once per fitted
+pipeline (thresholds of the other columns, by bisection: the costly part), then
+:meth:`ValueTrees.complete` per set of values met (each new set of values evaluated once; the last
+few kept). This module is library-free: :mod:`pdpx.adapters.sklearn_pipeline` finds which columns
+need it and supplies the evaluation of the fitted steps.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 from ..core.errors import PdpxError
+from ..core.ir import TreeModel, fingerprint
+from .column_trees import encoders, pack
 
 
 class ValueSet:
@@ -207,3 +213,89 @@ def attach(plan: list, ens, evaluate: Callable, values_of: Callable, rows=None, 
                     f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})")
         col.value_set, col.table, col.reps, col.nan_code = vs, vs.reps, None, vs.nan_code
     return ""
+
+
+def value_splits(base: TreeModel, inner, plan: list, evaluate: Callable) -> TreeModel:
+    """``base`` (the rewritten trees, their sets of values left as placeholders) with each split on a derived
+    column of a ``"values"`` column of ``plan`` as the set of its codes that go left (one value per code,
+    ``Column.table``, routed through the split of ``inner``, the model on its own columns)."""
+    ens = base.ensemble
+    internal = np.flatnonzero(inner.left >= 0)
+    cat_offset, cat_nwords = ens.cat_offset.copy(), ens.cat_nwords.copy()
+    words, n_words = [ens.cat_words], len(ens.cat_words)
+    for j, col in enumerate(plan):
+        if col.kind != "values":
+            continue
+        got = evaluate({j: np.asarray(col.table, dtype=np.float64)})[j]
+        size = len(col.table)
+        nw = (size + 31) // 32
+        for p, c in enumerate(col.outputs):
+            nd = internal[inner.feature[internal] == c]
+            if not len(nd):
+                continue
+            bits = np.zeros((len(nd), nw * 32), dtype=bool)
+            bits[:, :size] = inner.goes_left_many(nd, got[:, p])
+            words.append(pack(bits))
+            cat_offset[nd] = n_words + np.arange(len(nd)) * nw
+            cat_nwords[nd] = nw
+            n_words += len(nd) * nw
+    new = replace(ens, cat_offset=cat_offset, cat_nwords=cat_nwords, cat_words=np.concatenate(words))
+    encode, encode_values = encoders(plan)
+    sets = {j: (c.value_set.values, c.value_set.value_codes) for j, c in enumerate(plan) if c.kind == "values"}
+    return TreeModel(ensemble=new, encode=encode, encode_values=encode_values, notes=list(base.notes),
+                     recursion_weights=base.recursion_weights, value_sets=sets)
+
+
+class ValueTrees:
+    """A pipeline's trees on its raw columns whose columns made into several wait for the values a call meets.
+
+    ``complete(values_of, rows)`` gives the TreeModel (or why there is none) for those values; the result is
+    kept per set of values (the last four).
+    """
+
+    def __init__(self, base: TreeModel, inner, plan: list, evaluate: Callable, encode_rows: Callable):
+        self.base, self.inner, self.plan = base, inner, plan
+        self.evaluate, self.encode_rows = evaluate, encode_rows
+        self.columns = [j for j, c in enumerate(plan) if c.kind == "values"]
+        self._done: dict = {}
+
+    def complete(self, values_of: Callable, rows=None):
+        """The TreeModel for the raw values ``values_of(position)`` of each column made into several (checked on
+        ``rows``, up to 256 rows of X), or the sentence saying why there is none."""
+        tables = {j: values_of(j) for j in self.columns}
+        sample = rows.iloc[:256] if rows is not None else None
+        key = fingerprint(*[np.asarray(t, dtype=np.float64) if t is not None else "none" for t in tables.values()],
+                          pd.util.hash_pandas_object(sample, index=False).to_numpy() if sample is not None else "")
+        if key not in self._done:
+            plan = [replace(c) for c in self.plan]
+            encoded = self.encode_rows(sample) if sample is not None else None
+            why = attach(plan, self.inner, self.evaluate, tables.get, sample, encoded)
+            self._done[key] = why or value_splits(self.base, self.inner, plan, self.evaluate)
+            while len(self._done) > 4:
+                self._done.pop(next(iter(self._done)))
+        return self._done[key]
+
+
+def several(paths: list) -> bool:
+    """Whether a column's traced paths (per model column made of it, its ``(treatment, categories)`` steps) make it
+    a ``"values"`` column: a step derives several columns of it, or it is encoded after a map of its numbers
+    (binned, then one-hot encoded), or it is both encoded and used as a number."""
+    if any(t == "derived" for p in paths for t, _ in p):
+        return True
+    enc = [next((i for i, (t, _) in enumerate(p) if t == "encoder"), None) for p in paths]
+    if all(e is None for e in enc):
+        return False
+    return not all(e is not None and all(t in ("preserve", "sentinel") for t, _ in p[:e]) for e, p in zip(enc, paths))
+
+
+def complete_for(out, adapter):
+    """``out`` (what a pipeline's reading gave), completed with the values this call meets when it is a
+    :class:`ValueTrees`: the values of the adapter's validated X (``adapter.column_values``, with the grids
+    checked so far), checked on its rows. A single row of X (a member of a composite model) gives no values."""
+    if not isinstance(out, ValueTrees):
+        return out
+    X = vars(adapter).get("_validated")
+    values = getattr(adapter, "column_values", None)
+    if X is None or len(X) < 2 or not callable(values):
+        return out.complete(lambda j: None, None)
+    return out.complete(lambda j: values(X.columns[j]), X)

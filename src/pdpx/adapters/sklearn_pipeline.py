@@ -237,7 +237,7 @@ def plan_columns(traced: list, ref: pd.DataFrame) -> list:
         col = Column(name=str(name), kind="dropped", outputs=outs)
         dtype = ref.dtypes.iloc[j]
         numeric_dtype = pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
-        if outs and _several(paths):
+        if outs and column_values.several(paths):
             if not numeric_dtype:
                 raise NotColumnWise(f"column {name!r} ({dtype}) is made into several columns; exact reads that for "
                                     "numeric columns only")
@@ -276,17 +276,6 @@ def plan_columns(traced: list, ref: pd.DataFrame) -> list:
     return plan
 
 
-def _several(paths: list) -> bool:
-    """Whether a column's paths make it a ``"values"`` column: a step derives several columns of it, or it is
-    encoded after a map of its numbers (binned, then one-hot encoded) or both encoded and used as a number."""
-    if any(t == "derived" for p in paths for t, _ in p):
-        return True
-    enc = [next((i for i, (t, _) in enumerate(p) if t == "encoder"), None) for p in paths]
-    if all(e is None for e in enc):
-        return False
-    return not all(e is not None and all(t in ("preserve", "sentinel") for t, _ in p[:e]) for e, p in zip(enc, paths))
-
-
 def _fill_table(col: Column, cats: list, dtype, numeric_dtype: bool) -> None:
     table = list(cats)
     known = pd.Index([c for c in table if not column_trees._isnan(c)], dtype=object)
@@ -314,8 +303,6 @@ class PipelineTrees:
 
         self.model = model
         self.ref = ref.iloc[:1].reset_index(drop=True)
-        self.rows = None  # rows of X (checks the columns made into several: column_values)
-        self.values_of = lambda j: None  # the raw values a call meets in column j (column_values)
         self.steps, self.final = split(model)
         self.response = response
         raw = apply(self.steps, self.ref)
@@ -373,27 +360,22 @@ class PipelineTrees:
                         "values; for exact, make the output dense (ColumnTransformer(sparse_threshold=0) or "
                         "OneHotEncoder(sparse_output=False))")
         self._check_values()
-        why = self._value_sets()
-        if why:
-            return why
         columns_of_output = [j for j, _ in traced]
         names = type(self.final).__name__
         note = f"exact through the pipeline: {names}'s splits read as rules on the original columns"
-        return column_trees.rewrite(tm, columns_of_output, self.plan, self.evaluate, notes=[note])
+        out = column_trees.rewrite(tm, columns_of_output, self.plan, self.evaluate, notes=[note])
+        if isinstance(out, str) or not any(c.kind == "values" for c in self.plan):
+            return out
+        # columns made into several: their splits are sets of the values each call meets (completed per call)
+        return column_values.ValueTrees(out, tm.ensemble, self.plan, self.evaluate, self.encode_rows)
 
-    def _value_sets(self) -> str:
-        """The codes of the columns made into several (:func:`pdpx.adapters.column_values.attach`), or why not."""
-        if not any(c.kind == "values" for c in self.plan):
-            return ""
-        rows = self.rows.iloc[:256] if self.rows is not None else None
-        encoded = None
-        if rows is not None:
-            import warnings
+    def encode_rows(self, rows) -> np.ndarray:
+        """The final model's encoded inputs the steps make of whole rows of X."""
+        import warnings
 
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                encoded = np.asarray(self.tm_inner.encode(transform(self.steps, rows, self.absent)), dtype=np.float64)
-        return column_values.attach(self.plan, self.tm_inner.ensemble, self.evaluate, self.values_of, rows, encoded)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return np.asarray(self.tm_inner.encode(transform(self.steps, rows, self.absent)), dtype=np.float64)
 
     def _check_values(self) -> None:
         """Which columns' missing or unseen values the preprocessing refuses (tried once each)."""
@@ -566,43 +548,18 @@ def _built(adapter, response: str):
     if ref is None:
         return "the pipeline's columns are not known yet"
     model = adapter.model
-    signature = (tuple(ref.columns), tuple(ref.dtypes), response) + _values_state(adapter, model, ref)
+    signature = (tuple(ref.columns), tuple(ref.dtypes), response)
     known = _known(model, signature, response)
     if known is not None:
-        return known
+        return column_values.complete_for(known, adapter)
     try:
         pt = PipelineTrees(model, ref, response)
     except Exception as exc:  # noqa: BLE001 - the pipeline refuses its own reference row: brute will say why
         return f"its steps could not be evaluated on one row of X ({type(exc).__name__}: {exc})"
-    pt.rows, pt.values_of = _rows(adapter), lambda j: _column_values(adapter, ref.columns[j])
     out = model_cache.get(model, response, _fitted_state(pt.steps, pt.inner, response), pt.build,
                           state=_columns_state(signature), fingerprint=_steps_fingerprint(pt.steps))
     try:
         _LOOKUPS[model] = (signature, pt.steps, pt.final, pt.inner)
     except TypeError:
         pass
-    return out
-
-
-def _column_values(adapter, name):
-    values = getattr(adapter, "column_values", None)
-    return values(name) if callable(values) else None
-
-
-def _rows(adapter):
-    X = vars(adapter).get("_validated")
-    return X if X is not None and len(X) > 1 else None
-
-
-def _values_state(adapter, model, ref) -> tuple:
-    """What a pipeline's trees depend on beyond its fitted state: the values met by its columns made into several
-    (read as sets of those values, :mod:`pdpx.adapters.column_values`); empty when it has none."""
-    try:
-        steps, _ = split(model)
-        plan = plan_columns(trace(steps, ref.shape[1], list(ref.columns)), ref)
-    except Exception:  # noqa: BLE001 - the full lookup says why the pipeline is not followed
-        return ()
-    names = [c for c, p in zip(ref.columns, plan) if p.kind == "values"]
-    if not names:
-        return ()
-    return (fingerprint(*[np.asarray(_column_values(adapter, c), dtype=np.float64) for c in names]),)
+    return column_values.complete_for(out, adapter)
