@@ -223,6 +223,7 @@ class SklearnAdapter(Adapter):
             )
         self._validated = X  # composite models (pipelines, ensembles) evaluate their steps on its first row
         self._refusals = {}
+        self._grids = {}  # column -> the grid values checked (column_values)
         for col, values in candidates(X):
             for value in _representatives(values[out_of_domain(values)]):
                 reason = self.refusal(col, value)
@@ -274,10 +275,24 @@ class SklearnAdapter(Adapter):
         X = vars(self).get("_validated")
         return None if X is None else X.iloc[:1]
 
+    def column_values(self, name) -> np.ndarray | None:
+        """The values of numeric column ``name`` a call meets: those of the validated X and of the grids checked
+        for it (float64, increasing, without repeats); None before validation, for a column that is not numeric, or
+        when X has one row (a member of a composite model sees only its reference row, not the call's grids)."""
+        X = vars(self).get("_validated")
+        if X is None or len(X) < 2 or name not in X.columns:
+            return None
+        col = X[name]
+        if not pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
+            return None
+        seen = [col.to_numpy(dtype=np.float64, na_value=np.nan)] + list(vars(self).get("_grids", {}).get(name, []))
+        return np.unique(np.concatenate(seen))
+
     def check_grid(self, name, values):
         if np.asarray(values).dtype.kind not in "iuf" or vars(self).get("_validated") is None:
             return
         arr = np.asarray(values, dtype=np.float64)
+        vars(self).setdefault("_grids", {}).setdefault(name, []).append(arr)
         for value in _representatives(arr[out_of_domain(arr)]):
             reason = self.refusal(name, value)
             if reason:

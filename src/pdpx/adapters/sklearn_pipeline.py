@@ -4,10 +4,13 @@
 are traced (:mod:`pdpx.adapters.sklearn_transforms` holds one rule per
 transformer) to learn which original column each model input comes from, and the
 final model's trees are rewritten as trees on the original columns
-(:mod:`pdpx.adapters.column_trees`). Any model pdpx reads trees from can be last:
+(:mod:`pdpx.adapters.column_trees`; a column made into several columns, by a spline
+basis, one-hot bins or sin and cos, is read as sets of its values:
+:mod:`pdpx.adapters.column_values`; a FeatureUnion: :mod:`pdpx.adapters.sklearn_union`).
+Any model pdpx reads trees from can be last:
 scikit-learn's, XGBoost's and LightGBM's wrappers, a plugin's, or an ensemble.
 
-A step that mixes columns (PCA, PolynomialFeatures, a model-based selector, a
+A step that mixes columns (PCA, PolynomialFeatures with interaction terms, a
 transformer without a rule) makes ``tree_model`` return None; the reason names the
 step, and ``auto`` runs ``brute`` with that reason in the result's notes. So do a
 map that is not monotone on a numeric column (an imputer with a sentinel
@@ -27,7 +30,7 @@ import pandas as pd
 
 from ..core.grid import held_dtype
 from ..core.ir import model_cache
-from . import column_trees
+from . import column_trees, column_values, sklearn_union
 from .column_trees import Column
 from .sklearn_state import steps_digest
 from .sklearn_transforms import column_map, rules_version
@@ -63,7 +66,7 @@ def prediction_path(pipeline, response: str) -> list:
     The Pipeline itself with ``response``; each transforming step with ``"transform"``, and inside a
     nested Pipeline or ColumnTransformer each of its transformers with ``"transform"`` (``"drop"`` and
     ``"passthrough"`` call nothing); a final nested Pipeline with ``response`` and its own steps; the
-    final estimator with ``response``.
+    final estimator with ``response``. A FeatureUnion's transformers are listed like a ColumnTransformer's.
     """
     out: list = [(pipeline, response)]
 
@@ -76,6 +79,9 @@ def prediction_path(pipeline, response: str) -> list:
                 transformer(s)
         elif _is_column_transformer(step):
             for _, t, _cols in step.transformers_:
+                transformer(t)
+        elif sklearn_union.is_union_like(step):
+            for t in sklearn_union.transformers(step):
                 transformer(t)
 
     def walk(p):
@@ -207,6 +213,11 @@ def _through(step, cur, path):
                                     f"its rule says {len(got)}")
             out[sl] = got
         return out
+    if sklearn_union.is_union_like(step):
+        try:
+            return sklearn_union.through(step, cur, path, _through)
+        except sklearn_union.UnionRefused as exc:
+            raise NotColumnWise(f"step {label}: {exc}") from None
     cm = column_map(step, len(cur))
     if isinstance(cm, str):
         raise NotColumnWise(f"step {label} ({type(step).__name__}): {cm}")
@@ -261,7 +272,12 @@ def plan_columns(traced: list, ref: pd.DataFrame) -> list:
         col = Column(name=str(name), kind="dropped", outputs=outs)
         dtype = ref.dtypes.iloc[j]
         numeric_dtype = pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
-        if outs and any(t == "encoder" for p in paths for t, _ in p):
+        if outs and column_values.several(paths):
+            if not numeric_dtype:
+                raise NotColumnWise(f"column {name!r} ({dtype}) is made into several columns; exact reads that for "
+                                    "numeric columns only")
+            col.kind = "values"  # its splits: sets of its values (column_values)
+        elif outs and any(t == "encoder" for p in paths for t, _ in p):
             cats, extra = None, []
             for p in paths:
                 first = next((i for i, (t, _) in enumerate(p) if t == "encoder"), None)
@@ -382,14 +398,26 @@ class PipelineTrees:
         columns_of_output = [j for j, _ in traced]
         names = type(self.final).__name__
         note = f"exact through the pipeline: {names}'s splits read as rules on the original columns"
-        return column_trees.rewrite(tm, columns_of_output, self.plan, self.evaluate, notes=[note])
+        out = column_trees.rewrite(tm, columns_of_output, self.plan, self.evaluate, notes=[note])
+        if isinstance(out, str) or not any(c.kind == "values" for c in self.plan):
+            return out
+        # columns made into several: their splits are sets of the values each call meets (completed per call)
+        return column_values.ValueTrees(out, tm.ensemble, self.plan, self.evaluate, self.encode_rows)
+
+    def encode_rows(self, rows) -> np.ndarray:
+        """The final model's encoded inputs the steps make of whole rows of X."""
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return np.asarray(self.tm_inner.encode(transform(self.steps, rows, self.absent)), dtype=np.float64)
 
     def _check_values(self) -> None:
         """Which columns' missing or unseen values the preprocessing refuses (tried once each)."""
         for j, col in enumerate(self.plan):
             if col.kind == "dropped":
                 continue
-            if col.kind == "numeric":
+            if col.kind in ("numeric", "values"):
                 col.nan_invalid = not self._accepts(j, np.array([np.nan]))
                 continue
             if col.nan_code >= 0:
@@ -547,7 +575,7 @@ def _built(adapter, response: str):
     signature = (tuple(ref.columns), tuple(ref.dtypes), response)
     known = _known(model, signature, response)
     if known is not None:
-        return known
+        return column_values.complete_for(known, adapter)
     try:
         pt = PipelineTrees(model, ref, response)
     except Exception as exc:  # noqa: BLE001 - the pipeline refuses its own reference row: brute will say why
@@ -558,4 +586,4 @@ def _built(adapter, response: str):
         _LOOKUPS[model] = (signature, pt.steps, pt.final, pt.inner)
     except TypeError:
         pass
-    return out
+    return column_values.complete_for(out, adapter)

@@ -430,6 +430,11 @@ class TreeModel:
         Positions of the columns whose dates (``datetime64`` values and grids) ``encode`` and
         ``encode_values`` read as the numbers the trees split on (an R ``Date`` or ``POSIXct``
         column: its days or seconds); the tree methods refuse any other date feature.
+    value_sets : dict
+        Numeric features the ensemble splits on by *sets of their values* (a column
+        that reached the model as several derived columns): position -> ``(values,
+        codes)``, the raw values (float64, increasing) the sets were evaluated on
+        and the code ``encode`` gives each. Empty for every other model.
     """
 
     ensemble: TreeEnsemble
@@ -438,6 +443,7 @@ class TreeModel:
     notes: list = field(default_factory=list)
     recursion_weights: str = "training row counts"
     dated: frozenset = frozenset()
+    value_sets: dict = field(default_factory=dict)
 
 
 def numeric_encoder(X) -> np.ndarray:

@@ -11,7 +11,10 @@ model alone (no data), so a partial dependence on that grid *is* the exact curve
   the last step is represented by the next value above the largest threshold;
 * a model comparing ``x < t``: each step but the first starts at a threshold, and
   the threshold is the point; the first step is represented by the value just
-  below the smallest threshold.
+  below the smallest threshold;
+* a feature the trees split on by sets of its values (a column that reached the
+  model as several derived columns, ``TreeModel.value_sets``): the last of each run
+  of the column's values that every split routes alike (:func:`value_set_grid`).
 
 "As the model compares it": a model that rounds its inputs to float32 compares
 float32 values with its thresholds, so the points are float32 values (for
@@ -73,6 +76,9 @@ def threshold_grid(tm, position: int, dtype=None) -> np.ndarray:
         When the model splits on the feature by category sets: its categories
         are then the exact grid already.
     """
+    sets = getattr(tm, "value_sets", None) or {}
+    if int(position) in sets:
+        return value_set_grid(*sets[int(position)])
     try:
         members = [(ens, splits.split_nodes(ens, j)) for ens, j in splits.members(tm, int(position))]
     except splits.Unmapped:
@@ -97,6 +103,19 @@ def threshold_grid(tm, position: int, dtype=None) -> np.ndarray:
     else:  # the first value of each run
         keep = np.insert(change, 0, True)
     return values[keep]
+
+
+def value_set_grid(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """A feature split by sets of its values (``TreeModel.value_sets``): the last of each run of its values
+    (increasing) that every split routes alike, i.e. that share a code. The curve on these points is exact on
+    the values the sets were evaluated on (the column's values in X); between two of them it is not known."""
+    values = np.asarray(values, dtype=np.float64)
+    codes = np.asarray(codes)
+    keep = np.isfinite(values)
+    values, codes = values[keep], codes[keep]
+    if values.size == 0:
+        return values
+    return values[np.append(codes[1:] != codes[:-1], True)]
 
 
 def _candidates(ens, nodes, dtype=None) -> np.ndarray:
