@@ -67,7 +67,7 @@ def grid_points(inputs, j: int) -> int | None:
             return len(inputs.custom_values[j]) + extra
         except TypeError:
             return None
-    if not inputs.data.supports_ice_sample:  # Dask, Spark: the columns live elsewhere; their grids are small
+    if not inputs.data.here:  # Dask, Spark: the columns live elsewhere; their grids are small
         return None
     column = inputs.data.column(j)
     if inputs.categorical[j]:
