@@ -197,3 +197,16 @@ def test_every_feature_stays_within_the_budget(wide, what, leaves):
     res, peak = traced_peak_without_gc(lambda: fn(fits[leaves], X, None, memory_budget=budget))
     assert len(res) == 6 if what == "regions" else len(res.features) == 6
     assert peak <= SLACK * budget, f"peak {peak / MiB:.1f} MiB, budget {budget / MiB:.1f} MiB"
+
+
+def test_a_measure_that_reads_its_curves_in_chunks_is_not_refused_for_their_total():
+    """heterogeneity asks for averages and chunks of ICE: 60,000 rows x 20 points (9.2 MiB of curves) at 4 MiB runs,
+    and equals the definition (an additive model: every centered curve alike, heterogeneity 0)."""
+    X = pd.DataFrame(np.random.default_rng(4).normal(size=(60_000, 2)), columns=["a", "b"])
+
+    def f(Z):
+        return 2 * Z["a"].to_numpy() + Z["b"].to_numpy() ** 2
+
+    res = pdpx.heterogeneity(f, X, ["a"], memory_budget=4 * MiB)
+    np.testing.assert_allclose(res.variance[0], 0, atol=1e-18)
+    assert any("rows at a time" in n for n in res.notes)
