@@ -99,13 +99,14 @@ def set_bytes(K: int, G: int, d: int, rows: int) -> int:
     return 8 * K * G * (1 + rows) + G * (PER_POINT * d + 8 * K)
 
 
-def check_sets(session, feature_sets: list, *, held: bool = True) -> None:
+def check_sets(session, feature_sets: list, *, held: bool = True, kind: str | None = None) -> None:
     """Refuse (:class:`BudgetError`) the feature sets of ``session`` whose results (all of them, when the call
-    returns them together: ``held``) and grids are estimated over the budget, before any grid is built."""
+    returns them together: ``held``) and grids are estimated over the budget, before any grid is built.
+    ``kind``: the kind of the requests (default: the session's; a measure asking for averages holds no ICE)."""
     inp = session.inputs
     budget = int(inp.memory_budget)
     K = len(inp.outputs)
-    individual = inp.request_kind != "average"
+    individual = (inp.request_kind if kind is None else kind) != "average"
     rows = (inp.n_rows if inp.options.interval is not None or inp.ice_rows is None else len(inp.ice_rows)) \
         if individual else 0
     if inp.options.interval is not None:

@@ -112,7 +112,7 @@ class Session:
             method = (inp.methods[inp.method] if inp.method != "auto"
                       else next(m for m in auto_candidates(inp.methods) if m.name in inp.method_options))
         if any(j not in self.grids.values for j in features):  # the estimate, before the grids are built
-            budget.check_sets(self, [features])
+            budget.check_sets(self, [features], kind=kind)
         req = Request(
             X=inp.X, features=features, grid_values=[self.grid_for(j) for j in features],
             categorical=[inp.categorical[j] for j in features], response=inp.response, outputs=inp.outputs,
