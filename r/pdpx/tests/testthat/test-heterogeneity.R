@@ -126,3 +126,18 @@ test_that("autoplot() and plot() draw each result", {
   expect_s3_class(plot(regions(k$fit, k$d, "x1", grid_resolution = 8)), "ggplot")
   expect_s3_class(plot(explained_variance(k$fit, k$d, threeway = 0L)), "ggplot")
 })
+
+test_that("regions() of a formula model never splits by its response or by columns it does not use", {
+  skip_if_no_pdpx()
+  fit <- stats::lm(mpg ~ wt * hp, data = mtcars)
+  reg <- regions(fit, mtcars, "wt", min_gain = 0)
+  expect_gt(nrow(reg$splits), 0)
+  expect_true(all(reg$splits$feature == "hp"))  # not mpg (the response), not cyl, disp, ... (unused)
+  # with a pred_fun (which may read any column) only the response is left out
+  with_fun <- regions(fit, mtcars, "wt", min_gain = 0, pred_fun = function(object, newdata) {
+    stats::predict(object, newdata) + 0 * newdata$qsec
+  })
+  expect_false("mpg" %in% with_fun$splits$feature)
+  het <- heterogeneity(fit, mtcars)
+  expect_setequal(het$table$feature, c("wt", "hp"))
+})
