@@ -95,6 +95,7 @@ ale <- function(object, data, features, grid_resolution = 20L, pred_fun = NULL, 
                        c(list(grid_resolution = as.integer(grid_resolution)), list(...)))
   res <- .new_pd(out, as.data.frame(data), features)
   attr(res, "pdpx")$model <- class(object)[1]
+  attr(res, "pdpx")$ale <- TRUE  # autoplot() labels its axis as Python's figure does
   res
 }
 

@@ -104,8 +104,14 @@ regions <- function(object, data, feature, max_depth = 2L, split_features = NULL
 }
 
 .one_region_set <- function(out) {
-  .spread_result(out, list(feature = out$meta$feature, regions = .decode_frame(out$regions),
-                           splits = .decode_frame(out$splits), curves = .decode_frame(out$curves),
+  regions <- .decode_frame(out$regions)
+  regions$rule <- .r_rule(regions$rule)
+  splits <- .decode_frame(out$splits)
+  for (side in c("left", "right")) splits[[side]] <- .r_rule(splits[[side]])
+  curves <- .decode_frame(out$curves)
+  if (!is.null(curves$rule)) curves$rule <- .r_rule(curves$rule)
+  .spread_result(out, list(feature = out$meta$feature, regions = regions,
+                           splits = splits, curves = curves,
                            region = .decode_frame(out$membership)$region, removed = out$meta$removed),
                  "pdpx_regions")
 }

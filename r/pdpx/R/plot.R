@@ -32,7 +32,8 @@ autoplot.pdpx_pd <- function(object, rug = TRUE, ice_alpha = NULL, ...) {
   meta <- attr(object, "pdpx")
   if (is.null(meta)) .stop("not a pdpx partial dependence result", call. = FALSE)
   d <- .strip_pd(object)
-  ylab <- paste0(if (isTRUE(meta$centered)) "centered " else "", meta$response_label)
+  ylab <- if (isTRUE(meta$ale)) .ale_label(meta)
+          else paste0(if (isTRUE(meta$centered)) "centered " else "", meta$response_label)
   group <- meta$stacked_by
   if (!is.null(group) && !(group %in% names(d))) group <- NULL
   p <- if (length(meta$features) == 1) .plot_1way(d, meta, attr(object, "feature_data"), rug, ice_alpha, group)
@@ -45,6 +46,17 @@ autoplot.pdpx_pd <- function(object, rug = TRUE, ice_alpha = NULL, ...) {
   }
   if (length(meta$features) == 1) p <- p + ggplot2::labs(y = ylab)
   p + ggplot2::theme_bw()
+}
+
+# ALE's axis, as Python's figure writes it: "accumulated local effect (<what>)", <what> the response, with the class
+# of a single output (the probability of a class)
+.ale_label <- function(meta) {
+  what <- meta$response_label %||% meta$response
+  outputs <- .as_chr(meta$outputs)
+  if (length(outputs) == 1 && !identical(outputs, what)) {
+    what <- if (identical(meta$response, "predict_proba")) paste("probability of", outputs) else paste0(what, ", ", outputs)
+  }
+  paste0("accumulated local effect (", what, ")")
 }
 
 .plot_1way <- function(d, meta, feature_data, rug, ice_alpha, group = NULL) {

@@ -150,6 +150,14 @@ pdpx_available <- function() {
 # True/False/None -> TRUE/FALSE/NULL, name=value -> name = value, res.plot() -> plot(res),
 # pdpx.partial_dependence -> partial_dependence(), Python's argument names -> the R function's,
 # no exception class names (RuntimeError:, PdpxError:) and no traceback.
+# Python's set of levels in a rule or message ("shop in {"mall", "web"}", its quotes already R's) as R's %in% c(...)
+.r_sets <- function(msg) {
+  gsub("(?<![A-Za-z0-9_.])([A-Za-z_.][A-Za-z0-9_.]*) in \\{([^{}]*)\\}", "\\1 %in% c(\\2)", msg, perl = TRUE)
+}
+
+# A rule of regions() (a table's text, not a message) in R's words: levels quoted "so", sets as %in% c(...)
+.r_rule <- function(x) .r_sets(gsub("(^|[\\s({,])'([^']*)'(?=$|[\\s)},])", "\\1\"\\2\"", x, perl = TRUE))
+
 .r_words <- function(msg, api = .api_name(), prefix = TRUE) {
   msg <- sub("\n+(Detailed traceback|Run `reticulate::py_last_error\\(\\)`).*$", "", msg)
   msg <- gsub("(^|\n)([A-Za-z_][A-Za-z0-9_.]*\\.)?[A-Za-z_][A-Za-z0-9_]*(Error|Exception|Warning|Interrupt): ", "\\1",
@@ -167,6 +175,11 @@ pdpx_available <- function() {
   msg <- gsub("(^|[\\s(\\[{,=:])'([^'\n]*)'(?=$|[\\s)\\]},.;:])", "\\1\"\\2\"", msg, perl = TRUE)
   msg <- gsub("\\bnp\\.[a-z_]+[0-9]*\\(([^()]*)\\)", "\\1", msg, perl = TRUE)  # numpy scalars' repr
   msg <- gsub("\\bNaN\\b", "NA", msg, perl = TRUE)  # R reads Python's missing numbers as NA
+  # pandas' words: a Date column arrives as naive datetime64, a POSIXct as tz-aware; rows without missing values
+  msg <- gsub("datetime64\\[[a-z]+, [^]]+\\]", "POSIXct", msg, perl = TRUE)
+  msg <- gsub("datetime64\\[[a-z]+\\]", "Date", msg, perl = TRUE)
+  msg <- gsub("\\b(X|data)\\.dropna\\(\\)", "na.omit(data)", msg, perl = TRUE)
+  msg <- .r_sets(msg)
   msg <- gsub(" \\(or their positions [0-9]+\\.\\.[0-9]+\\)", "", msg)  # Python's 0-based positions
   msg <- gsub("\\bTrue\\b", "TRUE", msg, perl = TRUE)
   msg <- gsub("\\bFalse\\b", "FALSE", msg, perl = TRUE)

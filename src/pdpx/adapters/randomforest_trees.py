@@ -388,7 +388,7 @@ class ForestEncoder:
         if s.isna().any():
             raise PdpxError(
                 f"{what} {self._name(j)!r} has {int(s.isna().sum())} missing value(s); randomForest cannot "
-                "predict rows with missing values: drop or impute them first (e.g. X.dropna())"
+                "predict rows with missing values: drop or impute them first"
             )
         if isinstance(s.dtype, pd.CategoricalDtype):
             cats = [str(c) for c in s.cat.categories]

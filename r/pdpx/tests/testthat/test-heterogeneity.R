@@ -126,3 +126,46 @@ test_that("autoplot() and plot() draw each result", {
   expect_s3_class(plot(regions(k$fit, k$d, "x1", grid_resolution = 8)), "ggplot")
   expect_s3_class(plot(explained_variance(k$fit, k$d, threeway = 0L)), "ggplot")
 })
+
+test_that("regions() of a formula model never splits by its response or by columns it does not use", {
+  skip_if_no_pdpx()
+  fit <- stats::lm(mpg ~ wt * hp, data = mtcars)
+  reg <- regions(fit, mtcars, "wt", min_gain = 0)
+  expect_gt(nrow(reg$splits), 0)
+  expect_true(all(reg$splits$feature == "hp"))  # not mpg (the response), not cyl, disp, ... (unused)
+  # with a pred_fun (which may read any column) only the response is left out
+  with_fun <- regions(fit, mtcars, "wt", min_gain = 0, pred_fun = function(object, newdata) {
+    stats::predict(object, newdata) + 0 * newdata$qsec
+  })
+  expect_false("mpg" %in% with_fun$splits$feature)
+  het <- heterogeneity(fit, mtcars)
+  expect_setequal(het$table$feature, c("wt", "hp"))
+})
+
+test_that("regions' rules and pdpx's messages are in R's words: %in% c(...), Date, na.omit(data)", {
+  skip_if_no_pdpx()
+  set.seed(3)
+  d <- data.frame(x = stats::runif(300), shop = factor(sample(c("mall", "web", "street"), 300, TRUE)))
+  d$y <- d$x * ifelse(d$shop == "mall", 3, -1) + stats::rnorm(300, sd = 0.01)
+  fit <- stats::lm(y ~ x * shop, data = d)
+  reg <- regions(fit, d, "x")
+  expect_true(any(grepl("^shop %in% c\\(\"", reg$regions$rule)), info = paste(reg$regions$rule, collapse = " | "))
+  expect_false(any(grepl("[{}]", c(reg$regions$rule, reg$splits$left, reg$splits$right, reg$curves$rule))))
+  words <- pdpx:::.r_words(paste("column 'day' holds datetime64[us] values, 'at' datetime64[us, Europe/Paris];",
+                                 "drop them first (e.g. X.dropna()); rows where shop in {'mall', 'web'}"),
+                           api = "regions")
+  expect_false(grepl("datetime64|dropna|[{}]", words))
+  expect_match(words, "holds Date values", fixed = TRUE)
+  expect_match(words, "POSIXct", fixed = TRUE)
+  expect_match(words, "na.omit(data)", fixed = TRUE)
+  expect_match(words, "shop %in% c(\"mall\", \"web\")", fixed = TRUE)
+})
+
+test_that("autoplot(ale(...)) labels its y axis as Python's figure does", {
+  skip_if_no_pdpx()
+  fit <- stats::lm(mpg ~ wt * hp, data = mtcars)
+  a <- ale(fit, mtcars, "wt")
+  expect_identical(ggplot2::ggplot_build(autoplot(a))$plot$labels$y, "accumulated local effect (prediction)")
+  pd <- partial_dependence(fit, mtcars, "wt", grid_resolution = 5)
+  expect_identical(ggplot2::ggplot_build(autoplot(pd))$plot$labels$y, attr(pd, "pdpx")$response_label)
+})
