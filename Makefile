@@ -14,7 +14,7 @@ export OMP_NUM_THREADS ?= 2
 # R asks systemd for the time zone when TZ is unset (a harmless "System has not been booted with systemd" line)
 export TZ ?= UTC
 
-.PHONY: setup system-packages demo test lint test-python test-r check-r bench gallery docs clean fuzz
+.PHONY: setup system-packages demo test test-fast lint test-python test-r check-r bench gallery docs clean fuzz
 
 setup: system-packages $(STAMP)
 
@@ -35,8 +35,8 @@ $(VENV)/bin/python:
 
 # Reinstalled when pyproject.toml changes. rpy2 is pinned to 3.5.17 (3.6 fails with R 4.2.2).
 # contrib/pdpx-catboost is a separate distribution (the CatBoost plugin), installed editable.
-# Then the tree kernels are compiled into numba's cache (three processes at once), so that the
-# first call of a session only loads them.
+# Then the tree kernels are compiled into numba's cache (a process per core, at most 4, each with about the same
+# compile time), so that the first call of a session only loads them.
 $(STAMP): pyproject.toml contrib/pdpx-catboost/pyproject.toml $(VENV)/bin/python
 	$(VENV)/bin/pip install -q -e ".[all,test,r,docs]"
 	$(VENV)/bin/pip install -q -e contrib/pdpx-catboost
@@ -54,8 +54,20 @@ lint:
 	$(VENV)/bin/ruff check src tests benchmarks contrib
 	$(VENV)/bin/lint-imports
 
+# pytest on TEST_WORKERS processes (pytest-xdist, in the test extra): --dist loadgroup with tests/conftest.py's
+# groups keeps a module's tests on one worker (module fixtures built once) and every Spark test on one (one JVM);
+# the kernels are compiled once, in the controller, before the workers start.
+TEST_WORKERS ?= 2
+PYTEST := $(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+
 test-python:
-	$(PY) -m pytest -q -p no:cacheprovider --durations=30
+	$(PYTEST) --durations=30
+
+# The inner loop (docs/architecture.md): the house rules and every Python test not marked slow (tests/conftest.py's
+# SLOW table: Spark, R processes, notebooks, the docs site, generated models, fresh-cache compiles, ...).
+# make test runs them all.
+test-fast: setup lint
+	$(PYTEST) -m "not slow" --durations=10
 
 test-r:
 	cd r/pdpx && PDPX_PYTHON=$(PY) Rscript -e 'testthat::test_local(".", reporter = "summary", stop_on_failure = TRUE)'

@@ -11,7 +11,7 @@
   whole recipe would predict 4.7 billion rows. Target: pdpx at least 20x faster.
 * Against the same pdpx call on a pandas frame of the same rows (target: Spark within 3x).
 * What the check of rows that change between actions costs: the tallies of the rows
-  (:mod:`pdpx.core.spark_checks`) timed on the benchmark's rows, against the call's time (a note).
+  (:mod:`pdpx.rows.spark_checks`) timed on the benchmark's rows, against the call's time (a note).
 * Against H2O's ``partial_plot`` (peer_h2o.py, in ``benchmarks/.venv-h2o``, made on first use; never a pdpx
   dependency): a local H2O server of its own (4 GB, 2 threads) fits a GBM of the same shape on the same
   fitting rows; ``partial_plot`` of one feature and of one pair (``col_pairs_2dpdp``) on the same rows and
@@ -110,10 +110,10 @@ def h2o_peer(X, y, fit: int, got: list, p: int, spark_s: float, case: str) -> li
 
 
 def tally_note(X: pd.DataFrame, spark_s: float) -> str:
-    """What the check of rows that change between actions costs (pdpx.core.spark_checks): the tallies of every row, as
+    """What the check of rows that change between actions costs (pdpx.rows.spark_checks): the tallies of every row, as
     the driver reads them for the columns' pass (each task reads the same for its partition's rows in the sums' pass),
     timed here on the benchmark's rows in 8 partitions, against the whole call's time."""
-    from pdpx.core.spark_checks import tallies_by_partition
+    from pdpx.rows.spark_checks import tallies_by_partition
 
     cols = list(X.columns)
     parts = X.assign(part=np.repeat(np.arange(8), -(-len(X) // 8))[:len(X)])

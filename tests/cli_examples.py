@@ -1,6 +1,7 @@
 """The files the command line's examples name (its --help and docs/cli.md), and a runner for one example line.
 
-``make_example_files(folder)`` writes, from one seeded data set:
+``make_example_files(folder)`` writes them as ``pdpx demo files`` does (:mod:`pdpx.demo.files`), from one seeded
+data set:
 
 * ``data.csv`` (age, income, y), ``weighted.csv`` (the same with a weight column w), ``data.parquet``;
 * ``model.json`` (an XGBoost regressor of y on age and income), ``churn.json`` (an XGBoost classifier
@@ -22,97 +23,33 @@ import shlex
 import sys
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 from click.testing import CliRunner
 
-HELPERS = '''"""The user's own code, which the pickled pipeline sales.pkl refers to."""
-import pandas as pd
-
-
-def as_numbers(X):
-    """The day as days since 2021-01-01 (the model sees numbers)."""
-    X = X.copy()
-    X["day"] = (X["day"] - pd.Timestamp("2021-01-01")).dt.days
-    return X
-'''
-
-
-def example_frame(n: int = 300, seed: int = 0) -> pd.DataFrame:
-    """age, income, y (and a weight column w)."""
-    rng = np.random.default_rng(seed)
-    age = rng.integers(18, 80, size=n)
-    income = np.round(rng.lognormal(10, 0.5, size=n), 2)
-    y = 0.05 * age + np.log(income) + rng.normal(scale=0.3, size=n)
-    return pd.DataFrame({"age": age, "income": income, "y": y, "w": np.round(rng.uniform(0.5, 2.0, size=n), 3)})
-
-
-def sales_frame(n: int = 200, seed: int = 1) -> pd.DataFrame:
-    """day (dates), price, units."""
-    rng = np.random.default_rng(seed)
-    day = pd.Timestamp("2021-01-01") + pd.to_timedelta(rng.integers(0, 365, size=n), unit="D")
-    price = np.round(rng.uniform(1, 10, size=n), 2)
-    units = 50 + 20 * np.sin(2 * np.pi * (day.day_of_year.to_numpy() / 365)) - 2 * price + rng.normal(size=n)
-    return pd.DataFrame({"day": day, "price": price, "units": units})
+from pdpx.demo.files import example_frame, sales_frame, write_files
 
 
 def make_example_files(folder: Path) -> dict:
-    """Write every file the examples name into ``folder``; returns the frames and models."""
-    import joblib
-    import skops.io as sio
+    """Write every file the examples name into ``folder`` (what ``pdpx demo files`` writes:
+    :func:`pdpx.demo.files.write_files`); returns the frames and the models read back from the files."""
     import xgboost as xgb
-    from sklearn.ensemble import GradientBoostingRegressor
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import FunctionTransformer
 
     folder = Path(folder)
-    full = example_frame()
-    X, y = full[["age", "income"]], full["y"]
-    full[["age", "income", "y"]].to_csv(folder / "data.csv", index=False)
-    full.to_csv(folder / "weighted.csv", index=False)
-    (folder / "elsewhere").mkdir(exist_ok=True)  # a folder without helpers.py
-    full[["age", "income", "y"]].to_parquet(folder / "data.parquet")
-    reg = xgb.XGBRegressor(n_estimators=20, max_depth=3).fit(X, y)
-    reg.save_model(folder / "model.json")
-    clf = xgb.XGBClassifier(n_estimators=20, max_depth=3).fit(X, (y > y.median()).astype(int))
-    clf.save_model(folder / "churn.json")
-    gbr = GradientBoostingRegressor(n_estimators=20, max_depth=3, random_state=0).fit(X, y)
-    sio.dump(gbr, folder / "model.skops")
-    with open(folder / "model.pkl", "wb") as fh:
-        pickle.dump(gbr, fh)
-    joblib.dump(gbr, folder / "model.joblib")
-
-    sales = sales_frame()
-    sales.assign(day=sales["day"].dt.strftime("%Y-%m-%d")).to_csv(folder / "sales.csv", index=False)
-    (folder / "helpers.py").write_text(HELPERS)
+    written, skipped = write_files(folder)
+    needed = {"data.csv", "model.json", "churn.json", "model.pkl", "sales.pkl"}
+    assert needed <= set(written), skipped
+    reg, clf = xgb.XGBRegressor(), xgb.XGBClassifier()
+    reg.load_model(folder / "model.json")
+    clf.load_model(folder / "churn.json")
+    with open(folder / "model.pkl", "rb") as fh:
+        gbr = pickle.load(fh)
     sys.path.insert(0, str(folder))
     try:
-        import helpers  # the user's module, as the user imported it when fitting
-
-        pipe = make_pipeline(FunctionTransformer(helpers.as_numbers),
-                             GradientBoostingRegressor(n_estimators=20, max_depth=3, random_state=0))
-        pipe.fit(sales[["day", "price"]], sales["units"])
-        with open(folder / "sales.pkl", "wb") as fh:
-            pickle.dump(pipe, fh)
+        with open(folder / "sales.pkl", "rb") as fh:
+            pipe = pickle.load(fh)
     finally:
         sys.path.remove(str(folder))
         sys.modules.pop("helpers", None)  # the command line must find it on its own
-    _r_forest(folder)
-    return {"frame": full, "reg": reg, "clf": clf, "gbr": gbr, "sales": sales, "pipe": pipe}
-
-
-def _r_forest(folder: Path) -> None:
-    """forest.pdpx.json and forest.rds: an R randomForest, exported and saved (skipped without R)."""
-    import shutil
-    import subprocess
-
-    if shutil.which("Rscript") is None:
-        return
-    exporter = Path(__file__).resolve().parents[1] / "r" / "pdpx" / "R" / "export.R"
-    code = (f'suppressMessages(library(randomForest)); source("{exporter}"); set.seed(1); '
-            f'd <- read.csv("{folder / "data.csv"}"); m <- randomForest(y ~ age + income, data = d, ntree = 50); '
-            f'export_model(m, "{folder / "forest.pdpx.json"}"); saveRDS(m, "{folder / "forest.rds"}")')
-    subprocess.run(["Rscript", "-e", code], check=True, capture_output=True, timeout=600)
+    return {"frame": example_frame(), "reg": reg, "clf": clf, "gbr": gbr, "sales": sales_frame(), "pipe": pipe}
 
 
 def shell_lines(text: str) -> list[str]:

@@ -1,6 +1,6 @@
 """Every example the command line shows runs as shown: each line of `pdpx --help` and of each command's --help
-under "Examples:", and each command of docs/cli.md's bash blocks, run in a folder holding the files they name
-(tests/cli_examples.py writes them)."""
+under "Examples", and each command of docs/cli.md's bash blocks in page order, run in an empty folder: the first
+example (`pdpx demo files`) writes every file the others name, so a reader who runs them gets them too."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ pytest.importorskip("plotnine", reason="plotnine is not installed")
 
 from cli_examples import make_example_files, run_example, shell_lines, written_file  # noqa: E402
 
-from pdpx.cli import main  # noqa: E402
+from pdpx.cli import FILES, main  # noqa: E402
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
 COMMANDS = ([], ["pd"], ["plot"], ["report"])
@@ -33,7 +33,7 @@ def help_examples(args: list[str]) -> list[str]:
     from click.testing import CliRunner
 
     text = CliRunner().invoke(main, [*args, "--help"], catch_exceptions=False).output
-    block = text.split("Examples:\n", 1)
+    block = re.split(r"Examples[^\n]*:\n", text, maxsplit=1)
     assert len(block) == 2, f"pdpx {' '.join(args)} --help shows no examples"
     lines = []
     for line in block[1].splitlines():
@@ -78,6 +78,9 @@ def check_example(line: str, folder: Path, may_fail: bool = False):
     if "--help" in result.args:
         return result
     assert "pdpx: wrote " in result.stderr, (line, result.stderr)
+    if line == FILES:
+        assert {"data.csv", "model.json", "sales.pkl", "weighted.csv"} <= {p.name for p in folder.iterdir()}
+        return result
     if target is not None:
         out = folder / target
         assert out.is_file() and out.stat().st_size > 0, line
@@ -88,22 +91,25 @@ def check_example(line: str, folder: Path, may_fail: bool = False):
 
 
 @pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a) or "pdpx")
-def test_every_help_shows_examples_that_run(folder, args):
+def test_every_help_shows_examples_that_run_in_an_empty_folder(tmp_path, args):
     lines = help_examples(args)
-    assert len(lines) >= 3
+    assert len(lines) >= 4 and lines[0] == FILES, lines
+    assert not any(tmp_path.iterdir())
     for line in lines:
-        if args:
+        if args and line != FILES:
             assert line.startswith(f"pdpx {args[0]} ") or f" pdpx {args[0]} " in line, line
-        check_example(line, folder)
+        check_example(line, tmp_path)
 
 
-def test_the_bash_examples_of_the_docs_run_and_print_what_they_show(folder):
+def test_the_bash_examples_of_the_docs_run_in_an_empty_folder_and_print_what_they_show(tmp_path):
     from test_docs_examples import output_matches
 
     found = docs_blocks()
     assert sum(len(lines) for lines, _ in found) >= 12, found
+    assert found[0][0] == [FILES], "docs/cli.md's first shell block writes the files the others use"
+    assert not any(tmp_path.iterdir())
     for lines, shown in found:
-        printed = "".join(check_example(line, folder, may_fail=shown is not None and "pdpx: error:" in shown).output
+        printed = "".join(check_example(line, tmp_path, may_fail=shown is not None and "pdpx: error:" in shown).output
                           for line in lines)
         if shown is not None:
             assert output_matches(shown, printed), f"{lines} printed:\n{printed}\nthe page shows:\n{shown}"

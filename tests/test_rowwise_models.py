@@ -58,10 +58,12 @@ def definition(model, X, feature, grid):
 
 
 def test_stacking_differs_here(case):
-    """The model really depends on the other rows: brute's default stacking is not the definition (the
-    contract's counterexample; without it the tests below could not fail)."""
+    """The model really depends on the other rows: brute's stacking (asked for: by default pdpx checks it,
+    tests/plugins/test_stacking.py) is not the definition (the contract's counterexample; without it the tests
+    below could not fail)."""
     model, X = case
-    res = pdpx.partial_dependence(model, X, "x0", method="brute", grid_resolution=20)
+    res = pdpx.partial_dependence(model, X, "x0", method="brute", grid_resolution=20,
+                                  method_options={"stack": True})
     _, avg = definition(model, X, "x0", res.grid_values[0])
     assert not np.allclose(res.average[0], avg, rtol=1e-6)
 

@@ -23,6 +23,7 @@ text), :mod:`.model_files` (model files, by extension),
 LightGBM files checked before their loaders), :mod:`.rds_check` (an R file's bytes read before R sees it) and
 :mod:`.rds_export` (the R process that reads an R file the user opted in to). The floors below are the
 packages ``core``, ``adapters``, ``plugins``, ``explain``, ``outputs``, ``sklearn`` and ``demo``.
+Plugin authors import from :mod:`.extend`, the public extension API (``docs/plugins.md``).
 """
 
 from .api import partial_dependence, partial_dependence_many
@@ -37,6 +38,7 @@ from .core.errors import (
     PdpxError,
     PdpxTypeError,
     PdpxWarning,
+    StackingWarning,
     TreeMismatchWarning,
 )
 from .core.extrapolation import Extrapolation
@@ -93,6 +95,7 @@ __all__ = [
     "NonFiniteWarning",
     "ExtrapolationWarning",
     "TreeMismatchWarning",
+    "StackingWarning",
     "IncompleteReportWarning",
 ]
 

@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 from .core.compute import compute, compute_many
 from .core.deprecation import deprecated
-from .core.options import ARRAYS, DEFAULTS, FEATURES, KINDS, OPTION_NAMES, PDOptions
+from .core.options import ARRAYS, DEFAULTS, FEATURES, KINDS, PDOptions
 from .core.result import CurveResult, PartialDependenceCollection
 from .core.stacked import stacked_partial_dependence
 from .core.validation import InstanceOf, check_param
@@ -127,10 +127,23 @@ def partial_dependence(
         :class:`~pdpx.core.stacked.StackedResult` for ``by=`` or a dict of models. Every one has ``to_frame()``,
         ``plot()`` and ``save()``.
     """
-    given = {k: v for k, v in locals().items()  # the options the caller set (a default tuple equals, not is, its own)
-             if k in OPTION_NAMES and v is not DEFAULTS[k] and not (type(v) is tuple and v == DEFAULTS[k])}
+    passed = {
+        "kind": kind, "method": method, "response": response, "target": target, "grid_resolution": grid_resolution,
+        "percentiles": percentiles, "grid": grid, "custom_values": custom_values,
+        "categorical_features": categorical_features, "sample_weight": sample_weight, "centered": centered,
+        "n_jobs": n_jobs, "progress": progress, "memory_budget": memory_budget, "ice_sample": ice_sample,
+        "random_state": random_state, "method_options": method_options, "include_missing": include_missing,
+        "by": by, "by_bins": by_bins, "interval": interval, "n_boot": n_boot, "level": level,
+    }
+    given = {k: v for k, v in passed.items()  # the options the caller set (a default tuple equals, not is, its own)
+             if v is not DEFAULTS[k] and not (type(v) is tuple and v == DEFAULTS[k])}
     check_param("partial_dependence", "features", features, FEATURES)
-    options = PDOptions.checked("partial_dependence", given, kinds=PD_KINDS)
+    return _dispatch(model, X, features, PDOptions.checked("partial_dependence", given, kinds=PD_KINDS))
+
+
+def _dispatch(model, X, features, options: PDOptions) -> CurveResult:
+    """:func:`partial_dependence` with its checked options: derivative ICE (deprecated), a band from the model, a
+    dict of models or ``by=``, or one model."""
     if options.kind == "derivative":  # not a session kind: derivatives of the ICE curves
         from .explain.derivative import derivatives
 

@@ -51,15 +51,18 @@ MODEL_HELP = ("MODEL, by its extension: an XGBoost model (.json, .ubj), a LightG
               f"own) only with --allow-pickle (or {ALLOW_PICKLE_ENV}=1). " + PICKLE_WARNING)
 DATA_HELP = ("DATA: a CSV or Parquet file of rows with the model's columns (--drop the others, such as the "
              "target). CSV columns of ISO dates are read as dates.")
-#: the examples each --help shows (tests/test_cli_help.py runs every one of them)
+#: the examples each --help shows (tests/test_cli_help.py runs them in an empty folder): ``pdpx demo files`` first
+FILES = "pdpx demo files"
 EXAMPLES = {
     "main": [
+        FILES,
         "pdpx pd model.json data.csv --drop y --feature age",
         "pdpx plot model.json data.csv --drop y --feature age -o age.png",
         "pdpx report model.json data.csv --drop y -o report.html",
         "pdpx pd --help",
     ],
     "pd": [
+        FILES,
         "pdpx pd model.json data.csv --drop y --feature age",
         "pdpx pd model.json data.csv --drop y --feature age --feature income -o pd.parquet",
         "pdpx pd model.json data.csv --drop y --feature age --kind both --ice 20 -o ice.csv",
@@ -68,12 +71,14 @@ EXAMPLES = {
         "pdpx pd --allow-pickle sales.pkl sales.csv --drop units --dates day --feature day",
     ],
     "plot": [
+        FILES,
         "pdpx plot model.json data.csv --drop y --feature age -o age.png",
         "pdpx plot model.json data.csv --drop y --feature age --feature income -o age_income.svg",
         "pdpx plot model.json data.csv --drop y --feature age --kind both --ice 30 --centered -o ice.pdf",
         "pdpx plot churn.json data.csv --drop y --feature age --target 1 -o churn_age.png",
     ],
     "report": [
+        FILES,
         "pdpx report model.json data.csv --drop y -o report.html",
         "pdpx report model.skops data.csv --drop y --feature age --feature income --ice 50 -o report.html",
         "PDPX_ALLOW_PICKLE=1 pdpx report model.pkl weighted.csv --drop y --weights w -o weighted.html",
@@ -82,7 +87,7 @@ EXAMPLES = {
 
 
 def _examples(command: str) -> str:
-    return "\b\nExamples:\n" + "\n".join("  " + line for line in EXAMPLES[command])
+    return "\b\nExamples (the first writes the files they use):\n" + "\n".join(f"  {x}" for x in EXAMPLES[command])
 
 
 class UserError(click.ClickException):
@@ -568,13 +573,27 @@ def pd_command(model, data, features, output, fmt, kind, centered, ice, grid_res
     _run(go)
 
 
-@main.command(help="Run the demo (what `make demo` runs): models of every library on bundled data, "
-              "figures and a report in demo-output/.")
-def demo():
-    """``pdpx demo``."""
-    from .demo.__main__ import main as run_demo
+@main.group(invoke_without_command=True, help="Run the demo (what `make demo` runs): models of every library on "
+            "bundled data, figures and a report in demo-output/. `pdpx demo files` writes the files the examples use.")
+@click.pass_context
+def demo(ctx):
+    """``pdpx demo``; ``pdpx demo files``."""
+    if ctx.invoked_subcommand is None:
+        from .demo.__main__ import main as run_demo
 
-    sys.exit(run_demo())
+        sys.exit(run_demo())
+
+
+@demo.command("files", help="Write every file the examples of `pdpx --help` and docs/cli.md use (data.csv, "
+              "model.json, sales.pkl...) into FOLDER (default: the current folder).")
+@click.argument("folder", default=".", type=click.Path(file_okay=False))
+def demo_files(folder):
+    """``pdpx demo files [FOLDER]``."""
+    from .demo.files import write_files
+
+    written, skipped = write_files(folder)
+    [click.echo(f"pdpx: note: {name} not written: {why}", err=True) for name, why in skipped.items()]
+    click.echo(f"pdpx: wrote {len(written)} files to {str(folder)!r}: {', '.join(written)}", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

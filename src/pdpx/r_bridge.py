@@ -35,7 +35,7 @@ from .adapters.rfunction import RFunctionAdapter
 from .api import partial_dependence
 from .core.adapter import Adapter
 from .core.errors import PdpxError, PdpxWarning
-from .r_wire import as_array, as_list
+from .r_wire import as_array, as_list, epoch_seconds
 
 
 def frame_columns(X: pd.DataFrame) -> dict:
@@ -63,18 +63,6 @@ def frame_columns(X: pd.DataFrame) -> dict:
             continue
         cols[str(name)] = bytearray(np.ascontiguousarray(arr, dtype="<f8").tobytes())
     return {"n": int(len(X)), "names": [str(c) for c in X.columns], "columns": cols}
-
-
-def epoch_seconds(values) -> np.ndarray:
-    """Seconds since 1970-01-01 UTC of datetime values (naive ones read as UTC), NaN for NaT.
-
-    R's POSIXct holds exactly this number; a Date holds it divided by 86400.
-    """
-    idx = pd.DatetimeIndex(values)
-    if idx.tz is not None:
-        idx = idx.tz_convert("UTC").tz_localize(None)
-    ns = idx.as_unit("ns").asi8.astype(np.float64)
-    return np.where(idx.isna(), np.nan, ns / 1e9)
 
 
 def datetimes_from_r(seconds, tz: str | None, *, date: bool = False) -> pd.DatetimeIndex:
@@ -202,10 +190,12 @@ def r_adapter(spec: Mapping) -> Adapter:
 
     ``spec$type`` is "randomForest" (``forest``: the forest arrays, ``feature_names``,
     ``classes``, ``coefs``, ``predict``: an R closure reading :func:`frame_columns`,
-    optional ``input_names`` and ``training_data``) or "function" (``predict``, ``output_names``,
+    optional ``input_names``, ``training_data`` and ``time_units``) or "function" (``predict``, ``output_names``,
     ``classes``, ``feature_names``, ``model_name``), or "ranger" / "gbm" (``forest``: the
     flattened trees, see :mod:`pdpx.adapters.ranger_trees` and :mod:`pdpx.adapters.gbm_trees`,
-    and ``predict``).
+    ``predict``; a ranger's ``time_units`` too). ``time_units``: per input, ``"days"`` or ``"seconds"`` for a
+    column R holds as a ``Date`` or ``POSIXct`` (its dates become the numbers the trees split on), ``""`` otherwise
+    (gbm refuses such columns when it is fitted).
     """
     kind = spec.get("type")
     if kind == "randomForest":
@@ -214,9 +204,10 @@ def r_adapter(spec: Mapping) -> Adapter:
         return RandomForestAdapter(
             fd, _takes_columns(spec.get("predict")),
             training_data=spec.get("training_data"), training_weight=spec.get("training_weight"),
+            time_units=spec.get("time_units"),
         )
     if kind == "ranger":
-        return RangerAdapter(spec["forest"], _takes_columns(spec.get("predict")))
+        return RangerAdapter(spec["forest"], _takes_columns(spec.get("predict")), time_units=spec.get("time_units"))
     if kind == "gbm":
         return GbmAdapter(spec["forest"], _takes_columns(spec.get("predict")))
     if kind == "function":

@@ -10,7 +10,10 @@ those forms:
   R's ``NA`` a quiet NaN;
 * :func:`as_list`: an R vector as a Python list (a scalar becomes a list of one);
 * :func:`decode_prediction`: what an R predict function returns, as a matrix of
-  one column per output.
+  one column per output;
+* :func:`epoch_seconds`, :func:`time_units`, :func:`r_time_numbers`: dates and times as R's
+  tree libraries read them (``data.matrix()``: a ``Date``'s days, a ``POSIXct``'s seconds since
+  1970-01-01 UTC), for a forest fitted on a ``Date`` or ``POSIXct`` column.
 
 It sits beside :mod:`pdpx.r_bridge` (which decodes the R package's data.frames and
 options with it) but on a floor of its own below the adapters (``pyproject.toml``'s
@@ -24,6 +27,7 @@ import numbers
 from typing import Any, Mapping
 
 import numpy as np
+import pandas as pd
 
 from .core.adapter import as_2d
 from .core.errors import PdpxError
@@ -75,3 +79,38 @@ def decode_prediction(out: Any, n_rows: int) -> np.ndarray:
     if isinstance(out, (list, tuple)):
         return as_2d(as_array(out))
     return as_2d(out)
+
+
+#: Seconds per unit of the numbers R's ``data.matrix()`` makes of a date or time column: a ``Date`` holds days, a
+#: ``POSIXct`` seconds, both since 1970-01-01 UTC.
+TIME_UNITS = {"days": 86400.0, "seconds": 1.0}
+
+
+def epoch_seconds(values) -> np.ndarray:
+    """Seconds since 1970-01-01 UTC of datetime values (naive ones read as UTC), NaN for NaT.
+
+    R's POSIXct holds exactly this number; a Date holds it divided by 86400.
+    """
+    idx = pd.DatetimeIndex(values)
+    if idx.tz is not None:
+        idx = idx.tz_convert("UTC").tz_localize(None)
+    ns = idx.as_unit("ns").asi8.astype(np.float64)
+    return np.where(idx.isna(), np.nan, ns / 1e9)
+
+
+def time_units(units: Any, n: int) -> list:
+    """Per model input, the unit R sends for a column of dates or times (``"days"``: a ``Date``, ``"seconds"``: a
+    ``POSIXct``), None for the others (R sends ``""``); ``units`` None: none of them."""
+    if units is None:
+        return [None] * n
+    out = [str(u) if u else None for u in (as_list(units) or [])]
+    if len(out) != n or any(u is not None and u not in TIME_UNITS for u in out):
+        raise PdpxError(f"time units from R must be one of {sorted(TIME_UNITS)} or \"\" per input ({n}); got {out!r}")
+    return out
+
+
+def r_time_numbers(values, unit: str) -> np.ndarray:
+    """Dates or times (``datetime64``, tz-aware or not: naive ones are read as UTC, as R's Date is) as the numbers
+    R's tree libraries split on: days (``unit="days"``, a ``Date``) or seconds (``"seconds"``, a ``POSIXct``)
+    since 1970-01-01 UTC; NaN for a missing one."""
+    return epoch_seconds(values) / TIME_UNITS[unit]

@@ -2,7 +2,7 @@
 
 On a Spark DataFrame the report computes what pdpx computes from all rows where they
 live (the PD curves, their importance, Friedman's H: only sums cross the cluster), draws
-the ICE curves of the rows a pandas frame would give (:meth:`~pdpx.core.spark.SparkData.take`
+the ICE curves of the rows a pandas frame would give (:meth:`~pdpx.rows.spark.SparkData.take`
 brings them by position), and runs "Where the average misleads" (heterogeneity, regions:
 every row's ICE curve of every feature; the explained-variance ledger) on the seeded sample
 it would read of a pandas frame of the same rows, brought here. Each function below gives
@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 
 from .core.plugins import adapt
-from .core.spark import SparkData, is_spark_frame
-from .core.spark_checks import changed
+from .rows.spark import SparkData
+from .rows.spark_checks import changed
 
-__all__ = ["is_spark_frame", "ledger", "page_frame", "rows_note", "seeded_rows", "spark_rows"]
+__all__ = ["ledger", "page_frame", "rows_note", "seeded_rows", "spark_rows"]
 
 
 def spark_rows(model, X, options, seed: int, max_rows: int | None):
@@ -30,7 +30,7 @@ def spark_rows(model, X, options, seed: int, max_rows: int | None):
     if max_rows is None or n <= max_rows:
         return X, None, options
     data = SparkData(X, adapt(model))
-    if data.n_rows != n:  # rows that change between actions (pdpx.core.spark_checks)
+    if data.n_rows != n:  # rows that change between actions (pdpx.rows.spark_checks)
         raise changed(f"X counted {n:,} rows, then {data.n_rows:,}")
     data.weights(options.sample_weight)  # the weights' column travels with the rows taken
     take = np.sort(np.random.default_rng(seed).choice(n, int(max_rows), replace=False))
@@ -43,7 +43,7 @@ def seeded_rows(frame, session, seed: int, size: int, options: dict):
     from a Spark DataFrame, the same rows brought here. ``options["sample_weight"]`` becomes the sample's weights."""
     n = session.n_rows
     take = np.sort(np.random.default_rng(seed).choice(n, min(n, size), replace=False))
-    if is_spark_frame(frame):
+    if not session.data.here:
         rows, w = session.data.take(take)
     else:
         rows = frame.iloc[take] if len(take) < len(frame) else frame
@@ -59,7 +59,7 @@ def ledger(measure, model, frame, session, features: list, seed: int, size: int,
     row when fewer) brought here with their weights, so that the same call on them reads the same rows."""
     n = session.n_rows
     kw = dict(options, sample=size if n > size else None)
-    if is_spark_frame(frame):
+    if not session.data.here:
         take = np.sort(np.random.default_rng(seed).choice(n, size, replace=False)) if n > size else np.arange(n)
         frame, w = session.data.take(take)
         kw.update({} if w is None else {"sample_weight": w})
@@ -69,15 +69,15 @@ def ledger(measure, model, frame, session, features: list, seed: int, size: int,
 def page_frame(frame, session) -> pd.DataFrame:
     """The rows the page's summary describes: ``frame``, or a Spark DataFrame's model columns over all rows (each
     brought here once: the grids read them too)."""
-    if not is_spark_frame(frame):
+    if session.data.here:
         return frame
-    return pd.DataFrame({name: session.data.column_named(name).reset_index(drop=True) for name in session.names})
+    return pd.DataFrame({name: session.data.column(j).reset_index(drop=True) for j, name in enumerate(session.names)})
 
 
 def rows_note(frame, session, n_ice: int, hstat, section_rows: int) -> str:
     """What the page says of a Spark DataFrame's rows (nothing for a pandas frame): ``hstat`` the report's H (None
     without pairs), ``section_rows`` the most rows "Where the average misleads" reads (0: no such section)."""
-    if not is_spark_frame(frame):
+    if session.data.here:
         return ""
     n = session.n_rows
     parts = [f"the PD curves and their importance average all {n:,} rows where they live (only sums come here)"]

@@ -37,6 +37,7 @@ from .core.files import write_text_atomic
 from .core.options import PDOptions
 from .core.plugins import adapt
 from .core.progress import progress_bar
+from .core.rows import require
 from .core.session import Session
 from .core.stacked import stacked_partial_dependence
 from .core.validation import (
@@ -59,7 +60,8 @@ from .outputs.plot_style import check_backend, windowless_backend
 from .outputs.report_heterogeneity import HeterogeneitySection
 from .outputs.report_page import Page, check_report_path, columns_table, embed
 from .report_parts import SideThread, failed_features, grid_check, warn_missing
-from .report_rows import is_spark_frame, ledger, page_frame, rows_note, seeded_rows, spark_rows
+from .report_rows import ledger, page_frame, rows_note, seeded_rows, spark_rows
+from .rows import place_of
 
 __all__ = ["report"]
 
@@ -380,8 +382,10 @@ def _report_rows(model, X, options: PDOptions, *, n_ice: int, seed: int, max_row
     options = options.but(**{k: v for k, v in defaults.items() if k not in options.given})
     if options.kind != "average" and options.ice_sample is None:
         options = options.but(ice_sample=n_ice, random_state=seed)
-    frame, sampled_from = (X if is_spark_frame(X) else _as_frame(model, X)), None
-    if is_spark_frame(frame):  # all its rows where they live, or the sample's rows brought here
+    place = place_of(X)  # where X's rows live, asked once, at the public entry point
+    require(place, "report", "report")
+    frame, sampled_from = (X if place == "spark" else _as_frame(model, X)), None
+    if place == "spark":  # all its rows where they live, or the sample's rows brought here
         frame, sampled_from, options = spark_rows(model, frame, options, seed, max_rows)
     elif max_rows is not None and len(frame) > max_rows:
         sampled_from = len(frame)
@@ -389,7 +393,8 @@ def _report_rows(model, X, options: PDOptions, *, n_ice: int, seed: int, max_row
         frame = frame.iloc[take]
         if options.sample_weight is not None:
             options = options.but(sample_weight=np.asarray(options.sample_weight)[take])
-    if "interval" not in options.given and _interval_fits(frame, options):
+    n_rows = frame.count() if place == "spark" and sampled_from is None else len(frame)
+    if "interval" not in options.given and _interval_fits(n_rows, options):
         options = options.but(interval=DEFAULT_INTERVAL, random_state=options.random_state
                               if "random_state" in options.given else seed)
     return frame, sampled_from, options
@@ -528,7 +533,7 @@ def _models_report(models: dict, X, path, *, features, title, seed, max_rows, im
     options = options.but(kind="average", progress=None)
     if "include_missing" not in options.given:
         options = options.but(include_missing="auto")
-    if "interval" not in options.given and _interval_fits(frame, options):
+    if "interval" not in options.given and _interval_fits(len(frame), options):
         options = options.but(interval=DEFAULT_INTERVAL, random_state=options.random_state
                               if "random_state" in options.given else seed)
     names = [str(c) for c in frame.columns] if features is None else list(features)
@@ -570,10 +575,11 @@ def _models_report(models: dict, X, path, *, features, title, seed, max_rows, im
     return write_text_atomic(path, html)
 
 
-def _interval_fits(frame, options: PDOptions) -> bool:
-    """Whether every row's ICE curves (what the bootstrap resamples) fit a quarter of the memory budget."""
+def _interval_fits(n_rows: int, options: PDOptions) -> bool:
+    """Whether every row's ICE curves (what the bootstrap resamples) of ``n_rows`` rows fit a quarter of the memory
+    budget."""
     budget = get_config()["memory_budget"] if options.memory_budget is None else options.memory_budget
-    need = (frame.count() if is_spark_frame(frame) else len(frame)) * (options.grid_resolution + 1) * 8 * 4
+    need = n_rows * (options.grid_resolution + 1) * 8 * 4
     return need <= budget // 4
 
 

@@ -204,11 +204,13 @@ def test_function_transformer_with_keyword_arguments_refuses():
     assert_pd(undeclared, "x", "brute", why="declare_elementwise")
 
 
-def test_kbins_onehot_refuses():
+def test_kbins_onehot_is_exact_as_sets_of_values():
+    """One indicator per bin: a split on one is a set of the column's values (issue 49; tests/adapters/
+    test_column_values.py covers the other transforms that make several columns of one)."""
     model = make_pipeline(make_column_transformer(
         (KBinsDiscretizer(n_bins=4, encode="onehot-dense", quantile_method="averaged_inverted_cdf"), ["x"]),
         (ohe(), ["c"])), DecisionTreeRegressor(random_state=0)).fit(X, Y)
-    assert_pd(model, "x", "brute", why="encode='ordinal'")
+    assert_pd(model, "x", "exact")
 
 
 # ------------------------------------------------------------------ encoders

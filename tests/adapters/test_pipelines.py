@@ -21,6 +21,7 @@ from sklearn.preprocessing import (
     KBinsDiscretizer,
     MaxAbsScaler,
     MinMaxScaler,
+    Normalizer,
     OneHotEncoder,
     OrdinalEncoder,
     PolynomialFeatures,
@@ -209,18 +210,25 @@ def test_declared_elementwise_functions():
     assert any("FunctionTransformer(log1p)" in n and "declare_elementwise" in n for n in res.notes)
 
 
-@pytest.mark.parametrize("step, name", [
-    (PCA(n_components=2), "PCA"),
-    (PolynomialFeatures(2), "PolynomialFeatures"),
-    (SelectFromModel(Lasso(alpha=0.01)), "SelectFromModel"),
+@pytest.mark.parametrize("step, name, why", [
+    (PCA(n_components=2), "PCA", "not known to transform each column on its own"),
+    (Normalizer(), "Normalizer", "not known to transform each column on its own"),
+    (PolynomialFeatures(2), "PolynomialFeatures", "products of several columns"),
 ])
-def test_steps_that_mix_columns_run_brute_and_say_why(step, name):
+def test_steps_that_mix_columns_run_brute_and_say_why(step, name, why):
     model = make_pipeline(make_column_transformer((OneHotEncoder(sparse_output=False), ["city"]), (step, NUMS)),
                           rf()).fit(X, Y)
     res = pdpx.partial_dependence(model, X, ["x1"])
     assert res.method == "brute"
     note = " ".join(res.notes)
-    assert name in note and "not known to transform each column on its own" in note
+    assert name in note and why in note
+
+
+def test_a_model_based_selector_is_followed():
+    """SelectFromModel keeps some columns unchanged (issue 49 point 3): exact."""
+    model = make_pipeline(make_column_transformer((OneHotEncoder(sparse_output=False), ["city"]),
+                                                  (SelectFromModel(Lasso(alpha=0.01)), NUMS)), rf()).fit(X, Y)
+    check(model, features=["x1"])
 
 
 def test_a_plugin_rule_makes_its_transformer_exact():

@@ -81,6 +81,15 @@ MODELS = {
         lambda d: xgb.XGBRegressor(multi_strategy="multi_output_tree", **KW).fit(
             d["X"].drop(columns="c"), np.c_[d["f"], d["pos"]]),
         "predict"),
+    # issue 49: objectives that recompute the leaves keep them in leaf_weights, not base_weights
+    "vector-leaf-absoluteerror": (
+        lambda d: xgb.XGBRegressor(multi_strategy="multi_output_tree", objective="reg:absoluteerror", **KW).fit(
+            d["X"].drop(columns="c"), np.c_[d["f"], d["pos"]]),
+        "predict"),
+    "vector-leaf-quantiles": (
+        lambda d: xgb.XGBRegressor(multi_strategy="multi_output_tree", objective="reg:quantileerror",
+                                   quantile_alpha=np.array([0.2, 0.7]), **KW).fit(d["X"].drop(columns="c"), d["f"]),
+        "predict"),
     "missing-zero": (lambda d: xgb.XGBRegressor(missing=0.0, **KW).fit(d["X"], d["f"]), "predict"),
     "booster-binary": (
         lambda d: xgb.train({"objective": "binary:logistic", "max_depth": 3},
@@ -416,3 +425,10 @@ def test_unseen_category_errors_name_the_column():
     for method in ("exact", "brute", "auto"):
         with pytest.raises(PdpxError, match=r"column 'city' has categories the XGBoost model was not trained on: \['w'\]"):
             pdpx.partial_dependence(m, X2, "city", method=method)
+
+
+@pytest.mark.parametrize("name", ["vector-leaf-absoluteerror", "vector-leaf-quantiles"])
+def test_vector_leaves_recomputed_by_the_objective_are_exact(models, data, name):
+    """Issue 49: their leaves are read from leaf_weights, so exact answers (it used to fall to brute)."""
+    X = data["X"].drop(columns="c")
+    assert_exact_equals_brute(models[name], X, ["b"], rtol=1e-5, atol=1e-5, grid_resolution=6)

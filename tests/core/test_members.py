@@ -358,11 +358,6 @@ def test_interval_names_and_levels(data):
         pdpx.partial_dependence(m, X, "a", interval="trees")
     with pytest.raises(pdpx.PdpxError, match="one feature set per call"):
         pdpx.partial_dependence_many(m, X, ["a"], interval="members")
-    import dask.dataframe as dd
-
-    forest = RandomForestRegressor(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
-    with pytest.raises(pdpx.PdpxError, match="not supported for Dask input; pass a pandas X"):
-        pdpx.partial_dependence(forest, dd.from_pandas(X, npartitions=2), "a", interval="members")
     with pytest.raises(pdpx.PdpxError, match="by= cannot be combined"):
         pdpx.partial_dependence(m, X, "a", interval="members", by="b")
 
@@ -375,3 +370,92 @@ def test_band_is_drawn_with_its_label(data):
     assert "shaded: members: central 95% of 5 trees" in p.labels.caption
     assert "pd_interval" in layer_names(p)
     assert "members: central 95% of 5 trees" in res._repr_html_()  # the notebook's facts name the band too
+
+
+def test_the_members_view_answers_the_adapter_interface_and_nothing_else():
+    """MembersView forwards nothing by __getattr__: every member of the Adapter interface is written out and gives
+    the model's adapter's answer, its trees are the split ones, and an attribute outside the interface is no
+    attribute of the view."""
+    import inspect
+
+    from pdpx.core.adapter import Adapter
+    from pdpx.core.members import BruteMembersView, MembersView
+
+    assert "__getattr__" not in vars(MembersView) and "__getattr__" not in vars(BruteMembersView)
+
+    class Marked(Adapter):
+        library, thread_safe, library_roots = "marked", False, ("marked_lib",)
+        extra = "outside the interface"
+
+        def __init__(self):
+            super().__init__(object())
+
+        def feature_names(self):
+            return ["a", "b"]
+
+        def is_classifier(self):
+            return True
+
+        def classes(self):
+            return ["x", "y"]
+
+        def responses(self):
+            return ["predict_proba", "raw"]
+
+        def output_names(self, response):
+            return [f"{response}:x", f"{response}:y"]
+
+        def default_outputs(self, response):
+            return [1]
+
+        def response_label(self, response):
+            return f"label of {response}"
+
+        def column_key(self, name):
+            return name.upper()
+
+        def validate_columns(self, X):
+            return X.assign(checked=True)
+
+        def predict(self, X, response):
+            return np.full((len(X), 2), 7.0)
+
+        def prediction_path(self, response):
+            return [("path", response)]
+
+        def fingerprint(self):
+            return "digest"
+
+        def tree_model(self, response):
+            raise AssertionError("the view's trees are the split ones")
+
+    inner, split = Marked(), object()
+    view = MembersView(inner, split)
+    X = pd.DataFrame({"a": [1.0, 2.0]})
+    public = {n for n, _ in inspect.getmembers(Adapter) if not n.startswith("_")} - {"tree_model_unavailable"}
+    for name in public - {"tree_model"}:
+        assert name in vars(MembersView), name  # written out, not inherited from Adapter's defaults
+    assert (view.library, view.thread_safe, view.library_roots) == ("marked", False, ("marked_lib",))
+    assert view.feature_names() == ["a", "b"] and view.is_classifier() and view.classes() == ["x", "y"]
+    assert view.responses() == ["predict_proba", "raw"] and view.output_names("raw") == ["raw:x", "raw:y"]
+    assert view.default_outputs("raw") == [1] and view.response_label("raw") == "label of raw"
+    assert view.column_key("a") == "A" and view.validate_columns(X)["checked"].all()
+    assert (view.predict(X, "raw") == 7.0).all() and view.prediction_path("raw") == [("path", "raw")]
+    assert view.fingerprint() == "digest" and view.tree_model("raw") is split and view.model is split
+    with pytest.raises(AttributeError):
+        view.extra  # noqa: B018 - an attribute of the adapter outside the interface is not reachable
+
+
+def test_members_of_a_dask_x_equal_pandas(data):
+    """interval='members' on a Dask X: each partition's tasks make the members' view again over the model's adapter
+    (its trees split by member; a forest without readable trees: its members' predicts), and the band equals the
+    pandas call's."""
+    dd = pytest.importorskip("dask.dataframe", reason="dask[dataframe] is not installed")
+    X, y = data
+    forest = RandomForestRegressor(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+    for method in ("auto", "brute"):
+        got = pdpx.partial_dependence(forest, dd.from_pandas(X, npartitions=3), "a", interval="members",
+                                      grid_resolution=5, method=method)
+        want = pdpx.partial_dependence(forest, X, "a", interval="members", grid_resolution=5, method=method)
+        for name in ("average", "lower", "upper", "members"):
+            np.testing.assert_allclose(getattr(got, name), getattr(want, name), rtol=0, atol=1e-9)

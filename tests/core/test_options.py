@@ -21,6 +21,26 @@ def test_the_signature_of_partial_dependence_is_the_options_object():
         assert p.default == O.DEFAULTS[p.name], p.name
 
 
+@pytest.mark.parametrize("name", O.OPTION_NAMES_IN_ORDER)
+def test_partial_dependence_hands_on_every_option_it_is_given(name, monkeypatch):
+    """Each keyword option set to a value other than its default reaches PDOptions.checked, alone and unchanged
+    (the options are passed by name, not gathered from locals())."""
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def checked(function, given, **kwargs):
+        seen.update(given)
+        raise Stop
+
+    monkeypatch.setattr(O.PDOptions, "checked", staticmethod(checked))
+    value = object()
+    with pytest.raises(Stop):
+        pdpx.partial_dependence(lambda d: d["a"], pd.DataFrame({"a": [1.0, 2.0]}), "a", **{name: value})
+    assert seen == {name: value}
+
+
 def test_checked_parses_and_remembers_what_was_given():
     opts = O.PDOptions.checked("f", {"memory_budget": "2MB", "percentiles": [0.1, 0.9], "interval": 0.9})
     assert opts.memory_budget == 2 * 2**20 and opts.percentiles == (0.1, 0.9) and opts.interval == 0.9

@@ -174,6 +174,27 @@ def test_pipeline_equals_definition():
     assert res.method == "exact" and _from_trees(res)
 
 
+@pytest.mark.parametrize("kind", ["pipeline", "hgb"])
+def test_categorical_feature_with_missing_values_equals_definition(kind):
+    """A categorical column's missing values are a cell of their own, where the model sees what it sees in those
+    rows (a missing value): H equals the definition, on the trees."""
+    X, y = _data(seed=8)
+    c = X.c.astype(int).map({0: "p", 1: "q", 2: "r", 3: "s", 4: "t"}).astype(object)
+    c[np.random.default_rng(8).random(len(X)) < 0.15] = np.nan
+    if kind == "pipeline":
+        X["c"] = c
+        pre = ColumnTransformer([("num", StandardScaler(), ["a", "b", "d"]),
+                                 ("cat", OneHotEncoder(handle_unknown="ignore"), ["c"])])
+        m = make_pipeline(pre, HistGradientBoostingRegressor(max_iter=20, random_state=0)).fit(X, y)
+    else:
+        X["c"] = pd.Categorical(c, categories=list("pqrst"))
+        m = HistGradientBoostingRegressor(max_iter=20, random_state=0, categorical_features="from_dtype").fit(X, y)
+    sub = X.iloc[:80]
+    assert sub.c.isna().sum() > 5
+    res, _, _ = check_against_brute(m, sub, _reg(m), features=["a", "c", "d"])
+    assert res.method == "exact"
+
+
 def test_sample_weight_weights_every_sum():
     X, y = _data(seed=8)
     m = HistGradientBoostingRegressor(max_iter=20, random_state=0).fit(X, y)

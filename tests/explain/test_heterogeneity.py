@@ -122,11 +122,23 @@ def test_plots_draw():
         res.plot(which="pie")
 
 
-def test_dask_input_is_refused_with_what_to_pass():
+def test_dask_input_gathers_each_partitions_moments_and_equals_pandas():
+    """A Dask X: each partition's moments (weights, uneven partitions) merged here equal the same call on the same
+    rows as pandas; regions, which keep every row's curve, are refused with the table of needs' message."""
     dd = pytest.importorskip("dask.dataframe")
-    X = _data(n=100).drop(columns="g")
-    with pytest.raises(pdpx.PdpxError, match="pass a pandas sample of it"):
-        pdpx.heterogeneity(lambda d: d["x1"].to_numpy() * d["x2"].to_numpy(), dd.from_pandas(X, npartitions=2))
+    from pdpx.core.rows import message
+
+    X = _data(n=300).drop(columns="g")
+    w = np.random.default_rng(3).random(len(X))
+    f = lambda d: d["x1"].to_numpy() * d["x2"].to_numpy() + np.sin(d["x2"].to_numpy())  # noqa: E731
+    got = pdpx.heterogeneity(f, dd.from_pandas(X, npartitions=3), sample_weight=w, grid_resolution=7)
+    want = pdpx.heterogeneity(f, X, sample_weight=w, grid_resolution=7)
+    assert any("3 Dask partitions" in note for note in got.notes)
+    for a, b in zip(got.variance + got.average, want.variance + want.average):
+        np.testing.assert_allclose(a, b, atol=1e-12, rtol=0)
+    with pytest.raises(pdpx.PdpxError) as err:
+        pdpx.regions(f, dd.from_pandas(X, npartitions=2), "x1")
+    assert str(err.value) == message("regions", "dask", "regions")
 
 
 def test_spark_input_gathers_each_partitions_moments_and_equals_pandas(spark):
@@ -147,8 +159,11 @@ def test_spark_input_gathers_each_partitions_moments_and_equals_pandas(spark):
     assert got.method == "exact" and any("Spark partitions" in note for note in got.notes)
     for a, b in zip(got.variance + got.average, want.variance + want.average):
         np.testing.assert_allclose(a, b, atol=1e-12, rtol=0)
-    with pytest.raises(pdpx.PdpxError, match=r"held by a cluster.*X.sample\(fraction=...\).toPandas\(\)"):
+    from pdpx.core.rows import message
+
+    with pytest.raises(pdpx.PdpxError) as err:
         pdpx.regions(model, sdf.drop("w"), "a")
+    assert str(err.value) == message("regions", "spark", "regions")
 
 
 def test_regions_refuse_curves_over_the_memory_budget():

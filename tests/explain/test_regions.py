@@ -135,12 +135,26 @@ def test_stopping_rules_say_why():
         "no split leaves min_rows=300 rows on each side")
     capped = pdpx.regions(_f, X, "x1", min_gain=0.999)
     assert len(capped.regions) == 1 and "below min_gain=0.999" in capped.regions[0].stopped
-    dated = pd.DataFrame({"x1": X["x1"], "day": pd.date_range("2024-01-01", periods=len(X), freq="D")})
-    by_date = pdpx.regions(lambda d: d["x1"].to_numpy() * (d["day"].dt.month > 6).to_numpy(), dated, "x1")
-    assert by_date.regions[0].stopped == "no feature to split by (see the notes)"
-    assert "not split by: day (date columns)" in by_date.notes
     deep = pdpx.regions(_f, X, "x1", max_depth=3, min_gain=0.0)
     assert max(s.depth for s in deep.splits) <= 2
+
+
+def test_a_date_column_is_split_at_a_date():
+    """A model whose curves of x1 differ after June: the rows are split by the date, the rule shows dates, and each
+    region's rows are exactly the rows its rule names."""
+    X = _data(n=300)
+    dated = pd.DataFrame({"x1": X["x1"], "day": pd.date_range("2024-01-01", periods=len(X), freq="D")})
+    res = pdpx.regions(lambda d: d["x1"].to_numpy() * (d["day"].dt.month > 6).to_numpy(), dated, "x1",
+                       n_thresholds=len(X) - 1)
+    assert not any("date columns" in n for n in res.notes)
+    assert res.rules == ["day <= 2024-06-30", "day > 2024-06-30"]
+    late = (dated["day"] > "2024-06-30").to_numpy()
+    np.testing.assert_array_equal(np.sort(res.regions[1].rows), np.flatnonzero(late))
+    assert res.splits_frame()["right"].tolist() == ["day > 2024-06-30"]
+    paris = dated.assign(day=dated["day"].dt.tz_localize("Europe/Paris"))
+    zoned = pdpx.regions(lambda d: d["x1"].to_numpy() * (d["day"].dt.month > 6).to_numpy(), paris, "x1",
+                         n_thresholds=len(X) - 1)
+    assert zoned.rules == res.rules  # the days on the column's own clock
 
 
 def test_frames_hold_the_regions_curves_and_rules():

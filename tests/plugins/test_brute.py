@@ -7,6 +7,7 @@ from sklearn.ensemble import RandomForestRegressor
 
 import pdpx
 from pdpx.core.result import SCHEMA_HEAD
+from pdpx.plugins import stacking
 from pdpx.plugins.brute import plan_chunks
 
 
@@ -43,7 +44,11 @@ def test_many_grid_points_per_predict_call(fitted):
     X, _ = fitted
     model = CountingModel()
     pdpx.partial_dependence(model, X, ["a", "b"], grid_resolution=10)
-    assert sum(model.calls) == 100 * len(X) + 1  # + the one-row probe for the output count
+    # + the one-row probe for the output count, + the stacking check's sample (the model is the user's code:
+    # one stacked call of ROWS rows at POINTS grid points, one call per grid point)
+    assert sum(model.calls) == 100 * len(X) + 1 + 2 * stacking.ROWS * stacking.POINTS
+    sample = [stacking.ROWS * stacking.POINTS] + [stacking.ROWS] * stacking.POINTS
+    assert model.calls[1:2 + stacking.POINTS] == sample
     assert max(model.calls) >= 10 * len(X), "grid points should be stacked into few predict calls"
 
 

@@ -16,7 +16,7 @@ catboost = pytest.importorskip("catboost", reason="catboost is not installed (pi
 @pytest.fixture(autouse=True)
 def plugin_from_entry_point(monkeypatch):
     """The process-wide plugin manager, rebuilt with installed plugins loaded."""
-    from pdpx.core.plugins import reset_plugin_manager
+    from pdpx.extend import reset_plugin_manager
 
     monkeypatch.setenv("PDPX_DISABLE_PLUGINS", "0")
     reset_plugin_manager()
@@ -67,7 +67,7 @@ def at_borders(model, X: pd.DataFrame, seed: int = 1) -> pd.DataFrame:
 
 def tree_model_of(model, X, response):
     """The adapter pdpx picks for ``model`` and its TreeModel for ``response``."""
-    from pdpx.core.plugins import adapt
+    from pdpx.extend import adapt
 
     ad = adapt(model)
     ad.validate_columns(X)

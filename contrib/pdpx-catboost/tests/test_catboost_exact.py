@@ -14,10 +14,9 @@ from treetools import assert_exact_equals_brute, assert_library_not_imported
 import pdpx
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "pdpx_catboost"
-#: pdpx's public plugin API (docs/plugins.md): what a plugin may import from pdpx.
-PUBLIC = {"pdpx", "pdpx.core.adapter", "pdpx.core.booster", "pdpx.core.ir", "pdpx.core.method", "pdpx.core.errors",
-          "pdpx.core.plugins",
-          "pdpx.plugins.brute"}
+#: pdpx's public plugin API (docs/plugins.md): what a plugin may import from pdpx (the extension API, and the
+#: public functions of pdpx itself).
+PUBLIC = {"pdpx", "pdpx.extend"}
 
 
 def fit(cls, X, y, **params):

@@ -14,7 +14,7 @@ cb = pytest.importorskip("catboost")
 from catboost_cases import plugin_from_entry_point  # noqa: E402, F401 - every test: the plugin loaded
 
 import pdpx  # noqa: E402
-from pdpx.core.errors import PdpxError  # noqa: E402
+from pdpx.extend import PdpxError  # noqa: E402
 
 N = 160
 KW = dict(iterations=8, depth=3, verbose=0, thread_count=1, random_seed=0)

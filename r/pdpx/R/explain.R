@@ -121,6 +121,7 @@ print.pdpx_h <- function(x, ...) {
   }
   if (!is.null(pred_fun) && !is.function(pred_fun)) .stop("pred_fun must be a function(object, newdata)", call. = FALSE)
   if (is.null(features)) features <- .model_predictors(object, names(data))
+  data <- .model_columns(object, data, pred_fun, features)
   py <- .pdpx_py()
   prepared <- .prepare_model(object, data, pred_fun, NULL, "auto", n_trees)
   payload <- .frame_payload(prepared$data)
@@ -141,3 +142,18 @@ print.pdpx_h <- function(x, ...) {
   if (length(vars)) vars else NULL
 }
 
+
+# The columns of data a formula model reads, with the features asked for: its response and (with the model's own
+# predict) the columns its formula does not name are left out, so regions() never splits by them and no measure
+# reads them (lm(mpg ~ wt + hp) on mtcars: regions of wt were split by mpg). With a pred_fun, which may read any
+# column, only the response goes. data as it is when the model has no terms or names none of its columns.
+.model_columns <- function(object, data, pred_fun, features) {
+  tt <- tryCatch(stats::terms(object), error = function(e) NULL)
+  if (is.null(tt)) return(data)
+  used <- intersect(all.vars(stats::delete.response(tt)), names(data))
+  if (!length(used)) return(data)
+  response <- setdiff(all.vars(tt), all.vars(stats::delete.response(tt)))
+  keep <- if (is.null(pred_fun)) used else setdiff(names(data), response)
+  keep <- names(data)[names(data) %in% union(keep, features)]
+  data[, keep, drop = FALSE]
+}

@@ -285,6 +285,16 @@ pdpx_available <- function() {
   list(n = nrow(df), names = as.list(names(df)), columns = cols)
 }
 
+# Per column of `columns`: "days" when `data` holds it as a Date, "seconds" as a POSIXct, "" otherwise: R's
+# tree libraries read such a column as data.matrix() does (its days or seconds since 1970-01-01 UTC), and so
+# does pdpx (pdpx.r_wire.r_time_numbers).
+.time_units <- function(data, columns) {
+  vapply(columns, function(v) {
+    col <- data[[v]]
+    if (inherits(col, "Date")) "days" else if (inherits(col, "POSIXt")) "seconds" else ""
+  }, "", USE.NAMES = FALSE)
+}
+
 # The time zone of a POSIXct ("" for the session's zone: named, so Python keeps R's wall clock).
 .tz_of <- function(x) {
   tz <- attr(as.POSIXct(x), "tzone")[1]

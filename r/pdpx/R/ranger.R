@@ -66,7 +66,7 @@
 
 .ranger_adapter <- function(object, data) {
   levels <- .ranger_levels(object, data)
-  key <- list("ranger", object$forest, levels)
+  key <- list("ranger", object$forest, levels, .time_units(data, .ranger_inputs(object)))
   hit <- .cache_get(key)
   if (!is.null(hit)) return(hit)
   inputs <- .ranger_inputs(object)
@@ -80,7 +80,8 @@
     .raw64(.as_pred_matrix(.r_predict(.ranger_predict(object, nd)), nrow(nd)))
   }
   py <- .pdpx_py()
-  spec <- list(type = "ranger", forest = .ranger_forest_data(object, levels), predict = closure)
+  spec <- list(type = "ranger", forest = .ranger_forest_data(object, levels), predict = closure,
+               time_units = as.list(.time_units(data, inputs)))
   .cache_put(key, .py_call(py$bridge$r_adapter(spec)))
 }
 

@@ -23,10 +23,12 @@ anything with predict  :mod:`.generic` (asked last)                 --
 =====================  ===========================================  ==========================
 
 scikit-learn models made of models go through :mod:`.sklearn_compose`: Pipelines
-(:mod:`.sklearn_pipeline`, one column rule per transformer in :mod:`.sklearn_transforms`,
-the trees rewritten onto the original columns by :mod:`.column_trees`) and ensembles
+(:mod:`.sklearn_pipeline`, its fingerprint of every step's parameters in :mod:`.sklearn_state`,
+one column rule per transformer in :mod:`.sklearn_transforms`,
+the trees rewritten onto the original columns by :mod:`.column_trees`; a column made into
+several read as sets of its values by :mod:`.column_values`; FeatureUnion by :mod:`.sklearn_union`) and ensembles
 linear in their members (:mod:`.sklearn_ensembles`). The XGBoost and LightGBM adapters (and
-the CatBoost plugin's) share :class:`pdpx.core.booster.BoosterAdapter`, public plugin API.
+the CatBoost plugin's) share :class:`pdpx.core.booster.BoosterAdapter` (public as ``pdpx.extend.BoosterAdapter``).
 
 The plugins floor (``docs/architecture.md``): adapters import the core only, never a method,
 a measure or a figure.

@@ -11,6 +11,10 @@ that input column's original value:
   some models are reproduced, not inverted);
 * for an encoder, the set of categories that go left (each category, missing
   values and "unseen" evaluated once through the preprocessing).
+* for a column the preprocessing turns into several (``kind="values"``: a spline
+  basis, one-hot bins, sin and cos), the set of its values that go left, as codes
+  of the classes of values every split routes alike
+  (:mod:`pdpx.adapters.column_values`).
 
 The rewritten ensemble reads the original columns directly: numbers as float64,
 categories as positions in a table; background rows are never transformed. This
@@ -37,7 +41,8 @@ _MAG = np.int64(0x7FFFFFFFFFFFFFFF)
 class Column:
     """How one original column reaches the model.
 
-    kind : ``"numeric"`` (monotone maps), ``"categorical"`` (a table of values) or ``"dropped"``.
+    kind : ``"numeric"`` (monotone maps), ``"categorical"`` (a table of values), ``"values"`` (a numeric column
+        made into several: ``value_set`` gives its codes, ``table`` one value per code) or ``"dropped"``.
     outputs : the model input columns computed from it.
     direction : per output, +1 (non-decreasing map) or -1 (non-increasing); numeric columns only.
     table : categorical columns: the values, each a code (its position); missing values and
@@ -56,9 +61,12 @@ class Column:
     none_code: int = -1  # None's own code, where the steps treat None and NaN differently (else None is missing)
     none_invalid: bool = False
     reps: list | None = None  # values evaluated per code, when a code's own value is refused
+    value_set: object = None  # kind "values": its pdpx.adapters.column_values.ValueSet
 
     def codes(self, values) -> np.ndarray:
         """Positions in ``table`` of ``values`` (float64; unseen values get ``unseen_code``)."""
+        if self.value_set is not None:
+            return self.value_set.codes(values)
         known, positions = self._known()
         if isinstance(values, pd.Series):  # a column of X: looked up as it is (no object copy of every value)
             missing = values.isna().to_numpy()
@@ -256,12 +264,13 @@ def rewrite(tm: TreeModel, columns_of_output: list, plan: list, evaluate: Evalua
             nw = (size + 31) // 32
             bits = np.zeros((len(nd), nw * 32), dtype=bool)
             bits[:, :size] = goes
-            packed = (bits.reshape(len(nd), nw, 32).astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=2)
-            words.append(packed.astype(np.uint32).reshape(-1))
+            words.append(pack(bits))
             cat_offset[nd] = n_words + np.arange(len(nd)) * nw
             cat_nwords[nd] = nw
             n_words += len(nd) * nw
             missing_left[nd] = False  # codes are never missing
+    # sets of values (columns made into several): left as placeholders, completed by column_values.value_splits
+    missing_left[internal[kinds == "values"]] = False
     cat_words = np.concatenate(words) if words else np.zeros(0, np.uint32)
     new = replace(
         ens, left=left, right=right, feature=feature, threshold=threshold, missing_left=missing_left,
@@ -269,9 +278,16 @@ def rewrite(tm: TreeModel, columns_of_output: list, plan: list, evaluate: Evalua
         cat_words=cat_words, n_features=len(plan), comparison="<=", float32_input=False, categories_go_left=True,
     )
     new.validate()
-    encode, encode_values = _encoders(plan)
+    encode, encode_values = encoders(plan)
     return TreeModel(ensemble=new, encode=encode, encode_values=encode_values,
                      notes=list(tm.notes) + list(notes), recursion_weights=tm.recursion_weights)
+
+
+def pack(bits: np.ndarray) -> np.ndarray:
+    """Rows of set membership (bool, a multiple of 32 wide) as the IR's uint32 words, one row after the other."""
+    n, width = bits.shape
+    packed = (bits.reshape(n, width // 32, 32).astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=2)
+    return packed.astype(np.uint32).reshape(-1)
 
 
 def _representatives(col: Column) -> np.ndarray:
@@ -279,9 +295,10 @@ def _representatives(col: Column) -> np.ndarray:
     return np.array(col.reps if col.reps is not None else col.table, dtype=object)
 
 
-def _encoders(plan: list):
+def encoders(plan: list):
+    """(``encode``, ``encode_values``) of a TreeModel on the original columns of ``plan``."""
     numeric = [j for j, p in enumerate(plan) if p.kind == "numeric"]
-    categorical = [j for j, p in enumerate(plan) if p.kind == "categorical"]
+    categorical = [j for j, p in enumerate(plan) if p.kind in ("categorical", "values")]
 
     def encode(X):
         out = np.zeros((len(X), len(plan)))
@@ -293,7 +310,7 @@ def _encoders(plan: list):
         return out
 
     def encode_values(j, values):
-        if plan[j].kind == "categorical":
+        if plan[j].kind in ("categorical", "values"):
             return plan[j].codes(values)
         if plan[j].kind == "numeric":
             return np.asarray(values, dtype=np.float64)
@@ -308,6 +325,8 @@ def check_valid(plan: list, encoded: np.ndarray, X) -> None:
         bad = np.zeros(len(encoded), dtype=bool)
         if p.kind == "numeric" and p.nan_invalid:
             bad |= np.isnan(encoded[:, j])
+        if p.kind == "values":
+            bad |= encoded[:, j] < 0  # a missing value the steps refuse
         if p.kind == "categorical":
             if p.nan_invalid and p.nan_code >= 0:
                 bad |= encoded[:, j] == p.nan_code

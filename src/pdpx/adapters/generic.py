@@ -59,6 +59,12 @@ class GenericAdapter(Adapter):
         if response not in self._n_outputs:
             self._n_outputs[response] = self.predict(X.iloc[:1], response).shape[1]
 
+    def user_code(self, response):
+        """A model no library adapter knows is the user's code: the function, or its class's method."""
+        if self._fn is not None:
+            return f"the function {getattr(self._fn, '__qualname__', type(self._fn).__name__)}"
+        return f"{type(self.model).__name__}.{response}"
+
     def predict(self, X, response):
         if self._fn is not None:
             return as_2d(self._fn(X))

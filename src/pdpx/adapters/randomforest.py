@@ -53,6 +53,10 @@ class RandomForestAdapter(SingleThreaded, Adapter):
         node counts (randomForest stores none).
     training_weight : array, optional
         Weights of the training rows for those counts.
+    time_units : list of (str or None), optional
+        Per predictor, ``"days"`` or ``"seconds"`` when R's data holds it as a ``Date`` or ``POSIXct``: its
+        dates (``datetime64`` columns, grids of dates) are then read as the days or seconds since 1970-01-01
+        UTC the forest splits on; None: numbers only.
     model : object, optional
         The original model object (shown in results).
     """
@@ -69,6 +73,7 @@ class RandomForestAdapter(SingleThreaded, Adapter):
         coefs=None,
         training_data: pd.DataFrame | None = None,
         training_weight=None,
+        time_units=None,
         model: Any = None,
     ):
         super().__init__(model if model is not None else self)
@@ -76,7 +81,7 @@ class RandomForestAdapter(SingleThreaded, Adapter):
             forest, feature_names=feature_names, classes=classes, coefs=coefs
         )
         self._predict_fn = predict
-        self.encoder = ForestEncoder(self.forest)
+        self.encoder = ForestEncoder(self.forest, time_units)
         self.training_data = training_data
         self.training_weight = training_weight
         self._tree_models: dict = {}
@@ -116,13 +121,13 @@ class RandomForestAdapter(SingleThreaded, Adapter):
         for j, name in enumerate(self.forest.feature_names):
             col = X.iloc[:, j]
             if j in self.forest.unused:
-                out[name] = col.values
+                out[name] = col.array
             elif self.forest.is_factor(j):
                 codes = self.encoder.factor_codes(j, col)
                 out[name] = pd.Categorical.from_codes(codes, categories=self.forest.xlevels[j])
             else:
                 self.encoder.numeric(j, col)  # validates (missing values, types)
-                out[name] = col.values  # an ordered Categorical stays one: R codes it itself
+                out[name] = col.array  # an ordered Categorical stays one: R codes it itself
         return pd.DataFrame(out, index=X.index)
 
     def predict(self, X, response):
@@ -155,6 +160,7 @@ class RandomForestAdapter(SingleThreaded, Adapter):
             self._tree_models["base"] = TreeModel(
                 ensemble=ens, encode=self.encoder.encode, encode_values=self.encoder.encode_values,
                 notes=[], recursion_weights=NO_NODE_WEIGHTS,
+                dated=frozenset(j for j, u in enumerate(self.encoder.time_units) if u is not None),
             )
         return self._tree_models["base"]
 

@@ -47,6 +47,8 @@ import pandas as pd
 from ..core.errors import PdpxError
 from ..core.ir import MalformedTreeError, TreeEnsemble, TreeModel
 from ..r_wire import as_array, as_list
+from ..r_wire import time_units as time_units_of
+from .rlevels import dated_numbers
 
 
 # ---------------------------------------------------------------------------
@@ -360,11 +362,15 @@ class ForestEncoder:
       not a level is an error.
     * numeric predictors: the numbers; ``bool`` as 0/1; an (ordered) pandas
       Categorical as its 1-based category position, as R codes an ordered factor.
+    * dates and times (``datetime64``) of a predictor R sent as a ``Date`` or ``POSIXct`` column
+      (``time_units``: per predictor ``"days"``, ``"seconds"`` or None): the days or seconds since
+      1970-01-01 UTC that ``data.matrix`` gives (:func:`pdpx.r_wire.r_time_numbers`);
     * missing values are an error: randomForest cannot predict them.
     """
 
-    def __init__(self, fd: ForestData):
+    def __init__(self, fd: ForestData, time_units=None):
         self.fd = fd
+        self.time_units = time_units_of(time_units, fd.n_features)
         self._index = [
             {lv: i for i, lv in enumerate(levels)} if fd.is_factor(j) else None
             for j, levels in enumerate(fd.xlevels)
@@ -422,14 +428,11 @@ class ForestEncoder:
         elif pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
             out = s.to_numpy(dtype=np.float64, na_value=np.nan)
         else:
-            raise PdpxError(
-                f"{what} {self._name(j)!r} is numeric in the randomForest model but holds {s.dtype} values; "
-                "pass numbers"
-            )
+            out = dated_numbers(s, self.time_units[j], self._name(j), "randomForest", what)
         if np.isnan(out).any():
             raise PdpxError(
                 f"{what} {self._name(j)!r} has {int(np.isnan(out).sum())} missing value(s); randomForest cannot "
-                "predict rows with missing values: drop or impute them first (e.g. X.dropna())"
+                "predict rows with missing values: drop or impute them first"
             )
         return out
 

@@ -33,11 +33,14 @@ class RangerAdapter(RFrameAdapter):
         (factors as Categoricals in ``levels``): the regression prediction, the
         class probabilities of a probability forest, or the fraction of trees
         voting for each class of a classification forest.
+    time_units : list of (str or None), optional
+        Per input, ``"days"`` (an R ``Date`` column) or ``"seconds"`` (a ``POSIXct``): its dates are read as
+        the numbers ranger splits on (:class:`~pdpx.adapters.rlevels.LevelEncoder`).
     """
 
     library = "ranger"
 
-    def __init__(self, spec: Mapping, predict: Callable | None = None):
+    def __init__(self, spec: Mapping, predict: Callable | None = None, time_units=None):
         super().__init__(self)
         self.spec = dict(spec)
         self.spec["levels"] = [None if lv is None else [str(v) for v in as_list(lv)]
@@ -45,7 +48,8 @@ class RangerAdapter(RFrameAdapter):
         self.treetype = str(spec["treetype"])
         self._features = [str(n) for n in as_list(spec["feature_names"])]
         self._classes = ranger_outputs(self.spec)
-        self.encoder = LevelEncoder(self._features, self.spec["levels"], "ranger", allow_missing=False)
+        self.encoder = LevelEncoder(self._features, self.spec["levels"], "ranger", allow_missing=False,
+                                    time_units=time_units)
         self._predict_fn = predict
         self._tree_model: TreeModel | None = None
 
@@ -82,6 +86,7 @@ class RangerAdapter(RFrameAdapter):
             self._tree_model = TreeModel(
                 ensemble=ranger_ensemble(self.spec), encode=self.encoder.encode,
                 encode_values=self.encoder.encode_values, notes=notes, recursion_weights=NO_NODE_WEIGHTS,
+                dated=frozenset(j for j, u in enumerate(self.encoder.time_units) if u is not None),
             )
         return self._tree_model
 

@@ -1,4 +1,4 @@
-"""Input encoding shared by the R forest readers that key factors by level (ranger, gbm).
+"""Input encoding shared by the R forest readers that key factors by level (ranger, gbm), and their dates.
 
 R's tree libraries code a factor by its level's position in a list of levels the
 model (or the data) fixes; numbers stay numbers. :class:`LevelEncoder` maps a
@@ -6,6 +6,8 @@ DataFrame to that space: a factor column becomes the 0-based position of each
 value's label in the model's levels (matched by label, so a pandas Categorical may
 list its categories in any order), a numeric column its float values. Missing
 values are NaN when the library accepts them (gbm), an error otherwise (ranger).
+A column R sent as a ``Date`` or ``POSIXct`` (``datetime64`` here) becomes the days or seconds
+R's ``data.matrix`` gives (:func:`dated_numbers`, which the randomForest reader uses too).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import PdpxError
+from ..r_wire import r_time_numbers
+from ..r_wire import time_units as time_units_of
 
 
 class LevelEncoder:
@@ -35,10 +39,13 @@ class LevelEncoder:
     unknown_as_missing : bool
         Whether a value that is not a level of the factor is read as missing (gbm's
         ``predict`` does so) rather than refused.
+    time_units : list of (str or None), optional
+        Per input: ``"days"`` (a ``Date`` column in R) or ``"seconds"`` (a ``POSIXct``), whose dates
+        (``datetime64``) become the numbers R's ``data.matrix`` gives; None: numbers only.
     """
 
     def __init__(self, feature_names: Sequence[str], levels: Sequence, library: str, allow_missing: bool,
-                 unknown_as_missing: bool = False):
+                 unknown_as_missing: bool = False, time_units=None):
         self.feature_names = [str(n) for n in feature_names]
         self.levels = [None if lv is None else [str(v) for v in lv] for lv in levels]
         if len(self.levels) != len(self.feature_names):
@@ -46,6 +53,7 @@ class LevelEncoder:
         self.library = library
         self.allow_missing = allow_missing
         self.unknown_as_missing = unknown_as_missing
+        self.time_units = time_units_of(time_units, len(self.feature_names))
         self._index = [None if lv is None else {v: i for i, v in enumerate(lv)} for lv in self.levels]
 
     @property
@@ -94,14 +102,15 @@ class LevelEncoder:
 
     def numeric(self, j: int, values, *, what: str = "column") -> np.ndarray:
         s = values if isinstance(values, pd.Series) else pd.Series(values)
-        if isinstance(s.dtype, pd.CategoricalDtype) or not (
-            pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype)
-        ):
+        if isinstance(s.dtype, pd.CategoricalDtype):
             raise PdpxError(
-                f"{what} {self.feature_names[j]!r} is numeric in the {self.library} model but holds {s.dtype} "
-                "values; pass numbers"
+                f"{what} {self.feature_names[j]!r} is numeric in the {self.library} model but holds categories "
+                "(a factor); pass numbers"
             )
-        out = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        if pd.api.types.is_bool_dtype(s.dtype) or pd.api.types.is_numeric_dtype(s.dtype):
+            out = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            out = dated_numbers(s, self.time_units[j], self.feature_names[j], self.library, what)
         self._missing(j, int(np.isnan(out).sum()), what)
         return out
 
@@ -146,5 +155,17 @@ class LevelEncoder:
                                                       categories=self.levels[j])
             else:
                 self.numeric(j, col)
-                out[name] = col.values
+                out[name] = col.array  # a time zone kept
         return pd.DataFrame(out, index=X.index)
+
+
+def dated_numbers(s: pd.Series, unit: str | None, name: str, library: str, what: str) -> np.ndarray:
+    """A column given for a numeric input that holds no numbers: the days or seconds R's ``data.matrix`` makes of
+    dates or times (``unit``: the input was a ``Date`` or ``POSIXct`` column in R), else an error saying what the
+    column holds, in words an R user reads."""
+    dated = pd.api.types.is_datetime64_any_dtype(s.dtype)
+    if dated and unit is not None:
+        return r_time_numbers(s, unit)
+    held = ("dates or times" if dated else "text" if pd.api.types.is_string_dtype(s.dtype) or s.dtype == object
+            else f"values of type {s.dtype}")
+    raise PdpxError(f"{what} {name!r} is numeric in the {library} model but holds {held}; pass numbers")

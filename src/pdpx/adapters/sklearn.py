@@ -156,6 +156,21 @@ def _numeric_not_bool(dtype) -> bool:
     return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
+#: the attributes holding a function each scikit-learn class calls on the way to a prediction
+_FUNCTIONS = {"FunctionTransformer": ("func",), "TransformedTargetRegressor": ("inverse_func",)}
+#: packages whose functions are a library's, not the user's
+_LIBRARIES = frozenset({"numpy", "scipy", "pandas", "sklearn", "math", "builtins", "operator"})
+
+
+def _library_function(fn) -> bool:
+    """Whether ``fn`` is a function of a library (:data:`_LIBRARIES`), a ``functools.partial`` of one included."""
+    inner = getattr(fn, "func", None) if type(fn).__name__ == "partial" else None
+    if inner is not None:
+        return _library_function(inner)
+    module = getattr(fn, "__module__", None) or type(fn).__module__
+    return str(module).split(".")[0] in _LIBRARIES
+
+
 class SklearnAdapter(Adapter):
     """A scikit-learn estimator or Pipeline: its own predict methods, and its trees when it is a tree model."""
     library = "scikit-learn"
@@ -182,10 +197,20 @@ class SklearnAdapter(Adapter):
                 )
 
     def feature_names(self):
+        """The names the estimator was fitted on; a Pipeline's are its first real step's
+        (:func:`pdpx.adapters.sklearn_pipeline.fitted_names`: a first ``"passthrough"`` step has none of its own)."""
+        from . import sklearn_pipeline
+
+        if sklearn_pipeline.is_pipeline(self.model):
+            return sklearn_pipeline.fitted_names(self.model)
         names = getattr(self.model, "feature_names_in_", None)
         return [str(n) for n in names] if names is not None else None
 
     def n_features(self) -> int | None:
+        from . import sklearn_pipeline
+
+        if sklearn_pipeline.is_pipeline(self.model):
+            return sklearn_pipeline.fitted_width(self.model)
         return getattr(self.model, "n_features_in_", None)
 
     def validate_columns(self, X):
@@ -198,6 +223,7 @@ class SklearnAdapter(Adapter):
             )
         self._validated = X  # composite models (pipelines, ensembles) evaluate their steps on its first row
         self._refusals = {}
+        self._grids = {}  # column -> the grid values checked (column_values)
         for col, values in candidates(X):
             for value in _representatives(values[out_of_domain(values)]):
                 reason = self.refusal(col, value)
@@ -249,10 +275,24 @@ class SklearnAdapter(Adapter):
         X = vars(self).get("_validated")
         return None if X is None else X.iloc[:1]
 
+    def column_values(self, name) -> np.ndarray | None:
+        """The values of numeric column ``name`` a call meets: those of the validated X and of the grids checked
+        for it (float64, increasing, without repeats); None before validation, for a column that is not numeric, or
+        when X has one row (a member of a composite model sees only its reference row, not the call's grids)."""
+        X = vars(self).get("_validated")
+        if X is None or len(X) < 2 or name not in X.columns:
+            return None
+        col = X[name]
+        if not pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
+            return None
+        seen = [col.to_numpy(dtype=np.float64, na_value=np.nan)] + list(vars(self).get("_grids", {}).get(name, []))
+        return np.unique(np.concatenate(seen))
+
     def check_grid(self, name, values):
         if np.asarray(values).dtype.kind not in "iuf" or vars(self).get("_validated") is None:
             return
         arr = np.asarray(values, dtype=np.float64)
+        vars(self).setdefault("_grids", {}).setdefault(name, []).append(arr)
         for value in _representatives(arr[out_of_domain(arr)]):
             reason = self.refusal(name, value)
             if reason:
@@ -344,6 +384,20 @@ class SklearnAdapter(Adapter):
                 path.append((part, method))
         return path
 
+    def user_code(self, response):
+        """A method of the prediction path that is the user's own (:meth:`pdpx.core.adapter.Adapter.user_code`),
+        else a user's function called on the way: a FunctionTransformer's ``func``, a TransformedTargetRegressor's
+        ``inverse_func`` (NumPy's, SciPy's, pandas' and scikit-learn's own functions are a library's)."""
+        own = super().user_code(response)
+        if own is not None:
+            return own
+        for obj, *_ in self.prediction_path(response):
+            for attr in _FUNCTIONS.get(type(obj).__name__, ()):
+                fn = getattr(obj, attr, None)
+                if fn is not None and not _library_function(fn):
+                    return f"{type(obj).__name__}({attr}={getattr(fn, '__qualname__', type(fn).__name__)})"
+        return None
+
     # tree structure: filled in by pdpx.adapters.sklearn_trees when available
     def tree_model(self, response):
         from . import sklearn_compose
@@ -357,10 +411,13 @@ class SklearnAdapter(Adapter):
         return sklearn_trees.tree_model(self, response)
 
     def fingerprint(self):
-        """:func:`pdpx.adapters.sklearn_trees.model_fingerprint` (a tree model's node arrays); "" for other
-        estimators (a pipeline's and an ensemble's trees are keyed by their parts)."""
-        from . import sklearn_trees
+        """:func:`pdpx.adapters.sklearn_trees.model_fingerprint` (a tree model's node arrays); a Pipeline's steps'
+        parameters and learnt values (:func:`pdpx.adapters.sklearn_state.steps_digest`); "" for other estimators
+        (an ensemble's trees are keyed by their parts)."""
+        from . import sklearn_pipeline, sklearn_trees
 
+        if sklearn_pipeline.is_pipeline(self.model):
+            return sklearn_pipeline.model_fingerprint(self.model)
         return sklearn_trees.model_fingerprint(self.model)
 
     def tree_model_unavailable(self, response):

@@ -4,10 +4,13 @@
 are traced (:mod:`pdpx.adapters.sklearn_transforms` holds one rule per
 transformer) to learn which original column each model input comes from, and the
 final model's trees are rewritten as trees on the original columns
-(:mod:`pdpx.adapters.column_trees`). Any model pdpx reads trees from can be last:
+(:mod:`pdpx.adapters.column_trees`; a column made into several columns, by a spline
+basis, one-hot bins or sin and cos, is read as sets of its values:
+:mod:`pdpx.adapters.column_values`; a FeatureUnion: :mod:`pdpx.adapters.sklearn_union`).
+Any model pdpx reads trees from can be last:
 scikit-learn's, XGBoost's and LightGBM's wrappers, a plugin's, or an ensemble.
 
-A step that mixes columns (PCA, PolynomialFeatures, a model-based selector, a
+A step that mixes columns (PCA, PolynomialFeatures with interaction terms, a
 transformer without a rule) makes ``tree_model`` return None; the reason names the
 step, and ``auto`` runs ``brute`` with that reason in the result's notes. So do a
 map that is not monotone on a numeric column (an imputer with a sentinel
@@ -26,9 +29,10 @@ import numpy as np
 import pandas as pd
 
 from ..core.grid import held_dtype
-from ..core.ir import fingerprint, model_cache
-from . import column_trees
+from ..core.ir import model_cache
+from . import column_trees, column_values, sklearn_union
 from .column_trees import Column
+from .sklearn_state import steps_digest
 from .sklearn_transforms import column_map, rules_version
 
 #: The value pdpx feeds an encoder to learn where categories it never saw go.
@@ -62,7 +66,7 @@ def prediction_path(pipeline, response: str) -> list:
     The Pipeline itself with ``response``; each transforming step with ``"transform"``, and inside a
     nested Pipeline or ColumnTransformer each of its transformers with ``"transform"`` (``"drop"`` and
     ``"passthrough"`` call nothing); a final nested Pipeline with ``response`` and its own steps; the
-    final estimator with ``response``.
+    final estimator with ``response``. A FeatureUnion's transformers are listed like a ColumnTransformer's.
     """
     out: list = [(pipeline, response)]
 
@@ -75,6 +79,9 @@ def prediction_path(pipeline, response: str) -> list:
                 transformer(s)
         elif _is_column_transformer(step):
             for _, t, _cols in step.transformers_:
+                transformer(t)
+        elif sklearn_union.is_union_like(step):
+            for t in sklearn_union.transformers(step):
                 transformer(t)
 
     def walk(p):
@@ -113,6 +120,40 @@ def split(model) -> tuple[list, object]:
 
     final = walk(model, [])
     return steps, final
+
+
+def _first_fitted(model):
+    """The object that first receives a Pipeline's X: its first step that is not ``"passthrough"`` or None (inside
+    nested Pipelines), or the final estimator when every step before it is skipped."""
+    steps, final = split(model)
+    for _, step in steps:
+        if not _skip(step):
+            return step
+    return final
+
+
+def fitted_names(model) -> list[str] | None:
+    """The column names a fitted Pipeline's X must have: those its first real step (or, every step skipped, its
+    final estimator) was fitted on; None when it was fitted on an array.
+
+    scikit-learn's ``Pipeline.feature_names_in_`` asks the first step only, so a first ``"passthrough"`` or None
+    step (a grid search's way to switch a step off) leaves a pipeline fitted on a frame without names: X would
+    then be handed over as an array and read by position."""
+    first = _first_fitted(model)
+    try:
+        names = getattr(first, "feature_names_in_", None)
+    except AttributeError:  # pragma: no cover - a property that fails
+        names = None
+    return [str(n) for n in names] if names is not None else None
+
+
+def fitted_width(model) -> int | None:
+    """The number of columns a fitted Pipeline's X must have (its first real step's ``n_features_in_``)."""
+    try:
+        n = getattr(_first_fitted(model), "n_features_in_", None)
+    except AttributeError:  # pragma: no cover - a property that fails
+        n = None
+    return int(n) if n is not None else None
 
 
 class NotColumnWise(Exception):
@@ -172,6 +213,11 @@ def _through(step, cur, path):
                                     f"its rule says {len(got)}")
             out[sl] = got
         return out
+    if sklearn_union.is_union_like(step):
+        try:
+            return sklearn_union.through(step, cur, path, _through)
+        except sklearn_union.UnionRefused as exc:
+            raise NotColumnWise(f"step {label}: {exc}") from None
     cm = column_map(step, len(cur))
     if isinstance(cm, str):
         raise NotColumnWise(f"step {label} ({type(step).__name__}): {cm}")
@@ -226,7 +272,12 @@ def plan_columns(traced: list, ref: pd.DataFrame) -> list:
         col = Column(name=str(name), kind="dropped", outputs=outs)
         dtype = ref.dtypes.iloc[j]
         numeric_dtype = pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
-        if outs and any(t == "encoder" for p in paths for t, _ in p):
+        if outs and column_values.several(paths):
+            if not numeric_dtype:
+                raise NotColumnWise(f"column {name!r} ({dtype}) is made into several columns; exact reads that for "
+                                    "numeric columns only")
+            col.kind = "values"  # its splits: sets of its values (column_values)
+        elif outs and any(t == "encoder" for p in paths for t, _ in p):
             cats, extra = None, []
             for p in paths:
                 first = next((i for i, (t, _) in enumerate(p) if t == "encoder"), None)
@@ -347,14 +398,26 @@ class PipelineTrees:
         columns_of_output = [j for j, _ in traced]
         names = type(self.final).__name__
         note = f"exact through the pipeline: {names}'s splits read as rules on the original columns"
-        return column_trees.rewrite(tm, columns_of_output, self.plan, self.evaluate, notes=[note])
+        out = column_trees.rewrite(tm, columns_of_output, self.plan, self.evaluate, notes=[note])
+        if isinstance(out, str) or not any(c.kind == "values" for c in self.plan):
+            return out
+        # columns made into several: their splits are sets of the values each call meets (completed per call)
+        return column_values.ValueTrees(out, tm.ensemble, self.plan, self.evaluate, self.encode_rows)
+
+    def encode_rows(self, rows) -> np.ndarray:
+        """The final model's encoded inputs the steps make of whole rows of X."""
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return np.asarray(self.tm_inner.encode(transform(self.steps, rows, self.absent)), dtype=np.float64)
 
     def _check_values(self) -> None:
         """Which columns' missing or unseen values the preprocessing refuses (tried once each)."""
         for j, col in enumerate(self.plan):
             if col.kind == "dropped":
                 continue
-            if col.kind == "numeric":
+            if col.kind in ("numeric", "values"):
                 col.nan_invalid = not self._accepts(j, np.array([np.nan]))
                 continue
             if col.nan_code >= 0:
@@ -455,38 +518,27 @@ _LOOKUPS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 def _fitted_state(steps: list, inner, response: str) -> tuple:
     """What identifies a pipeline's fitted state: the final model's trees and each step's fitted arrays (a refit
-    makes new ones), the steps themselves and the version of the column rules."""
+    makes new ones), the steps themselves and the version of the column rules (``"passthrough"`` and None steps
+    stand for nothing)."""
+    real = [s for _, s in steps if not _skip(s)]
     return (inner.tree_model(response),) + tuple(
-        v for _, s in steps for k, v in sorted(vars(s).items()) if k.endswith("_") and not k.startswith("_")
-        and isinstance(v, (np.ndarray, list, dict))) + tuple(s for _, s in steps) + (rules_version(),)
+        v for s in real for k, v in sorted(vars(s).items()) if k.endswith("_") and not k.startswith("_")
+        and isinstance(v, (np.ndarray, list, dict))) + tuple(real) + (rules_version(),)
 
 
-def _steps_fingerprint(steps: list) -> str:
-    """A digest of the numbers the steps learnt (a scaler's ``mean_``, an encoder's ``categories_``, those of the
-    transformers inside a ColumnTransformer): a step edited in place changes it, where :func:`_fitted_state`
-    sees only new objects. The final model's contents are in its trees' own key."""
-    arrays: list = []
+def _steps_fingerprint(steps: list, final=None) -> str:
+    """:func:`pdpx.adapters.sklearn_state.steps_digest`: every step's parameters (by value, functions by identity
+    and code) and learnt values, those of the estimators inside it, and the final model's parameters. A step edited
+    in place or given new parameters changes it, where :func:`_fitted_state` sees only new objects. The final
+    model's trees are in their own key."""
+    return steps_digest(steps, final)
 
-    def collect(v, depth):
-        if isinstance(v, np.ndarray):
-            arrays.append(v)
-        elif isinstance(v, (list, tuple)):
-            for item in v:
-                collect(item, depth)
-        elif isinstance(v, dict):
-            for item in v.values():
-                collect(item, depth)
-        elif depth < 4 and hasattr(v, "get_params"):  # a fitted estimator inside the step
-            learnt(v, depth + 1)
 
-    def learnt(obj, depth):
-        for k, v in sorted(vars(obj).items()):
-            if k.endswith("_") and not k.startswith("_"):
-                collect(v, depth)
-
-    for _, step in steps:
-        learnt(step, 0)
-    return fingerprint(*arrays)
+def model_fingerprint(model) -> str:
+    """A fitted Pipeline's :func:`_steps_fingerprint`: its steps' parameters and learnt values, its final model's
+    parameters."""
+    steps, final = split(model)
+    return _steps_fingerprint(steps, final)
 
 
 def _known(model, signature: tuple, response: str):
@@ -503,7 +555,7 @@ def _known(model, signature: tuple, response: str):
         return None
     try:
         return model_cache.peek(model, response, _fitted_state(last[1], last[3], response),
-                                state=_columns_state(signature), fingerprint=_steps_fingerprint(last[1]))
+                                state=_columns_state(signature), fingerprint=_steps_fingerprint(last[1], last[2]))
     except Exception:  # noqa: BLE001 - a refit the old adapter cannot read: the full lookup says what happens
         return None
 
@@ -523,15 +575,15 @@ def _built(adapter, response: str):
     signature = (tuple(ref.columns), tuple(ref.dtypes), response)
     known = _known(model, signature, response)
     if known is not None:
-        return known
+        return column_values.complete_for(known, adapter)
     try:
         pt = PipelineTrees(model, ref, response)
     except Exception as exc:  # noqa: BLE001 - the pipeline refuses its own reference row: brute will say why
         return f"its steps could not be evaluated on one row of X ({type(exc).__name__}: {exc})"
     out = model_cache.get(model, response, _fitted_state(pt.steps, pt.inner, response), pt.build,
-                          state=_columns_state(signature), fingerprint=_steps_fingerprint(pt.steps))
+                          state=_columns_state(signature), fingerprint=_steps_fingerprint(pt.steps, pt.final))
     try:
         _LOOKUPS[model] = (signature, pt.steps, pt.final, pt.inner)
     except TypeError:
         pass
-    return out
+    return column_values.complete_for(out, adapter)

@@ -16,6 +16,11 @@ transformed column back into a split on the user's own column:
   (an imputer's ``missing_values=0``), which become another value. Not a monotone
   map, so a numeric column treated so runs ``brute``; in front of an encoder, the
   listed values get their own entries in the column's table of values.
+* ``"derived"``: each output column computed from this input is some function of
+  its value alone, not necessarily monotone, and there may be several (a spline
+  basis, one-hot bins, powers, sin and cos of an hour). A split on any of them is
+  a set of the input's values: pdpx evaluates the steps on the finite set of
+  values a call meets (:mod:`pdpx.adapters.column_values`), numeric columns only.
 
 A rule found through a base class applies only when the step's class keeps that
 base class's ``transform`` (a subclass that overrides it is not followed).
@@ -36,7 +41,14 @@ Adding a transformer is one rule::
     register_rule("mypackage.MyScaler", my_scaler_rule)
 
 Element-wise :class:`~sklearn.preprocessing.FunctionTransformer` functions are
-declared with :func:`declare_elementwise`.
+declared with :func:`declare_elementwise`; functions that make several columns of
+each column (sin and cos of an hour) with :func:`declare_columnwise`. A class of
+your own that makes several columns of each column gets a rule whose treatment is
+``"derived"``::
+
+    def my_encoder_rule(step, n_inputs):
+        k = step.n_outputs_per_column
+        return ColumnMap([i for i in range(n_inputs) for _ in range(k)], ["derived"] * n_inputs)
 """
 
 from __future__ import annotations
@@ -47,7 +59,7 @@ from typing import Callable
 import numpy as np
 
 #: What a rule may say about one input column.
-TREATMENTS = ("increasing", "decreasing", "preserve", "encoder", "sentinel")
+TREATMENTS = ("increasing", "decreasing", "preserve", "encoder", "sentinel", "derived")
 
 
 @dataclass
@@ -80,6 +92,7 @@ Rule = Callable[[object, int], "ColumnMap | str"]
 
 _RULES: dict[str, Rule] = {}
 _ELEMENTWISE: dict[int, tuple[Callable, str]] = {}
+_COLUMNWISE: dict[int, tuple[Callable, int, str]] = {}
 _VERSION = [object()]  # replaced at every registration: cached pipeline readings made before it are stale
 
 
@@ -111,6 +124,26 @@ def declare_elementwise(func: Callable, monotone: str = "increasing") -> Callabl
     if monotone not in ("increasing", "decreasing"):
         raise ValueError(f"declare_elementwise: monotone must be 'increasing' or 'decreasing', got {monotone!r}")
     _ELEMENTWISE[id(func)] = (func, monotone)
+    _VERSION[0] = object()
+    return func
+
+
+def declare_columnwise(func: Callable, n_outputs: int, layout: str = "stacked") -> Callable:
+    """Declare that ``FunctionTransformer(func)`` makes ``n_outputs`` columns of each column, each a function
+    of that column's value alone (not necessarily monotone), e.g. sin and cos of an hour.
+
+    ``layout`` says where they go for ``m`` input columns: ``"stacked"`` (output ``k * m + i`` is the
+    ``k``-th column made of input ``i``, as ``np.hstack([f1(X), f2(X)])`` gives) or ``"interleaved"``
+    (output ``i * n_outputs + k``). With one input column the two agree. A split on any of them is then
+    a set of the column's values, and ``exact`` answers (numeric columns). pdpx checks, on rows of X,
+    that the columns the pipeline makes are those of each value alone, and runs ``brute`` (saying why)
+    where they are not. Returns ``func`` (usable as a decorator).
+    """
+    if not isinstance(n_outputs, (int, np.integer)) or isinstance(n_outputs, bool) or n_outputs < 1:
+        raise ValueError(f"declare_columnwise: n_outputs must be a positive integer, got {n_outputs!r}")
+    if layout not in ("stacked", "interleaved"):
+        raise ValueError(f"declare_columnwise: layout must be 'stacked' or 'interleaved', got {layout!r}")
+    _COLUMNWISE[id(func)] = (func, int(n_outputs), layout)
     _VERSION[0] = object()
     return func
 
@@ -235,10 +268,40 @@ def _target_encoder(step, n):
 
 
 def _kbins(step, n):
-    if step.encode != "ordinal":
-        return (f"KBinsDiscretizer(encode={step.encode!r}): a split on one bin's indicator is not a threshold "
-                "on the original value; exact supports encode='ordinal'")
+    if step.encode == "ordinal":
+        return ColumnMap.one_to_one(n, "increasing")
+    bins = [int(b) for b in step.n_bins_]  # one indicator per bin, the bins of each column together
+    return ColumnMap([i for i in range(n) for _ in range(bins[i])], ["derived"] * n)
+
+
+def _spline(step, n):
+    out = int(step.n_features_out_)
+    if n == 0 or out % n:  # pragma: no cover - scikit-learn makes as many splines for every column
+        return f"SplineTransformer makes {out} columns of {n}, not as many of each"
+    return ColumnMap([i for i in range(n) for _ in range(out // n)], ["derived"] * n)
+
+
+def _polynomial(step, n):
+    powers = np.asarray(step.powers_)
+    source = []
+    for row in powers:
+        used = np.flatnonzero(row)
+        if len(used) > 1:
+            return ("PolynomialFeatures makes products of several columns (interaction terms); exact follows it "
+                    "on one column at a time (e.g. inside a ColumnTransformer, one PolynomialFeatures per column)")
+        source.append(int(used[0]) if len(used) else 0)  # the bias column: a constant, of any input
+    return ColumnMap(source, ["derived"] * n)
+
+
+def _monotone_transformer(step, n):
     return ColumnMap.one_to_one(n, "increasing")
+
+
+def _selector(step, n):
+    support = np.asarray(step.get_support(), dtype=bool)
+    if len(support) != n:  # pragma: no cover
+        return f"{type(step).__name__}: its support has {len(support)} entries for {n} columns"
+    return ColumnMap([int(i) for i in np.flatnonzero(support)], ["preserve"] * n)
 
 
 def _function(step, n):
@@ -247,9 +310,16 @@ def _function(step, n):
         return ColumnMap.one_to_one(n, "preserve")
     declared = _ELEMENTWISE.get(id(func))
     name = getattr(func, "__name__", repr(func))
+    columnwise = _COLUMNWISE.get(id(func))
+    if columnwise is not None and columnwise[0] is func:
+        k, layout = columnwise[1], columnwise[2]
+        source = [i for q in range(k) for i in range(n)] if layout == "stacked" else [
+            i for i in range(n) for _ in range(k)]
+        return ColumnMap(source, ["derived"] * n)
     if declared is None or declared[0] is not func:
         return (f"FunctionTransformer({name}) may mix columns; if it maps each value on its own and monotonically, "
-                "declare it with pdpx.adapters.sklearn_transforms.declare_elementwise")
+                "declare it with pdpx.adapters.sklearn_transforms.declare_elementwise (or declare_columnwise when "
+                "it makes several columns of each)")
     if step.kw_args:
         return (f"FunctionTransformer({name}, kw_args={step.kw_args!r}): {name} was declared element-wise and "
                 "monotone when called on the values alone, not with these keyword arguments")
@@ -267,5 +337,10 @@ for _path, _rule in {
     "sklearn.preprocessing.TargetEncoder": _target_encoder,
     "sklearn.preprocessing.KBinsDiscretizer": _kbins,
     "sklearn.preprocessing.FunctionTransformer": _function,
+    "sklearn.preprocessing.SplineTransformer": _spline,
+    "sklearn.preprocessing.PolynomialFeatures": _polynomial,
+    "sklearn.preprocessing.QuantileTransformer": _monotone_transformer,
+    "sklearn.preprocessing.PowerTransformer": _monotone_transformer,
+    "sklearn.feature_selection.SelectorMixin": _selector,
 }.items():
     register_rule(_path, _rule)

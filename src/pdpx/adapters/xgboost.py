@@ -24,7 +24,7 @@ from ..core.booster import BoosterAdapter, Extracted, library_classes, link_prob
 from ..core.errors import PdpxError
 from ..core.forksafe import single_threaded
 from ..core.hookspecs import hookimpl
-from ..core.ir import fingerprint
+from ..core.ir import fingerprint, model_cache
 from .ubjson import ubj_loads
 from .xgboost_trees import (
     CLASSIFIER_OBJECTIVES,
@@ -82,22 +82,34 @@ class XGBoostAdapter(BoosterAdapter):
             booster = self.booster()
         except Exception as exc:  # xgboost raises sklearn's NotFittedError
             raise self.not_fitted() from exc
-        if booster.num_boosted_rounds() == 0 and self._booster_name() != "gblinear":
+        if self._boosted_rounds(booster) == 0 and self._booster_name() != "gblinear":
             raise self.not_fitted(f"this XGBoost {type(self.model).__name__} has no boosting rounds; train it first")
 
     def _contents_key(self) -> tuple:
         """What the per-adapter caches (config, parsed model) are keyed on: the booster, its rounds and the last
         fingerprint read (a model loaded in place changes it)."""
         booster = self.booster()
-        key = (id(booster), booster.num_boosted_rounds())
+        key = (id(booster), self._boosted_rounds(booster))
         last = self._serialised
         return key + (last[3] if last is not None and last[:2] == key else None,)
+
+    def _lock(self):
+        """The booster's lock (:meth:`pdpx.core.ir.ModelCache.lock`): XGBoost refuses to save a booster whose
+        setting another thread has just changed (``Call Configure before saving model``), and a setting changed
+        while another thread predicts races with it. So pdpx saves the booster and changes its thread count
+        holding the lock alone, and predicts holding it shared."""
+        return model_cache.lock(self.booster())
+
+    def _boosted_rounds(self, booster) -> int:
+        """The booster's rounds (XGBoost refuses to count them while another thread changes a setting)."""
+        with self._lock().shared():
+            return booster.num_boosted_rounds()
 
     def _config(self) -> dict:
         booster = self.booster()
         key = self._contents_key()
         if getattr(self, "_config_key", None) != key:
-            with single_threaded():
+            with self._lock().exclusive(), single_threaded():
                 self._config_cache = json.loads(booster.save_config())["learner"]
             self._config_key = key
         return self._config_cache
@@ -114,15 +126,19 @@ class XGBoostAdapter(BoosterAdapter):
         return self._config()["objective"]["name"]
 
     def feature_names(self):
-        if not self.raw:
-            names = getattr(self.model, "feature_names_in_", None)
-            if names is not None:
-                return [str(n) for n in names]
-        names = self.booster().feature_names
+        booster = self.booster()
+        with self._lock().shared():  # the wrapper's names are the booster's
+            if not self.raw:
+                names = getattr(self.model, "feature_names_in_", None)
+                if names is not None:
+                    return [str(n) for n in names]
+            names = booster.feature_names
         return list(names) if names is not None else None
 
     def n_features(self) -> int:
-        return int(self.booster().num_features())
+        booster = self.booster()
+        with self._lock().shared():
+            return int(booster.num_features())
 
     def validate_columns(self, X):
         X = super().validate_columns(X)
@@ -190,20 +206,23 @@ class XGBoostAdapter(BoosterAdapter):
         self._check_categories(X)
         data = self.model_input(X)
         if not self.raw:
-            return self.wrapper_predict(data, response, {"output_margin": True})
+            with self._lock().shared():  # never while pdpx changes the booster's thread count (:meth:`_lock`)
+                return self.wrapper_predict(data, response, {"output_margin": True})
         b = self.model
         if response not in self.responses():
             raise PdpxError(f"this XGBoost Booster has no response {response!r}; use one of {self.responses()}")
-        margin = response == "raw" or (response == "predict_proba" and self.objective() == "multi:softmax")
-        try:
-            pred = b.inplace_predict(data, predict_type="margin" if margin else "value")
-        except TypeError:  # data types inplace_predict does not take
-            import xgboost
+        softmax = self.objective() == "multi:softmax"  # read before the lock is held shared (it may save the config)
+        margin = response == "raw" or (response == "predict_proba" and softmax)
+        with self._lock().shared():
+            try:
+                pred = b.inplace_predict(data, predict_type="margin" if margin else "value")
+            except TypeError:  # data types inplace_predict does not take
+                import xgboost
 
-            pred = b.predict(xgboost.DMatrix(data, enable_categorical=True), output_margin=margin)
+                pred = b.predict(xgboost.DMatrix(data, enable_categorical=True), output_margin=margin)
         pred = as_2d(pred)
         if response == "predict_proba":
-            if self.objective() == "multi:softmax":
+            if softmax:
                 z = pred - pred.max(axis=1, keepdims=True)
                 e = np.exp(z)
                 return e / e.sum(axis=1, keepdims=True)
@@ -214,10 +233,11 @@ class XGBoostAdapter(BoosterAdapter):
     # ------------------------------------------------------ tree structure
     def _rounds(self) -> int:
         """Boosting rounds the model predicts with."""
-        total = self.booster().num_boosted_rounds()
+        total = self._boosted_rounds(self.booster())
         if not self.raw:
             try:
-                best = self.model.best_iteration
+                with self._lock().shared():  # an attribute of the booster
+                    best = self.model.best_iteration
             except AttributeError:
                 best = None
             if best is not None:
@@ -231,11 +251,15 @@ class XGBoostAdapter(BoosterAdapter):
         if self._learner is None or self._learner_key != key:
             last = self._serialised
             try:  # the bytes the fingerprint was read from, when they are this booster's
-                self._learner = ubj_loads(last[2])["learner"] if key[2] is not None else read_booster(booster)
+                self._learner = ubj_loads(last[2])["learner"] if key[2] is not None else self._read(booster)
             except Exception:  # noqa: BLE001 - a format this reader does not know: read_booster's fallback
-                self._learner = read_booster(booster)
+                self._learner = self._read(booster)
             self._learner_key = key
         return self._learner
+
+    def _read(self, booster) -> dict:
+        with self._lock().exclusive():
+            return read_booster(booster)
 
     def link_unavailable(self, response) -> str | None:
         name = self._booster_name()
@@ -269,14 +293,15 @@ class XGBoostAdapter(BoosterAdapter):
         """The booster's own thread count set to one for the block and restored after (XGBoost takes it from the
         booster, not from OpenMP; xgboost.config_context(nthread=1) would leave the process on one thread)."""
         booster = self.booster()
-        with single_threaded():
-            before = json.loads(booster.save_config())["learner"]["generic_param"].get("nthread", "0")
-        booster.set_param({"nthread": 1})
-        try:
+        with self._lock().exclusive():  # no other thread saves or predicts with the booster meanwhile
             with single_threaded():
-                yield
-        finally:
-            booster.set_param({"nthread": int(before)})
+                before = json.loads(booster.save_config())["learner"]["generic_param"].get("nthread", "0")
+            booster.set_param({"nthread": 1})
+            try:
+                with single_threaded():
+                    yield
+            finally:
+                booster.set_param({"nthread": int(before)})
 
     def fingerprint(self) -> str:
         """A digest of the booster's UBJSON model (``save_raw("ubj")``: trees, objective, base score): a model
@@ -284,9 +309,11 @@ class XGBoostAdapter(BoosterAdapter):
         It costs 0.2 to 0.45 of one ``predict`` of 1,000 rows (200 trees of depth 6); the bytes are
         kept for :meth:`learner` when the trees must be read again."""
         booster = self.booster()
-        with single_threaded():  # serialising may enter an OpenMP region: no pool started behind the user's back
+        # serialising may enter an OpenMP region: no pool started behind the user's back; never while another
+        # thread changes a setting of the booster (:meth:`_lock`)
+        with self._lock().exclusive(), single_threaded():
             raw = booster.save_raw("ubj")
-        self._serialised = (id(booster), booster.num_boosted_rounds(), raw, fingerprint(raw))
+            self._serialised = (id(booster), booster.num_boosted_rounds(), raw, fingerprint(raw))
         return self._serialised[3]
 
     def key_objects(self):

@@ -167,6 +167,22 @@ def parse_base_score(text) -> np.ndarray:
     return np.array([float(v) for v in s.split(",") if v.strip()], dtype=np.float32)
 
 
+def _leaf_weights(tree: dict, left: np.ndarray, leaf_size: int, value: np.ndarray) -> None:
+    """A vector-leaf tree's leaves from ``leaf_weights`` (one row per leaf, leaves in node order), in place.
+
+    Where the objective recomputes the leaves after the tree is grown (absolute and quantile error), the
+    prediction adds ``leaf_weights``, while ``base_weights`` keep the weights of the growing step; under other
+    objectives the two agree. A tree whose ``leaf_weights`` do not match its leaves keeps ``base_weights``
+    (the check against XGBoost's own prediction then refuses the trees)."""
+    lw = tree.get("leaf_weights")
+    if lw is None or not len(lw):
+        return
+    leaves = np.flatnonzero(left < 0)
+    lw = np.asarray(lw, dtype=np.float32).astype(np.float64)
+    if lw.size == len(leaves) * leaf_size:
+        value[leaves] = lw.reshape(len(leaves), leaf_size)
+
+
 def base_margin(objective: str, base: np.ndarray, n_margins: int) -> np.ndarray:
     """``base_score`` (prediction space, float32) -> the margin XGBoost starts from."""
     b = np.asarray(base, dtype=np.float32)
@@ -232,6 +248,7 @@ def extract_trees(learner: dict, rounds: int) -> dict:
         if leaf_size > 1:
             vector = True
             value = np.asarray(tree["base_weights"], dtype=np.float32).astype(np.float64).reshape(len(left), leaf_size)
+            _leaf_weights(tree, left, leaf_size, value)
         else:
             value = cond.astype(np.float64)[:, None]
         codes_of = {}

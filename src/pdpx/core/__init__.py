@@ -10,19 +10,19 @@ set on them (:mod:`.session`; :mod:`.compute`, :mod:`.stacked` build sessions), 
 date features in :mod:`.dates`; ``grid="thresholds"`` in :mod:`.steps`, on the partition of a
 column's values by the model's splits that :mod:`.splits` computes for it and for Friedman's
 H), results and their drawing entry point (:mod:`.result`, :mod:`.drawing`), the support
-diagnostics and the extrapolation check (:mod:`.support`, :mod:`.extrapolation`), the data
-sources (:mod:`.data`; Dask: :mod:`.cluster`; Spark: :mod:`.spark`, its rows by position
-:mod:`.spark_rows`, grids of columns too large to bring here :mod:`.spark_grids`, the
-bootstrap from each partition's sums :mod:`.spark_boot`, rows read alike on every pass and column types refused by name
-:mod:`.spark_checks`), bootstrap intervals
+diagnostics and the extrapolation check (:mod:`.support`, :mod:`.extrapolation`), where the
+rows live as one interface and what each source can do (:mod:`.rows`; the sources themselves are
+:mod:`pdpx.rows`), X as a pandas frame (:mod:`.data`), bootstrap intervals
 (:mod:`.bootstrap`) and bands from the model's members or quantile models (:mod:`.members`).
 
-Around them: settings (:mod:`.config`), errors and warnings (:mod:`.errors`), the old names of
+Around them: settings (:mod:`.config`), the memory budget's estimate of a call's peak, made before its grids
+(:mod:`.budget`), errors and warnings (:mod:`.errors`), the old names of
 the public API (:mod:`.deprecation`), progress bars (:mod:`.progress`), the process's thread
 pool (:mod:`.threads`), large scratch arrays in their own memory map (:mod:`.scratch`), library
 thread pools held to one thread during pdpx's own checks
 (:mod:`.forksafe`), files written safely (:mod:`.files`) in the user's own folder
 (:mod:`.userdir`), and the version (:mod:`.version`).
+Every numba kernel of pdpx, the measures' too, is compiled through one helper (:mod:`.compiler`).
 
 The core imports nothing above it and names no model library; the built-in plugins
 (adapters, methods, the figure backend) are registered by module name at run time.

@@ -158,6 +158,21 @@ class Adapter:
         ``(object, method name, that library's roots)``."""
         return [(self.model, response)] if response in ("predict", "predict_proba", "decision_function") else []
 
+    def user_code(self, response: str) -> str | None:
+        """The part of the prediction path that is the user's own code rather than a model library's (a subclass's
+        or the instance's own ``predict``; an adapter may name more, e.g. a function in a pipeline), as ``Class.
+        method``; None when every part is a library's. Such code may depend on the other rows of a call, which
+        ``brute`` checks before it stacks grid points (:mod:`pdpx.plugins.stacking`)."""
+        from .trust import step_refusal
+
+        roots = tuple(self.library_roots or ())
+        if not roots:
+            return None
+        for obj, method, *own in self.prediction_path(response):
+            if step_refusal(obj, method, tuple(own[0]) if own else roots) is not None:
+                return f"{type(obj).__name__}.{method}"
+        return None
+
     def one_thread(self):
         """A context in which the model's own calls made by pdpx (its checks) run on one thread and start no thread
         pool, restoring every setting afterwards: OpenMP's, by default (:func:`pdpx.core.forksafe.single_threaded`).

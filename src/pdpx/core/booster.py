@@ -1,4 +1,4 @@
-"""What every gradient-boosting library's adapter shares: :class:`BoosterAdapter` (public plugin API).
+"""What every gradient-boosting library's adapter shares: :class:`BoosterAdapter` (public, from :mod:`pdpx.extend`).
 
 A boosting library's models have the same facts to tell pdpx: predicted probabilities
 (classifiers) or values, then the raw margin; one output per class or target; a number

@@ -12,6 +12,7 @@ import numbers
 from typing import Any, Iterable
 
 from .adapter import trees_read_once
+from .budget import BudgetError, check_sets
 from .errors import PdpxError
 from .options import PDOptions
 from .result import PartialDependenceCollection, PartialDependenceResult
@@ -32,7 +33,10 @@ def compute_many(model: Any, X, feature_sets: Iterable | None, options: PDOption
         sets = []
         for j, name in enumerate(session.names):
             try:
+                check_sets(session, [[j]])  # each column's estimate before its grid is built
                 session.grid_for(j)
+            except BudgetError:
+                raise  # refused, not skipped
             except PdpxError as exc:
                 skipped[(name,)] = str(exc)
                 continue
@@ -48,6 +52,7 @@ def compute_many(model: Any, X, feature_sets: Iterable | None, options: PDOption
         sets = [session.resolve_features(f) for f in feature_sets]
         if not sets:
             raise PdpxError("feature_sets is empty; pass at least one feature, or None for every column")
+    check_sets(session, sets)  # the results are returned together: their sum, before any grid is built
     session.plan(sets)  # methods may share work among the sets (exact's pattern counts)
     with trees_read_once(session.adapter):  # one lookup of the trees for every feature set
         results = [session.compute(s) for s in sets]

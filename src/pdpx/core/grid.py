@@ -103,9 +103,10 @@ def feature_grid(
 
     if categorical:
         present = column.dropna()
-        if isinstance(column.dtype, pd.CategoricalDtype):
-            seen = set(present.unique())
-            values = np.array([c for c in column.cat.categories if c in seen], dtype=object)
+        if isinstance(column.dtype, pd.CategoricalDtype):  # the categories whose codes occur: no set of values
+            codes = np.asarray(column.cat.codes)
+            seen = np.bincount(codes[codes >= 0], minlength=len(column.cat.categories)) > 0
+            values = np.asarray(column.cat.categories.to_numpy(dtype=object)[seen], dtype=object)
         else:
             try:
                 values = np.array(sorted(present.unique()), dtype=object)
@@ -299,6 +300,11 @@ def _constant(name, value) -> PdpxError:
     )
 
 
+def _is_missing(value) -> bool:
+    """Whether ``value`` is a missing scalar (None, NaN, pd.NA, NaT)."""
+    return np.ndim(value) == 0 and bool(pd.isna(value))
+
+
 def _custom_grid(column: pd.Series, custom, categorical: bool, notes: list | None = None) -> np.ndarray:
     name = column.name
     if isinstance(custom, (str, bytes)) or np.ndim(custom) != 1:
@@ -308,7 +314,8 @@ def _custom_grid(column: pd.Series, custom, categorical: bool, notes: list | Non
         raise PdpxError(f"custom_values for {name!r} is empty; give at least one value")
     if categorical:
         if isinstance(column.dtype, pd.CategoricalDtype):
-            unknown = [v for v in values if v not in set(column.cat.categories)]
+            # a missing value is no category but is what the column holds in its missing rows: it is accepted
+            unknown = [v for v in values if v not in set(column.cat.categories) and not _is_missing(v)]
             if unknown:
                 raise PdpxError(
                     f"custom_values for {name!r} has values that are not categories of the column: "

@@ -43,7 +43,7 @@ class Grids:
         """Build the percentile grids of the columns ``js`` (those not built yet) on every core (numpy's
         partition leaves the GIL free), for :meth:`grid_for` to take, in its order, with its notes and errors."""
         inp, options = self.inputs, self.inputs.options
-        if getattr(inp.data, "feature_grid", None) is not None or options.grid == "thresholds":
+        if not inp.data.here or options.grid == "thresholds":  # a source elsewhere may build grids where its rows are
             return
         todo = [j for j in js if j not in self.values and j not in self._raw and j not in inp.custom_values]
         if len(todo) < 2:
@@ -78,7 +78,7 @@ class Grids:
             else:
                 # a narrow float column's grid: the values it holds (notes: custom rounded); a Spark X builds the
                 # grid of a column too large to bring here from Spark's aggregations (SparkData.feature_grid)
-                grid = getattr(inp.data, "feature_grid", feature_grid)(
+                grid = inp.data.feature_grid(
                     column, categorical=inp.categorical[j], grid_resolution=options.grid_resolution,
                     percentiles=options.percentiles, custom=inp.custom_values.get(j),
                     notes=self.notes.setdefault(j, []),

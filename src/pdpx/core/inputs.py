@@ -19,26 +19,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import cluster, spark
 from . import config as _config
 from .adapter import Adapter
-from .data import LocalData, short_list
+from .data import short_list
 from .errors import PdpxError, PdpxTypeError
 from .grid import is_categorical_type
 from .method import Method, MethodOptions, checked_options, options_class
 from .options import PDOptions
 from .plugins import adapt, get_methods, plugin_manager
+from .rows import Rows, require, rows_for
 from .validation import shown
 
 
-def data_source(X, adapter: Adapter):
-    """The data object for ``X``: :class:`~pdpx.core.data.LocalData`, or
-    :class:`~pdpx.core.cluster.DaskData` for Dask input, :class:`~pdpx.core.spark.SparkData` for Spark's."""
-    if cluster.is_dask_collection(X):
-        return cluster.DaskData(X, adapter)
-    if spark.is_spark_frame(X):  # pyspark is imported only for a Spark DataFrame
-        return spark.SparkData(X, adapter)
-    return LocalData(X, adapter)
+def data_source(X, adapter: Adapter) -> Rows:
+    """The rows of ``X`` (:func:`pdpx.core.rows.rows_for`: a pandas frame here, a Dask collection, a Spark
+    DataFrame)."""
+    return rows_for(X, adapter)
 
 
 @dataclass(frozen=True, eq=False)
@@ -287,16 +283,14 @@ def _target(adapter: Adapter, response: str, target) -> list[int]:
     return out
 
 
-def _ice_rows(options: PDOptions, kind: str, data) -> np.ndarray | None:
+def _ice_rows(options: PDOptions, kind: str, data: Rows) -> np.ndarray | None:
     """The rows whose ICE curves a result keeps (``ice_sample`` of them, drawn with ``random_state``), or None:
     every row."""
     if options.ice_sample is None:
         return None
     if kind == "average":
         raise PdpxError("ice_sample chooses rows for ICE curves; use it with kind='individual' or 'both'")
-    if not data.supports_ice_sample and not hasattr(data, "take"):  # a Spark X's rows come by position
-        raise PdpxError("ice_sample is not supported for Dask input; pass X.sample(frac=...).compute() "
-                        "for ICE curves and the full Dask X for the average")
+    require(data, "ice_sample", "partial_dependence")  # rows elsewhere come here by position (Rows.take)
     if options.ice_sample >= data.n_rows:
         return None
     rng = np.random.default_rng(options.random_state)

@@ -32,12 +32,14 @@ trees of a group is divided by their number. Then ``base_score`` is added and th
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 from .errors import PdpxError
+from .threads import ModelLock
 
 NAN_MISSING = 0
 NAN_AS_ZERO = 1
@@ -424,6 +426,15 @@ class TreeModel:
         Shown with results (e.g. which node weights ``recursion`` uses).
     recursion_weights : str
         What ``node_weight`` holds, for the docs and notes of ``recursion``.
+    dated : frozenset of int
+        Positions of the columns whose dates (``datetime64`` values and grids) ``encode`` and
+        ``encode_values`` read as the numbers the trees split on (an R ``Date`` or ``POSIXct``
+        column: its days or seconds); the tree methods refuse any other date feature.
+    value_sets : dict
+        Numeric features the ensemble splits on by *sets of their values* (a column
+        that reached the model as several derived columns): position -> ``(values,
+        codes)``, the raw values (float64, increasing) the sets were evaluated on
+        and the code ``encode`` gives each. Empty for every other model.
     """
 
     ensemble: TreeEnsemble
@@ -431,6 +442,8 @@ class TreeModel:
     encode_values: Callable
     notes: list = field(default_factory=list)
     recursion_weights: str = "training row counts"
+    dated: frozenset = frozenset()
+    value_sets: dict = field(default_factory=dict)
 
 
 def numeric_encoder(X) -> np.ndarray:
@@ -483,6 +496,10 @@ def fingerprint(*parts) -> str:
     return f"{crc:08x}.{total:x}.{len(parts)}"
 
 
+#: Keys of a model's entries that are no cached value: the model (held when not weakly referenceable), its lock.
+_RESERVED = ("__model__", "__lock__")
+
+
 class ModelCache:
     """Extraction cache: one TreeModel per (model, response), kept while the model is alive.
 
@@ -509,12 +526,21 @@ class ModelCache:
         self._weakref = weakref
         self._store: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
         self._by_id: dict = {}
+        self._guard = threading.Lock()  # makes a model's entries and lock once
 
     def _entries(self, model) -> dict:
         try:
-            return self._store.setdefault(model, {})
+            found = self._store.get(model)
+            if found is not None:
+                return found
+            with self._guard:
+                return self._store.setdefault(model, {})
         except TypeError:  # not hashable (it defines __eq__): by id, forgotten when the model is collected
             pass
+        with self._guard:
+            return self._entries_by_id(model)
+
+    def _entries_by_id(self, model) -> dict:
         entries = self._by_id.get(id(model))
         if entries is None:
             entries = {}
@@ -527,20 +553,34 @@ class ModelCache:
             self._by_id[id(model)] = entries
         return entries
 
+    def lock(self, model):
+        """``model``'s :class:`~pdpx.core.threads.ModelLock`, made on first use and kept (forgotten) with its
+        entries: what reads the model's contents (its fingerprint, its trees, the trust check's verdict) holds it
+        exclusively, so concurrent calls on one model read it once and never while another changes a setting."""
+        entries = self._entries(model)
+        held = entries.get("__lock__")
+        if held is None:
+            with self._guard:
+                held = entries.setdefault("__lock__", ModelLock())
+        return held
+
     def get(self, model, response: str, key_objects: tuple, build: Callable, *, state: str = "",
             fingerprint: str = ""):
         """The cached value of ``model``'s ``response`` for this fitted state and contents, built by ``build()``
-        if absent."""
+        if absent (under the model's :meth:`lock`: one thread builds it, the others wait for it)."""
         key = self._key(response, key_objects, state, fingerprint)
         entries = self._entries(model)
         hit = entries.get(key)
         if hit is not None:
             return hit[1]
-        value = build()
-        # forget stale entries of this response (a refit, a change in place)
-        for k in [k for k in entries if k != "__model__" and k[0] == response]:
-            del entries[k]
-        entries[key] = (key_objects, value)
+        with self.lock(model).exclusive():
+            if key in entries:  # built by another thread meanwhile
+                return entries[key][1]
+            value = build()
+            # forget stale entries of this response (a refit, a change in place)
+            for k in [k for k in list(entries) if k not in _RESERVED and k[0] == response]:
+                del entries[k]
+            entries[key] = (key_objects, value)
         return value
 
     def peek(self, model, response: str, key_objects: tuple, *, state: str = "", fingerprint: str = ""):

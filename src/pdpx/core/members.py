@@ -35,12 +35,13 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 import pandas as pd
 
-from .adapter import trees_read_once
+from .adapter import Adapter, trees_read_once
 from .errors import PdpxError
 from .ir import TreeEnsemble, TreeModel
 from .method import MethodResult
 from .options import PDOptions
 from .result import PartialDependenceResult
+from .rows import require
 from .session import Session, center_curves
 from .stacked import stacked_partial_dependence
 from .treesum import TreeSum, TreeTerm
@@ -204,8 +205,7 @@ def _tree_members(model, X, features, options: PDOptions) -> MemberResult:
     feats = session.resolve_features(features)
     inp = session.inputs
     name = model_name(inp)
-    if not inp.data.supports_ice_sample and not hasattr(inp.data, "take"):  # Spark's tasks rebuild the views
-        raise PdpxError("interval='members' is not supported for Dask input; pass a pandas X, or a sample of it")
+    require(inp.data, "members", "partial_dependence")  # Dask's and Spark's tasks rebuild the views
     exact = inp.methods.get("exact")
     with trees_read_once(inp.adapter):
         tm = inp.adapter.tree_model(inp.response) if exact is not None and inp.method in ("auto", "exact") else None
@@ -289,17 +289,94 @@ class _MembersSession(Session):
         return MethodResult(average=average, individual=individual, notes=notes), elapsed + time.perf_counter() - t0
 
 
-class MembersView:
-    """The adapter of a model, but whose trees are ``split``: each member's trees an output of their own."""
+class MembersView(Adapter):
+    """The adapter of a model, but whose trees are ``split``: each member's trees an output of their own.
 
-    def __init__(self, adapter, split):
+    Every member of the :class:`~pdpx.core.adapter.Adapter` interface is the model's adapter's, written out
+    below (nothing else of that adapter is reachable through the view), except the trees: :meth:`tree_model`
+    gives ``split``.
+    """
+
+    def __init__(self, adapter: Adapter, split):
         self._adapter = adapter
         self._split = split
         # the caches of tree methods key on it: the split trees (kept with the model's), never the model itself
         self.model = self if split is None else getattr(split, "ensemble", split)
 
-    def __getattr__(self, name):
-        return getattr(self._adapter, name)
+    @property
+    def library(self) -> str:
+        """The model's adapter's library."""
+        return self._adapter.library
+
+    @property
+    def thread_safe(self) -> bool:
+        """Whether the model's predict may run on several threads at once (its adapter's)."""
+        return getattr(self._adapter, "thread_safe", True)
+
+    @property
+    def library_roots(self) -> tuple:
+        """The model library's top-level packages (its adapter's)."""
+        return self._adapter.library_roots
+
+    def check_fitted(self) -> None:
+        """The model's adapter's check."""
+        self._adapter.check_fitted()
+
+    def feature_names(self) -> list[str] | None:
+        """The model's columns."""
+        return self._adapter.feature_names()
+
+    def is_classifier(self) -> bool:
+        """Whether the model is a classifier."""
+        return self._adapter.is_classifier()
+
+    def classes(self) -> list | None:
+        """The model's classes."""
+        return self._adapter.classes()
+
+    def responses(self) -> list[str]:
+        """The model's responses."""
+        return self._adapter.responses()
+
+    def output_names(self, response: str) -> list[str]:
+        """The model's output names."""
+        return self._adapter.output_names(response)
+
+    def default_outputs(self, response: str) -> list[int]:
+        """The model's default outputs."""
+        return self._adapter.default_outputs(response)
+
+    def response_label(self, response: str) -> str:
+        """How the model's adapter names ``response``."""
+        return self._adapter.response_label(response)
+
+    def column_key(self, name: str) -> str:
+        """A column's name as the model's library stores it."""
+        return self._adapter.column_key(name)
+
+    def validate_columns(self, X: pd.DataFrame) -> pd.DataFrame:
+        """The model's adapter's check of the columns."""
+        return self._adapter.validate_columns(X)
+
+    def check_grid(self, name: str, values: np.ndarray) -> None:
+        """The model's adapter's check of a grid."""
+        self._adapter.check_grid(name, values)
+
+    def predict(self, X: pd.DataFrame, response: str) -> np.ndarray:
+        """The model's prediction."""
+        return self._adapter.predict(X, response)
+
+    def prediction_path(self, response: str) -> list:
+        """The calls the model's trees stand for."""
+        return self._adapter.prediction_path(response)
+
+    def one_thread(self):
+        """The model's adapter's single-threaded context."""
+        return self._adapter.one_thread()
+
+    def fingerprint(self) -> str:
+        """The model's fingerprint."""
+        return self._adapter.fingerprint()
 
     def tree_model(self, response: str):
         """The split trees."""

@@ -173,7 +173,7 @@ class Request:
         The method's options (``method_options=`` of the public call), checked: a frozen
         :class:`MethodOptions`, which reads like the dict of the keys given as well.
     rows : object or None
-        The validated rows ``X`` is the frame of (a :class:`~pdpx.core.data.LocalData` that
+        The validated rows ``X`` is the frame of (a :class:`~pdpx.rows.local.LocalData` that
         several sessions may share), or None: what depends only on ``X``'s values may be kept
         there once for all of them (``rows.once(X, key, compute)``).
     """

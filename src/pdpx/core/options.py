@@ -148,7 +148,7 @@ class PDOptions:
     level: Any = _option(None, Real(0, 1, low_open=True, high_open=True), None)
     #: the options the caller passed (the others hold their defaults)
     given: frozenset = field(default=frozenset(), repr=False)
-    #: not an option: the validated rows (:class:`~pdpx.core.data.LocalData`) the sessions built with these
+    #: not an option: the validated rows (:class:`~pdpx.rows.local.LocalData`) the sessions built with these
     #: options share when they are built on the same X and model (one public call that builds several, such as
     #: the report); set by that call with ``but(rows=...)``, never by a user
     rows: Any = field(default=None, repr=False)

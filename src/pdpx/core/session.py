@@ -15,11 +15,10 @@ from dataclasses import replace
 
 import numpy as np
 
+from . import budget, extrapolation, support, trust
 from . import config as _config
-from . import extrapolation, support, trust
 from .adapter import trees_read_once
 from .bootstrap import bootstrap_interval
-from .data import LocalData
 from .dates import is_date_type
 from .errors import ExtrapolationWarning, NonFiniteWarning, PdpxError, TreeMismatchWarning, warn
 from .grid import is_categorical_type
@@ -28,6 +27,7 @@ from .inputs import Inputs, auto_candidates, check_weights, data_source, validat
 from .method import Request
 from .options import PDOptions
 from .result import PartialDependenceResult, message_value
+from .rows import require
 from .threads import in_background, thread_count
 
 #: Rows from which a call's extrapolation check runs on another thread while the method runs (below, the
@@ -111,14 +111,16 @@ class Session:
         if method is None:
             method = (inp.methods[inp.method] if inp.method != "auto"
                       else next(m for m in auto_candidates(inp.methods) if m.name in inp.method_options))
+        if any(j not in self.grids.values for j in features):  # the estimate, before the grids are built
+            budget.check_sets(self, [features])
         req = Request(
             X=inp.X, features=features, grid_values=[self.grid_for(j) for j in features],
             categorical=[inp.categorical[j] for j in features], response=inp.response, outputs=inp.outputs,
             sample_weight=inp.sample_weight, kind=inp.request_kind if kind is None else kind,
             memory_budget=inp.memory_budget, n_jobs=inp.options.n_jobs, progress=inp.options.progress,
-            options=inp.options_for(method), rows=inp.data if isinstance(inp.data, LocalData) else None,
+            options=inp.options_for(method), rows=inp.data if inp.data.here else None,
         )
-        bootstrap = inp.options.interval is not None and inp.data.supports_ice_sample  # every row's curve here
+        bootstrap = inp.options.interval is not None and inp.data.here  # every row's curve here
         self._check_result_size(req, n_ice=inp.n_rows if bootstrap else None)
         return req
 
@@ -163,7 +165,7 @@ class Session:
         for m in auto_candidates(inp.methods):
             mine = self._for(m, req)
             reason = m.unavailable(inp.adapter, mine)
-            if reason is None and len(req.X) == inp.n_rows:  # rows held here (not Dask's): may defer
+            if reason is None and inp.data.here:  # rows held here (not in partitions): may defer
                 reason = self.batch(m).deferred(mine)
             if reason is None:
                 refused = inp.refusal(m, notes)  # auto chose a method the options given are not for
@@ -207,7 +209,7 @@ class Session:
             batch = self.batch(method)
             # the extrapolation check needs only the rows and the grids: beside a method that leaves the GIL
             # free for long enough, it runs on another core meanwhile
-            beside = (inp.data.supports_ice_sample and inp.n_rows >= BACKGROUND_ROWS
+            beside = (inp.data.here and inp.n_rows >= BACKGROUND_ROWS
                       and thread_count(req.n_jobs) > 1 and batch.beside(req))
             checking = in_background(self._support_values, features, req.grid_values, columns, beside=beside)
             try:
@@ -217,7 +219,7 @@ class Session:
                 raise
         average, individual = out.average, out.individual
         lower = upper = None
-        if getattr(out, "band", None) is not None:  # a Spark X's bootstrap, computed where the rows are
+        if options.interval is not None and not inp.data.here:  # the bootstrap's band, computed where the rows are
             lower, upper = out.band
         elif options.interval is not None:  # the run computed every row's curve (request kind "both")
             ice = center_curves(individual.copy(), lead=2) if options.centered else individual
@@ -265,7 +267,7 @@ class Session:
     def _background(self):
         """The rows a result's figures draw behind it: X (the full X for a ``by=`` group), None for Dask input."""
         inp = self.inputs
-        if not inp.data.supports_ice_sample:
+        if not inp.data.here:
             return None
         return inp.X if inp.background is None else inp.background
 
@@ -276,7 +278,7 @@ class Session:
         the response at each row. None when the method chosen for these requests has no such way, or the rows are
         not held here: then compute the curves."""
         inp = self.inputs
-        if not inp.data.supports_ice_sample or not features:
+        if not inp.data.here or not features:
             return None
         reqs = [self.request([j], kind="average") for j in features]
         shares = [np.asarray(s, dtype=np.float64).reshape(-1) for s in shares]
@@ -298,7 +300,7 @@ class Session:
         (arrays as :meth:`~pdpx.core.method.Method.curve_rows` takes them), every row's centered curve is also
         written there, from the same pass."""
         inp = self.inputs
-        if not inp.data.supports_ice_sample or not features:
+        if not inp.data.here or not features:
             return None
         reqs = [self.request([j], kind="average") for j in features]
         got, method = self._one_pass(reqs, lambda m, rs: (
@@ -321,13 +323,12 @@ class Session:
         inp = self.inputs
         ice_rows = inp.ice_rows
         t0 = time.perf_counter()
-        if inp.options.interval is not None and hasattr(inp.data, "bootstrap"):  # a Spark X: sums from each partition
+        if inp.options.interval is not None:
+            require(inp.data, "interval", "partial_dependence")
+            # a Spark X: the sums of each partition's draws; None: the bootstrap resamples every row's ICE curve here
             out = inp.data.bootstrap(batch, inp.adapter, req, model=inp.model, ice_rows=ice_rows, options=inp.options)
-            return out, time.perf_counter() - t0
-        if inp.options.interval is not None:  # the bootstrap resamples every row's ICE curve
-            if not inp.data.supports_ice_sample:
-                raise PdpxError("interval is not supported for Dask input (it resamples every row's ICE "
-                                "curve); pass a pandas X, or a sample of it")
+            if out is not None:
+                return out, time.perf_counter() - t0
             ice_rows = None
         out = inp.data.run(batch, inp.adapter, req, model=inp.model, ice_rows=ice_rows)
         return out, time.perf_counter() - t0
@@ -364,9 +365,9 @@ class Session:
         check, hull, note = values
         if note is not None:
             notes.append(note)
-        if not self.inputs.data.supports_ice_sample and check is not None:
+        if not self.inputs.data.here and check is not None:
             notes.append(f"the extrapolation check looked at the first {check.rows:,} rows of the cluster's input "
-                         "(Dask, Spark)")
+                         f"({self.inputs.data.label})")
         if check is not None and check.warns and not self._extrapolation_warned:
             self._extrapolation_warned = True
             names = [self.inputs.names[j] for j in features]

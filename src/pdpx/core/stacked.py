@@ -19,6 +19,7 @@ from .dates import day_labels, day_numbers, is_date_type
 from .errors import ExtrapolationWarning, PdpxError, from_model, model_cause, model_failure
 from .options import PDOptions
 from .result import SCHEMA_HEAD, CurveResult, PartialDependenceResult
+from .rows import require
 from .session import Session
 
 #: Columns a ``by`` column's name must not take (the tidy frame has them already).
@@ -138,9 +139,7 @@ def _by_groups(model, X, features, options: PDOptions, by, by_bins) -> StackedRe
     """One result per group of rows of the ``by`` column, each on the full data's grids (the groups' sessions
     share the main session's :class:`~pdpx.core.grids.Grids`) and inputs validated once."""
     main = Session(model, X, options)
-    if not main.data.supports_ice_sample:
-        raise PdpxError("by= is not supported for X held by a cluster (Dask, Spark); pass a pandas X (or a sample "
-                        "of it)")
+    require(main.data, "by", "partial_dependence")
     feats = main.resolve_features(features)
     jb = main.resolve_features([by])[0]
     name = main.names[jb]

@@ -11,7 +11,10 @@ model alone (no data), so a partial dependence on that grid *is* the exact curve
   the last step is represented by the next value above the largest threshold;
 * a model comparing ``x < t``: each step but the first starts at a threshold, and
   the threshold is the point; the first step is represented by the value just
-  below the smallest threshold.
+  below the smallest threshold;
+* a feature the trees split on by sets of its values (a column that reached the
+  model as several derived columns, ``TreeModel.value_sets``): the last of each run
+  of the column's values that every split routes alike (:func:`value_set_grid`).
 
 "As the model compares it": a model that rounds its inputs to float32 compares
 float32 values with its thresholds, so the points are float32 values (for
@@ -41,8 +44,10 @@ the data). ``docs/getting-started.md`` ("The whole curve") documents the option.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from . import splits
+from .dates import is_date_type
 from .errors import PdpxError
 from .grid import held_dtype
 
@@ -71,6 +76,9 @@ def threshold_grid(tm, position: int, dtype=None) -> np.ndarray:
         When the model splits on the feature by category sets: its categories
         are then the exact grid already.
     """
+    sets = getattr(tm, "value_sets", None) or {}
+    if int(position) in sets:
+        return value_set_grid(*sets[int(position)])
     try:
         members = [(ens, splits.split_nodes(ens, j)) for ens, j in splits.members(tm, int(position))]
     except splits.Unmapped:
@@ -95,6 +103,19 @@ def threshold_grid(tm, position: int, dtype=None) -> np.ndarray:
     else:  # the first value of each run
         keep = np.insert(change, 0, True)
     return values[keep]
+
+
+def value_set_grid(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """A feature split by sets of its values (``TreeModel.value_sets``): the last of each run of its values
+    (increasing) that every split routes alike, i.e. that share a code. The curve on these points is exact on
+    the values the sets were evaluated on (the column's values in X); between two of them it is not known."""
+    values = np.asarray(values, dtype=np.float64)
+    codes = np.asarray(codes)
+    keep = np.isfinite(values)
+    values, codes = values[keep], codes[keep]
+    if values.size == 0:
+        return values
+    return values[np.append(codes[1:] != codes[:-1], True)]
 
 
 def _candidates(ens, nodes, dtype=None) -> np.ndarray:
@@ -184,6 +205,8 @@ def feature_steps(adapter, response: str, position: int, name: str, column) -> t
     notes : list of str
     """
     tm = readable_trees(adapter, response)
+    if is_date_type(column.dtype) and position in getattr(tm, "dated", ()):
+        return date_steps(tm, position, name, column)
     try:
         grid = threshold_grid(tm, position, held_dtype(column.dtype) or integer_dtype(column.dtype))
     except PdpxError:
@@ -208,3 +231,56 @@ def feature_steps(adapter, response: str, position: int, name: str, column) -> t
                          f"points outside its range in X ({lo:g} to {hi:g}); every step is kept (the support "
                          "check counts the rows on each)")
     return grid, splits.comparison(tm), notes
+
+
+def date_steps(tm, position: int, name: str, column) -> tuple[object, str, list[str]]:
+    """``grid="thresholds"`` for a date feature whose trees split on its numbers (``tm.dated``: an R ``Date`` or
+    ``POSIXct`` column, read as days or seconds): one date per step that holds one, at the whole unit the model
+    reads (a day, a second), in the column's dtype; (grid, comparison, notes) as :func:`feature_steps`."""
+    tz = getattr(column.dtype, "tz", None)
+    epoch = pd.Timestamp("1970-01-01", tz="UTC")
+    probe = pd.Series(pd.DatetimeIndex([epoch, epoch + pd.Timedelta(days=1)]))
+    probe = probe.dt.tz_convert(tz) if tz is not None else probe.dt.tz_localize(None)
+    zero, day = tm.encode_values(position, probe.astype(column.dtype).array)
+    per_second = (day - zero) / 86400.0  # the model's numbers are zero + per_second * seconds since 1970 UTC
+    comparison = splits.comparison(tm)
+    points = threshold_grid(tm, position)
+    if points.size == 0:
+        present = column.dropna()
+        if present.empty:
+            raise PdpxError(f"feature {name!r} has no dates (only missing values); it has no grid")
+        return (_as_dates(pd.Series([present.min(), present.max()]).unique(), column.dtype), comparison,
+                [f"grid='thresholds': no tree splits on {name!r}, so its partial dependence is flat; its grid is its "
+                 "first and last date in X"])
+    whole = _whole_units(points, comparison)
+    seconds = (whole - zero) / per_second
+    stamps = pd.to_datetime(np.round(seconds * 1e6).astype(np.int64), unit="us", utc=True)
+    stamps = stamps.tz_convert(tz) if tz is not None else stamps.tz_localize(None)
+    notes = []
+    if whole.size < points.size:
+        notes.append(f"grid='thresholds': {points.size - whole.size} of the {points.size} steps of {name!r} hold no "
+                     "whole day or second (the unit the model reads its dates in) and are left out")
+    return _as_dates(stamps, column.dtype), comparison, notes
+
+
+def _whole_units(points: np.ndarray, comparison: str) -> np.ndarray:
+    """One whole number per step of ``points`` (one point per step, as :func:`threshold_grid` gives them) that
+    falls in that step; steps holding none are left out. With ``"<="`` each point but the last is the step's
+    upper end (a threshold), with ``"<"`` each point but the first is the step's lower end."""
+    if comparison == "<=":
+        upper = points[:-1]
+        out = np.append(np.floor(upper), np.floor(upper[-1]) + 1.0 if upper.size else np.floor(points[-1]))
+        lower = np.concatenate([[-np.inf], upper])
+        keep = out > lower
+    else:
+        lower = points[1:]
+        out = np.insert(np.ceil(lower), 0, np.ceil(lower[0]) - 1.0 if lower.size else np.ceil(points[0]))
+        upper = np.append(lower, np.inf)
+        keep = out < upper
+    return np.unique(out[keep])
+
+
+def _as_dates(values, dtype):
+    """Dates as a grid of a column of ``dtype``: a numpy ``datetime64`` array, or a ``DatetimeArray`` with its zone."""
+    arr = pd.array(pd.DatetimeIndex(values)).astype(dtype)
+    return arr if getattr(dtype, "tz", None) is not None else arr.to_numpy()

@@ -79,7 +79,7 @@ class SupportInputs:
             return
         self._done = True
         why = [c.attrs["stand_in"] for c in self.columns if "stand_in" in getattr(c, "attrs", {})]
-        if why:  # a column of a Spark X too large to bring here (pdpx.core.spark_grids): not every row's value
+        if why:  # a column of a Spark X too large to bring here (pdpx.rows.spark_grids): not every row's value
             self._counts = self.outside = None
             notes.append(f"support not computed: {why[0]}")
             return

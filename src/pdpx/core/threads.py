@@ -151,3 +151,83 @@ def in_background(fn, *args, beside: bool = True) -> Future:
     except BaseException as exc:  # noqa: BLE001 - handed to whoever reads the result, as the pool would
         done.set_exception(exc)
     return done
+
+
+class ModelLock:
+    """One model's lock: many holders of :meth:`shared` (its predict calls) or one of :meth:`exclusive` (reading
+    its contents, its fingerprint, a setting changed for a block), never both at once from different threads.
+
+    The thread that holds it exclusively may take it again, either way (the trust check predicts inside a block
+    that holds the model's thread count at one). A thread waiting for :meth:`exclusive` goes first: new shared
+    holders wait for it, so a stream of predict calls cannot starve it. Taking :meth:`exclusive` while holding
+    only :meth:`shared` is refused (two threads doing it would wait for each other forever).
+    """
+
+    def __init__(self):
+        self._cond = threading.Condition(threading.Lock())
+        self._readers: dict = {}  # thread id -> how many times it holds the lock shared
+        self._writer: int | None = None
+        self._depth = 0  # how many times the writer holds it
+        self._waiting = 0  # threads waiting to hold it exclusively
+
+    def shared(self):
+        """A context holding the lock shared (or within the calling thread's exclusive hold)."""
+        return _Held(self, False)
+
+    def exclusive(self):
+        """A context holding the lock alone (reentrant)."""
+        return _Held(self, True)
+
+    def _acquire(self, alone: bool) -> None:
+        me = threading.get_ident()
+        with self._cond:
+            if self._writer == me:
+                if alone:
+                    self._depth += 1
+                else:
+                    self._readers[me] = self._readers.get(me, 0) + 1
+                return
+            if alone:
+                if self._readers.get(me):
+                    raise RuntimeError("ModelLock: exclusive asked while holding it shared")
+                self._waiting += 1
+                try:
+                    while self._writer is not None or self._readers:
+                        self._cond.wait()
+                finally:
+                    self._waiting -= 1
+                self._writer, self._depth = me, 1
+                return
+            while self._writer is not None or (self._waiting and not self._readers.get(me)):
+                self._cond.wait()
+            self._readers[me] = self._readers.get(me, 0) + 1
+
+    def _release(self, alone: bool) -> None:
+        me = threading.get_ident()
+        with self._cond:
+            if alone:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._writer = None
+            else:
+                left = self._readers[me] - 1
+                if left:
+                    self._readers[me] = left
+                else:
+                    del self._readers[me]
+            self._cond.notify_all()
+
+
+class _Held:
+    __slots__ = ("lock", "alone")
+
+    def __init__(self, lock: ModelLock, alone: bool):
+        self.lock, self.alone = lock, alone
+
+    def __enter__(self):
+        self.lock._acquire(self.alone)
+        return self
+
+    def __exit__(self, *exc):
+        self.lock._release(self.alone)
+        return False

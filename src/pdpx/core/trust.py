@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 from dataclasses import replace
 from typing import Any
 
@@ -130,25 +131,35 @@ def guard(adapter):
     """
     if vars(adapter).get("_pdpx_guarded"):
         return adapter
-    read, unavailable = adapter.tree_model, adapter.tree_model_unavailable
+    # the functions below live on the adapter: holding it (or its bound methods) strongly would be a cycle that
+    # keeps the adapter and what it holds (its rows' checks) until the garbage collector runs
+    me = weakref.ref(adapter)
+    read, unavailable = (_weak(adapter.tree_model), _weak(adapter.tree_model_unavailable))
     refusals: dict = {}
 
     def refusal(response):
         if response not in refusals:
-            refusals[response] = path_refusal(adapter, response)
+            refusals[response] = path_refusal(me(), response)
         return refusals[response]
 
     def tree_model(response):
-        return None if refusal(response) is not None else read(response)
+        return None if refusal(response) is not None else read()(response)
 
     def tree_model_unavailable(response):
-        return refusal(response) or unavailable(response)
+        return refusal(response) or unavailable()(response)
 
     tree_model.__doc__ = read.__doc__
     adapter.tree_model = tree_model
     adapter.tree_model_unavailable = tree_model_unavailable
     adapter._pdpx_guarded = True
     return adapter
+
+
+def _weak(method):
+    """A callable giving ``method`` back: weakly held when it is bound to an object (see :func:`guard`)."""
+    if inspect.ismethod(method):
+        return weakref.WeakMethod(method)
+    return lambda: method
 
 
 # ------------------------------------------------------------------------------------------------- the check
@@ -236,7 +247,9 @@ def verdict(adapter, method, brute, req, j: int, n_outputs: int, dtypes) -> str 
     store = _verdicts(adapter, req.response)
     key = (method.name, req.response, j, dtype_key(dtypes))
     if key not in store:
-        store[key] = _check(adapter, method, brute, req, j, n_outputs)
+        with model_cache.lock(adapter.model).exclusive():  # concurrent calls: one checks, the others wait for it
+            if key not in store:
+                store[key] = _check(adapter, method, brute, req, j, n_outputs)
     return store[key]
 
 

@@ -1,12 +1,18 @@
 """The one validation layer at the public boundary: declared constraints, checked before any work.
 
-Every public function declares what each argument accepts::
+Every public function declares what each argument accepts, as lists of the
+constraints below. The options of :func:`pdpx.partial_dependence` (and of every
+function that takes them) are the fields of :class:`pdpx.core.options.PDOptions`,
+whose ``PDOptions.checked`` checks each with :func:`check_param`. Arguments of a
+function's own are checked with :func:`check_param` where they are read, or declared
+with :func:`validate_params`, which checks the bound arguments before the body runs
+(:func:`pdpx.ale`, :func:`pdpx.report`, ``plot()``)::
 
-    @validate_params({"n_jobs": [Integral(nonzero=True), None], "centered": [Boolean()]})
-    def partial_dependence(...): ...
+    @validate_params({"grid_resolution": [Integral(low=1)],
+                      "order": [InstanceOf(list, tuple, what="a list of the categories"), None]})
+    def ale(model, X, features, *, grid_resolution=20, order=None, ...): ...
 
-and :func:`validate_params` checks the bound arguments before the body runs. A
-value that satisfies none of an argument's constraints raises
+A value that satisfies none of an argument's constraints raises
 
 * :class:`~pdpx.core.errors.PdpxTypeError` (also a ``TypeError``) when its *type*
   fits none of them (``n_jobs="2"``, ``centered="no"``, ``method=["exact"]``);

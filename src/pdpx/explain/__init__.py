@@ -3,7 +3,7 @@
 * :mod:`.pd_importance`: :func:`importance` (PD / ICE based variable importance; its :class:`ImportanceResult`);
 * :mod:`.interaction`: :func:`h_statistic` (Friedman and Popescu's H), on the ``exact``
   engine for tree models (:mod:`.evaluate` evaluates PD functions at the rows of X; :mod:`.interaction_spark`:
-  the sums over the rows of a Spark DataFrame, partition by partition);
+  the sums over rows held elsewhere, a Spark DataFrame or a Dask collection, partition by partition);
 * :mod:`.accumulated`: :func:`ale` (accumulated local effects);
 * :mod:`.derivative`: :func:`derivative_ice` (derivative ICE, ``kind="derivative"``);
 * :mod:`.compare`: :func:`compare_methods` (``exact`` against ``recursion``);

@@ -48,12 +48,12 @@ import numpy as np
 import pandas as pd
 
 from ..core.adapter import checked_predict
-from ..core.data import LocalData
 from ..core.dates import is_date_type
 from ..core.errors import PdpxError
 from ..core.grid import column_dtype
 from ..core.progress import progress_bar
 from ..core.result import PartialDependenceResult
+from ..core.rows import require
 from ..core.session import Session
 from ..core.validation import InstanceOf, Integral, validate_params
 
@@ -120,10 +120,7 @@ def ale(model, X, features, *, grid_resolution: int = 20, order=None, response: 
     session = Session(model, X, function="ale", response=response, target=target,
                       categorical_features=categorical_features, sample_weight=sample_weight,
                       memory_budget=memory_budget, progress=progress)
-    if not isinstance(session.data, LocalData):
-        raise PdpxError("ale(): X must be a pandas DataFrame or an array held here, not one held by a cluster "
-                        "(Dask: pass X.compute() or X.sample(frac=...).compute(); Spark: "
-                        "X.sample(fraction=...).toPandas())")
+    require(session.data, "ale", "ale")
     feats = session.resolve_features(features)
     cats = [session.categorical[j] for j in feats]
     if len(feats) > 2:

@@ -162,18 +162,24 @@ def cells_by_value(adapter, response: str, head: pd.DataFrame, columns: dict) ->
 
 @dataclass
 class Grid:
-    """The grid given to partial_dependence for a column's cells, and where each cell lands on it."""
+    """The grid given to partial_dependence for a column's cells, and where each cell lands on it.
+
+    ``missing_value``: the missing cell is a value of ``values`` itself (a categorical column's, given as a missing
+    value among its levels); a numeric column's missing cell is the missing-value point that ``include_missing``
+    appends after ``values``."""
 
     values: list
     position: np.ndarray  # (m,) grid position of each cell
     notes: list = field(default_factory=list)
+    missing_value: bool = False
 
 
 def cell_grid(X: pd.DataFrame, j: int, cells: Cells, categorical: bool, subset=None) -> Grid:
     """Representative values of the (non-missing) cells in ``subset`` (all by default).
 
-    The missing cell is the grid's missing-value point (``include_missing``), which
-    pdpx appends last; positions of cells outside ``subset`` are -1.
+    The missing cell of a numeric column is the grid's missing-value point (``include_missing``), which pdpx appends
+    last; a categorical column's is a missing value given last among its levels (the model then sees what it sees
+    in those rows). Positions of cells outside ``subset`` are -1.
     """
     return column_grid(X.iloc[:, j], cells, categorical, subset)
 
@@ -187,14 +193,12 @@ def column_grid(col: pd.Series, cells: Cells, categorical: bool, subset=None) ->
         float(v) for v in vals.to_numpy(dtype=np.float64, na_value=np.nan)]
     position = np.full(cells.m, -1, dtype=np.int64)
     position[keep] = np.arange(len(keep))
-    if cells.missing.any():
+    has_missing = bool(cells.missing.any())
+    if has_missing:
+        position[cells.missing] = len(keep)
         if categorical:
-            raise PdpxError(
-                f"h_statistic(): categorical feature {str(col.name)!r} has missing values; make them a level "
-                "of their own (e.g. X[col].cat.add_categories('missing').fillna('missing'))"
-            )
-        position[np.flatnonzero(cells.missing)] = len(keep)
-    return Grid(values=values, position=position)
+            values.append(np.nan)
+    return Grid(values=values, position=position, missing_value=categorical and has_missing)
 
 
 def _check_grid(res, grid: Grid, name: str, axis: int) -> None:
@@ -273,8 +277,8 @@ def at_rows(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, 
     rest = {j: np.empty((K, n)) for j in ice_for}
     f = np.empty((K, n))
     ice_opts = options.but(sample_weight=None, kind="individual", custom_values=custom)  # ICE: not weighted
-    groups = [([j for j in ice_for if not cells[j].missing.any()], False),
-              ([j for j in ice_for if cells[j].missing.any()], True)]
+    appended = {j: bool(cells[j].missing.any()) and not grids[j].missing_value for j in ice_for}
+    groups = [([j for j in ice_for if not appended[j]], False), ([j for j in ice_for if appended[j]], True)]
     for s in range(0, n, chunk):
         rows = np.arange(s, min(n, s + chunk))
         part = X.iloc[rows]

@@ -50,8 +50,8 @@ from ..core.compute import compute, compute_many
 from ..core.drawing import Drawable
 from ..core.errors import PdpxError
 from ..core.options import PDOptions
+from ..core.rows import require
 from ..core.session import Session
-from ..core.spark import is_spark_frame
 from . import evaluate
 from .interaction import ZERO, HStatistic, h_statistic_of
 from .subgroups import RegionsResult, regions
@@ -159,14 +159,12 @@ def explained_variance(model, X, features=None, *, pairs: int = 3, region_featur
     for name, value in (("pairs", pairs), ("region_features", region_features), ("threeway", threeway)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
             raise PdpxError(f"explained_variance(): {name} must be a whole number >= 0, got {value!r}")
-    if is_spark_frame(X):  # every row's curves and regions are read here
-        raise PdpxError("explained_variance(): X is a Spark DataFrame; the ledger reads every row's curves here, so "
-                        "pass a pandas sample of it (X.sample(fraction=...).toPandas())")
+    session = Session(model, X, options.but(progress=False))
+    require(session.data, "explained_variance", "explained_variance")  # every row's curves and regions, here
     try:
         h = h_statistic_of(model, X, features, None, sample, random_state, options.but(progress=False))
     except PdpxError as exc:  # in the words of the function called
         raise PdpxError(str(exc).replace("h_statistic()", "explained_variance()")) from None
-    session = Session(model, X, options.but(progress=False))
     frame, w = _rows(session, random_state, h.n_rows)
     notes = list(h.notes)
     feats = session.resolve_features(h.overall["feature"].drop_duplicates().tolist())

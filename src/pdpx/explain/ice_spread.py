@@ -29,7 +29,7 @@ import contextlib
 import numbers
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -40,6 +40,7 @@ from ..core.drawing import Drawable
 from ..core.errors import PdpxError
 from ..core.options import PDOptions
 from ..core.result import grid_column, grid_labels, grid_type
+from ..core.rows import require
 from ..core.session import Session
 
 #: The ICE curves of one chunk of rows take at most 1 / ICE_SHARE of the memory budget.
@@ -268,18 +269,17 @@ class IceMoments:
     notes: list
 
 
-def ice_moments(session: Session, feats: list, options: PDOptions, keep=None) -> IceMoments:
+def ice_moments(session: Session, feats: list, options: PDOptions, keep=None, held: int = 0) -> IceMoments:
     """Moments over rows of each feature's centered and uncentered ICE curves, computed a chunk of rows at a time.
 
     ``keep``: called with ``(feature, rows, ice)`` for each chunk (ICE (K, rows, G), uncentered), for a caller that
-    needs the curves themselves.
+    needs the curves themselves; ``held``: the bytes that caller holds meanwhile (the chunks share the rest of the
+    budget).
     """
-    if not session.data.supports_ice_sample and keep is None and hasattr(session.data, "map_partitions"):
+    if not session.data.here:
+        require(session.data, "heterogeneity" if keep is None else "regions", "heterogeneity" if keep is None
+                else "regions")
         return _by_partition(session, feats, options)
-    if not session.data.supports_ice_sample:
-        raise PdpxError("X is held by a cluster (Dask, Spark); heterogeneity and regions read every row's ICE curve, "
-                        "so pass a pandas sample of it (Dask: X.sample(frac=...).compute(), Spark: "
-                        "X.sample(fraction=...).toPandas())")
     if keep is None:
         fast = _one_pass(session, feats)
         if fast is not None:
@@ -289,6 +289,10 @@ def ice_moments(session: Session, feats: list, options: PDOptions, keep=None) ->
     K = len(session.outputs)
     G = max(len(session.grid_for(j)) for j in feats)
     budget = session.memory_budget if session.memory_budget is not None else get_config()["memory_budget"]
+    if held:  # the caller's arrays take part of the budget: the sessions computing the chunks get the rest
+        budget = max(budget - held, budget // 8)
+        session = Session.of(replace(session.inputs, memory_budget=budget), session.grids)
+        options = options.but(memory_budget=budget)
     chunk = int(max(1, min(n, budget // (ICE_SHARE * 8 * K * G))))
     moments: dict = {}
     method, notes, outputs = "", [], []
@@ -360,7 +364,7 @@ def _chunk_options(session: Session, feats: list, options: PDOptions) -> list:
 
 class MomentSums(dict):
     """Per feature, (moments of the centered curves, moments of the curves) of some rows; ``+`` merges two sets of
-    rows (what a Spark partition returns, :meth:`pdpx.core.spark.SparkData.map_partitions`)."""
+    rows (what a partition returns, :meth:`pdpx.core.rows.Rows.map_reduce`)."""
 
     method = ""  # the method that computed the curves
 
@@ -371,10 +375,10 @@ class MomentSums(dict):
 
 
 def _by_partition(session: Session, feats: list, options: PDOptions) -> IceMoments:
-    """The moments over rows held in Spark partitions: each partition's computed where it is (on the whole X's
-    grids: the driver's), only the moments crossing, merged here."""
-    parts = session.data.map_partitions(session.model, _partition_moments,
-                                        (feats, _chunk_options(session, feats, options)))
+    """The moments over rows held in partitions (Dask, Spark): each partition's computed where it is (on the whole
+    X's grids: the driver's), only the moments crossing, merged here."""
+    parts = session.data.map_reduce(_partition_moments, (feats, _chunk_options(session, feats, options)),
+                                    session.sample_weight, model=session.model)
     if not parts:
         raise PdpxError("X has no rows to compute the ICE curves of")
     total = parts[0]
@@ -384,11 +388,12 @@ def _by_partition(session: Session, feats: list, options: PDOptions) -> IceMomen
         raise PdpxError("sample_weight is zero for every row; at least one row needs a positive weight")
     names = session.adapter.output_names(session.response)
     return IceMoments([total[j] for j in feats], [names[k] for k in session.outputs], total.method,
-                      [f"ICE curves computed in each of {len(parts)} Spark partitions, only their moments gathered"])
+                      [f"ICE curves computed in each of {len(parts)} {session.data.label} partitions, only their "
+                       "moments gathered"])
 
 
 def _partition_moments(model, part, weights, feats, groups):
-    """One Spark batch's :class:`MomentSums` (the task of :func:`_by_partition`)."""
+    """One partition's (a Spark batch's) :class:`MomentSums` (the task of :func:`_by_partition`)."""
     out = MomentSums()
     w = np.ones(len(part)) if weights is None else np.asarray(weights, dtype=np.float64)
     for opts, group in groups:

@@ -13,7 +13,7 @@ gives ``h2 = 0``.
 
 On tree models every function is computed exactly on cells of equivalent values
 (:mod:`pdpx.explain.evaluate`), with all rows; other models run brute force on
-``sample`` rows. A Spark DataFrame's rows stay where they are on tree models (the
+``sample`` rows. A Spark DataFrame's or Dask collection's rows stay where they are on tree models (the
 functions from passes over its partitions, :mod:`pdpx.explain.interaction_spark`);
 a sample, or brute force's rows, are the rows a pandas frame of the same rows would
 use, brought here by position.
@@ -31,11 +31,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..core.budget import check_h
 from ..core.drawing import Drawable
 from ..core.errors import ExtrapolationWarning, PdpxError
 from ..core.options import PDOptions
+from ..core.rows import require
 from ..core.session import Session
-from ..core.spark import is_spark_frame
 from . import evaluate, interaction_spark
 
 #: Rows the model-agnostic path uses when ``sample`` is not given and X has more.
@@ -145,10 +146,8 @@ def h_statistic_of(model, X, features, pairs, sample, random_state, options: PDO
                         "rows of X, on its own grids); leave them out")
     progress = options.progress
     session = Session(model, X, options.but(progress=False))
-    spark = is_spark_frame(X)
-    if not session.data.supports_ice_sample and not spark:
-        raise PdpxError("h_statistic(): X is held by a Dask cluster; H evaluates every function at every "
-                        "row, so pass a pandas sample of it (X.sample(frac=...).compute()), or a Spark DataFrame")
+    require(session.data, "h_statistic", "h_statistic")
+    elsewhere = not session.data.here  # Dask, Spark: the rows stay where they are, or a sample comes here
     n = session.n_rows
     notes: list = []
     weights = session.sample_weight
@@ -161,12 +160,13 @@ def h_statistic_of(model, X, features, pairs, sample, random_state, options: PDO
     frame, take = session.X, None
     if sample is not None and sample < n:
         take = np.sort(np.random.default_rng(random_state).choice(n, int(sample), replace=False))
-    elif spark and not tm_ok:  # brute force reads its rows here: all of them (no more than sample= or GENERIC_SAMPLE)
+    elif elsewhere and not tm_ok:  # brute force reads its rows here: all (no more than sample= or GENERIC_SAMPLE)
         take = np.arange(n)
-    if take is not None and spark:  # the same rows, brought here (a pandas frame): then as on pandas
+    if take is not None and elsewhere:  # the same rows, brought here (a pandas frame): then as on pandas
+        label = session.data.label
         frame, weights = session.data.take(take)
         session = Session(model, frame, options.but(progress=False, sample_weight=weights, rows=None))
-        notes.append(f"on {len(take):,} of the {n:,} rows of the Spark DataFrame, brought here")
+        notes.append(f"on {len(take):,} of the {n:,} rows of the {label} DataFrame, brought here")
     elif take is not None:
         frame = frame.iloc[take]
         weights = None if weights is None else weights[take]
@@ -176,10 +176,11 @@ def h_statistic_of(model, X, features, pairs, sample, random_state, options: PDO
     used = sorted(set(feats) | {j for p in pair_idx for j in p})
     if not used:
         raise PdpxError("h_statistic(): nothing to compute (no features and no pairs)")
-    if spark and take is None:  # every row, where it lives
-        return _h_spark(session, model, X, feats, pair_idx, used, options.but(rows=session.data), notes, progress,
-                        t0)
-    if spark:
+    check_h(session.inputs, n if take is None else len(take), feats, pair_idx)  # before any function is computed
+    if elsewhere and take is None:  # every row, where it lives
+        return _h_where_rows_are(session, model, X, feats, pair_idx, used, options.but(rows=session.data), notes,
+                                 progress, t0)
+    if elsewhere:
         rows = session.data
     else:  # the sessions below all read these rows: they share one validated copy (its digest is computed once)
         rows = session.data if take is None else session.data.subset(take)
@@ -212,8 +213,9 @@ def _h_statistic(session, model, frame, feats, pair_idx, used, weights, options,
     return _result(names, one, over, (fc ** 2) @ w, scale, pd1, pd2, w, from_trees, cells, used, n, notes, t0)
 
 
-def _h_spark(session, model, X, feats, pair_idx, used, options, notes, progress, t0):
-    """H of a Spark DataFrame on all its rows (trees): the PD functions on the cells from passes over the rows
+def _h_where_rows_are(session, model, X, feats, pair_idx, used, options, notes, progress, t0):
+    """H of a Spark DataFrame or Dask collection on all its rows (trees): the PD functions on the cells from passes
+    over the rows
     (only counts travel), the pairs read off the rows' cells here, the overall sums from one more pass
     (:mod:`pdpx.explain.interaction_spark`)."""
     data, names, categorical = session.data, session.names, session.categorical
@@ -231,15 +233,15 @@ def _h_spark(session, model, X, feats, pair_idx, used, options, notes, progress,
     shares = {j: np.bincount(grids[j].position[cells[j].codes], weights=w, minlength=average[j].shape[1]) / w.sum()
               for j in ice_for}
     over, den, scale = interaction_spark.overall_sums(data, names, grids, cells, lookups, ice_for, average, shares,
-                                                      len(outputs), opts, method)
+                                                      len(outputs), opts, method, session.sample_weight)
     pd1 = {j: _center(average[j][:, grids[j].position[cells[j].codes]], w) for j in used}
     pd2 = {}
     if pair_idx:
         with _extrapolation_as_note(notes, one_way=False):
             pd2 = _pairs(session, model, X, names, pair_idx, cells, grids, categorical, opts, w, from_trees,
                          progress, notes, columns=columns, full=full)
-    notes.append(f"on all {n:,} rows of the Spark DataFrame ({len(outputs)} output(s)): the functions from passes "
-                 "over the partitions, only sums brought here")
+    notes.append(f"on all {n:,} rows of the {data.label} DataFrame ({len(outputs)} output(s)): the functions from "
+                 "passes over the partitions, only sums brought here")
     one = evaluate.OneWay(average=average, rest={}, f=np.empty((len(outputs), 0)), method=method, outputs=outputs)
     return _result(names, one, {j: over[j] for j in feats}, den, scale, pd1, pd2, w, from_trees, cells, used, n,
                    notes, t0)

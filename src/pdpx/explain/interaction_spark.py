@@ -1,7 +1,8 @@
-"""Friedman's H of a Spark DataFrame: the sums over rows that need the model at each row, partition by partition.
+"""Friedman's H of rows held elsewhere (a Spark DataFrame, a Dask collection): the sums over rows that need the model
+at each row, partition by partition.
 
 :mod:`pdpx.explain.interaction` computes every PD function on the trees' cells from all
-rows (each a pass of :mod:`pdpx.core.spark`, only counts crossing the cluster) and reads
+rows (each a pass of :mod:`pdpx.rows.spark`, only counts crossing the cluster) and reads
 the pairwise statistics off each row's cells here, as on a pandas frame. The overall
 statistic also needs ``f(x_i)`` and ``PD_-j(x_i,-j)`` (row ``i``'s ICE curve over the
 cells of ``j``, averaged with the cells' weights over all rows) at every row: each Spark
@@ -50,18 +51,19 @@ class Moments:
 
 
 def overall_sums(data, names: list, grids: dict, cells: dict, lookups: dict, ice_for: list, average: dict,
-                 shares: dict, K: int, options, method: str) -> tuple[dict, np.ndarray, np.ndarray]:
+                 shares: dict, K: int, options, method: str, weights=None) -> tuple[dict, np.ndarray, np.ndarray]:
     """``({j: sum_i w_i (u_i - u_bar)^2 (K,)}, sum_i w_i (f_i - f_bar)^2 (K,), sum_i w_i f_i^2 (K,))`` over every
-    row of the :class:`~pdpx.core.spark.SparkData` ``data``, ``u = f - PD_j - PD_-j``, from one pass.
+    row of ``data`` (a :class:`~pdpx.core.rows.Rows` elsewhere: Spark, Dask), ``u = f - PD_j - PD_-j``, from one
+    pass.
 
     ``method`` is the method the PD functions took here, after its check against the model's own predict: the
     tasks take it and do not check again (a model that lives in the driver, Spark ML's, cannot predict there)."""
     meta = {j: (cells[j].reps, cells[j].missing) for j in ice_for}
     local = options.but(rows=None, sample_weight=None, progress=False, method=method,
                         n_jobs=1 if options.n_jobs is None else options.n_jobs)
-    got = data.map_partitions(data.model, _overall_task, (
+    got = data.map_reduce(_overall_task, (
         names, {j: grids[j] for j in ice_for}, {j: lookups[j] for j in ice_for}, meta, list(ice_for),
-        {j: average[j] for j in ice_for}, shares, K, local))
+        {j: average[j] for j in ice_for}, shares, K, local), weights)
     if not got:
         raise PdpxError("X has no rows; H averages over rows, so pass at least one")
     total = got[0]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..core.dates import date_kind, day_labels, day_numbers, is_date_type, midnight_only
 from ..core.errors import PdpxError
 from ..core.result import message_value
 from ..core.session import Session
@@ -52,6 +53,12 @@ class Split:
     missing_left: bool | None = None
     gain: float = 0.0
     depth: int = 0
+    shown: str | None = None  # the threshold as the rule shows it, when not a number (a date)
+
+    @property
+    def value(self) -> str:
+        """The threshold as the rule shows it: a date (``shown``), else the number."""
+        return self.shown if self.shown is not None else f"{self.threshold:.4g}"
 
     def condition(self, side: str) -> str:
         """The condition the rows on ``side`` (``"left"`` / ``"right"``) satisfy, as text."""
@@ -62,7 +69,7 @@ class Split:
             shown = ", ".join(message_value(v) for v in (self.levels if left else self.others))
             return f"{f} in {{{shown}}}"
         op = self.op if left else {"<=": ">", "<": ">="}[self.op]
-        text = f"{f} {op} {self.threshold:.4g}"
+        text = f"{f} {op} {self.value}"
         if self.missing_left is not None and self.missing_left == left:
             text = f"({text} or {f} is missing)"
         return text
@@ -94,7 +101,7 @@ def _bounded(feature: str, held: dict) -> str:
         return up.condition("left")
     if up is None:
         return lo.condition("right")
-    return f"{lo.threshold:.4g} {'<' if lo.op == '<=' else '<='} {feature} {up.op} {up.threshold:.4g}"
+    return f"{lo.value} {'<' if lo.op == '<=' else '<='} {feature} {up.op} {up.value}"
 
 
 @dataclass
@@ -110,12 +117,14 @@ class Candidate:
     cuts: np.ndarray | None = None
     op: str = "<="
     labels: list | None = None
+    show: object = None  # a date column's: threshold -> the date the rule shows (:func:`_date_shown`)
 
 
 @dataclass
 class Coded:
     """The candidates of a search, coded once: ``cands``, their codes side by side (``codes`` (n, len(cands))
-    int32) and code counts ``sizes``, and the columns left out: ``unused`` (no tree splits on them), ``dated``."""
+    int32) and code counts ``sizes``, and the columns left out: ``unused`` (no tree splits on them), ``dated`` (none
+    now: date columns are split by dates; kept for the notes' form)."""
 
     cands: list
     codes: np.ndarray
@@ -141,8 +150,9 @@ class Coded:
 
 
 def code_candidates(session: Session, idx: list, n_thresholds: int) -> Coded:
-    """The columns ``idx`` the rows may be split by, each coded once (date columns and numeric columns no tree
-    splits on are left out, with a note)."""
+    """The columns ``idx`` the rows may be split by, each coded once (numeric columns no tree splits on are left
+    out, with a note). A date column is split at dates: the trees' own thresholds when the trees read its dates
+    (``tm.dated``: an R ``Date`` or ``POSIXct``), else quantiles of its days (:func:`_date_column`)."""
     tm = None
     try:
         tm = session.adapter.tree_model(session.response)
@@ -153,8 +163,13 @@ def code_candidates(session: Session, idx: list, n_thresholds: int) -> Coded:
     for c in idx:
         col = session.X.iloc[:, c]
         name = session.names[c]
-        if pd.api.types.is_datetime64_any_dtype(col.dtype) or isinstance(col.dtype, pd.PeriodDtype):
-            dated.append(name)
+        if is_date_type(col.dtype):
+            x, cuts, op, show = _date_column(tm, c, col, n_thresholds)
+            if cuts is None:
+                unused.append(name)
+                continue
+            out.append(Candidate(name, c, None, len(cuts) + 2, True, cuts=cuts, op=op, show=show))
+            pending.append((out[-1], x))
             continue
         numeric = (not session.categorical[c] and pd.api.types.is_numeric_dtype(col.dtype)
                    and not pd.api.types.is_bool_dtype(col.dtype))
@@ -179,6 +194,42 @@ def code_candidates(session: Session, idx: list, n_thresholds: int) -> Coded:
     codes = (np.ascontiguousarray(np.stack([c.codes for c in out], axis=1)) if out
              else np.zeros((n, 0), dtype=np.int32))
     return Coded(out, codes, np.array([c.n_codes for c in out], dtype=np.int64), unused, dated)
+
+
+def _date_column(tm, c: int, col: pd.Series, n_thresholds: int):
+    """(the column as numbers, thresholds, comparison, threshold -> shown date) of date column ``c``: the numbers
+    the trees split on and their thresholds when they read its dates (``tm.dated``), else its wall-clock days since
+    1970-01-01 and their quantiles."""
+    if tm is not None and c in getattr(tm, "dated", ()) and date_kind(col.dtype) == "datetime":
+        x = np.asarray(tm.encode_values(c, col.array), dtype=np.float64)
+        cuts, op = _thresholds(tm, c, x, n_thresholds)
+        tz = getattr(col.dtype, "tz", None)
+        epoch = pd.Timestamp("1970-01-01", tz="UTC")
+        probe = pd.Series(pd.DatetimeIndex([epoch, epoch + pd.Timedelta(days=1)]))
+        probe = probe.dt.tz_convert(tz) if tz is not None else probe.dt.tz_localize(None)
+        zero, day = tm.encode_values(c, probe.astype(col.dtype).array)
+        per_day = day - zero
+
+        def wall_days(t):  # the model's number -> wall-clock days since 1970-01-01 on the column's zone
+            utc = epoch + pd.Timedelta(days=float((t - zero) / per_day))
+            return day_numbers([utc.tz_convert(tz) if tz is not None else utc.tz_localize(None)], wall=True)[0]
+    else:
+        x = day_numbers(col, wall=True)
+        cuts, op = _thresholds(None, c, x, n_thresholds)
+
+        def wall_days(t):
+            return t
+    whole_days = midnight_only(col)
+    return x, cuts, op, lambda t, op_=op: _date_shown(wall_days(t), op_, whole_days)
+
+
+def _date_shown(days: float, op: str, whole_days: bool) -> str:
+    """A threshold at wall-clock ``days`` since 1970-01-01 as the date a rule shows: for a column of whole days,
+    the last day at or below it (``<=``) or the first at or above it (``<``), which split the column's days alike;
+    else the time, to the second (rounded the same way)."""
+    unit = 1.0 if whole_days else 1.0 / 86400
+    at = (np.floor(days / unit) if op == "<=" else np.ceil(days / unit)) * unit
+    return day_labels([at])[0]
 
 
 def _code(cand: Candidate, x: np.ndarray) -> np.ndarray:
@@ -280,7 +331,8 @@ def _numeric_split(stats: Stats, cand: Candidate, rows: np.ndarray, depth: int, 
         return (codes <= k) | (codes == B) if which else codes <= k
 
     return loss, Split(cand.name, "threshold", threshold=float(cand.cuts[k]), op=cand.op,
-                       missing_left=which if miss[0] > 0 else None, depth=depth), left, lefts[i]
+                       missing_left=which if miss[0] > 0 else None, depth=depth,
+                       shown=None if cand.show is None else cand.show(float(cand.cuts[k]))), left, lefts[i]
 
 
 def _level_split(stats: Stats, cand: Candidate, rows: np.ndarray, depth: int, sums: np.ndarray):
@@ -360,5 +412,8 @@ def grow(stats: Stats, cands: list, max_depth: int, min_gain: float, everything:
         for (sub, sub_total, side), sub_per in zip(sides, pers):
             visit(sub, conditions + [(split, side)], depth + 1, sub_total, sub_per)
 
-    visit(everything, [], 0, root_total, root_per)
+    try:
+        visit(everything, [], 0, root_total, root_per)
+    finally:  # visit refers to itself: a cycle that would keep stats (every row's curves) until the collector runs
+        visit = None
     return leaves, made

@@ -9,8 +9,11 @@ statistics to its code's row of every candidate at once (the row's curve is read
 every core (each thread a share of the rows, its sums added after). :func:`region_sums` gives
 the found regions' weights, mean curves and spreads in two passes over the rows.
 
-numba caches the compiled pass next to this module, or compiles it in memory for the
-process where it finds no writable folder.
+The passes compile through pdpx's one compile helper (:func:`pdpx.core.compiler.njit`: cached
+where numba may cache, else compiled in memory for the process), on first use, so importing
+this module imports no numba; :func:`warm_up` compiles them for the argument types the
+regions give them, and the warm-up (``python -m pdpx.plugins.trees.warmup``) calls it
+(:data:`pdpx.core.compiler.ELSEWHERE`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import functools
 
 import numpy as np
 
+from ..core.compiler import njit
 from ..core.threads import in_threads, thread_count
 
 #: Rows a thread gets at least (fewer are not worth a thread).
@@ -108,20 +112,16 @@ def _bins_py(cuts, x, strict, out):
 
 @functools.lru_cache(maxsize=None)
 def _kernel(fn=_sums_py):
-    """``fn`` compiled (and cached next to this module when numba finds the folder writable)."""
-    import numba
-
-    try:
-        return numba.njit(cache=True, nogil=True)(fn)
-    except RuntimeError:  # numba found no writable folder for its cache: compile for this process only
-        return numba.njit(nogil=True)(fn)
+    """``fn`` compiled by :func:`pdpx.core.compiler.njit` (cached where numba may cache), leaving the GIL free."""
+    return njit(cache=True, nogil=True)(fn)
 
 
 def bins(cuts: np.ndarray, x: np.ndarray, strict: bool) -> np.ndarray:
     """(len(x),) int32: :func:`_bins_py` of the float64 ``x`` between ``cuts`` (compiled; leaves the GIL free)."""
     out = np.empty(len(x), dtype=np.int32)
-    _kernel(_bins_py)(np.ascontiguousarray(cuts, dtype=np.float64), np.ascontiguousarray(x, dtype=np.float64),
-                      bool(strict), out)
+    # the cuts copied (a few): always writable, so that only x's being read-only (a column of pandas' copy-on-write)
+    # makes another signature of the compiled search
+    _kernel(_bins_py)(np.array(cuts, dtype=np.float64), np.ascontiguousarray(x, dtype=np.float64), bool(strict), out)
     return out
 
 
@@ -154,3 +154,19 @@ def code_sums(codes: np.ndarray, sizes: np.ndarray, rows: np.ndarray, w: np.ndar
 
     out = sum(in_threads(run, chunks))
     return [out[o: o + m] for o, m in zip(offsets, sizes)]
+
+
+def warm_up() -> None:
+    """Compile the three passes for the argument types the regions give them (:mod:`.split_search`,
+    :mod:`.subgroups`): a column to bin, writable or read-only; the candidates' codes (int32) with the rows,
+    weights and centered curves (float64) of a node; the rows' region numbers (int64). The warm-up
+    (:mod:`pdpx.plugins.trees.warmup`, family ``measures``) calls it."""
+    x = np.array([0.0, 1.0, np.nan, 2.0])
+    frozen = x.copy()
+    frozen.flags.writeable = False
+    bins(np.array([0.5, 1.5]), x, True)
+    bins(np.array([0.5, 1.5]), frozen, False)
+    n, K, G = len(x), 1, 2
+    w, C = np.ones(n), np.zeros((n, K * G))
+    code_sums(np.zeros((n, 2), dtype=np.int32), np.array([2, 3]), np.arange(n), w, w.copy(), C)
+    region_sums(np.zeros(n, dtype=np.int64), 1, w, C, np.zeros((K, n)))

@@ -248,7 +248,7 @@ def regions(model, X, feature, max_depth: int = 2, *, split_features=None, min_g
     max_depth : int, default 2
         Splits from the root to a region (0: one region, every row).
     split_features : list of str / int, optional
-        The features the rows may be split by (default: every other column; date columns are left out). A feature
+        The features the rows may be split by (default: every other column; date columns are split at dates). A feature
         whose curves are split is never split by itself.
     min_gain : float, default 0.1
         A node is split only when its best split removes at least this share of the feature's heterogeneity
@@ -284,10 +284,13 @@ def regions(model, X, feature, max_depth: int = 2, *, split_features=None, min_g
             raise PdpxError(f"regions(): split_features lists {session.names[feats[0]]!r}, the feature whose curves "
                             "are split; leave it out")
     coded = code_candidates(session, idx, n_thresholds)
-    w = np.ones(n) if session.sample_weight is None else session.sample_weight
+    # float64 and writable (a read-only array of the caller's would make the compiled sums compile again)
+    w = np.ones(n) if session.sample_weight is None else np.array(session.sample_weight, dtype=np.float64)
     search = _Search(session, coded, w, max_depth, min_gain, min_rows, ice, np.arange(n))
-    found = RegionsSet({session.names[j]: search.of(j, curves)
-                        for j, curves in _feature_curves(session, feats, options)})
+    found = RegionsSet()
+    for j, curves in _feature_curves(session, feats, options):
+        found[session.names[j]] = search.of(j, curves)
+        del curves  # freed before the next feature's (or group's) curves are computed: the budget holds one group
     found.elapsed = time.perf_counter() - t0
     for res in found.values():
         res.elapsed = found.elapsed
@@ -344,7 +347,8 @@ def _feature_curves(session: Session, feats: list, options):
         got = _walked(session, group, sizes)
         if got is None:
             break
-        yield from got
+        while got:  # handed over one by one, none kept here: a group's arrays go before the next group's come
+            yield got.pop(0)
         rest = rest[len(group):]
     for j in rest:
         yield j, _one_feature(session, j, options)
@@ -385,17 +389,17 @@ def _walked(session: Session, group: list, sizes: dict):
 def _one_feature(session: Session, j: int, options) -> _Curves:
     """Feature ``j``'s curves on every row, computed a chunk of rows at a time (:func:`.ice_spread.ice_moments`)."""
     K, n, G = len(session.outputs), session.n_rows, len(session.grid_for(j))
-    ice_all = np.empty((K, n, G))
+    ice_all = np.empty((n, K, G))  # rows first: centered in place, it is C (no copy)
 
     def keep(_j, rows, ice):
-        ice_all[:, rows, :] = ice
+        ice_all[rows] = ice.transpose(1, 0, 2)
 
-    out = ice_moments(session, [j], options, keep=keep)
+    out = ice_moments(session, [j], options, keep=keep, held=ice_all.nbytes)
     centered, plain = out.moments[0]
-    rowmean = ice_all.mean(axis=2)
+    rowmean = ice_all.mean(axis=2)  # (n, K)
     ice_all -= rowmean[:, :, None]
-    C = np.ascontiguousarray(ice_all.transpose(1, 0, 2).reshape(n, K * G))
-    return _Curves(C, rowmean, out.outputs, plain.mean, centered.variance.mean(axis=1), out.method, out.notes)
+    return _Curves(ice_all.reshape(n, K * G), np.ascontiguousarray(rowmean.T), out.outputs, plain.mean,
+                   centered.variance.mean(axis=1), out.method, out.notes)
 
 
 @dataclass

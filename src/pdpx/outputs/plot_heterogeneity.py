@@ -107,6 +107,9 @@ def plot_regions(result, *, ice: int = 30, title: str | None = None, base_size: 
     if dates:  # the days drawn become dates again, on a date axis whose title names the zone
         tz = getattr(result.grid_values.dtype, "tz", None)
         p = finish(p, DatePlan("datetime", titles={"x": result.feature + (f" ({tz})" if tz is not None else "")}))
+        from plotnine import element_text
+
+        p += theme(axis_text_x=element_text(rotation=30, ha="right"))  # side-by-side panels: dates would overlap
     return p
 
 

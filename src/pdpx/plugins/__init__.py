@@ -1,6 +1,7 @@
 """The built-in methods, registered through the public ``pdpx_register_methods`` hook.
 
-* :mod:`.brute`: set the feature, predict, average (any model);
+* :mod:`.brute`: set the feature, predict, average (any model); :mod:`.stacking` checks, once per model
+  whose prediction goes through the user's own code, that grid points may be stacked into one call;
 * :mod:`.exact`: brute's answer from the tree structure;
 * :mod:`.recursion`: Friedman's weighted tree traversal.
 

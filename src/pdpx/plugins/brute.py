@@ -24,6 +24,7 @@ from ..core.method import Method, MethodOptions, MethodResult, Request, option
 from ..core.progress import progress_bar
 from ..core.result import message_value
 from ..core.threads import in_order, model_threads
+from . import stacking
 
 #: Prediction code typically holds a few copies of its input: budget for that.
 _COPIES = 4
@@ -69,22 +70,36 @@ def stack_option(options: dict) -> bool:
     return bool(stack)
 
 
+class Tasks:
+    """The (point_start, point_stop, row_start, row_stop) tasks of :func:`plan_chunks`, made one at a time as they
+    are read: a million grid points split into row slices are millions of tasks, which a list would hold at once
+    (bytes the memory budget does not count)."""
+
+    def __init__(self, n_rows: int, n_points: int, per_call: int, rows_per_call: int):
+        self.n_rows, self.n_points, self.per_call, self.rows = n_rows, n_points, per_call, rows_per_call
+        self._slices = -(-n_rows // rows_per_call)
+
+    def __len__(self) -> int:
+        return -(-self.n_points // self.per_call) * self._slices
+
+    def __iter__(self):
+        for p in range(0, self.n_points, self.per_call):
+            for r in range(0, self.n_rows, self.rows):
+                yield p, min(p + self.per_call, self.n_points), r, min(r + self.rows, self.n_rows)
+
+
 def plan_chunks(n_rows: int, n_points: int, bytes_per_row: float, budget: int, jobs: int, stack: bool = True):
     """(point_start, point_stop, row_start, row_stop) tasks whose stacked frames fit the budget
-    (``stack=False``: one task per grid point with every row, whatever the budget)."""
+    (``stack=False``: one task per grid point with every row, whatever the budget), as :class:`Tasks`."""
     if not stack:
-        return [(p, p + 1, 0, n_rows) for p in range(n_points)]
+        return Tasks(n_rows, n_points, 1, max(1, n_rows))
     rows_per_call = max(1, int(budget // max(1, jobs) // (bytes_per_row * _COPIES)))
     if rows_per_call >= n_rows:
-        per_call = max(1, min(n_points, rows_per_call // n_rows))
+        per_call = max(1, min(n_points, rows_per_call // max(1, n_rows)))
         if jobs > 1:  # give every thread work
             per_call = max(1, min(per_call, -(-n_points // jobs)))
-        return [(p, min(p + per_call, n_points), 0, n_rows) for p in range(0, n_points, per_call)]
-    return [
-        (p, p + 1, r, min(r + rows_per_call, n_rows))
-        for p in range(n_points)
-        for r in range(0, n_rows, rows_per_call)
-    ]
+        return Tasks(n_rows, n_points, per_call, max(1, n_rows))
+    return Tasks(n_rows, n_points, 1, rows_per_call)
 
 
 @dataclass(frozen=True)
@@ -112,10 +127,16 @@ class Brute(Method):
         w = req.sample_weight
         bytes_per_row = max(8.0, X.memory_usage(index=False, deep=False).sum() / max(n, 1)) + 8 * (K + 8)
         jobs = model_threads(req.n_jobs) if getattr(adapter, "thread_safe", True) else 1
-        tasks = plan_chunks(n, P, bytes_per_row, min(req.memory_budget, CHUNK_BYTES * jobs), jobs,
-                            stack_option(req.options))
         # one dtype per target column for every chunk: the column's own unless a grid value does not fit
         dtypes = [column_dtype(X.dtypes.iloc[pos], g) for pos, g in zip(req.features, req.grid_values)]
+        stack, notes = stack_option(req.options), []
+        if stack and "stack" not in req.options:  # the user's code on the way: may it be stacked? (asked once)
+            why = stacking.verdict(adapter, req, lambda rows, values: stacked_frame(rows, req.features, values,
+                                                                                    dtypes))
+            if why is not None:
+                stack = False
+                notes.append(why)
+        tasks = plan_chunks(n, P, bytes_per_row, min(req.memory_budget, CHUNK_BYTES * jobs), jobs, stack)
 
         sums = np.zeros((P, K))
         ice = np.empty((K, n, P)) if req.needs_individual else None
@@ -145,7 +166,7 @@ class Brute(Method):
                     ice[:, r0:r1, p0:p1] = pred.transpose(2, 1, 0)
         average = sums.T.reshape((K,) + req.grid_shape)
         individual = ice.reshape((K, n) + req.grid_shape) if ice is not None else None
-        return MethodResult(average=average, individual=individual)
+        return MethodResult(average=average, individual=individual, notes=notes)
 
 
 def failed(adapter, req: Request, points: list[np.ndarray], dtypes, task, exc: Exception):

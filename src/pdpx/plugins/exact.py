@@ -46,8 +46,11 @@ compiling, and compiles them in the background (:mod:`pdpx.plugins.trees.jit`).
 
 from __future__ import annotations
 
+import time
+
 from ..core.hookspecs import hookimpl
 from ..core.method import Batch, Method, MethodResult, Request
+from ..core.trust import CHECK_ROWS
 from .trees import counts_use, engine, jit
 from .trees.plan import ExactOptions, PlannedRequest, exact_options, with_plan
 from .trees.prep import tree_unavailable
@@ -104,12 +107,22 @@ class Exact(Method):
         if not isinstance(req, PlannedRequest):
             req = with_plan(req, ())
         tm = adapter.tree_model(req.response)
+        compiling = jit.compiling(tm, req)
+        t0 = time.perf_counter()
         planned = counts_use.decide(adapter.model, tm, req)
         if planned.deferral:  # counts that would pay: their kernels compile in the background meanwhile
             jit.compile_in_background()
         if planned.source == "rows":
-            return jit.noted(engine.exact(tm, req, planned))
-        return jit.noted(counts_use.run(adapter.model, tm, req, planned))
+            res = engine.exact(tm, req, planned)
+        else:
+            res = counts_use.run(adapter.model, tm, req, planned)
+        if compiling:
+            jit.compiled_now(compiling, time.perf_counter() - t0)
+        # the check on a sample (its few rows) may have compiled them: the call's own result says so
+        note = jit.compiled_said(deliver=len(req.X) > CHECK_ROWS)
+        if note is not None and note not in res.notes:
+            res.notes.append(note)
+        return jit.noted(res)
 
 
 def _one_pass(adapter, requests, planner, run):

@@ -29,6 +29,7 @@ import pytest
 import pdpx
 from pdpx.plugins.trees import jit
 
+BUSY_FACTOR = jit.busy_factor
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
@@ -49,6 +50,7 @@ def cold(monkeypatch):
     jit.reset()
     monkeypatch.setattr(jit, "pending", lambda names: sorted(names))
     monkeypatch.setattr(jit, "compile_in_background", lambda: started.append(1) or True)
+    monkeypatch.setattr(jit, "busy_factor", lambda: 1.0)  # the machine's load is not the test's
     yield started
     jit.reset()
 
@@ -71,7 +73,7 @@ def test_a_small_first_call_runs_brute_says_why_and_compiles_in_the_background(d
 
 def test_auto_compiles_when_brute_would_take_longer(data, cold, monkeypatch):
     model, X = data
-    monkeypatch.setattr(jit, "brute_seconds", lambda adapter, req: 1e6)
+    monkeypatch.setattr(jit, "brute_seconds", lambda adapter, req, decide_at=None: 1e6)
     res = pdpx.partial_dependence(model, X, "a", grid_resolution=20)
     assert res.method == "exact" and not any("not used" in n for n in res.notes) and cold == []
 
@@ -80,7 +82,7 @@ def test_brute_time_spent_counts_towards_compiling(data, cold, monkeypatch):
     """Where compiling in the background cannot help (no cache), brute runs until it has cost the compile time."""
     model, X = data
     monkeypatch.setattr(jit, "cold_seconds", lambda names: 1.0)
-    monkeypatch.setattr(jit, "brute_seconds", lambda adapter, req: 0.4)
+    monkeypatch.setattr(jit, "brute_seconds", lambda adapter, req, decide_at=None: 0.4)
     methods = [pdpx.partial_dependence(model, X, "a", grid_resolution=5).method for _ in range(4)]
     assert methods == ["brute", "brute", "exact", "exact"]
 
@@ -238,13 +240,15 @@ FIRST = """
         def on_end(self, ev):
             pass
 
+    method = "exact" if sys.argv[1] == "exact" else "auto"
     with event.install_listener("numba:compile", Listener()):
-        res = pdpx.partial_dependence(model, X, "a", grid_resolution=20)
+        res = pdpx.partial_dependence(model, X, "a", grid_resolution=20, method=method)
     proc = jit.background_process()
     if sys.argv[1] == "wait" and proc is not None:
         proc.wait(timeout=600)
+    brute = pdpx.partial_dependence(model, X, "a", grid_resolution=20, method="brute")
     print(json.dumps({"method": res.method, "notes": res.notes, "compiled": compiled,
-                      "background": proc is not None}))
+                      "background": proc is not None, "off_brute": float(np.abs(res.average - brute.average).max())}))
 """
 
 
@@ -263,8 +267,68 @@ def test_end_to_end_a_fresh_cache_first_runs_brute_then_the_next_process_runs_ex
     first = run("wait")
     assert first["method"] == "brute" and first["background"] and first["compiled"] == [], first
     assert any("compiled in the background" in n for n in first["notes"])
+    assert first["off_brute"] == 0.0
     second = run("no-wait")
     assert second["method"] == "exact" and second["compiled"] == [] and not second["background"], second
+    assert second["off_brute"] < 1e-9 and not any("first compiled" in n for n in second["notes"])
+
+
+def test_end_to_end_an_exact_call_on_a_fresh_cache_says_it_compiled_first(tmp_path):
+    """method="exact" asked on an empty cache compiles before answering: the result says so (and how long)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), OMP_NUM_THREADS="1")
+    script = tmp_path / "first.py"
+    script.write_text(textwrap.dedent(FIRST))
+    import json
+
+    out = subprocess.run([sys.executable, str(script), "exact"], capture_output=True, text=True, env=env,
+                         timeout=900, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["method"] == "exact" and got["compiled"] and got["off_brute"] < 1e-9, got
+    said = [n for n in got["notes"] if n.startswith("this call first compiled")]
+    assert len(said) == 1 and "numba keeps them in its cache" in said[0], got["notes"]
+
+
+def test_a_busy_machine_makes_compiling_dearer(data, cold, monkeypatch):
+    """The compile table is an idle machine's: with the load average at 10 per core, a compilation the table puts
+    at 6 s costs 60 s, and brute, timed now at 10 s, answers."""
+    model, X = data
+    monkeypatch.setattr(jit, "cold_seconds", lambda names: 6.0)
+    monkeypatch.setattr(jit, "brute_seconds", lambda adapter, req, decide_at=None: 10.0)
+    monkeypatch.setattr(jit, "busy_factor", BUSY_FACTOR)
+    monkeypatch.setattr(jit.os, "getloadavg", lambda: (1.0, 1.0, 1.0))
+    assert pdpx.partial_dependence(model, X, "a", grid_resolution=5).method == "exact"
+    jit.reset()
+    monkeypatch.setattr(jit.os, "getloadavg", lambda: (10.0 * (os.cpu_count() or 1),) * 3)
+    assert jit.busy_factor() == pytest.approx(10.0)
+    res = pdpx.partial_dependence(model, X, "a", grid_resolution=5)
+    assert res.method == "brute" and any("about 60 s" in n for n in res.notes), res.notes
+
+
+def test_the_brute_estimate_stops_timing_once_it_is_decided(data, monkeypatch):
+    model, X = data
+    from pdpx.core.session import Session
+
+    session = Session(model, X)
+    req = session.request([0])
+    calls = []
+    predict = session.adapter.predict
+    monkeypatch.setattr(session.adapter, "predict", lambda *a: calls.append(1) or predict(*a))
+    jit.brute_seconds(session.adapter, req)
+    undecided = len(calls)
+    calls.clear()
+    jit.brute_seconds(session.adapter, req, decide_at=1e9)  # far above any estimate: one round decides
+    assert undecided == 7 and len(calls) == 3
+
+
+def test_a_compilation_before_the_answer_is_said_once(data, cold):
+    model, X = data
+    res = pdpx.partial_dependence(model, X, "a", grid_resolution=5, method="exact")
+    said = [n for n in res.notes if n.startswith("this call first compiled")]
+    assert len(said) == 1, res.notes
+    brute = pdpx.partial_dependence(model, X, "a", grid_resolution=5, method="brute")
+    np.testing.assert_allclose(res.average, brute.average, rtol=1e-9, atol=1e-9)
+    assert jit.compiled_said(deliver=True) is None  # delivered with the call's result
 
 
 # --------------------------------------------------------------- the pattern counts' kernels

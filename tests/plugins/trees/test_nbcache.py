@@ -200,7 +200,8 @@ def test_without_a_writable_cache_pdpx_imports_answers_and_says_why(tmp_path):
         import numpy as np, pandas as pd
         import pdpx
         from sklearn.tree import DecisionTreeRegressor
-        from pdpx.plugins.trees import jit, nbcache
+        from pdpx.core import compiler
+        from pdpx.plugins.trees import jit
 
         rng = np.random.default_rng(0)
         X = pd.DataFrame(rng.normal(size=(200, 2)), columns=["a", "b"])
@@ -213,7 +214,7 @@ def test_without_a_writable_cache_pdpx_imports_answers_and_says_why(tmp_path):
         want = [float(np.mean(model.predict(X.assign(a=g)))) for g in res.grid_values[0]]
         assert res.method == "exact" and np.allclose(res.average[0], want)
         assert any("NUMBA_CACHE_DIR" in n and "in memory" in n for n in res.notes), res.notes
-        assert nbcache.where() == "memory" and jit.compile_in_background() is False
+        assert compiler.where() == "memory" and jit.compile_in_background() is False
         print("ok")
     """, "[]")
     assert "ok" in done.stdout
@@ -223,16 +224,16 @@ def test_with_only_the_private_folder_writable_the_kernels_are_cached_there(tmp_
     done = _run_child(tmp_path, """
         import os
         import numpy as np
-        from pdpx.plugins.trees import nbcache
+        from pdpx.core import compiler
 
-        @nbcache.njit(cache=True)
+        @compiler.njit(cache=True)
         def twice(x):
             return 2.0 * x
 
         assert twice(np.float64(1.5)) == 3.0
-        folder = nbcache.cache_dir()
-        assert nbcache.where() == "private" and folder.startswith(os.environ["HOME"]), folder
-        assert folder in nbcache.note()
+        folder = compiler.cache_dir()
+        assert compiler.where() == "private" and folder.startswith(os.environ["HOME"]), folder
+        assert folder in compiler.note()
         files = [f for _, _, fs in os.walk(folder) for f in fs]
         assert any(f.startswith("child.twice") for f in files), files
         print("ok")

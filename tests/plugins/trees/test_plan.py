@@ -219,8 +219,8 @@ def test_a_row_walk_reads_the_row_modules_only():
 
 
 def test_every_family_the_warm_up_runs_has_cases_and_every_record_a_family():
-    assert set(registry.families()) == set(warmup.FAMILIES)
-    for family in warmup.FAMILIES:
+    assert set(registry.families()) | {warmup.MEASURES} == set(warmup.FAMILIES)  # measures: compiler.ELSEWHERE
+    for family in registry.families():
         assert registry.cases(family), family
     assert all(r.family in warmup.FAMILIES for r in registry.records())
     for rec in registry.records():  # a kernel the planner can choose is compiled by some case of its family

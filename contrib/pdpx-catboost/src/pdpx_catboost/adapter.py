@@ -6,7 +6,7 @@ the model's binary format (or its JSON export) by :mod:`pdpx_catboost.cbm` and
 :mod:`pdpx_catboost.trees` into pdpx's tree representation, once per fitted state, and
 checked against CatBoost's own margin before use. What every boosting library shares
 (responses, output names, the column check, the tree cache and its reasons) comes from
-pdpx's public :class:`pdpx.core.booster.BoosterAdapter`.
+pdpx's public :class:`pdpx.extend.BoosterAdapter`.
 """
 
 from __future__ import annotations
@@ -20,10 +20,7 @@ import tempfile
 import numpy as np
 import pandas as pd
 
-from pdpx import PdpxError
-from pdpx.core.adapter import as_2d
-from pdpx.core.booster import BoosterAdapter, Extracted, Unavailable, library_classes
-from pdpx.core.ir import model_cache
+from pdpx.extend import BoosterAdapter, Extracted, PdpxError, Unavailable, as_2d, library_classes, model_cache
 
 from .cbm import read_cbm
 from .encoder import CatBoostEncoder

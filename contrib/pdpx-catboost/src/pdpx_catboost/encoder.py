@@ -17,7 +17,7 @@ import pandas as pd
 
 
 class CatBoostEncoder:
-    """``encode`` / ``encode_values`` of the :class:`pdpx.core.ir.TreeModel` of a CatBoost model."""
+    """``encode`` / ``encode_values`` of the :class:`pdpx.extend.TreeModel` of a CatBoost model."""
 
     def __init__(self, one_hot_values: dict, cat_positions: set, probe: Callable):
         self.one_hot_values = one_hot_values

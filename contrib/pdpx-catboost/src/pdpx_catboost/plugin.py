@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import pdpx
+from pdpx.extend import hookimpl
 
 from .adapter import CatBoostAdapter, is_catboost_model
 
 
-@pdpx.hookimpl
+@hookimpl
 def pdpx_adapt_model(model):
     """The CatBoost adapter for CatBoost models (recognised without importing catboost), else None."""
     if is_catboost_model(model):

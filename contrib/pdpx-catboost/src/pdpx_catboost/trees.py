@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pdpx.core.ir import NAN_MISSING, TreeEnsemble
+from pdpx.extend import NAN_MISSING, TreeEnsemble
 
 #: CatBoost's NaN treatments and where NaN goes (True = left, the "false" side).
 NAN_GOES_LEFT = {"AsFalse": True, "AsIs": True, "AsTrue": False}

@@ -32,8 +32,9 @@ The kernels (numba):
 Compiling:
 
 * :mod:`.jit`: whether the kernels a plan needs are compiled, and compiling them in
-  the background; :mod:`.warmup` compiles them all (``make setup``); :mod:`.nbcache`:
-  where numba may cache (or compile in memory).
+  the background; :mod:`.warmup` compiles them all (``make setup``), the kernels outside this package
+  too (:data:`pdpx.core.compiler.ELSEWHERE`). Every kernel is decorated with
+  :func:`pdpx.core.compiler.njit`, which knows where numba may cache (or compiles in memory).
 
 numba is imported by the kernel modules only, which the methods import when they run.
 """

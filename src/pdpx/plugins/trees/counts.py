@@ -239,7 +239,7 @@ def gather(tm, X, sample_weight=None, *, order: int = 2, memory_budget: int = 25
     memory_budget : int
         Bytes for the counts and the encoded rows; counts larger than it are refused.
     n_jobs : int or None
-        Threads (None: numba's maximum).
+        Threads, counted by :func:`pdpx.core.threads.thread_count` (None: every core this process may run on).
     kernel : {"auto", "patterns", "leafsets", "partition"}
         ``patterns`` needs shallow trees (at most ``counts_patterns.MAX_BINS`` histogram bins each),
         ``leafsets`` trees of at most 64 leaves; ``auto`` takes the first that fits.

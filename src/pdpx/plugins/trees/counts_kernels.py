@@ -38,8 +38,8 @@ from __future__ import annotations
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from ...core.compiler import njit
 from .kernels import load_block
-from .nbcache import njit
 from .partition import segment_weight, split_rows
 from .records import Case, KernelRecord
 from .routing import BLOCK, keep_block, keep_special, set_block

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.compiler import njit
 from .counts_kernels import load_weighted, pair_slot
 from .kernels import preorder
-from .nbcache import njit
 from .records import Case, KernelRecord
 from .routing import BLOCK, F_SPECIAL, numeric_left, special_block
 

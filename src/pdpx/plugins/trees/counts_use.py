@@ -201,7 +201,7 @@ def structure_digest(tm) -> str:
 def digest(X: pd.DataFrame, sample_weight, shared=None) -> str:
     """A digest of the rows' values, column names and order, and the weights (what the counts depend on).
 
-    ``shared``: the validated rows ``X`` is the frame of (``Request.rows``, a :class:`~pdpx.core.data.LocalData`
+    ``shared``: the validated rows ``X`` is the frame of (``Request.rows``, a :class:`~pdpx.rows.local.LocalData`
     the sessions of one call may share): the rows' part is computed once for all of them (a report hashes its
     frame once, not once per session)."""
     rows = _rows_digest(X) if shared is None else shared.once(X, _MEMO + ".rows", lambda: _rows_digest(X))
@@ -325,7 +325,7 @@ class Choice:
 def choose_partitioned(model, tm, req, data, budget: int | None = None) -> Choice | None:
     """The counts ``exact`` answers ``req`` from when the rows are partitioned elsewhere (``data``: a
     ``DaskData``) as the planner plans it (:func:`.plan.plan_partitioned`): gathered partition by partition
-    (:meth:`~pdpx.core.cluster.DaskData.gather_counts`: only the counts travel) and settled for the session, or
+    (:meth:`~pdpx.rows.dask.DaskData.gather_counts`: only the counts travel) and settled for the session, or
     None: every partition walks its rows for this feature set. ``budget``: the request's memory budget (the
     plan's)."""
     from .counts import gather_task

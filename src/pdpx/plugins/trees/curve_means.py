@@ -33,12 +33,12 @@ from dataclasses import replace
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from ...core.compiler import njit
 from ...core.ir import TreeModel
 from ...core.threads import in_threads, thread_count
 from ...core.treesum import TreeSum
 from .counts_kernels import leaf_words, word_buffers
 from .kernels import load_block
-from .nbcache import njit
 from .records import Case, KernelRecord
 from .registry import ran
 from .routing import BLOCK

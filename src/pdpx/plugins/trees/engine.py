@@ -1,9 +1,11 @@
 """The two tree computations, given a tree model and a request: brute's exact answer, and recursion.
 
 The registered methods (:mod:`pdpx.plugins.exact`, :mod:`pdpx.plugins.recursion`)
-decide *whether* they can run and call these; anything else that needs partial
-dependence from trees (warm-up, and later importance or interaction measures)
-calls them too, without going through the plugin layer.
+decide *whether* they can run and call :func:`exact` and :func:`recursion`; the warm-up
+(:mod:`.warmup`) calls them on tiny models to compile their kernels. The measures
+(importance, H, heterogeneity, regions) reach them only through the methods, as every
+other caller does. :func:`kernel_for` builds the row kernel a plan (:mod:`.plan`)
+names; :func:`encoded_chunk` encodes rows for every kernel of this package.
 """
 
 from __future__ import annotations

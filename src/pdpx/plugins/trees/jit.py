@@ -25,7 +25,7 @@ Nothing here changes a number: brute is exact too, ``res.method`` says which ran
 
 Every process started here runs this interpreter with a safe import path (:func:`module_command`:
 ``-P`` and ``PYTHONSAFEPATH=1``, working folder this user's private folder), so a ``numpy.py`` in the
-folder pdpx is run from is never imported. Where numba can cache nothing (:mod:`.nbcache`), kernels
+folder pdpx is run from is never imported. Where numba can cache nothing (:mod:`pdpx.core.compiler`), kernels
 compile in memory, nothing starts in the background, and :func:`noted` says so in ``res.notes``.
 """
 
@@ -40,8 +40,9 @@ import threading
 import time
 import warnings
 
+from ...core import compiler
 from ...core.userdir import private_dir
-from . import nbcache, registry
+from . import registry
 
 #: The cold-compile tables, read from the kernels' records (:mod:`.registry`) when first asked: ``COLD_SECONDS``
 #: (``exact``'s and recursion's kernels), ``COUNTS_COLD_SECONDS`` (the pattern counts'), ``MEANS_COLD_SECONDS``
@@ -176,7 +177,7 @@ def _compiled_or_cached(dispatcher) -> bool | None:
     try:  # numba's cache index: entries keyed by (signature, machine, bytecode hashes), stamped with the source
         if dispatcher.overloads:
             return True
-        if nbcache.where() == "memory":  # no cache: compiled in this process or not at all
+        if compiler.where() == "memory":  # no cache: compiled in this process or not at all
             return False
         cache = dispatcher._cache
         key = cache._index_key(None, dispatcher.targetctx.codegen())[1:]
@@ -224,33 +225,55 @@ def cold_seconds(names) -> float:
     return FIRST_COMPILE_SECONDS + sum(table.get(n, 1.0) for n in names)
 
 
-def brute_seconds(adapter, req) -> float:
+def busy_factor() -> float:
+    """How much slower than on an idle machine a compilation runs now: the load average over the cores (at least
+    1; 1 where the system does not tell). The cold-compile tables are measured on an idle machine, while brute's
+    estimate is timed now, under the same load as a compilation would run."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 1.0
+    return max(1.0, load / max(1, os.cpu_count() or 1))
+
+
+def brute_seconds(adapter, req, decide_at: float | None = None) -> float:
     """Estimated seconds of ``brute`` for ``req``: its predict calls (the rows times the grid points, stacked
-    as brute stacks them) timed by two predict calls on 8 and 512 rows (a per-call and a per-row time)."""
+    as brute stacks them) timed by predict calls on 8 and 512 rows (a per-call and a per-row time), each the best
+    of up to three.
+
+    ``decide_at``: the time the estimate is compared with (a compilation's); once a round of timings puts
+    the estimate clearly on one side of it (half or twice), no more calls are timed: on a busy machine each call
+    of a model that spreads over threads can take seconds, and the estimate must not cost what it would save."""
     from ...core.adapter import checked_predict
     from ...core.threads import model_threads
 
     X, n = req.X, len(req.X)
-
-    def timed(m):  # the best of three calls: a stall of the machine (even two in a row) is not the model's cost
-        best = float("inf")
-        for _ in range(3):
-            t0 = time.perf_counter()
-            checked_predict(adapter, X.iloc[:m], req.response)
-            best = min(best, time.perf_counter() - t0)
-        return best
-
-    timed(1)  # a first call's one-off costs are not per call
     small, large = min(n, 8), min(n, 512)
-    t_small = timed(small)
-    per_row = (timed(large) - t_small) / (large - small) if large > small else t_small / small
-    per_row = max(per_row, 0.0)
-    per_call = max(t_small - small * per_row, 0.0)
     bytes_per_row = max(8.0, X.memory_usage(index=False, deep=False).sum() / max(n, 1)) + 8 * (len(req.outputs) + 8)
     rows_per_call = max(1, int(min(req.memory_budget, BRUTE_CHUNK_BYTES) // (bytes_per_row * 4)))
     stacked = n * req.n_grid
     jobs = model_threads(req.n_jobs) if getattr(adapter, "thread_safe", True) else 1
-    return (-(-stacked // rows_per_call) * per_call + stacked * per_row) / jobs
+
+    def timed(m):
+        t0 = time.perf_counter()
+        checked_predict(adapter, X.iloc[:m], req.response)
+        return time.perf_counter() - t0
+
+    def estimate(t_small, t_large):
+        per_row = (t_large - t_small) / (large - small) if large > small else t_small / small
+        per_row = max(per_row, 0.0)
+        per_call = max(t_small - small * per_row, 0.0)
+        return (-(-stacked // rows_per_call) * per_call + stacked * per_row) / jobs
+
+    timed(1)  # a first call's one-off costs are not per call
+    t_small = t_large = float("inf")
+    for _ in range(3):  # the best of up to three rounds: a stall of the machine is not the model's cost
+        t_small = min(t_small, timed(small))
+        t_large = min(t_large, timed(large)) if large > small else t_small
+        got = estimate(t_small, t_large)
+        if decide_at is not None and not 0.5 * decide_at <= got <= 2.0 * decide_at:
+            break
+    return got
 
 
 def defer_reason(adapter, req) -> str | None:
@@ -272,9 +295,9 @@ def defer_reason(adapter, req) -> str | None:
     missing = pending(names)
     if not missing:
         return None
-    compile_s = cold_seconds(missing)
+    compile_s = cold_seconds(missing) * busy_factor()
     try:
-        brute_s = brute_seconds(adapter, req)
+        brute_s = brute_seconds(adapter, req, decide_at=compile_s)
     except Exception:  # noqa: BLE001 - the estimate never fails a call: compile and run exact then
         return None
     with _lock:
@@ -284,15 +307,49 @@ def defer_reason(adapter, req) -> str | None:
     started = compile_in_background()
     later = ("they are being compiled in the background, and later calls will use exact" if started else
              "later calls compile them once brute force has taken as long")
-    cache = nbcache.note()
+    cache = compiler.note()
     return (f"its compiled kernels are not ready yet ({len(missing)} to compile, about {compile_s:.0f} s; brute force "
             f"takes about {max(brute_s, 0.01):.2g} s here and returns the same numbers); {later}"
             + (f" ({cache})" if cache else ""))
 
 
+def compiling(tm, req) -> list[str]:
+    """The kernels ``exact`` is about to compile for ``req`` on ``tm`` in this process (empty once every kernel is
+    compiled or cached: then a look at one flag)."""
+    if _state.get("all_ready"):
+        return []
+    try:
+        return pending(needed(tm, req))
+    except Exception:  # noqa: BLE001 - a model this cannot read ahead: nothing to say
+        return []
+
+
+def compiled_now(names, seconds: float) -> None:
+    """Remember that ``exact`` compiled ``names`` (in ``seconds``, with its answer) before answering: the call's
+    result says so (:func:`compiled_said`)."""
+    with _lock:
+        done, spent = _state.get("compiled", ((), 0.0))
+        _state["compiled"] = (tuple(sorted(set(done) | set(names))), spent + seconds)
+
+
+def compiled_said(deliver: bool) -> str | None:
+    """The note on kernels this process compiled before answering and has not yet said so in a call's result
+    (``deliver``: this result is the call's own, not a check on a sample: the note is then said)."""
+    with _lock:
+        got = _state.get("compiled")
+        if got is None:
+            return None
+        if deliver:
+            del _state["compiled"]
+    names, seconds = got
+    return (f"this call first compiled {len(names)} of the tree engine's kernels (about {seconds:.0f} s, with the "
+            "answer); numba keeps them in its cache, so later calls and processes skip this (python -m "
+            "pdpx.plugins.trees.warmup compiles them ahead of time)")
+
+
 def noted(res):
-    """``res`` (a MethodResult of the tree kernels) with :func:`.nbcache.note` added to its notes, if any."""
-    text = nbcache.note()
+    """``res`` (a MethodResult of the tree kernels) with :func:`pdpx.core.compiler.note` added to its notes, if any."""
+    text = compiler.note()
     if text and text not in res.notes:
         res.notes.append(text)
     return res
@@ -313,8 +370,8 @@ def module_command(module: str, *args: str) -> tuple[list[str], dict] | None:
     env["PYTHONSAFEPATH"] = "1"
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
-    if nbcache.cache_dir() is not None:
-        env["NUMBA_CACHE_DIR"] = nbcache.cache_dir()
+    if compiler.cache_dir() is not None:
+        env["NUMBA_CACHE_DIR"] = compiler.cache_dir()
     safe = ["-P"] if sys.version_info >= (3, 11) else []
     return [exe, *safe, "-m", module, *args], {"cwd": private_dir() or os.path.abspath(os.sep), "env": env}
 
@@ -327,7 +384,7 @@ def compile_in_background() -> bool:
         if proc is not None:
             return proc.poll() is None
         command = module_command(f"{__package__}.warmup", "--background")
-        if command is None or nbcache.where() == "memory":
+        if command is None or compiler.where() == "memory":
             _state["background"] = _NotStarted()
             return False  # embedded (R, an app): no interpreter to start; or no cache for it to fill
         argv, where = command
@@ -368,4 +425,5 @@ def reset() -> None:
         _state["brute_seconds"] = 0.0
         _state["background"] = None
         _state["all_ready"] = False
+        _state.pop("compiled", None)
 

@@ -1,4 +1,5 @@
-"""numba kernels shared by ``exact`` and ``recursion`` (imported lazily: numba is optional).
+"""numba kernels shared by ``exact`` and ``recursion`` (imported on first use: importing numba costs a third of a
+second, so a call that never walks trees never loads it; numba itself is a dependency of pdpx).
 
 The idea (docs/methods.md, "Why exact is fast"): for target features S, every leaf
 of a tree is reached by a fixed *box* of grid cells (the grid points that satisfy
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .nbcache import njit
+from ...core.compiler import njit
 from .records import SORTED, Case, KernelRecord
 from .routing import goes_left
 

@@ -40,8 +40,8 @@ from typing import NamedTuple
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from ...core.compiler import njit
 from .kernels import NO_CORNERS, load_block, preorder, scatter_boxes
-from .nbcache import njit
 from .records import SORTED, Case, KernelRecord
 from .routing import BLOCK, F_SPECIAL, add_numeric, keep_block, keep_special, numeric_tables
 from .rows import run

@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.compiler import njit
 from .kernels import load_block, scatter_boxes
-from .nbcache import njit
 from .products import counts_by_bytes, products_sums
 from .records import SORTED, Case, KernelRecord
 from .routing import BLOCK, F_SPECIAL, add_numeric, numeric_left, numeric_tables, special_block

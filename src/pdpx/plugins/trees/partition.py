@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.compiler import njit
 from .kernels import NO_CORNERS, box_corner, grid_strides, whole_grid
-from .nbcache import njit
 from .records import SORTED, Case, KernelRecord
 from .routing import F_SPECIAL, go_left_packed, numeric_left
 from .rows import run

@@ -1,4 +1,11 @@
-"""Shared preparation for the tree methods: target nodes, leaf boxes, thread count."""
+"""Shared preparation for the tree methods: whether they can run, the routing arrays, target nodes, leaf boxes.
+
+:func:`tree_unavailable` says why a tree method cannot run (no numba, no readable trees);
+:class:`Routing` carries a model's routing arrays as one tuple and :func:`static_layout` its
+per-ensemble tables; :func:`prepare` gives a request's target nodes, grid codes and leaf boxes
+(:class:`Prepared`); :func:`integrate` turns difference arrays into values on the grid. The
+threads are counted by :func:`pdpx.core.threads.thread_count`, not here.
+"""
 
 from __future__ import annotations
 
@@ -31,13 +38,23 @@ def tree_unavailable(adapter, request: Request) -> str | None:
     if missing:
         return missing
     dtypes = request.X.dtypes
-    for j in request.features:  # trees split on numbers; the model reads dates through its own code
-        if is_date_type(dtypes.iloc[j]):
+    dated = [j for j in request.features if is_date_type(dtypes.iloc[j])]
+    tm = adapter.tree_model(request.response) if not dated else _tree_model_or_none(adapter, request.response)
+    for j in dated:  # trees split on numbers; the model reads dates through its own code, unless the trees read them
+        if tm is None or j not in getattr(tm, "dated", ()):
             return (f"feature {str(request.X.columns[j])!r} holds dates ({dtypes.iloc[j]}), which the tree engine "
                     "does not read: method='brute' (what 'auto' chooses) calls the model with them")
-    if adapter.tree_model(request.response) is None:
+    if tm is None:
         return adapter.tree_model_unavailable(request.response)
     return None
+
+
+def _tree_model_or_none(adapter, response):
+    """The adapter's tree model for ``response``, or None when it has none or cannot give one."""
+    try:
+        return adapter.tree_model(response)
+    except Exception:  # noqa: BLE001 - the date feature's own reason is the one to give
+        return None
 
 
 class Routing(NamedTuple):

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .nbcache import njit
+from ...core.compiler import njit
 from .records import SORTED, Case, KernelRecord
 from .routing import special_block
 from .rows import run

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.compiler import njit
 from ...core.ir import NAN_AS_ZERO, ZERO_OR_NAN_MISSING
-from .nbcache import njit
 
 # bits of the packed node flags (see prep.pack_nodes)
 F_MISSING_LEFT = 1

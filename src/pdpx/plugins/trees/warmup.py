@@ -1,4 +1,4 @@
-"""Compile the tree kernels ahead of the first call, into numba's on-disk cache.
+"""Compile every kernel of pdpx (the tree machinery's and the measures') ahead of the first call, into numba's cache.
 
 ``make setup`` and the R package's ``install_pdpx()`` run ``python -m
 pdpx.plugins.trees.warmup`` once after installing; ``method="auto"`` starts it in the
@@ -8,9 +8,16 @@ so a later call only loads machine code.
 
     python -m pdpx.plugins.trees.warmup [--jobs N] [--background]
 
-``--jobs``: compile the kernel families (``exact``'s three and the pattern counts') in up
-to N processes at once (default: the cores, at most 4). ``--background``: on otherwise idle cores only, and only if no
-other background compilation holds the lock (one per user and cache, a file in the user's private folder,
+Every kernel of pdpx is compiled: the tree machinery's, by the cases of their records
+(:mod:`.registry`), and those of the modules outside it that compile through
+:func:`pdpx.core.compiler.njit` (:data:`pdpx.core.compiler.ELSEWHERE`: the regions' split sums), by
+their ``warm_up()`` (family ``measures``).
+
+``--jobs``: compile the kernel families (``exact``'s three, the pattern counts' and the measures') in up
+to N processes at once (default: the cores, at most 4), this one included; the families are shared out so
+that each process has about the same compile time (:func:`shares`, from the records' cold seconds).
+``--background``: on otherwise idle cores only, and only if no other background compilation holds the lock
+(one per user and cache, a file in the user's private folder,
 :func:`pdpx.core.userdir.private_dir`; without such a folder, no lock: at worst two compilations at once).
 Processes started here import nothing from the working folder (:func:`.jit.module_command`).
 """
@@ -26,15 +33,19 @@ import time
 import numpy as np
 import pandas as pd
 
+from ...core import compiler
 from ...core.ir import TreeEnsemble, TreeModel, numeric_encoder, numeric_values
 from ...core.method import Request
 from ...core.userdir import open_private, private_dir
-from . import engine, nbcache, registry
+from . import engine, registry
 from .jit import module_command
 
+#: The family of the kernels outside the tree machinery (:data:`pdpx.core.compiler.ELSEWHERE`), which declare
+#: no records: their modules' ``warm_up()`` compiles them.
+MEASURES = "measures"
 #: The kernel families, each compiled by one process when several run at once (the records' ``family``,
-#: :mod:`.records`, names one of them).
-FAMILIES = ("leafsets", "partition", "oblivious", "counts")
+#: :mod:`.records`, names one of them; :data:`MEASURES` the rest).
+FAMILIES = ("leafsets", "partition", "oblivious", "counts", MEASURES)
 
 
 def _model(link: str = "identity", n_margins: int = 1, depth: int = 1) -> TreeModel:
@@ -72,12 +83,34 @@ def _run(tm: TreeModel, kernel: str, kind: str, grid, features=(0,), method=engi
 
 
 def _family(name: str) -> None:
-    """Run the warm-up case of every kernel of one family (its records', :mod:`.registry`) on the argument types
-    real calls use."""
-    if name not in FAMILIES:
-        raise ValueError(f"unknown kernel family {name!r}; one of {FAMILIES}")
-    for _, case in registry.cases(name):
-        run_case(case)
+    """Run the warm-up case of every kernel of one family (its records', :mod:`.registry`; for :data:`MEASURES`,
+    :func:`pdpx.core.compiler.warm_up_elsewhere`) on the argument types real calls use; ``name`` may list several,
+    comma-separated, run in that order."""
+    names = name.split(",")
+    for one in names:
+        if one not in FAMILIES:
+            raise ValueError(f"unknown kernel family {one!r}; one of {FAMILIES}")
+    for one in names:
+        if one == MEASURES:
+            compiler.warm_up_elsewhere()
+            continue
+        for _, case in registry.cases(one):
+            run_case(case)
+
+
+def shares(jobs: int) -> list[list[str]]:
+    """The families shared out among ``jobs`` processes, the costliest share first: each family, costliest first
+    by its records' cold-compile seconds, goes to the share with the least so far. The critical path is the
+    costliest share (on two cores: counts and partition in one process, leafsets and oblivious in the other,
+    instead of oblivious then counts in one process beside two others)."""
+    cost = {f: sum(registry.cold_seconds_table(families=(f,)).values()) for f in FAMILIES}
+    out: list[list[str]] = [[] for _ in range(max(1, min(jobs, len(FAMILIES))))]
+    load = [0.0] * len(out)
+    for f in sorted(FAMILIES, key=lambda f: -cost[f]):
+        i = load.index(min(load))
+        out[i].append(f)
+        load[i] += cost[f]
+    return [s for _, s in sorted(zip(load, out), key=lambda x: -x[0]) if s]
 
 
 def run_case(case) -> None:
@@ -143,22 +176,23 @@ def _moments() -> None:
 
 
 def warm_up(jobs: int = 1) -> float:
-    """Compile (or load from numba's on-disk cache) every tree kernel; returns seconds taken.
+    """Compile (or load from numba's on-disk cache) every kernel of pdpx; returns seconds taken.
 
-    ``jobs`` > 1: the kernel families compile in that many processes at once (each
-    writes its own kernels to the cache; this process loads nothing).
+    ``jobs`` > 1: the kernel families compile in that many processes at once, this one and ``jobs - 1`` started
+    here (:func:`shares`; each writes its own kernels to the cache).
     """
     t0 = time.perf_counter()
     if jobs <= 1:
         for name in FAMILIES:
             _family(name)
         return time.perf_counter() - t0
-    commands = [module_command(f"{__package__}.warmup", "--family", name) for name in FAMILIES[:jobs]]
+    mine, *theirs = shares(jobs)
+    commands = [module_command(f"{__package__}.warmup", "--family", ",".join(share)) for share in theirs]
     if any(c is None for c in commands):  # not a Python interpreter to start: all here
         warm_up(1)
         return time.perf_counter() - t0
     procs = [subprocess.Popen(argv, **where) for argv, where in commands]
-    for name in FAMILIES[jobs:]:
+    for name in mine:  # the costliest share here: this process has imported pdpx already
         _family(name)
     codes = [p.wait() for p in procs]
     if any(codes):
@@ -175,7 +209,7 @@ def _hold_lock():
     folder = private_dir()
     if folder is None:  # no folder of this user's alone: no lock rather than one another user could hold
         return open(os.devnull)
-    cache = nbcache.cache_dir() or os.environ.get("NUMBA_CACHE_DIR", "")
+    cache = compiler.cache_dir() or os.environ.get("NUMBA_CACHE_DIR", "")
     key = hashlib.sha256(f"{os.path.dirname(os.path.abspath(__file__))}\0{cache}".encode()).hexdigest()[:16]
     try:
         handle = os.fdopen(open_private(os.path.join(folder, f"compile-{key}.lock")), "a")
@@ -205,8 +239,8 @@ def main(argv: list[str]) -> int:
         _family(argv[argv.index("--family") + 1])
         return 0
     background = "--background" in argv
-    if nbcache.where() == "memory":
-        print(f"nothing to compile ahead: {nbcache.note()}", file=sys.stderr)
+    if compiler.where() == "memory":
+        print(f"nothing to compile ahead: {compiler.note()}", file=sys.stderr)
         return 0
     jobs = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else min(len(FAMILIES), os.cpu_count() or 1)
     if background:
@@ -217,7 +251,7 @@ def main(argv: list[str]) -> int:
         jobs = 1
     seconds = warm_up(jobs)
     if not background:
-        print(f"compiled pdpx's tree kernels in {seconds:.1f} s")
+        print(f"compiled pdpx's kernels in {seconds:.1f} s")
     return 0
 
 

@@ -95,10 +95,85 @@ def test_model_is_shipped_once_per_worker(data, client):
         assert after[worker] - before.get(worker, 0) == 1, (before, after)
 
 
-def test_ice_sample_and_dask_are_explained(data):
-    X, clf, _ = data
-    with pytest.raises(pdpx.PdpxError, match="ice_sample is not supported for Dask input"):
-        pdpx.partial_dependence(clf, dd.from_pandas(X, npartitions=2), ["a"], kind="both", ice_sample=10)
+def test_ice_sample_brings_the_rows_by_position_and_equals_pandas(data):
+    """ICE curves of ``ice_sample`` rows of a Dask X: the rows pandas would draw, brought here by partition offsets
+    (uneven partitions, weights), the average over every row: equal to the pandas call."""
+    X, clf, w = data
+    ddf = dd.from_pandas(X, npartitions=5)
+    got = pdpx.partial_dependence(clf, ddf, ["a"], kind="both", ice_sample=25, random_state=4, sample_weight=w,
+                                  grid_resolution=8)
+    want = pdpx.partial_dependence(clf, X, ["a"], kind="both", ice_sample=25, random_state=4, sample_weight=w,
+                                   grid_resolution=8)
+    np.testing.assert_array_equal(got.ice_rows, want.ice_rows)
+    np.testing.assert_allclose(got.individual, want.individual, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(got.average, want.average, atol=1e-12, rtol=0)
+    assert any("brought here from Dask by their positions" in n for n in got.notes)
+
+
+def test_take_gives_the_rows_at_positions_in_the_order_asked(data):
+    from pdpx.core.plugins import adapt
+    from pdpx.rows.dask import DaskData
+
+    X, clf, w = data
+    rows = DaskData(dd.from_pandas(X, npartitions=4), adapt(clf))
+    rows.weights(w)
+    at = np.array([2999, 0, 1500, 0, 751, 2250])  # unordered, a repeat, rows of every partition
+    got, gw = rows.take(at)
+    pd.testing.assert_frame_equal(got, X.iloc[at].reset_index(drop=True), check_dtype=True)
+    np.testing.assert_array_equal(gw, w[at])
+    with pytest.raises(pdpx.PdpxError, match="row positions must be between 0 and 2999"):
+        rows.take([3000])
+
+
+def test_h_statistic_on_every_row_where_it_lives_equals_pandas(data, client):
+    """Friedman's H of a Dask X on a tree model: the PD functions from pattern counts and the overall sums from one
+    pass over the partitions on the workers (map_reduce), equal to H of the same rows as pandas."""
+    X, clf, w = data
+    ddf = dd.from_pandas(X, npartitions=4)
+    kw = dict(sample_weight=w)
+    got = pdpx.h_statistic(clf, ddf, ["a", "b", "g"], **kw)
+    want = pdpx.h_statistic(clf, X, ["a", "b", "g"], **kw)
+    assert got.n_rows == want.n_rows == len(X)
+    assert any("rows of the Dask DataFrame" in n and "passes over the partitions" in n for n in got.notes)
+    np.testing.assert_allclose(got.overall["h2"], want.overall["h2"], atol=1e-9, rtol=0)
+    np.testing.assert_allclose(got.pairwise["h2"], want.pairwise["h2"], atol=1e-9, rtol=0)
+
+
+def test_h_statistic_of_a_sample_brings_the_rows_pandas_would_draw(data):
+    """H on ``sample=`` rows of a Dask X (a model without readable trees: brute force): the rows pandas draws with
+    the same seed, brought here by position, so the statistic equals the pandas call's."""
+    X, clf, w = data
+    f = lambda d: clf.predict_proba(d)[:, 1]  # noqa: E731 - a function: no trees to read
+    kw = dict(sample=120, random_state=5, sample_weight=w)
+    got = pdpx.h_statistic(f, dd.from_pandas(X, npartitions=3), ["a", "b"], **kw)
+    want = pdpx.h_statistic(f, X, ["a", "b"], **kw)
+    assert any("of the 3,000 rows of the Dask DataFrame, brought here" in n for n in got.notes)
+    np.testing.assert_allclose(got.overall["h2"], want.overall["h2"], atol=1e-12, rtol=0)
+    np.testing.assert_allclose(got.pairwise["h2"], want.pairwise["h2"], atol=1e-12, rtol=0)
+
+
+def test_heterogeneity_on_the_workers_equals_pandas(data, client):
+    X, clf, w = data
+    got = pdpx.heterogeneity(clf, dd.from_pandas(X, npartitions=4), ["a", "g"], sample_weight=w, grid_resolution=6)
+    want = pdpx.heterogeneity(clf, X, ["a", "g"], sample_weight=w, grid_resolution=6)
+    assert any("4 Dask partitions" in n for n in got.notes)
+    for a, b in zip(got.variance + got.average, want.variance + want.average):
+        np.testing.assert_allclose(a, b, atol=1e-12, rtol=0)
+
+
+def test_members_band_on_the_workers_equals_pandas(data, client):
+    """interval='members' on a cluster: the members' view travels as the model and its split trees, made again on
+    each worker (rows/tasks.py Rebuilt); the band equals the pandas call's."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, _, w = data
+    num = X[["a", "b", "c", "d"]]
+    forest = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(num, (num.a > num.b).astype(int))
+    kw = dict(interval="members", grid_resolution=5, sample_weight=w)
+    got = pdpx.partial_dependence(forest, dd.from_pandas(num, npartitions=4), "a", **kw)
+    want = pdpx.partial_dependence(forest, num, "a", **kw)
+    for name in ("average", "lower", "upper", "members"):
+        np.testing.assert_allclose(getattr(got, name), getattr(want, name), rtol=0, atol=1e-9)
 
 
 CTRL_C = textwrap.dedent("""

@@ -17,12 +17,12 @@ pytest.importorskip("numba", reason="the counts kernels need numba")
 
 from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor  # noqa: E402
 
-from pdpx.core.cluster import DaskData  # noqa: E402
 from pdpx.core.errors import PdpxError  # noqa: E402
 from pdpx.core.method import Request  # noqa: E402
 from pdpx.core.plugins import adapt  # noqa: E402
 from pdpx.plugins.trees import counts as C  # noqa: E402
 from pdpx.plugins.trees import counts_pd as CP  # noqa: E402
+from pdpx.rows.dask import DaskData  # noqa: E402
 
 
 @pytest.fixture(scope="module")

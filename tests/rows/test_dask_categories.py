@@ -1,5 +1,5 @@
 """LightGBM (and XGBoost) with a pandas category column on Dask input: each partition's adapter is a fresh one
-and learns the column's encoding from its rows (``pdpx.core.cluster.partition_task``); it used to refuse the
+and learns the column's encoding from its rows (``pdpx.rows.dask.partition_task``); it used to refuse the
 category column as "not numeric". Compared with the definition (the column set to each grid value on every
 row, the model's predict, averaged) and with the pandas result, for ``partial_dependence`` and
 ``partial_dependence_many``, including partitions whose category sets differ.

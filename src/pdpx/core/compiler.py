@@ -1,11 +1,21 @@
-"""Where the compiled tree kernels are kept, and the ``njit`` every kernel module decorates with.
+"""The one compile helper: :func:`njit`, which every numba kernel of pdpx is decorated with, and where they are cached.
+
+Every compiled function of pdpx goes through :func:`njit`: the tree machinery's kernels
+(:mod:`pdpx.plugins.trees`, each declared in its module's records) and the kernels of
+the modules of :data:`ELSEWHERE` (the regions' split sums, :mod:`pdpx.explain.split_sums`).
+The warm-up (``python -m pdpx.plugins.trees.warmup``) compiles both: the records' cases,
+and each module of :data:`ELSEWHERE` by its ``warm_up()`` (:func:`warm_up_elsewhere`, by
+module name at run time, so this module imports nothing above the core).
+``tests/core/test_compiler.py`` checks that no module compiles otherwise, that
+:data:`ELSEWHERE` names every module outside the tree machinery that uses :func:`njit`,
+and that after the warm-up a real call compiles nothing more.
 
 numba picks a writable folder for a ``cache=True`` function when it is decorated (at import):
 ``NUMBA_CACHE_DIR``, the package's ``__pycache__``, then the user's cache folder (``~/.cache/numba``).
 With none writable (a read-only install and a read-only home, as in many containers) the decoration
 raises ``RuntimeError: no locator available``, and importing the kernels would fail every call, brute
 force included. :func:`where` decides once per process, asking numba itself (it builds numba's cache
-object for a function of this folder, :func:`_probe`):
+object for a function of this folder, :func:`_probe`: every kernel module sits in the same installation):
 
 * ``"numba"``: numba has its place; nothing changes;
 * ``"private"``: numba has none, so the kernels are cached in this user's private folder
@@ -19,9 +29,15 @@ object for a function of this folder, :func:`_probe`):
 from __future__ import annotations
 
 import contextlib
+import importlib
 import threading
 
-from ...core.userdir import private_dir
+from .userdir import private_dir
+
+#: The modules outside the tree machinery whose kernels compile through :func:`njit`, each with a ``warm_up()``
+#: that compiles them for the argument types its real calls give them (named, not imported: they sit above the
+#: core). The tree machinery's kernels are declared in its records (:mod:`pdpx.plugins.trees.registry`).
+ELSEWHERE = ("pdpx.explain.split_sums",)
 
 _state: dict[str, str | None] = {}
 _lock = threading.RLock()
@@ -87,35 +103,67 @@ def note() -> str | None:
     place = where()
     if place == "memory":
         return ("numba found no writable folder for its cache (not next to pdpx, not in the home folder, and no "
-                "private one in the temporary folder), so the tree kernels were compiled in memory for this "
+                "private one in the temporary folder), so pdpx's kernels were compiled in memory for this "
                 "process only; set the environment variable NUMBA_CACHE_DIR to a writable folder before starting "
                 "Python to keep them between processes")
     if place == "private":
         return (f"numba could write its cache in none of the places it looks (NUMBA_CACHE_DIR, next to pdpx, its "
-                f"user cache folder), so the tree kernels are cached in pdpx's private folder {_state['dir']}; "
+                f"user cache folder), so pdpx's kernels are cached in pdpx's private folder {_state['dir']}; "
                 "set NUMBA_CACHE_DIR to a writable folder to choose the place")
     return None
 
 
 def njit(*args, **kwargs):
-    """``numba.njit`` with ``cache=True`` kept where numba can cache (:func:`where`) and dropped where it
-    cannot (compiled in memory instead of failing at import)."""
+    """``numba.njit``, for every kernel of pdpx: with ``cache=True`` kept where numba can cache (:func:`where`)
+    and dropped where it cannot (compiled in memory instead of failing at import). Each function it compiles
+    is listed by :func:`kernels`."""
     import numba
 
-    if not kwargs.get("cache") or (args and callable(args[0])):
-        return numba.njit(*args, **kwargs)
+    if args and callable(args[0]):  # @njit without arguments
+        return _listed(numba.njit(*args, **kwargs))
+    if not kwargs.get("cache"):
+        return _listed_by(numba.njit(*args, **kwargs))
     place = where()
     if place == "memory":
-        return numba.njit(*args, **dict(kwargs, cache=False))
+        return _listed_by(numba.njit(*args, **dict(kwargs, cache=False)))
     decorate = numba.njit(*args, **kwargs)
     if place == "numba":
-        return decorate
+        return _listed_by(decorate)
 
     def in_private_cache(fn):
         with _cache_dir(_state["dir"]):
-            return decorate(fn)
+            return _listed(decorate(fn))
 
     return in_private_cache
+
+
+_kernels: dict = {}
+
+
+def _listed(dispatcher):
+    """``dispatcher``, listed under ``module.name`` of its Python function."""
+    fn = dispatcher.py_func
+    with _lock:
+        _kernels[f"{fn.__module__}.{fn.__qualname__}"] = dispatcher
+    return dispatcher
+
+
+def _listed_by(decorate):
+    """The decorator ``decorate``, listing what it makes (:func:`_listed`)."""
+    return lambda fn: _listed(decorate(fn))
+
+
+def kernels() -> dict:
+    """``{module.name: dispatcher}`` of every function :func:`njit` has compiled (or will compile on its first
+    call) in this process so far: those of every kernel module imported."""
+    with _lock:
+        return dict(_kernels)
+
+
+def warm_up_elsewhere() -> None:
+    """Compile the kernels of every module of :data:`ELSEWHERE` (its ``warm_up()``)."""
+    for name in ELSEWHERE:
+        importlib.import_module(name).warm_up()
 
 
 def forget() -> None:

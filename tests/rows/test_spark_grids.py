@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'pdpx[spark]')")
 
 import pdpx  # noqa: E402
-from pdpx.core.spark_grids import RELATIVE_ERROR  # noqa: E402
+from pdpx.rows.spark_grids import RELATIVE_ERROR  # noqa: E402
 
 #: Rows: 8 bytes each do not fit the smallest memory budget (1 MiB) as one column
 N = 140_000

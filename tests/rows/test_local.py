@@ -1,7 +1,7 @@
-"""core.data: the validated rows several sessions of one call share (``PDOptions.rows``), and what is kept for them.
+"""rows.local: the validated rows several sessions of one call share (``PDOptions.rows``), and what is kept for them.
 
 What depends only on the rows' values (the digest keying exact's pattern counts) is computed once for the sessions
-that were handed the same :class:`~pdpx.core.data.LocalData`, and only for its own frame: a sample of it, another
+that were handed the same :class:`~pdpx.rows.local.LocalData`, and only for its own frame: a sample of it, another
 model's session, or a new call on a frame changed in place computes it again.
 """
 
@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from sklearn.ensemble import RandomForestRegressor
 
-from pdpx.core.data import LocalData
 from pdpx.core.session import Session
 from pdpx.plugins.trees import counts_use
+from pdpx.rows.local import LocalData
 
 
 @pytest.fixture

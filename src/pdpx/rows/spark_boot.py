@@ -5,7 +5,7 @@ The bootstrap of :mod:`pdpx.core.bootstrap` draws, for each replicate, ``n`` row
 stream). A replicate's PD is ``sum(c_i * w_i * ice_i) / sum(c_i * w_i)``, ``c_i`` the times row
 ``i`` was drawn: a sum over rows. Each Spark task computes the ICE curves of its partition's rows,
 draws the same stream (same seed, same order) and keeps, replicate by replicate, the draws that land
-on its rows (their positions: :mod:`pdpx.core.spark_rows`); it returns the two sums of every
+on its rows (their positions: :mod:`pdpx.rows.spark_rows`); it returns the two sums of every
 replicate, and the driver adds them. The replicates, and so the interval, are those of the same call
 on ``X.toPandas()``. The price: every task draws the whole stream (``n_boot * n`` numbers, one
 replicate's ``n`` at a time), so the work grows with the partitions times the rows.
@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .errors import PdpxError
-from .method import MethodResult, Request
+from ..core.errors import PdpxError
+from ..core.method import MethodResult, Request
 
 
 @dataclass
@@ -51,12 +51,12 @@ def partition_replicates(batches, payload: bytes, request: Request, method_name:
                          starts, n: int, n_boot: int, seed, part_column: str):
     """What one Spark task runs: the ICE curves of its partition's rows (each batch of ``columns`` as
     ``prepare(batch)`` gives the model's), then :func:`replicate_sums`; one output row, ``(partition, the
-    rows' tally (pdpx.core.spark_checks), the pickled sums)``, none for an empty partition."""
+    rows' tally (pdpx.rows.spark_checks), the pickled sums)``, none for an empty partition."""
     import pandas as pd
 
-    from .cluster import partition_sums
-    from .plugins import adapt
+    from ..core.plugins import adapt
     from .spark_checks import Tally, tally
+    from .tasks import partition_sums
 
     adapter = adapt(pickle.loads(payload))
     curves, weights, part, read = [], [], None, Tally()

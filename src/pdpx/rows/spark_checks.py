@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .errors import PdpxError
+from ..core.errors import PdpxError
 
 #: Spark types pdpx reads as they come (``DataFrame.dtypes`` spelling); ``decimal(p,s)`` is read as a double
 READABLE = frozenset({"tinyint", "smallint", "int", "bigint", "float", "double", "boolean", "string", "date",
@@ -173,7 +173,7 @@ class RowCheck:
         self.parts: dict | None = None
 
     def counts(self) -> np.ndarray | None:
-        """Rows of each partition (as :func:`pdpx.core.spark_rows.partition_counts`), when a pass has seen them."""
+        """Rows of each partition (as :func:`pdpx.rows.spark_rows.partition_counts`), when a pass has seen them."""
         if self.parts is None:
             return None
         counts = np.zeros(max(self.parts, default=-1) + 1, dtype=np.int64)

@@ -12,7 +12,7 @@ action. A DataFrame read from files or built from a pandas frame does; one whose
 nondeterministic source (a UDF marked ``asNondeterministic()``, ``rand()`` over rows whose order is not
 fixed, a shuffle whose order is not fixed, a table written to while it is read) should be ``.cache()``'d
 (and counted once) or ``.checkpoint()``'ed first. :func:`take_rows` walks every row of every partition
-and checks their tally (:mod:`pdpx.core.spark_checks`: count, values and order of each partition) against
+and checks their tally (:mod:`pdpx.rows.spark_checks`: count, values and order of each partition) against
 the earlier passes', so pdpx says so rather than return other rows.
 """
 
@@ -25,12 +25,12 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .errors import PdpxError
+from ..core.errors import PdpxError
 from .spark_checks import Tally, tallies_by_partition, tally
 
 #: The column that carries a row's partition while positions are counted, and its position once taken
 PART_COLUMN, _POS = "__pdpx_partition", "__pdpx_position"
-#: The column that carries a partition's tally (:mod:`pdpx.core.spark_checks`) out of a pass that takes rows
+#: The column that carries a partition's tally (:mod:`pdpx.rows.spark_checks`) out of a pass that takes rows
 _TALLY = "__pdpx_tally"
 
 _NONDETERMINISTIC = ("the DataFrame gave other rows on this pass than on the pass that counted them: its rows "
@@ -68,7 +68,7 @@ def partition_counts(frame) -> np.ndarray:
 def take_rows(frame, columns: list[str], positions, counts: np.ndarray, check=None) -> pd.DataFrame:
     """The rows of ``frame`` at ``positions`` (in that order, repeats allowed), its columns ``columns``, as
     ``frame.toPandas().iloc[positions][columns]`` gives them, without bringing the other rows here. ``counts``:
-    :func:`partition_counts` of ``frame``. ``check``: a :class:`pdpx.core.spark_checks.RowCheck` of ``frame``'s
+    :func:`partition_counts` of ``frame``. ``check``: a :class:`pdpx.rows.spark_checks.RowCheck` of ``frame``'s
     rows, which the tally of every row this pass reads (each task walks its whole partition) must match."""
     from pyspark.sql import functions as F
 

@@ -1,6 +1,6 @@
 """Data in a Spark DataFrame as ``X``: partial dependence with only sums crossing the cluster.
 
-:class:`SparkData` answers the questions of :class:`pdpx.core.data.LocalData` for a
+:class:`SparkData` answers the questions of :class:`pdpx.rows.local.LocalData` for a
 ``pyspark.sql.DataFrame`` (a classic session or Spark Connect: only the DataFrame API
 is used, never an RDD or the ``SparkContext``):
 
@@ -25,14 +25,14 @@ and timestamps (struct, array, map, binary, ...) is refused from the schema befo
 Weights are a column of ``X`` named by ``sample_weight="column"``; it travels with its rows.
 
 Every pass that reads values also reads their tally, checked against the first pass's
-(:mod:`pdpx.core.spark_checks`): a DataFrame whose rows change between actions is refused,
+(:mod:`pdpx.rows.spark_checks`): a DataFrame whose rows change between actions is refused,
 naming ``cache()`` and ``checkpoint()``, rather than give numbers from different rows.
 
-Rows have positions, the order ``X.toPandas()`` gives them (:mod:`pdpx.core.spark_rows`): ICE
+Rows have positions, the order ``X.toPandas()`` gives them (:mod:`pdpx.rows.spark_rows`): ICE
 curves are those of the rows a pandas X would show, brought here by position (:meth:`SparkData.take`);
-the bootstrap adds each partition's sums over the same seeded draws (:mod:`pdpx.core.spark_boot`);
+the bootstrap adds each partition's sums over the same seeded draws (:mod:`pdpx.rows.spark_boot`);
 a column too large for the memory budget here gets its grid from Spark's aggregations
-(:mod:`pdpx.core.spark_grids`).
+(:mod:`pdpx.rows.spark_grids`).
 """
 
 from __future__ import annotations
@@ -46,17 +46,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .adapter import Adapter
-from .cluster import partition_sums
-from .config import format_bytes, get_config
-from .data import short_list
-from .errors import PdpxError
-from .grid import feature_grid
-from .method import MethodResult, Request
+from ..core.adapter import Adapter
+from ..core.config import format_bytes, get_config
+from ..core.data import short_list
+from ..core.errors import PdpxError
+from ..core.grid import feature_grid
+from ..core.method import MethodResult, Request
 from .spark_boot import BandResult, interval_of, partition_replicates
 from .spark_checks import RowCheck, Tally, check_types, is_text, quoted, readable, tallies_by_partition, tally
 from .spark_grids import fits, spark_grid, stand_in
 from .spark_rows import PART_COLUMN, partition_counts, quiet, take_rows, to_pandas
+from .tasks import Rebuilt, adapter_of, ice_here, partition_sums
 
 #: Rows of the local head (validation, encoders, the extrapolation check)
 HEAD_ROWS = 1000
@@ -88,12 +88,14 @@ def as_categories(part: pd.DataFrame, levels: dict) -> pd.DataFrame:
 
 
 class SparkData:
-    """Background rows in a ``pyspark.sql.DataFrame``: the interface of :class:`pdpx.core.data.LocalData`,
+    """Background rows in a ``pyspark.sql.DataFrame``: the interface of :class:`pdpx.rows.local.LocalData`,
     run with ``mapInPandas`` (see the module's docstring)."""
 
+    #: the column of the table of needs (:data:`pdpx.core.rows.NEEDS`), and the source's name in notes
+    place, label = "spark", "Spark"
     #: The rows are not held here (figures draw no background rows, the extrapolation check reads the head);
     #: ICE rows (``ice_sample``) are brought here by their positions (:meth:`take`).
-    supports_ice_sample = False
+    here = False
 
     def __init__(self, X, adapter: Adapter):
         from pyspark.sql import functions as F
@@ -188,7 +190,7 @@ class SparkData:
     def column_named(self, name: str) -> pd.Series:
         """The column ``name`` over all rows; the first call brings every model column (and the weights) in
         one pass when they fit the memory budget, else this column alone; a model column that does not fit alone
-        (not the weights, not dates) is a stand-in here (:func:`pdpx.core.spark_grids.stand_in`)."""
+        (not the weights, not dates) is a stand-in here (:func:`pdpx.rows.spark_grids.stand_in`)."""
         if name not in self._columns:
             wanted = self.read_columns()
             if 8 * self.n_rows * len(wanted) > self.budget:
@@ -206,9 +208,9 @@ class SparkData:
         return self._columns[name]
 
     def partition_counts(self) -> np.ndarray:
-        """Rows of each partition of X, in partition order (:func:`pdpx.core.spark_rows.partition_counts`): those
+        """Rows of each partition of X, in partition order (:func:`pdpx.rows.spark_rows.partition_counts`): those
         the first pass that knew each row's partition counted, or counted now (once); refused when they differ from
-        the rows X counted first (rows that change between actions: :class:`pdpx.core.spark_checks.RowCheck`)."""
+        the rows X counted first (rows that change between actions: :class:`pdpx.rows.spark_checks.RowCheck`)."""
         if self.check.counts() is None:
             counts = partition_counts(self.source)
             self.check.seen({p: Tally(int(k)) for p, k in enumerate(counts)}, by_position=True)
@@ -221,7 +223,7 @@ class SparkData:
 
     def bootstrap(self, method, adapter: Adapter, req: Request, *, model: Any, ice_rows, options) -> BandResult:
         """``interval=`` as a level (the bootstrap) with its band computed where the rows are
-        (:mod:`pdpx.core.spark_boot`: the replicates of the same call on ``X.toPandas()``): the average and ICE as
+        (:mod:`pdpx.rows.spark_boot`: the replicates of the same call on ``X.toPandas()``): the average and ICE as
         :meth:`run` gives them for ``options.kind``, and ``band``."""
         from pyspark import cloudpickle
         from pyspark.sql import functions as F
@@ -260,7 +262,7 @@ class SparkData:
         return BandResult(average=out.average, individual=out.individual, notes=list(out.notes) + [note], band=band)
 
     def take(self, positions) -> tuple[pd.DataFrame, np.ndarray | None]:
-        """The rows at ``positions`` (numbered as ``X.toPandas()`` orders them: :mod:`pdpx.core.spark_rows`) as a
+        """The rows at ``positions`` (numbered as ``X.toPandas()`` orders them: :mod:`pdpx.rows.spark_rows`) as a
         pandas frame of the model's columns in its order, text columns categories as for all rows, and their
         weights (None without ``sample_weight``). One small pass counts each partition's rows (once per
         ``SparkData``), one ``mapInPandas`` pass brings the rows asked for. Assumes the DataFrame gives its rows
@@ -273,7 +275,7 @@ class SparkData:
     def feature_grid(self, column: pd.Series, *, categorical: bool, grid_resolution: int, percentiles, custom=None,
                      notes: list | None = None) -> np.ndarray:
         """:func:`pdpx.core.grid.feature_grid`; for the stand-in of a column too large to bring here, the grid from
-        Spark's aggregations by the same rules (:func:`pdpx.core.spark_grids.spark_grid`)."""
+        Spark's aggregations by the same rules (:func:`pdpx.rows.spark_grids.spark_grid`)."""
         if custom is None and "stand_in" in column.attrs:
             return spark_grid(self.source, column, categorical=categorical, grid_resolution=grid_resolution,
                               percentiles=percentiles, n_rows=self.n_rows, notes=[] if notes is None else notes)
@@ -298,7 +300,7 @@ class SparkData:
         request = replace(req, X=self.head.iloc[:0], sample_weight=None, progress=False,
                           n_jobs=1 if req.n_jobs is None else req.n_jobs)
         shipped = model if view is None else Rebuilt(self.shipped, *view())
-        rows = self.map_partitions(shipped, _curves_task, (request, method.name))
+        rows = self.map_reduce(_curves_task, (request, method.name), model=shipped)
         total_w = sum(r[1] for r in rows)
         if total_w <= 0:
             raise PdpxError("sample_weight is zero for every row; at least one row needs a positive weight")
@@ -317,30 +319,27 @@ class SparkData:
                             f"{format_bytes(req.memory_budget)} left). Pass ice_sample= (e.g. ice_sample=1000: "
                             "the average still uses every row), kind='average', or raise memory_budget")
         full = self.run(method, adapter, replace(req, kind="average"), model=model)
-        local, w = self.take(rows)
-        sub = replace(req, X=local, kind="individual", sample_weight=w)
-        if w is not None and w.sum() <= 0:  # as for a pandas X: the curves do not depend on the weights
-            sub = replace(sub, sample_weight=None)
-        part = method.compute(adapter, sub)
-        note = f"ICE curves of {len(rows):,} rows, brought here from Spark by their positions"
-        return MethodResult(average=full.average, individual=part.individual, notes=list(full.notes) + [note])
+        return ice_here(self, method, adapter, req, full, rows)
 
     def gather_counts(self, model, response: str, order: int, memory_budget: int, *, task, sample_weight=None,
                       progress: bool | None = None):
         """Pattern counts of every row, gathered partition by partition (see the module's docstring); the
-        signature of :meth:`pdpx.core.cluster.DaskData.gather_counts`. ``sample_weight`` is not read: the
+        signature of :meth:`pdpx.rows.dask.DaskData.gather_counts`. ``sample_weight`` is not read: the
         weights travel with their rows as :attr:`weight_column`."""
-        rows = self.map_partitions(model, _counts_task, (task, response, int(order), int(memory_budget)))
+        rows = self.map_reduce(_counts_task, (task, response, int(order), int(memory_budget)), model=model)
         total = rows[0]
         for r in rows[1:]:
             total = total + r
         return total
 
-    def map_partitions(self, model, task, args: tuple) -> list:
+    def map_reduce(self, task, args: tuple, weights=None, *, model=None, progress: bool | None = False) -> list:
         """``task(model, part, weights, *args)`` over the Arrow batches of every partition, summed within
-        the partition (:func:`partition_run`): the partitions' sums (one per partition that has rows)."""
+        the partition (:func:`partition_run`): the partitions' sums (one per partition that has rows). ``weights``
+        is not read (the weights travel with their rows as :attr:`weight_column`); ``model``: these rows' model
+        unless another (a view of it) is given."""
         from pyspark import cloudpickle  # functions of a notebook or script travel by value
 
+        model = self.model if model is None else model
         payload = cloudpickle.dumps(self.shipped if model is self.model else model, protocol=pickle.HIGHEST_PROTOCOL)
         digest = hashlib.sha256(payload).hexdigest()
         names, levels, wcol = self.names, self.levels, self.weight_column
@@ -354,7 +353,7 @@ class SparkData:
 
     def _checked(self, outputs: list, by_position: bool = False) -> list:
         """The sums of the tasks' ``outputs`` (each ``(partition, Tally, sums)``), once their tallies are checked
-        against the rows' first pass (:class:`pdpx.core.spark_checks.RowCheck`)."""
+        against the rows' first pass (:class:`pdpx.rows.spark_checks.RowCheck`)."""
         parts: dict = {}
         for p, t, _ in outputs:
             parts[p] = parts[p] + t if p in parts else t
@@ -393,32 +392,8 @@ class _Sums(tuple):
         return _Sums((self[0] + other[0], self[1] + other[1]))
 
 
-class Rebuilt:
-    """A view of the model (an adapter over the model's own: ``interval='members'`` reads each member's trees) as
-    Spark's tasks receive it: the model (or its stand-in) and ``build(adapter, *args)``, the view made again over
-    the model's adapter there (adapters do not travel). The view is built once per worker."""
-
-    def __init__(self, model, build, args: tuple):
-        self.model, self.build, self.args = model, build, tuple(args)
-        self.view = None
-
-    def __reduce__(self):
-        return (Rebuilt, (self.model, self.build, self.args))
-
-    def adapter(self):
-        """The view, over the model's adapter made here."""
-        if self.view is None:
-            from .plugins import adapt
-
-            self.view = self.build(adapt(self.model), *self.args)
-        return self.view
-
-
 def _curves_task(model, part, weights, request: Request, method_name: str):
-    from .plugins import adapt
-
-    adapter = model.adapter() if isinstance(model, Rebuilt) else adapt(model)
-    average, W = partition_sums(adapter, part, weights, request, method_name)[:2]
+    average, W = partition_sums(adapter_of(model), part, weights, request, method_name)[:2]
     return _Sums((average * W, W))
 
 

@@ -1,7 +1,7 @@
 """Grids of a Spark DataFrame's columns too large to bring here, from Spark's aggregations, by pandas' rules.
 
 When a column of a Spark ``X`` does not fit the memory budget on the driver (8 bytes a row),
-:class:`~pdpx.core.spark.SparkData` holds a *stand-in* for it (:func:`stand_in`): the column's
+:class:`~pdpx.rows.spark.SparkData` holds a *stand-in* for it (:func:`stand_in`): the column's
 values in the local head, its exact smallest and largest finite values and, when any row misses
 a value, one missing value, in the column's dtype; its ``attrs["stand_in"]`` says so. What reads
 only those facts gets the answer of all the rows: the missing-value point, ``grid="thresholds"``
@@ -27,8 +27,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .errors import PdpxError
-from .grid import feature_grid, grid_between
+from ..core.errors import PdpxError
+from ..core.grid import feature_grid, grid_between
 from .spark_checks import changed
 
 #: ``approxQuantile``'s relative error for the percentiles of a column too large to bring here

@@ -9,7 +9,7 @@ pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'pd
 
 from pdpx.core.errors import PdpxError  # noqa: E402
 from pdpx.core.plugins import adapt  # noqa: E402
-from pdpx.core.spark import SparkData  # noqa: E402
+from pdpx.rows.spark import SparkData  # noqa: E402
 
 
 def model(X):
@@ -53,7 +53,7 @@ def test_take_equals_topandas_iloc(frame):
 
 
 def test_rows_not_where_they_were_counted_are_refused(frame):
-    from pdpx.core.spark_rows import partition_counts, take_rows
+    from pdpx.rows.spark_rows import partition_counts, take_rows
 
     counts = partition_counts(frame)
     assert counts.sum() == frame.count()

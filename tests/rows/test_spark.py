@@ -10,8 +10,8 @@ import pytest
 pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'pdpx[spark]')")
 
 import pdpx  # noqa: E402
-from pdpx.core import spark as spark_data  # noqa: E402
 from pdpx.core.errors import PdpxError  # noqa: E402
+from pdpx.rows import spark as spark_data  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -294,8 +294,12 @@ def test_a_function_that_reads_rows_here_says_so(rows, sdf, tmp_path):
     # report and h_statistic take a Spark X (tests/outputs/test_report_spark.py, tests/explain/test_interaction_spark.py)
     with pytest.raises(PdpxError, match="does not take a Spark DataFrame"):  # a dict of models' report
         pdpx.report({"plain": plain}, sdf.drop("w"), str(tmp_path / "r.html"), features=["a"])
-    with pytest.raises(PdpxError, match=r"explained_variance\(\).*X.sample\(fraction=...\).toPandas\(\)"):
+    from pdpx.core.rows import message
+
+    with pytest.raises(PdpxError) as err:
         pdpx.explained_variance(plain, sdf.drop("w"), ["a", "b"])
+    assert str(err.value) == message("explained_variance", "spark", "explained_variance")
+    assert "X.sample(fraction=...).toPandas()" in str(err.value)
 
 
 def test_bands_from_the_model_and_the_bootstrap_equal_pandas(rows, sdf):

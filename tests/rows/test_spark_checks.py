@@ -12,7 +12,7 @@ pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'pd
 
 import pdpx  # noqa: E402
 from pdpx.core.errors import ExtrapolationWarning, PdpxError  # noqa: E402
-from pdpx.core.spark_checks import RowCheck, tallies_by_partition, tally  # noqa: E402
+from pdpx.rows.spark_checks import RowCheck, tallies_by_partition, tally  # noqa: E402
 
 #: What every refusal of changing rows says to do
 CACHE = r"Cache it first \(X = X.cache\(\); X.count\(\)\) or checkpoint it \(X = X.checkpoint\(\)\)"
