@@ -4,6 +4,7 @@ What runs, and what it takes:
 
 * :mod:`.plan`: the planner, the one place that says which computation runs for a call
   (engine, kernel, link mode, the counts' order) and which compiled functions that takes;
+  :mod:`.counts_rule`: the counts' rule in numbers it reads (a gather's cost against row walks);
 * :mod:`.records` and :mod:`.registry`: each kernel module's record of itself (name, when it
   fits, its compiled functions and their cold-compile seconds, its warm-up cases), collected;
 * :mod:`.engine`: the two computations (chunks of rows, the plan's kernel built);
