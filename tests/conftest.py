@@ -16,6 +16,7 @@
 """
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("PDPX_DISABLE_PLUGINS", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -94,8 +95,8 @@ def pytest_collection_modifyitems(config, items):
     spark_modules = {item.path for item in items if "spark" in getattr(item, "fixturenames", ())}
     ranks = {}
     for item in items:
-        rel = item.path.relative_to(config.rootpath).as_posix()
-        rank = _slow_rank(item, rel, item.path in spark_modules and "spark" in item.fixturenames)
+        rel = Path(os.path.relpath(item.path, config.rootpath)).as_posix()
+        rank = _slow_rank(item, rel, item.path in spark_modules and "spark" in getattr(item, "fixturenames", ()))
         if rank is not None:
             item.add_marker(pytest.mark.slow)
         group = "spark" if item.path in spark_modules else rel
