@@ -75,6 +75,7 @@ SLOW = {
     "tests/sklearn/test_display_upstream.py": "scikit-learn's own display tests",
     "tests/plugins/trees/test_counts.py::test_deep_trees_many_rows_weights_and_chunks": "deep trees, many rows",
     "tests/adapters/test_lightgbm.py::test_ir_reproduces_lightgbm": "fits LightGBM with every option",
+    "tests/adapters/test_inplace_changes.py::test_hist_gradient_boosting_refit_and_edit": "refits, edits, refits",
 }
 
 
