@@ -53,7 +53,8 @@ def pytest_sessionstart(session):
 #: What ``make test-fast`` leaves out (marked ``slow``; ``make test`` runs everything), by module or by test
 #: (``path::function``, every parametrization), with why; every test using the ``spark`` fixture is slow too (a
 #: JVM). The costliest first: under pytest-xdist their groups are also handed out first, so that no long module
-#: starts last and leaves one worker idle.
+#: starts last and leaves one worker idle. A module fixture's cost falls on the first test that uses it: list the
+#: module, not that test.
 SLOW = {
     "tests/test_generated_models.py": "hypothesis draws 80 fitted models per library, pipelines the slowest (75 s)",
     "tests/plugins/trees/test_jit.py::test_end_to_end_a_fresh_cache_first_runs_brute_then_the_next_process_runs_exact":
@@ -74,7 +75,7 @@ SLOW = {
     "tests/core/test_cluster_counts.py": "Dask clusters",
     "tests/sklearn/test_display_upstream.py": "scikit-learn's own display tests",
     "tests/plugins/trees/test_counts.py::test_deep_trees_many_rows_weights_and_chunks": "deep trees, many rows",
-    "tests/adapters/test_lightgbm.py::test_ir_reproduces_lightgbm": "fits LightGBM with every option",
+    "tests/adapters/test_lightgbm.py::test_ir_reproduces_lightgbm": "every model against LightGBM, adversarial rows",
     "tests/adapters/test_inplace_changes.py::test_hist_gradient_boosting_refit_and_edit": "refits, edits, refits",
 }
 
