@@ -104,7 +104,7 @@ def pytest_collection_modifyitems(config, items):
         group = "spark" if item.path in spark_modules else rel
         ranks[group] = min(ranks.get(group, len(SLOW)), len(SLOW) if rank is None else rank)
         item.pdpx_group = group
-    if config.getoption("dist", "no") != "loadgroup":
+    if not getattr(config.option, "loadgroup", False):  # set in xdist's workers (their own "dist" is "no")
         return
     for item in items:
         item.add_marker(pytest.mark.xdist_group(item.pdpx_group))
