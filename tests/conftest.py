@@ -67,6 +67,7 @@ SLOW = {
     "tests/test_cli_help.py": "runs every bash example of the docs in a process",
     "tests/core/test_properties.py": "hypothesis: random ensembles, exact against brute",
     "tests/adapters/test_pipeline_exactness.py": "fits every pipeline step with several models",
+    "tests/adapters/test_pipelines.py": "a pipeline fitted per encoder and step, exact against brute (3-4 s each)",
     "tests/adapters/test_rexport.py": "R processes",
     "tests/test_cli_rds.py": "R processes, R CMD INSTALL",
     "tests/test_rds_check.py": "R processes",
