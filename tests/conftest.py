@@ -16,6 +16,7 @@
 """
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("PDPX_DISABLE_PLUGINS", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -52,7 +53,8 @@ def pytest_sessionstart(session):
 #: What ``make test-fast`` leaves out (marked ``slow``; ``make test`` runs everything), by module or by test
 #: (``path::function``, every parametrization), with why; every test using the ``spark`` fixture is slow too (a
 #: JVM). The costliest first: under pytest-xdist their groups are also handed out first, so that no long module
-#: starts last and leaves one worker idle.
+#: starts last and leaves one worker idle. A module fixture's cost falls on the first test that uses it: list the
+#: module, not that test.
 SLOW = {
     "tests/test_generated_models.py": "hypothesis draws 80 fitted models per library, pipelines the slowest (75 s)",
     "tests/plugins/trees/test_jit.py::test_end_to_end_a_fresh_cache_first_runs_brute_then_the_next_process_runs_exact":
@@ -65,6 +67,7 @@ SLOW = {
     "tests/test_cli_help.py": "runs every bash example of the docs in a process",
     "tests/core/test_properties.py": "hypothesis: random ensembles, exact against brute",
     "tests/adapters/test_pipeline_exactness.py": "fits every pipeline step with several models",
+    "tests/adapters/test_pipelines.py": "a pipeline fitted per encoder and step, exact against brute (3-4 s each)",
     "tests/adapters/test_rexport.py": "R processes",
     "tests/test_cli_rds.py": "R processes, R CMD INSTALL",
     "tests/test_rds_check.py": "R processes",
@@ -73,7 +76,8 @@ SLOW = {
     "tests/core/test_cluster_counts.py": "Dask clusters",
     "tests/sklearn/test_display_upstream.py": "scikit-learn's own display tests",
     "tests/plugins/trees/test_counts.py::test_deep_trees_many_rows_weights_and_chunks": "deep trees, many rows",
-    "tests/adapters/test_lightgbm.py::test_ir_reproduces_lightgbm": "fits LightGBM with every option",
+    "tests/adapters/test_lightgbm.py::test_ir_reproduces_lightgbm": "every model against LightGBM, adversarial rows",
+    "tests/adapters/test_inplace_changes.py::test_hist_gradient_boosting_refit_and_edit": "refits, edits, refits",
 }
 
 
@@ -94,14 +98,14 @@ def pytest_collection_modifyitems(config, items):
     spark_modules = {item.path for item in items if "spark" in getattr(item, "fixturenames", ())}
     ranks = {}
     for item in items:
-        rel = item.path.relative_to(config.rootpath).as_posix()
-        rank = _slow_rank(item, rel, item.path in spark_modules and "spark" in item.fixturenames)
+        rel = Path(os.path.relpath(item.path, config.rootpath)).as_posix()
+        rank = _slow_rank(item, rel, item.path in spark_modules and "spark" in getattr(item, "fixturenames", ()))
         if rank is not None:
             item.add_marker(pytest.mark.slow)
         group = "spark" if item.path in spark_modules else rel
         ranks[group] = min(ranks.get(group, len(SLOW)), len(SLOW) if rank is None else rank)
         item.pdpx_group = group
-    if config.getoption("dist", "no") != "loadgroup":
+    if not getattr(config.option, "loadgroup", False):  # set in xdist's workers (their own "dist" is "no")
         return
     for item in items:
         item.add_marker(pytest.mark.xdist_group(item.pdpx_group))
