@@ -93,7 +93,12 @@ def _all_at_once(model, X, method):
 
 @pytest.mark.parametrize("library", list(MODELS))
 @pytest.mark.parametrize("method", ["exact", "auto"])
-def test_eight_threads_on_a_cold_cache_agree_with_one_serial_call(library, method):
+def test_eight_threads_on_a_cold_cache_agree_with_one_serial_call(library, method, monkeypatch):
+    if library == "CatBoost":  # an installed plugin: loaded for this test (tests/conftest.py keeps them out)
+        from pdpx.core.plugins import reset_plugin_manager
+
+        monkeypatch.setenv("PDPX_DISABLE_PLUGINS", "0")
+        reset_plugin_manager()
     fitted, X = MODELS[library]()
     model_cache.clear()
     serial = [pdpx.partial_dependence(copy.deepcopy(fitted), X, f, method=method) for f in FEATURES]

@@ -65,10 +65,11 @@ def _check(adapter, req, frame, what: str) -> str:
     idx = [picks] + [np.zeros(len(picks), dtype=np.int64)] * (len(req.grid_values) - 1)
     values = [g.take(i) if isinstance(g, pd.api.extensions.ExtensionArray) else np.asarray(g)[i]
               for g, i in zip(req.grid_values, idx)]
-    try:
-        together = checked_predict(adapter, frame(rows, values), req.response)
-        apart = np.concatenate([checked_predict(adapter, frame(rows, [v[p:p + 1] for v in values]), req.response)
-                                for p in range(len(picks))])
+    try:  # on one thread: a few rows need no thread pool (nor one started behind the user's back)
+        with adapter.one_thread():
+            together = checked_predict(adapter, frame(rows, values), req.response)
+            apart = np.concatenate([checked_predict(adapter, frame(rows, [v[p:p + 1] for v in values]),
+                                                    req.response) for p in range(len(picks))])
     except Exception:  # noqa: BLE001 - the model fails on the sample: brute's own call will say how
         return ""
     scale = float(np.max(np.abs(apart[np.isfinite(apart)]), initial=0.0))
