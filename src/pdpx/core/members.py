@@ -374,6 +374,10 @@ class MembersView(Adapter):
         """The model's adapter's single-threaded context."""
         return self._adapter.one_thread()
 
+    def user_code(self, response: str) -> str | None:
+        """The model's adapter's answer."""
+        return self._adapter.user_code(response)
+
     def fingerprint(self) -> str:
         """The model's fingerprint."""
         return self._adapter.fingerprint()

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import weakref
 from dataclasses import replace
 from typing import Any
 
@@ -128,38 +127,57 @@ def guard(adapter):
     """Make ``adapter.tree_model`` answer only where :func:`path_refusal` finds nothing (idempotent).
 
     The refusal is decided once per response for this adapter; ``tree_model_unavailable`` then gives it.
+    The adapter's class becomes a subclass of its own (:func:`_guarded_class`) whose two methods ask the refusal
+    first: nothing stored on the adapter refers back to it, so dropping the adapter frees it and what it holds at
+    once (no cycle waits for the garbage collector), and a method taken from a temporary adapter keeps it alive.
+    An adapter whose instance overrides either method is wrapped in place instead (that wrapper holds it).
     """
     if vars(adapter).get("_pdpx_guarded"):
         return adapter
-    # the functions below live on the adapter: holding it (or its bound methods) strongly would be a cycle that
-    # keeps the adapter and what it holds (its rows' checks) until the garbage collector runs
-    me = weakref.ref(adapter)
-    read, unavailable = (_weak(adapter.tree_model), _weak(adapter.tree_model_unavailable))
-    refusals: dict = {}
+    adapter._pdpx_refusals = {}
+    own = [n for n in _GUARDED_METHODS if n in vars(adapter)]
+    if own:  # an instance-level method (a view, a patched adapter): wrapped where it is
+        read, unavailable = adapter.tree_model, adapter.tree_model_unavailable
 
-    def refusal(response):
-        if response not in refusals:
-            refusals[response] = path_refusal(me(), response)
-        return refusals[response]
+        def tree_model(response):
+            return None if _refusal(adapter, response) is not None else read(response)
 
-    def tree_model(response):
-        return None if refusal(response) is not None else read()(response)
+        def tree_model_unavailable(response):
+            return _refusal(adapter, response) or unavailable(response)
 
-    def tree_model_unavailable(response):
-        return refusal(response) or unavailable()(response)
-
-    tree_model.__doc__ = read.__doc__
-    adapter.tree_model = tree_model
-    adapter.tree_model_unavailable = tree_model_unavailable
+        tree_model.__doc__ = read.__doc__
+        adapter.tree_model = tree_model
+        adapter.tree_model_unavailable = tree_model_unavailable
+    else:
+        adapter.__class__ = _guarded_class(type(adapter))
     adapter._pdpx_guarded = True
     return adapter
 
 
-def _weak(method):
-    """A callable giving ``method`` back: weakly held when it is bound to an object (see :func:`guard`)."""
-    if inspect.ismethod(method):
-        return weakref.WeakMethod(method)
-    return lambda: method
+_GUARDED_METHODS = ("tree_model", "tree_model_unavailable")
+
+
+def _refusal(adapter, response):
+    """:func:`path_refusal` of ``adapter`` for ``response``, decided once (kept on the adapter)."""
+    refusals = adapter._pdpx_refusals
+    if response not in refusals:
+        refusals[response] = path_refusal(adapter, response)
+    return refusals[response]
+
+
+@functools.lru_cache(maxsize=None)
+def _guarded_class(cls: type) -> type:
+    """``cls`` with ``tree_model`` and ``tree_model_unavailable`` asking :func:`_refusal` first (same name)."""
+
+    def tree_model(self, response):
+        return None if _refusal(self, response) is not None else cls.tree_model(self, response)
+
+    def tree_model_unavailable(self, response):
+        return _refusal(self, response) or cls.tree_model_unavailable(self, response)
+
+    tree_model.__doc__ = cls.tree_model.__doc__
+    return type(cls.__name__, (cls,), {"tree_model": tree_model, "tree_model_unavailable": tree_model_unavailable,
+                                       "__module__": cls.__module__, "__qualname__": cls.__qualname__})
 
 
 # ------------------------------------------------------------------------------------------------- the check
