@@ -241,7 +241,8 @@ def value_splits(base: TreeModel, inner, plan: list, evaluate: Callable) -> Tree
             n_words += len(nd) * nw
     new = replace(ens, cat_offset=cat_offset, cat_nwords=cat_nwords, cat_words=np.concatenate(words))
     encode, encode_values = encoders(plan)
-    sets = {j: (c.value_set.values, c.value_set.value_codes) for j, c in enumerate(plan) if c.kind == "values"}
+    sets = dict(base.value_sets)
+    sets.update({j: (c.value_set.values, c.value_set.value_codes) for j, c in enumerate(plan) if c.kind == "values"})
     return TreeModel(ensemble=new, encode=encode, encode_values=encode_values, notes=list(base.notes),
                      recursion_weights=base.recursion_weights, value_sets=sets)
 
@@ -265,7 +266,7 @@ class ValueTrees:
         tables = {j: values_of(j) for j in self.columns}
         sample = rows.iloc[:256] if rows is not None else None
         key = fingerprint(*[np.asarray(t, dtype=np.float64) if t is not None else "none" for t in tables.values()],
-                          pd.util.hash_pandas_object(sample, index=False).to_numpy() if sample is not None else "")
+                          _rows_digest(sample))
         if key not in self._done:
             plan = [replace(c) for c in self.plan]
             encoded = self.encode_rows(sample) if sample is not None else None
@@ -299,3 +300,13 @@ def complete_for(out, adapter):
     if X is None or len(X) < 2 or not callable(values):
         return out.complete(lambda j: None, None)
     return out.complete(lambda j: values(X.columns[j]), X)
+
+
+def _rows_digest(rows) -> object:
+    """A digest of the rows the images are checked on (they are checked again for other rows)."""
+    if rows is None:
+        return ""
+    try:
+        return pd.util.hash_pandas_object(rows, index=False).to_numpy()
+    except (TypeError, ValueError):  # unhashable cells: by identity, so checked again each time
+        return object()
