@@ -166,7 +166,7 @@ def check_images(name: str, actual: np.ndarray, evaluated: np.ndarray, raw: np.n
         return ""
     i = int(np.flatnonzero(~same)[0])
     return (f"the columns derived from {name!r} in row {i} ({np.round(a[i], 6).tolist()}) are not the image of its "
-            f"value {raw[i]!r} under the steps ({np.round(e[i], 6).tolist()}): a step declared column-wise "
+            f"value {float(raw[i])!r} under the steps ({np.round(e[i], 6).tolist()}): a step declared column-wise "
             "reads other columns or the batch, so a split on them is no set of values of this column")
 
 
@@ -203,7 +203,11 @@ def attach(plan: list, ens, evaluate: Callable, values_of: Callable, rows=None, 
         try:
             if rows is not None and len(rows):
                 raw = rows.iloc[:, j].to_numpy(dtype=np.float64, na_value=np.nan)
-                why = check_images(col.name, np.asarray(encoded_rows)[:, col.outputs], ev(raw), raw)
+                enc = np.asarray(encoded_rows)[:, col.outputs]
+                why = check_images(col.name, enc, ev(raw), raw)
+                # and each of a few values alone (a batch of one): a step that reads the batch differs there
+                k = min(3, len(raw))
+                why = why or check_images(col.name, enc[:k], np.vstack([ev(raw[i: i + 1]) for i in range(k)]), raw[:k])
                 if why:
                     return why
             nodes_of = [internal[ens.feature[internal] == c] for c in col.outputs]
