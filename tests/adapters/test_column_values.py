@@ -161,7 +161,7 @@ def test_classifier_on_sparse_one_hot_bins():
     res = exact(model, ["hour"])
     grid = np.asarray(res.grid_values[0], dtype=float)
     want = [model.predict_proba(X.assign(hour=v))[:, 1].mean() for v in grid]
-    np.testing.assert_allclose(np.asarray(res.average)[..., -1].ravel(), want, atol=1e-9)
+    np.testing.assert_allclose(np.asarray(res.average).reshape(len(grid), -1)[:, -1], want, atol=1e-9)
 
 
 def mixing(Z):
