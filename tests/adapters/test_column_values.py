@@ -145,9 +145,11 @@ def test_target_encoder_on_a_numeric_column():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         model = pipeline(TargetEncoder(), HistGradientBoostingRegressor(max_iter=25, random_state=0))
-    res = exact(model, ["hour"])
-    grid = np.asarray(res.grid_values[0], dtype=float)
-    np.testing.assert_allclose(np.asarray(res.average).ravel(), definition(model, "hour", grid), atol=1e-9)
+    for kw in ({}, {"grid": "thresholds"}):  # thresholds: the hours it encodes, in raw units
+        res = exact(model, ["hour"], **kw)
+        grid = np.asarray(res.grid_values[0], dtype=float)
+        np.testing.assert_allclose(np.asarray(res.average).ravel(), definition(model, "hour", grid), atol=1e-9)
+    assert set(grid) == set(range(24))
 
 
 def test_classifier_on_sparse_one_hot_bins():
@@ -159,7 +161,7 @@ def test_classifier_on_sparse_one_hot_bins():
     res = exact(model, ["hour"])
     grid = np.asarray(res.grid_values[0], dtype=float)
     want = [model.predict_proba(X.assign(hour=v))[:, 1].mean() for v in grid]
-    np.testing.assert_allclose(np.asarray(res.average)[..., -1].ravel(), want, atol=1e-9)
+    np.testing.assert_allclose(np.asarray(res.average).reshape(len(grid), -1)[:, -1], want, atol=1e-9)
 
 
 def mixing(Z):

@@ -279,8 +279,23 @@ def rewrite(tm: TreeModel, columns_of_output: list, plan: list, evaluate: Evalua
     )
     new.validate()
     encode, encode_values = encoders(plan)
+    sets = {j: t for j, t in ((j, number_table(p)) for j, p in enumerate(plan)) if t is not None}
     return TreeModel(ensemble=new, encode=encode, encode_values=encode_values,
-                     notes=list(tm.notes) + list(notes), recursion_weights=tm.recursion_weights)
+                     notes=list(tm.notes) + list(notes), recursion_weights=tm.recursion_weights, value_sets=sets)
+
+
+def number_table(col: Column):
+    """A categorical column whose categories are numbers (an hour one-hot or target encoded): (its categories,
+    increasing, as float64; their codes), the points of ``grid="thresholds"``; None for any other column."""
+    if col.kind != "categorical":
+        return None
+    special = {col.unseen_code, col.nan_code, col.none_code}
+    known = [(v, i) for i, v in enumerate(col.table) if i not in special]
+    if not known or not all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+                            and not _isnan(v) for v, _ in known):
+        return None
+    known.sort()
+    return np.array([float(v) for v, _ in known]), np.array([i for _, i in known], dtype=np.int64)
 
 
 def pack(bits: np.ndarray) -> np.ndarray:

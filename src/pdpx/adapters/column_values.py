@@ -166,7 +166,7 @@ def check_images(name: str, actual: np.ndarray, evaluated: np.ndarray, raw: np.n
         return ""
     i = int(np.flatnonzero(~same)[0])
     return (f"the columns derived from {name!r} in row {i} ({np.round(a[i], 6).tolist()}) are not the image of its "
-            f"value {raw[i]!r} under the steps ({np.round(e[i], 6).tolist()}): a step declared column-wise "
+            f"value {float(raw[i])!r} under the steps ({np.round(e[i], 6).tolist()}): a step declared column-wise "
             "reads other columns or the batch, so a split on them is no set of values of this column")
 
 
@@ -203,7 +203,11 @@ def attach(plan: list, ens, evaluate: Callable, values_of: Callable, rows=None, 
         try:
             if rows is not None and len(rows):
                 raw = rows.iloc[:, j].to_numpy(dtype=np.float64, na_value=np.nan)
-                why = check_images(col.name, np.asarray(encoded_rows)[:, col.outputs], ev(raw), raw)
+                enc = np.asarray(encoded_rows)[:, col.outputs]
+                why = check_images(col.name, enc, ev(raw), raw)
+                # and each of a few values alone (a batch of one): a step that reads the batch differs there
+                k = min(3, len(raw))
+                why = why or check_images(col.name, enc[:k], np.vstack([ev(raw[i: i + 1]) for i in range(k)]), raw[:k])
                 if why:
                     return why
             nodes_of = [internal[ens.feature[internal] == c] for c in col.outputs]
@@ -241,7 +245,8 @@ def value_splits(base: TreeModel, inner, plan: list, evaluate: Callable) -> Tree
             n_words += len(nd) * nw
     new = replace(ens, cat_offset=cat_offset, cat_nwords=cat_nwords, cat_words=np.concatenate(words))
     encode, encode_values = encoders(plan)
-    sets = {j: (c.value_set.values, c.value_set.value_codes) for j, c in enumerate(plan) if c.kind == "values"}
+    sets = dict(base.value_sets)
+    sets.update({j: (c.value_set.values, c.value_set.value_codes) for j, c in enumerate(plan) if c.kind == "values"})
     return TreeModel(ensemble=new, encode=encode, encode_values=encode_values, notes=list(base.notes),
                      recursion_weights=base.recursion_weights, value_sets=sets)
 
@@ -265,7 +270,7 @@ class ValueTrees:
         tables = {j: values_of(j) for j in self.columns}
         sample = rows.iloc[:256] if rows is not None else None
         key = fingerprint(*[np.asarray(t, dtype=np.float64) if t is not None else "none" for t in tables.values()],
-                          pd.util.hash_pandas_object(sample, index=False).to_numpy() if sample is not None else "")
+                          _rows_digest(sample))
         if key not in self._done:
             plan = [replace(c) for c in self.plan]
             encoded = self.encode_rows(sample) if sample is not None else None
@@ -299,3 +304,13 @@ def complete_for(out, adapter):
     if X is None or len(X) < 2 or not callable(values):
         return out.complete(lambda j: None, None)
     return out.complete(lambda j: values(X.columns[j]), X)
+
+
+def _rows_digest(rows) -> object:
+    """A digest of the rows the images are checked on (they are checked again for other rows)."""
+    if rows is None:
+        return ""
+    try:
+        return pd.util.hash_pandas_object(rows, index=False).to_numpy()
+    except (TypeError, ValueError):  # unhashable cells: by identity, so checked again each time
+        return object()
