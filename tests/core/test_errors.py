@@ -74,7 +74,8 @@ CASES = [
      PdpxError, r"numbers in \[0, 1\].*fractions: did you mean \(0\.05, 0\.95\)"),
     ("grid over the memory budget", lambda X, reg, Xi, clf: pdpx.partial_dependence(
         reg, X, ["a", "b"], kind="individual", grid_resolution=100, memory_budget="1MB"),
-     PdpxError, r"ICE curves for 200 rows, a 100 x 100 grid.*15\.3 MiB, over the memory budget of 1\.0 MiB.*kind='average'"),
+     PdpxError, r"ICE curves on a grid of 101 \('a'\) x 101 \('b'\).*200 rows would take 16\.0 MiB, over the memory budget of "
+     r"1\.0 MiB.*kind='average'"),
     ("constant feature", lambda X, reg, Xi, clf: pdpx.partial_dependence(reg, X, ["const"]),
      PdpxError, r"'const' is constant.*custom_values"),
     ("grid_resolution too small", lambda X, reg, Xi, clf: pdpx.partial_dependence(reg, X, ["a"], grid_resolution=1),
