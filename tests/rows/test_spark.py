@@ -259,7 +259,8 @@ import pdpx
 MARK = os.path.abspath("failed-once")
 
 def flaky(X):  # the first Spark task to predict fails once (a lost executor, say); Spark runs it again
-    if "pyspark.worker" in sys.modules and not os.path.exists(MARK):
+    # a task's stacked call, not brute's check of the function on a few rows (which a failure does not retry)
+    if "pyspark.worker" in sys.modules and len(X) > 100 and not os.path.exists(MARK):
         open(MARK, "w").close()
         raise RuntimeError("task lost")
     return X["a"].to_numpy() * X["b"].to_numpy()
