@@ -138,18 +138,24 @@ def oblivious_layout(tree_start, left, right, feature, threshold, missing_left, 
     return True, depth, level_ptr, level_node, slot_ptr, slot_node
 
 
+def node_depths(ens) -> np.ndarray:
+    """Each node's depth in its tree (roots 0), level by level with numpy."""
+    depth = np.zeros(ens.n_nodes, dtype=np.int64)
+    level = ens.tree_start[:-1]
+    d = 0
+    while level.size:
+        level = level[ens.left[level] >= 0]
+        d += 1
+        level = np.concatenate([ens.left[level], ens.right[level]])
+        depth[level] = d
+    return depth
+
+
 def maybe_oblivious(ens) -> bool:
     """Whether every tree of ``ens`` has all its leaves at one depth (numpy only: what :func:`oblivious_layout`
     checks first, before it compares the splits of each level)."""
     def build():
-        depth = np.zeros(ens.n_nodes, dtype=np.int64)
-        level = ens.tree_start[:-1]
-        d = 0
-        while level.size:
-            level = level[ens.left[level] >= 0]
-            d += 1
-            level = np.concatenate([ens.left[level], ens.right[level]])
-            depth[level] = d
+        depth = node_depths(ens)
         leaf_depth = np.where(ens.left < 0, depth, -1)
         deepest = np.maximum.reduceat(leaf_depth, ens.tree_start[:-1])
         shallowest = np.minimum.reduceat(np.where(ens.left < 0, depth, np.iinfo(np.int64).max), ens.tree_start[:-1])
@@ -173,14 +179,7 @@ def is_oblivious(ens) -> bool:
         if not inner.size:
             return True
         # each internal node's tree and level
-        depth = np.zeros(ens.n_nodes, dtype=np.int64)
-        level = ens.tree_start[:-1]
-        d = 0
-        while level.size:
-            level = level[ens.left[level] >= 0]
-            d += 1
-            level = np.concatenate([ens.left[level], ens.right[level]])
-            depth[level] = d
+        depth = node_depths(ens)
         tree_of = np.repeat(np.arange(ens.n_trees), np.diff(ens.tree_start))
         key = tree_of[inner] * (MAX_DEPTH + 1) + depth[inner]
         order = np.argsort(key, kind="stable")
