@@ -32,7 +32,7 @@ This module sits on the top floor beside :mod:`pdpx.api` (``docs/architecture.md
 the core, the methods and the adapters, and nothing of pdpx imports it.
 """
 
-from .adapters.sklearn_transforms import ColumnMap, declare_elementwise, register_rule
+from .adapters.sklearn_transforms import ColumnMap, declare_columnwise, declare_elementwise, register_rule
 from .core.adapter import Adapter, as_2d
 from .core.booster import BoosterAdapter, Extracted, Unavailable, library_classes, self_check
 from .core.errors import (
@@ -98,6 +98,7 @@ __all__ = [
     # column rules of pipelines
     "ColumnMap",
     "register_rule",
+    "declare_columnwise",
     "declare_elementwise",
     # errors and warnings
     "PdpxError",
