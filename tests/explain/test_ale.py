@@ -433,3 +433,31 @@ def test_a_date_feature_in_second_order_ale_is_refused_saying_what_works(dated):
     X, _, model = dated
     with pytest.raises(PdpxError, match=r"second-order ALE takes two numeric features.*pdpx.ale\(model, X, 'day'\)"):
         pdpx.ale(model, X, ["day", "x"])
+
+
+# ----------------------------------------------------------------------------- batch-dependent models
+
+
+def _standardise_within_the_call(Z):
+    """A user's step that depends on the other rows of the call (it standardises within predict)."""
+    Z = np.asarray(Z, dtype=float)
+    return (Z - Z.mean(axis=0)) / (Z.std(axis=0) + 1.0)
+
+
+def test_a_model_that_reads_the_whole_call_is_called_once_per_bin_edge(correlated):
+    """Stacking every row at its own edge into one call would change such a model's predictions: ALE then calls
+    it once per bin edge with that bin's rows, which is the definition written per bin, says so and warns."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y = correlated
+    model = make_pipeline(FunctionTransformer(_standardise_within_the_call),
+                          GradientBoostingRegressor(n_estimators=20, max_depth=3, random_state=0)).fit(X, y)
+    with pytest.warns(pdpx.StackingWarning):
+        res = pdpx.ale(model, X, "x1", grid_resolution=6)
+    _, ref = ref_ale_1way(lambda d: model.predict(d)[:, None], X, "x1", 6)
+    np.testing.assert_allclose(res.average, ref, rtol=0, atol=1e-12)
+    assert any("once per point" in n and "_standardise_within_the_call" in n for n in res.notes), res.notes
+    rowwise = make_pipeline(FunctionTransformer(np.tanh), GradientBoostingRegressor(n_estimators=20, random_state=0))
+    rowwise.fit(X, y)
+    assert not any("once per point" in n for n in pdpx.ale(rowwise, X, "x1", grid_resolution=6).notes)

@@ -41,7 +41,7 @@ class TreeMismatchWarning(PdpxWarning):
 class StackingWarning(PdpxWarning):
     """The model's predictions on a row depend on the other rows of the call (checked on a sample: its prediction
     goes through the user's own code), so ``brute`` called it once per grid point instead of stacking grid points
-    into one call (:mod:`pdpx.plugins.stacking`)."""
+    into one call (:mod:`pdpx.core.stacking`)."""
 
 
 class ExtrapolationWarning(PdpxWarning):

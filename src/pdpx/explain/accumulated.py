@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..core import stacking
 from ..core.adapter import checked_predict
 from ..core.dates import is_date_type
 from ..core.errors import PdpxError
@@ -160,11 +161,41 @@ def ale(model, X, features, *, grid_resolution: int = 20, order=None, response: 
 
 
 # ------------------------------------------------------------------ predictions
-def predict_set(session: Session, rows: np.ndarray, values: dict, bar) -> np.ndarray:
+def predict_set(session: Session, rows: np.ndarray, values: dict, bar, notes: list | None = None) -> np.ndarray:
     """Predictions (len(rows), n_outputs) of X's ``rows`` with column ``pos`` set row by row to ``values[pos]``.
 
-    In batches of rows whose copies fit the session's memory budget.
+    In batches of rows whose copies fit the session's memory budget. A model whose predictions depend on the other
+    rows of the call (:func:`pdpx.core.stacking.apart`) is called once per combination of the values set (a bin
+    edge: the rows of that bin), and the reason goes into ``notes``.
     """
+    if values and notes is not None:
+        why = _apart(session, values)
+        if why is not None:
+            if why not in notes:
+                notes.append(why)
+            key = pd.MultiIndex.from_arrays([pd.factorize(pd.Series(v))[0] for v in values.values()])
+            group, _ = pd.factorize(key)
+            out = np.empty((len(rows), len(session.outputs)))
+            for g in range(group.max() + 1):
+                at = np.flatnonzero(group == g)
+                out[at] = predict_set(session, rows[at], {pos: v[at] if isinstance(v, pd.api.extensions.ExtensionArray)
+                                                          else np.asarray(v)[at] for pos, v in values.items()}, bar)
+            return out
+    return _predict_rows(session, rows, values, bar)
+
+
+def _apart(session: Session, values: dict) -> str | None:
+    """Why ALE must call the model once per bin edge (a note), or None (:func:`pdpx.core.stacking.apart`)."""
+    few = []
+    for v in values.values():
+        few.append(pd.Series(v).drop_duplicates().array[:3])
+    if min(len(f) for f in few) < 2:
+        return None
+    n = min(len(f) for f in few)
+    return stacking.apart(session.adapter, session.response, session.X, list(values), [f[:n] for f in few])
+
+
+def _predict_rows(session: Session, rows: np.ndarray, values: dict, bar) -> np.ndarray:
     X = session.X
     n, K = len(rows), len(session.outputs)
     bytes_per_row = max(8.0, X.memory_usage(index=False, deep=False).sum() / max(len(X), 1)) + 8 * (K + 8)
@@ -269,8 +300,8 @@ def _ale_1way(session: Session, j: int, n_bins: int, w: np.ndarray, notes: list)
     b = bin_index(x[rows], ranks) - 1  # 0-based bins
     nb = edges.size - 1
     with progress_bar(2 * _calls(session, rows.size), progress=session.progress, desc="pdpx ale") as bar:
-        upper = predict_set(session, rows, {j: edges[b + 1]}, bar)
-        lower = predict_set(session, rows, {j: edges[b]}, bar)
+        upper = predict_set(session, rows, {j: edges[b + 1]}, bar, notes)
+        lower = predict_set(session, rows, {j: edges[b]}, bar, notes)
     wr = w[rows]
     counts = np.bincount(b, weights=wr, minlength=nb)
     _empty_note(counts, notes, "bin(s)")
@@ -295,7 +326,8 @@ def _ale_2way(session: Session, feats: list[int], n_bins: int, w: np.ndarray, no
     K1, K2 = e1.size - 1, e2.size - 1
     corners = [(1, 1, 1.0), (0, 1, -1.0), (1, 0, -1.0), (0, 0, 1.0)]
     with progress_bar(4 * _calls(session, rows.size), progress=session.progress, desc="pdpx ale") as bar:
-        diff = sum(s * predict_set(session, rows, {j1: e1[b1 + a], j2: e2[b2 + c]}, bar) for a, c, s in corners)
+        diff = sum(s * predict_set(session, rows, {j1: e1[b1 + a], j2: e2[b2 + c]}, bar, notes)
+                   for a, c, s in corners)
     wr = w[rows]
     cell = b1 * K2 + b2
     W = np.bincount(cell, weights=wr, minlength=K1 * K2).reshape(K1, K2)
@@ -383,8 +415,8 @@ def _ale_categorical(session: Session, j: int, order, w: np.ndarray, notes: list
     n_calls = _calls(session, rows.size) + _calls(session, up.size) + _calls(session, down.size)
     with progress_bar(n_calls, progress=session.progress, desc="pdpx ale") as bar:
         own = predict_set(session, rows, {}, bar)
-        f_up = predict_set(session, up, {j: lv[codes[up] + 1]}, bar)
-        f_down = predict_set(session, down, {j: lv[codes[down] - 1]}, bar)
+        f_up = predict_set(session, up, {j: lv[codes[up] + 1]}, bar, notes)
+        f_down = predict_set(session, down, {j: lv[codes[down] - 1]}, bar, notes)
     pos = np.empty(session.n_rows, dtype=np.int64)
     pos[rows] = np.arange(rows.size)
     counts = np.bincount(c, weights=w[rows], minlength=L)
