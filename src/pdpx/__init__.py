@@ -36,6 +36,7 @@ from .core.errors import (
     PdpxWarning,
     StackingWarning,
     TreeMismatchWarning,
+    UnreadValueError,
 )
 from .core.extrapolation import Extrapolation
 from .core.hookspecs import hookimpl
@@ -91,6 +92,7 @@ __all__ = [
     "NonFiniteWarning",
     "ExtrapolationWarning",
     "TreeMismatchWarning",
+    "UnreadValueError",
     "StackingWarning",
     "IncompleteReportWarning",
 ]
