@@ -33,7 +33,7 @@ def partial_dependence(
     n_jobs: int | None = None, progress: bool | None = None, memory_budget: int | str | None = None,
     ice_sample: int | None = None, random_state: int | None = 0, method_options: dict | None = None,
     include_missing: bool | str = "auto", by=None, by_bins: int = 4, interval: float | str | None = None,
-    n_boot: int = 200, level: float | None = None,
+    n_boot: int = 200, level: float | None = None, oob: bool = False,
 ) -> CurveResult:
     """Partial dependence of ``model`` on one set of features (one joint grid).
 
@@ -105,18 +105,27 @@ def partial_dependence(
         :class:`~pdpx.core.stacked.StackedResult` with a column named after ``by``.
     by_bins : int, default 4
         Quantile bins of a numeric ``by`` column.
-    interval : float or {"bootstrap", "members", "quantiles"}, optional
+    interval : float or {"bootstrap", "members", "quantiles", "jackknife"}, optional
         A band around the PD (``res.lower`` / ``res.upper``). A level (e.g. 0.95) or ``"bootstrap"``: a bootstrap
         interval over the rows (see :mod:`pdpx.core.bootstrap` for what it does and does not cover; resamples the
         ICE matrix, no extra model calls). ``"members"``: the spread of the model's own members, for forests and
         bagged ensembles (each member's PD, from one pass over the trees) or a dict of refit or fold models (the
         curve is their mean). ``"quantiles"``: a dict ``{0.1: m, 0.5: m, 0.9: m}`` of quantile models (the
         curve is the 0.5 model's PD, the band the outer models' PDs). See :mod:`pdpx.core.members`.
+        ``"jackknife"``: a bagged forest's (scikit-learn ``RandomForest*`` / ``ExtraTrees*`` with
+        ``bootstrap=True``, ``Bagging*``) infinitesimal jackknife band, ``PD +- z * res.se``: the learner's
+        variance over training samples, from one fit (its members' PDs and in-bag counts); X may be any rows.
+        See :mod:`pdpx.core.jackknife`.
     n_boot : int, default 200
         Bootstrap replicates for ``interval`` (seeded by ``random_state``).
     level : float, optional
         The central share of the members (or of the bootstrap replicates) the band covers, with
-        ``interval="members"`` or ``"bootstrap"`` (default 0.95).
+        ``interval="members"`` or ``"bootstrap"`` (default 0.95); with ``"jackknife"``, the normal band's level.
+    oob : bool, default False
+        Out-of-bag PD of a bagged forest (as for ``interval="jackknife"``): each row's ICE curve averages only
+        the members that did not draw that row, the PD is their mean. X must be the rows the model was trained
+        on, in the order it saw them (checked by their number); rows every member drew are left out and counted
+        in ``res.notes``. See :mod:`pdpx.core.oob`.
 
     Returns
     -------
@@ -133,7 +142,7 @@ def partial_dependence(
         "categorical_features": categorical_features, "sample_weight": sample_weight, "centered": centered,
         "n_jobs": n_jobs, "progress": progress, "memory_budget": memory_budget, "ice_sample": ice_sample,
         "random_state": random_state, "method_options": method_options, "include_missing": include_missing,
-        "by": by, "by_bins": by_bins, "interval": interval, "n_boot": n_boot, "level": level,
+        "by": by, "by_bins": by_bins, "interval": interval, "n_boot": n_boot, "level": level, "oob": oob,
     }
     given = {k: v for k, v in passed.items()  # the options the caller set (a default tuple equals, not is, its own)
              if v is not DEFAULTS[k] and not (type(v) is tuple and v == DEFAULTS[k])}
@@ -150,6 +159,14 @@ def _dispatch(model, X, features, options: PDOptions) -> CurveResult:
         deprecated("partial_dependence(..., kind='derivative')", "pdpx.derivative_ice(model, X, feature, ...)")
 
         return derivatives(model, X, features, options)
+    if options.oob:  # out-of-bag: each row through the members that did not draw it
+        from .core.oob import oob_partial_dependence
+
+        return oob_partial_dependence(model, X, features, options)
+    if options.interval == "jackknife":  # a bagged forest's learner variance, from one fit
+        from .core.jackknife import jackknife_interval
+
+        return jackknife_interval(model, X, features, options)
     if options.interval in ("members", "quantiles"):  # a band from the model: its members, or quantile models
         from .core.members import model_interval
 

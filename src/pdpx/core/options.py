@@ -43,8 +43,9 @@ from .validation import (
 KINDS = ("average", "individual", "both")
 #: Values of ``grid``: ``grid_resolution`` points between ``percentiles``, or one point per step of a tree model.
 GRIDS = ("uniform", "thresholds")
-#: Values of ``interval`` besides a level: the rows' bootstrap, the model's members, a dict of quantile models.
-INTERVALS = ("bootstrap", "members", "quantiles")
+#: Values of ``interval`` besides a level: the rows' bootstrap, the model's members, a dict of quantile models,
+#: a bagged forest's infinitesimal jackknife.
+INTERVALS = ("bootstrap", "members", "quantiles", "jackknife")
 #: What array-like arguments may be.
 ARRAYS = (list, tuple, np.ndarray, pd.Series, pd.Index)
 
@@ -146,6 +147,7 @@ class PDOptions:
     interval: Any = _option(None, Real(0, 1, low_open=True, high_open=True), Options(*INTERVALS), None)
     n_boot: int = _option(200, Integral(low=2))
     level: Any = _option(None, Real(0, 1, low_open=True, high_open=True), None)
+    oob: bool = _option(False, Boolean())
     #: the options the caller passed (the others hold their defaults)
     given: frozenset = field(default=frozenset(), repr=False)
     #: not an option: the validated rows (:class:`~pdpx.rows.local.LocalData`) the sessions built with these
@@ -214,8 +216,8 @@ def _check_level(function: str, given: Mapping[str, Any]) -> None:
         return
     interval = given.get("interval")
     if interval is None:
-        raise PdpxError(f"{function}(): level= is the share a band covers; pass interval='members' or "
-                        "'bootstrap' with it")
+        raise PdpxError(f"{function}(): level= is the share a band covers; pass interval='members', "
+                        "'bootstrap' or 'jackknife' with it")
     if not isinstance(interval, str):
         raise PdpxError(f"{function}(): interval={interval!r} is a level already; give it once: interval={interval!r}"
                         f", or interval='bootstrap' with level={given['level']!r}")
