@@ -112,20 +112,16 @@ def partial_dependence(
         bagged ensembles (each member's PD, from one pass over the trees) or a dict of refit or fold models (the
         curve is their mean). ``"quantiles"``: a dict ``{0.1: m, 0.5: m, 0.9: m}`` of quantile models (the
         curve is the 0.5 model's PD, the band the outer models' PDs). See :mod:`pdpx.core.members`.
-        ``"jackknife"``: a bagged forest's (scikit-learn ``RandomForest*`` / ``ExtraTrees*`` with
-        ``bootstrap=True``, ``Bagging*``) infinitesimal jackknife band, ``PD +- z * res.se``: the learner's
-        variance over training samples, from one fit (its members' PDs and in-bag counts); X may be any rows.
-        See :mod:`pdpx.core.jackknife`.
+        ``"jackknife"``: a bagged forest's infinitesimal jackknife band ``PD +- z * res.se``, the learner's variance
+        from one fit (its members' PDs and in-bag counts; X may be any rows): :mod:`pdpx.core.jackknife`.
     n_boot : int, default 200
         Bootstrap replicates for ``interval`` (seeded by ``random_state``).
     level : float, optional
         The central share of the members (or of the bootstrap replicates) the band covers, with
         ``interval="members"`` or ``"bootstrap"`` (default 0.95); with ``"jackknife"``, the normal band's level.
     oob : bool, default False
-        Out-of-bag PD of a bagged forest (as for ``interval="jackknife"``): each row's ICE curve averages only
-        the members that did not draw that row, the PD is their mean. X must be the rows the model was trained
-        on, in the order it saw them (checked by their number); rows every member drew are left out and counted
-        in ``res.notes``. See :mod:`pdpx.core.oob`.
+        Out-of-bag PD of a bagged forest: each row's ICE averages the members that did not draw it. X must be the
+        training rows, in order (checked by number): :mod:`pdpx.core.oob`.
 
     Returns
     -------

@@ -14,7 +14,8 @@ H), results and their drawing entry point (:mod:`.result`, :mod:`.drawing`), the
 diagnostics and the extrapolation check (:mod:`.support`, :mod:`.extrapolation`), where the
 rows live as one interface and what each source can do (:mod:`.rows`; the sources themselves are
 :mod:`pdpx.rows`), X as a pandas frame (:mod:`.data`), bootstrap intervals
-(:mod:`.bootstrap`) and bands from the model's members or quantile models (:mod:`.members`).
+(:mod:`.bootstrap`) and bands from the model's members or quantile models (:mod:`.members`); a bagged
+forest's infinitesimal jackknife band (:mod:`.jackknife`) and out-of-bag PD (:mod:`.oob`).
 
 Around them: settings (:mod:`.config`), the memory budget's estimate of a call's peak, made before its grids
 (:mod:`.budget`), errors and warnings (:mod:`.errors`), the old names of

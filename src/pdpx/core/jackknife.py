@@ -6,7 +6,7 @@ the number of times it drew each training row. pdpx applies it to the PD at each
 the members' PDs ``PD_b`` (``B`` members, computed exactly, as ``interval="members"`` computes them:
 one ``exact`` pass over the trees) and the in-bag counts ``N[i, b]`` (how many times member ``b``
 drew training row ``i``, ``n`` training rows), which the model's adapter rebuilds by its library's
-own sampling rule (scikit-learn: :mod:`pdpx.adapters.sklearn_inbag`)::
+own sampling rule (its ``inbag_counts()``)::
 
     PDc[b] = PD_b - mean_b PD_b                       # each member's PD, centered over the members
     Nc[i, b] = N[i, b] - mean_b N[i, b]
@@ -133,8 +133,8 @@ def inbag_of(inp, what: str) -> np.ndarray:
     if read is None:
         raise PdpxError(f"{what} needs the in-bag counts of a bagged forest (how many times each member drew each "
                         f"training row), and pdpx cannot read them from a {model_name(inp)} "
-                        f"({getattr(inp.adapter, 'library', 'unknown library')}); it reads scikit-learn's "
-                        "RandomForest*, ExtraTrees* and Bagging* fitted with bootstrap=True")
+                        f"({getattr(inp.adapter, 'library', 'unknown library')}); docs/uncertainty.md lists the "
+                        "forests whose counts it reads")
     try:
         N = np.asarray(read(), dtype=np.int64)
     except PdpxError as exc:

@@ -216,8 +216,8 @@ def _check_level(function: str, given: Mapping[str, Any]) -> None:
         return
     interval = given.get("interval")
     if interval is None:
-        raise PdpxError(f"{function}(): level= is the share a band covers; pass interval='members', "
-                        "'bootstrap' or 'jackknife' with it")
+        raise PdpxError(f"{function}(): level= is the share a band covers; pass interval='members' or "
+                        "'bootstrap' with it (or 'jackknife')")
     if not isinstance(interval, str):
         raise PdpxError(f"{function}(): interval={interval!r} is a level already; give it once: interval={interval!r}"
                         f", or interval='bootstrap' with level={given['level']!r}")
