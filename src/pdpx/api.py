@@ -105,20 +105,19 @@ def partial_dependence(
         :class:`~pdpx.core.stacked.StackedResult` with a column named after ``by``.
     by_bins : int, default 4
         Quantile bins of a numeric ``by`` column.
-    interval : float or {"bootstrap", "members", "quantiles", "jackknife"}, optional
+    interval : float or {"bootstrap", "members", "quantiles"}, optional
         A band around the PD (``res.lower`` / ``res.upper``). A level (e.g. 0.95) or ``"bootstrap"``: a bootstrap
         interval over the rows (see :mod:`pdpx.core.bootstrap` for what it does and does not cover; resamples the
         ICE matrix, no extra model calls). ``"members"``: the spread of the model's own members, for forests and
         bagged ensembles (each member's PD, from one pass over the trees) or a dict of refit or fold models (the
         curve is their mean). ``"quantiles"``: a dict ``{0.1: m, 0.5: m, 0.9: m}`` of quantile models (the
         curve is the 0.5 model's PD, the band the outer models' PDs). See :mod:`pdpx.core.members`.
-        ``"jackknife"``: a bagged forest's infinitesimal jackknife band ``PD +- z * res.se``, the learner's variance
-        from one fit (its members' PDs and in-bag counts; X may be any rows): :mod:`pdpx.core.jackknife`.
     n_boot : int, default 200
         Bootstrap replicates for ``interval`` (seeded by ``random_state``).
     level : float, optional
         The central share of the members (or of the bootstrap replicates) the band covers, with
-        ``interval="members"`` or ``"bootstrap"`` (default 0.95); with ``"jackknife"``, the normal band's level.
+        ``interval="members"`` or ``"bootstrap"`` (default 0.95). ``interval="jackknife"``: a bagged forest's band
+        ``PD +- z * res.se``, the learner's variance from one fit (:mod:`pdpx.core.jackknife`), at this level.
     oob : bool, default False
         Out-of-bag PD of a bagged forest: each row's ICE averages the members that did not draw it. X must be the
         training rows, in order (checked by number): :mod:`pdpx.core.oob`.
@@ -155,21 +154,26 @@ def _dispatch(model, X, features, options: PDOptions) -> CurveResult:
         deprecated("partial_dependence(..., kind='derivative')", "pdpx.derivative_ice(model, X, feature, ...)")
 
         return derivatives(model, X, features, options)
-    if options.oob:  # out-of-bag: each row through the members that did not draw it
-        from .core.oob import oob_partial_dependence
-
-        return oob_partial_dependence(model, X, features, options)
-    if options.interval == "jackknife":  # a bagged forest's learner variance, from one fit
-        from .core.jackknife import jackknife_interval
-
-        return jackknife_interval(model, X, features, options)
     if options.interval in ("members", "quantiles"):  # a band from the model: its members, or quantile models
         from .core.members import model_interval
 
         return model_interval(model, X, features, options)
+    if options.interval == "jackknife" or options.oob:  # a bagged forest: its learner variance, or out-of-bag PD
+        return _forest_uncertainty(model, X, features, options)
     if isinstance(model, dict) or options.by is not None:
         return stacked_partial_dependence(model, X, features, options)
     return compute(model, X, features, options)
+
+
+def _forest_uncertainty(model, X, features, options: PDOptions) -> CurveResult:
+    """``oob=True`` (each row through the members that did not draw it) or ``interval="jackknife"``."""
+    if options.oob:
+        from .core.oob import oob_partial_dependence
+
+        return oob_partial_dependence(model, X, features, options)
+    from .core.jackknife import jackknife_interval
+
+    return jackknife_interval(model, X, features, options)
 
 
 def partial_dependence_many(

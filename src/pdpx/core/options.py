@@ -43,11 +43,12 @@ from .validation import (
 KINDS = ("average", "individual", "both")
 #: Values of ``grid``: ``grid_resolution`` points between ``percentiles``, or one point per step of a tree model.
 GRIDS = ("uniform", "thresholds")
-#: Values of ``interval`` besides a level: the rows' bootstrap, the model's members, a dict of quantile models,
-#: a bagged forest's infinitesimal jackknife.
-INTERVALS = ("bootstrap", "members", "quantiles", "jackknife")
+#: Values of ``interval`` besides a level: the rows' bootstrap, the model's members, a dict of quantile models.
+INTERVALS = ("bootstrap", "members", "quantiles")
 #: What array-like arguments may be.
 ARRAYS = (list, tuple, np.ndarray, pd.Series, pd.Index)
+#: ``interval="jackknife"``: a bagged forest's infinitesimal jackknife band (:mod:`pdpx.core.jackknife`).
+INTERVALS += ("jackknife",)
 
 
 class Bytes(Constraint):
