@@ -4,7 +4,8 @@
 member ``b`` and training row ``i``, the number of times ``N[i, b]`` the member drew row ``i``. scikit-learn
 does not keep them: it draws them again from each member's seed when asked (``estimators_samples_``, the
 installed scikit-learn's own sampling rule, for ``RandomForest*``, ``ExtraTrees*`` and ``Bagging*``), and
-records the number of training rows (``_n_samples``). :func:`inbag_counts` counts those draws; it refuses,
+records the number of training rows (``_n_samples``). :func:`inbag_counts` counts those draws (kept with the
+model until it is refit); it refuses,
 saying why, a model fitted without drawing with replacement (``bootstrap=False``: every member saw every row,
 or a subsample without replacement), a scikit-learn too old to redraw them (before 1.4), and any other model.
 A Pipeline's counts are its last step's.
@@ -12,9 +13,14 @@ A Pipeline's counts are its last step's.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..core.errors import PdpxError
+
+#: The counts last read from each model, with the list of members they are of (a refit makes a new list).
+_KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 #: The classes whose members were drawn by a bootstrap scikit-learn can redraw.
 BAGGED = ("RandomForestRegressor", "RandomForestClassifier", "ExtraTreesRegressor", "ExtraTreesClassifier",
@@ -41,10 +47,18 @@ def inbag_counts(model) -> np.ndarray:
         raise PdpxError(f"scikit-learn {sklearn.__version__} does not record the rows each member of a {name} drew "
                         "(estimators_samples_ and the training size arrived in scikit-learn 1.4); upgrade "
                         "scikit-learn and refit")
+    kept = _KEPT.get(est)
+    if kept is not None and kept[0] is est.estimators_:
+        return kept[1]
     samples = est.estimators_samples_
     counts = np.empty((int(n), len(samples)), dtype=np.int64)
     for b, idx in enumerate(samples):
         counts[:, b] = np.bincount(np.asarray(idx, dtype=np.int64), minlength=int(n))
+    counts.setflags(write=False)
+    try:
+        _KEPT[est] = (est.estimators_, counts)
+    except TypeError:  # pragma: no cover - an estimator that cannot be weakly referenced: read each time
+        pass
     return counts
 
 
