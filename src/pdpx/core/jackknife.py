@@ -142,4 +142,7 @@ def inbag_of(inp, what: str) -> np.ndarray:
     if N.ndim != 2 or N.shape[1] < 2 or N.shape[0] < 2:
         raise PdpxError(f"{what} needs at least two members and two training rows; this {model_name(inp)} has "
                         f"in-bag counts of shape {N.shape}")
+    if N.max() <= 1:
+        raise PdpxError(f"{what}: the members of this {model_name(inp)} drew their rows without replacement (no row "
+                        "was drawn twice), so they are no bootstrap samples; refit with rows drawn with replacement")
     return N
