@@ -95,6 +95,20 @@ def test_classifier_bagged_trees_and_bagged_models(data):
     np.testing.assert_allclose(res.average[0], pd_, rtol=1e-12, atol=1e-12)
 
 
+def test_a_pipeline_forest(data):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = data
+    pipe = make_pipeline(StandardScaler(), RandomForestRegressor(n_estimators=20, max_depth=4, random_state=3))
+    pipe.fit(X, y)
+    res = pdpx.partial_dependence(pipe, X, "b", grid_resolution=4, oob=True)
+    scaler, forest = pipe[0], pipe[-1]
+    trees = [lambda A, t=t: t.predict(scaler.transform(pd.DataFrame(A, columns=X.columns))) for t in forest.estimators_]
+    _, _, pd_ = oob_by_definition(trees, forest.estimators_samples_, X, "b", res.grid_values[0])
+    np.testing.assert_allclose(res.average[0], pd_, rtol=1e-12, atol=1e-12)
+
+
 def test_refusals(data):
     X, y = data
     m = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=0).fit(X, y)

@@ -230,6 +230,7 @@ def member_curves(model, X, features, options: PDOptions, session_class=None, pr
         forest = getattr(inp.adapter, "forest_members", None)  # summed trees that are a forest (see split_members)
         tm = forest(inp.response, tm) or tm if forest is not None and tm is not None else tm
         if tm is not None:
+            session.trees = tm  # the model's own trees (oob.py gates each tree by the rows it did not draw)
             session.split, weights, what = split_members(tm, inp.outputs, f"this {name}")
             session.exact, how = exact, "from one exact pass over the trees"
         else:
@@ -264,7 +265,7 @@ class MembersSession(Session):
     (each member's trees an output of their own), whose weighted mean is the model's PD; or, for ``predicts``
     (members the model exposes), one ``brute`` pass over them beside the model's own run."""
 
-    split = predicts = weights = exact = curves = None
+    split = predicts = weights = exact = curves = trees = None
 
     def _run(self, batch, req):
         inp = self.inputs
