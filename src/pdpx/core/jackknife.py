@@ -118,10 +118,12 @@ def ij_variance(N: np.ndarray, curves: np.ndarray) -> np.ndarray:
     n, B = N.shape
     flat = np.asarray(curves, dtype=np.float64).reshape(B, -1)
     centered = flat - flat.mean(axis=0)
-    Nc = N - N.mean(axis=1, keepdims=True)
-    cov = Nc @ centered / B  # (n, points): Cov_b(N_i, PD) for each training row i
+    # (n, points): Cov_b(N_i, PD) for each training row i; the centered PDs sum to 0 over the members, so the
+    # counts need no centering here
+    cov = N @ centered / B
     v_ij = np.einsum("ip,ip->p", cov, cov)
-    v_counts = float(np.mean(np.einsum("ib,ib->i", Nc, Nc) / B))
+    mean = N.mean(axis=1)
+    v_counts = float(np.mean(np.einsum("ib,ib->i", N, N) / B - mean * mean))
     correction = n * v_counts / B ** 2 * np.einsum("bp,bp->p", centered, centered)
     return (v_ij - correction).reshape(np.shape(curves)[1:])
 
