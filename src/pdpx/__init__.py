@@ -15,7 +15,7 @@ Deprecated names and arguments (``docs/api.md``, "Deprecated names") work with a
 This package is the top floor (``docs/architecture.md``): :mod:`.api` (partial_dependence and
 partial_dependence_many), :mod:`.reporting` (report; :mod:`.report_rows`: the rows each part rests on, a
 Spark DataFrame's included; :mod:`.report_parts`: figures drawn on a side thread, parts that failed named in a
-warning), :mod:`.r_bridge` (what the R package
+warning; :mod:`.report_sure`: the section "How sure is this curve?"), :mod:`.r_bridge` (what the R package
 calls) and :mod:`.r_wire` (what R sends, decoded), and the ``pdpx`` command line :mod:`.cli`
 with :mod:`.cli_data` (data files), :mod:`.cli_output` (output names and CSV cells a spreadsheet reads as
 text), :mod:`.model_files` (model files, by extension),
