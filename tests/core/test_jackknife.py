@@ -181,3 +181,16 @@ def test_models_without_in_bag_counts_are_refused(data):
         pdpx.partial_dependence({"a": forest, "b": forest}, X, "a", interval="jackknife")
     with pytest.raises(pdpx.PdpxError, match="one feature set per call"):
         pdpx.partial_dependence_many(forest, X, ["a"], interval="jackknife")
+
+
+def test_the_band_is_drawn_with_its_meaning(data):
+    pytest.importorskip("plotnine")
+    from pdpx.outputs.plot import layer_names
+
+    X, y = data
+    m = RandomForestRegressor(n_estimators=40, max_depth=4, random_state=0).fit(X, y)
+    res = pdpx.partial_dependence(m, X, "a", grid_resolution=5, interval="jackknife")
+    p = res.plot()
+    assert "shaded: infinitesimal jackknife: 95% band, learner variance from one fit (40 trees" in p.labels.caption
+    assert "pd_interval" in layer_names(p)
+    assert "infinitesimal jackknife" in res._repr_html_()
