@@ -43,6 +43,7 @@ from .core.errors import (
 )
 from .core.extrapolation import Extrapolation
 from .core.hookspecs import hookimpl
+from .core.jackknife import JackknifeResult
 from .core.members import MemberResult
 from .core.plugins import get_plugin_manager
 from .core.result import CurveResult, PartialDependenceCollection, PartialDependenceResult
@@ -74,6 +75,7 @@ __all__ = [
     "PartialDependenceResult",
     "StackedResult",
     "MemberResult",
+    "JackknifeResult",
     "DerivativeResult",
     "ALEResult",
     "PartialDependenceCollection",
