@@ -194,3 +194,13 @@ def test_the_band_is_drawn_with_its_meaning(data):
     assert "shaded: infinitesimal jackknife: 95% band, learner variance from one fit (40 trees" in p.labels.caption
     assert "pd_interval" in layer_names(p)
     assert "infinitesimal jackknife" in res._repr_html_()
+
+
+def test_a_pipeline_whose_trees_cannot_be_read_is_refused_for_the_jackknife(data):
+    from sklearn.decomposition import PCA
+
+    X, y = data
+    pipe = make_pipeline(PCA(), RandomForestRegressor(n_estimators=10, random_state=0)).fit(X, y)
+    with pytest.raises(pdpx.PdpxError, match="interval='jackknife' reads the forest's members as "
+                                             "interval='members' does, which refused"):
+        pdpx.partial_dependence(pipe, X, "a", grid_resolution=4, interval="jackknife")

@@ -85,7 +85,8 @@ def jackknife_interval(model, X, features, options: PDOptions) -> JackknifeResul
     def read_counts(session):
         counts["N"] = inbag_of(session.inputs, "interval='jackknife'")
 
-    res, curves, weights, what, how = member_curves(model, X, features, options, prepare=read_counts)
+    res, curves, weights, what, how = members_of(model, X, features, options, "interval='jackknife'",
+                                                 prepare=read_counts)
     N = counts["N"]
     if N.shape[1] != len(weights) or not np.allclose(weights, 1.0 / len(weights), rtol=1e-9, atol=0):
         raise PdpxError(f"interval='jackknife': this {type(model).__name__} is not the plain mean of its "
@@ -126,6 +127,18 @@ def ij_variance(N: np.ndarray, curves: np.ndarray) -> np.ndarray:
     v_counts = float(np.mean(np.einsum("ib,ib->i", N, N) / B - mean * mean))
     correction = n * v_counts / B ** 2 * np.einsum("bp,bp->p", centered, centered)
     return (v_ij - correction).reshape(np.shape(curves)[1:])
+
+
+def members_of(model, X, features, options: PDOptions, asked: str, **kw):
+    """:func:`~pdpx.core.members.member_curves`, its refusals (worded for ``interval='members'``) said for
+    ``asked``."""
+    try:
+        return member_curves(model, X, features, options, **kw)
+    except PdpxError as exc:
+        if not str(exc).startswith("interval='members'"):
+            raise
+        raise PdpxError(f"{asked} reads the forest's members as interval='members' does, which refused: "
+                        f"{exc}") from None
 
 
 def inbag_of(inp, what: str) -> np.ndarray:

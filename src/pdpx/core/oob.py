@@ -28,8 +28,8 @@ import numpy as np
 
 from .errors import PdpxError
 from .ir import TreeEnsemble, TreeModel
-from .jackknife import inbag_of
-from .members import BruteMembersView, MembersSession, MembersView, member_curves, model_name
+from .jackknife import inbag_of, members_of
+from .members import BruteMembersView, MembersSession, MembersView, model_name
 from .method import MethodResult
 from .options import PDOptions
 from .result import PartialDependenceResult
@@ -52,6 +52,9 @@ def oob_partial_dependence(model, X, features, options: PDOptions) -> PartialDep
 
     def read_counts(session):
         inp = session.inputs
+        if not inp.data.here:
+            raise PdpxError("oob=True reads the training rows as a pandas frame here, in the order the model saw "
+                            "them; bring X here (a Dask or Spark X's rows have no order pdpx can match)")
         N = inbag_of(inp, "oob=True")
         if N.shape[0] != inp.n_rows:
             raise PdpxError(f"oob=True needs X to be the rows this {model_name(inp)} was trained on, in the order it "
@@ -59,8 +62,8 @@ def oob_partial_dependence(model, X, features, options: PDOptions) -> PartialDep
                             f"on {N.shape[0]:,}")
         session.counts = N
 
-    res, *_ = member_curves(model, X, features, options.but(oob=False), session_class=OOBSession,
-                                             prepare=read_counts)
+    res, *_ = members_of(model, X, features, options.but(oob=False), "oob=True", session_class=OOBSession,
+                         prepare=read_counts)
     return res
 
 
