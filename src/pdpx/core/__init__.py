@@ -14,8 +14,7 @@ H), results and their drawing entry point (:mod:`.result`, :mod:`.drawing`), the
 diagnostics and the extrapolation check (:mod:`.support`, :mod:`.extrapolation`), where the
 rows live as one interface and what each source can do (:mod:`.rows`; the sources themselves are
 :mod:`pdpx.rows`), X as a pandas frame (:mod:`.data`), bootstrap intervals
-(:mod:`.bootstrap`) and bands from the model's members or quantile models (:mod:`.members`); a bagged
-forest's infinitesimal jackknife band (:mod:`.jackknife`) and out-of-bag PD (:mod:`.oob`).
+(:mod:`.bootstrap`) and bands from the model's members or quantile models (:mod:`.members`).
 
 Around them: settings (:mod:`.config`), the memory budget's estimate of a call's peak, made before its grids
 (:mod:`.budget`), errors and warnings (:mod:`.errors`), the old names of
@@ -25,6 +24,8 @@ thread pools held to one thread during pdpx's own checks
 (:mod:`.forksafe`), files written safely (:mod:`.files`) in the user's own folder
 (:mod:`.userdir`), and the version (:mod:`.version`).
 Every numba kernel of pdpx, the measures' too, is compiled through one helper (:mod:`.compiler`).
+A bagged forest's learner variance from one fit, the infinitesimal jackknife, is :mod:`.jackknife`; its
+out-of-bag PD, each training row through the members that did not draw it, :mod:`.oob`.
 
 The core imports nothing above it and names no model library; the built-in plugins
 (adapters, methods, the figure backend) are registered by module name at run time.
