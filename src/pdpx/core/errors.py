@@ -86,6 +86,12 @@ class IncompleteReportWarning(PdpxWarning):
         self.path = str(path)
 
 
+class UnreadValueError(PdpxError):
+    """A value the method met while it ran lies outside what it read of the model (a raw value of a column the
+    model reads as several derived ones, met in a partition that was not there when the trees were read). Under
+    ``method="auto"`` the session answers with ``brute`` instead, saying so in the result's notes."""
+
+
 class ModelPredictError(PdpxError):
     """The model's own prediction raised, and its exception cannot be raised again with pdpx's context as its own
     type (a constructor that takes more than a message). The model's exception is ``__cause__``."""

@@ -130,9 +130,10 @@ def ale(model, X, features, *, grid_resolution: int = 20, order=None, response: 
         raise PdpxError("ale(): order= orders the categories of one categorical feature; "
                         f"{[session.names[j] for j in feats]} is not one categorical feature")
     dated = [session.names[j] for j, c in zip(feats, cats) if not c and is_date_type(session.dtypes[j])]
-    if dated:
-        raise PdpxError(f"ale(): feature {dated[0]!r} holds dates; ALE of a date feature is not supported. Use "
-                        f"pdpx.partial_dependence(model, X, [{dated[0]!r}]), whose grid and figure are dates")
+    if dated and len(feats) == 2:
+        raise PdpxError(f"ale(): feature {dated[0]!r} holds dates; second-order ALE takes two numeric features. "
+                        f"Use pdpx.ale(model, X, {dated[0]!r}) for its first-order ALE, or "
+                        f"pdpx.partial_dependence(model, X, {[session.names[j] for j in feats]!r})")
     w = session.sample_weight if session.sample_weight is not None else np.ones(session.n_rows)
     notes: list[str] = []
     if len(feats) == 2:
@@ -153,7 +154,7 @@ def ale(model, X, features, *, grid_resolution: int = 20, order=None, response: 
         response=session.response, response_label=session.adapter.response_label(session.response),
         method="ale", kind="average", centered=False, n_rows=session.n_rows,
         elapsed=time.perf_counter() - t0, notes=notes,
-        feature_data={session.names[j]: session.data.column(j).to_numpy() for j in feats},
+        feature_data={session.names[j]: _shown(session.data.column(j)) for j in feats},
         model_name=type(session.adapter.model).__name__, background=session.X, counts=counts, order=how,
     )
 
@@ -238,12 +239,34 @@ def _empty_note(counts: np.ndarray, notes: list, what: str) -> None:
 
 
 # ------------------------------------------------------------------ one numeric feature
+def _shown(col: pd.Series):
+    """A feature's values as a result keeps them: dates as dates (their own array type), else numpy."""
+    return col.array if is_date_type(col.dtype) else col.to_numpy()
+
+
+def _date_axis(col: pd.Series):
+    """(each date's rank among the column's distinct dates, as float64 with NaN for a missing date; the distinct
+    dates in order, as a grid holds them). ALE needs only the order of the values and edges that are observed
+    values, so it bins the ranks (exact at any unit, where nanoseconds since 1970 overflow a float's 53 bits) and
+    reads the edges back as dates."""
+    codes, uniques = pd.factorize(col, sort=True)
+    x = codes.astype(np.float64)
+    x[codes < 0] = np.nan
+    dates = uniques.array
+    return x, (np.asarray(dates) if isinstance(dates.dtype, np.dtype) else dates)
+
+
 def _ale_1way(session: Session, j: int, n_bins: int, w: np.ndarray, notes: list):
     name = session.names[j]
-    x = _numeric(session, j)
-    edges = quantile_edges(x, n_bins, name)
+    if is_date_type(session.dtypes[j]):  # a date feature: bins of its dates, the grid and the model's values dates
+        x, dates = _date_axis(session.data.column(j))
+        ranks = quantile_edges(x, n_bins, name)
+        edges = dates[ranks.astype(np.int64)]
+    else:
+        x = _numeric(session, j)
+        edges = ranks = quantile_edges(x, n_bins, name)
     rows = _used_rows(session, x, w, repr(name), notes)
-    b = bin_index(x[rows], edges) - 1  # 0-based bins
+    b = bin_index(x[rows], ranks) - 1  # 0-based bins
     nb = edges.size - 1
     with progress_bar(2 * _calls(session, rows.size), progress=session.progress, desc="pdpx ale") as bar:
         upper = predict_set(session, rows, {j: edges[b + 1]}, bar)
