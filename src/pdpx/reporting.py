@@ -295,18 +295,18 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
                     r2 = pair_session.compute(pair_session.resolve_features([a, b]))
                     pair_results.append((r2, s, drawn_plot(lambda r2=r2: r2.plot(seed=seed))))
                     bar.update(1)
+                sure = uncertainty_section(model, frame, session, ranking, options, bar=bar, drawn=drawn_plot)
                 spread = _heterogeneity_section(model, frame, session, ranking, options, heterogeneity, seed=seed,
                                                 bar=bar, drawn=drawn_plot)
-                sure = uncertainty_section(model, frame, session, ranking, options, bar=bar, drawn=drawn_plot)
                 bar.set_postfix_str("figures")
                 # ---------------------------------------------------------- figures, in the page's order
                 figures = [(r, one_way_figures[id(r)].result()) for r, _ in ranking]
                 importance_figure = importance_figure.result()
+                sure = sure.resolved() if sure is not None else None
                 h_figures = [f.result() for f in h_figures]
                 pair_figures = [(r2, s, f.result()) for r2, s, f in pair_results]
                 columns_html = columns_html.result()
                 spread = spread.resolved() if spread is not None else None
-                sure = sure.resolved() if sure is not None else None
         finally:
             bar.close()
 
@@ -317,8 +317,9 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
         skipped=skipped, figures=figures, pair_figures=pair_figures, pairs_auto=pairs_given is None,
         n_candidates=len(candidates), top_for_pairs=TOP_FOR_PAIRS, options=_shown(options), n_ice=n_ice,
         elapsed=time.perf_counter() - t_start, importance=imp, importance_figure=importance_figure,
-        hstat=hstat, h_figures=h_figures, columns_html=columns_html, sections=[s for s in (spread, sure) if s],
+        hstat=hstat, h_figures=h_figures, columns_html=columns_html, sections=[spread] if spread else [],
     )
+    page.sections += [sure] if sure else []  # "How sure is this curve?" after "Where the average misleads"
     html = page.render()
     warn_missing(path, failed_features(skipped, grid_check(session)) + (spread.missing if spread else [])
                  + (sure.missing if sure else []))
