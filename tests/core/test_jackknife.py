@@ -147,6 +147,14 @@ def test_formula_against_a_direct_sum_and_a_pipeline(data):
     curves = rng.normal(size=(15, 2, 3))
     np.testing.assert_allclose(ij_variance(N, curves).reshape(-1),
                                ij_reference(N, curves.reshape(15, -1)), rtol=1e-12, atol=1e-14)
+    from pdpx.core import jackknife
+
+    old, jackknife.BLOCK_ROWS = jackknife.BLOCK_ROWS, 7  # the training rows a block at a time
+    try:
+        np.testing.assert_allclose(ij_variance(N.astype(np.uint16), curves).reshape(-1),
+                                   ij_reference(N, curves.reshape(15, -1)), rtol=1e-12, atol=1e-14)
+    finally:
+        jackknife.BLOCK_ROWS = old
     pipe = make_pipeline(StandardScaler(), RandomForestRegressor(n_estimators=30, max_depth=4, random_state=0))
     pipe.fit(X, y)
     res = pdpx.partial_dependence(pipe, X, "d", grid_resolution=4, interval="jackknife")

@@ -28,7 +28,7 @@ BAGGED = ("RandomForestRegressor", "RandomForestClassifier", "ExtraTreesRegresso
 
 
 def inbag_counts(model) -> np.ndarray:
-    """``N`` of shape (n_training_rows, n_members), int64: how many times member ``b`` drew training row ``i``
+    """``N`` of shape (n_training_rows, n_members), integers: how many times member ``b`` drew training row ``i``
     (see the module docstring); raises :class:`~pdpx.core.errors.PdpxError` saying why it cannot."""
     est = model[-1] if _is_pipeline(model) else model
     name = type(est).__name__
@@ -51,7 +51,9 @@ def inbag_counts(model) -> np.ndarray:
     if kept is not None and kept[0] is est.estimators_:
         return kept[1]
     samples = est.estimators_samples_
-    counts = np.empty((int(n), len(samples)), dtype=np.int64)
+    # a row is drawn at most as many times as a member draws rows: the smallest integers that hold that
+    most = max((len(idx) for idx in samples), default=0)
+    counts = np.empty((int(n), len(samples)), dtype=np.uint16 if most < 2 ** 16 else np.int64)
     for b, idx in enumerate(samples):
         counts[:, b] = np.bincount(np.asarray(idx, dtype=np.int64), minlength=int(n))
     counts.setflags(write=False)

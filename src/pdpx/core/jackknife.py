@@ -42,6 +42,10 @@ from .members import DEFAULT_LEVEL, MemberResult, member_curves, model_name, wit
 from .options import PDOptions
 
 
+#: Training rows whose in-bag counts are read as floats at once.
+BLOCK_ROWS = 65_536
+
+
 @dataclass
 class JackknifeResult(MemberResult):
     """A PD with the infinitesimal jackknife's band (:mod:`pdpx.core.jackknife`): a
@@ -115,16 +119,20 @@ def jackknife_interval(model, X, features, options: PDOptions) -> JackknifeResul
 def ij_variance(N: np.ndarray, curves: np.ndarray) -> np.ndarray:
     """The bias-corrected infinitesimal jackknife variance (module docstring) of each point of ``curves``
     (n_members, ...), from the in-bag counts ``N`` (n_training_rows, n_members); shape ``curves.shape[1:]``."""
-    N = np.asarray(N, dtype=np.float64)
-    n, B = N.shape
+    n, B = np.shape(N)
     flat = np.asarray(curves, dtype=np.float64).reshape(B, -1)
     centered = flat - flat.mean(axis=0)
-    # (n, points): Cov_b(N_i, PD) for each training row i; the centered PDs sum to 0 over the members, so the
-    # counts need no centering here
-    cov = N @ centered / B
-    v_ij = np.einsum("ip,ip->p", cov, cov)
-    mean = N.mean(axis=1)
-    v_counts = float(np.mean(np.einsum("ib,ib->i", N, N) / B - mean * mean))
+    v_ij = np.zeros(flat.shape[1])
+    var_sum = 0.0
+    for s in range(0, n, BLOCK_ROWS):  # the counts as floats a block of training rows at a time
+        block = np.asarray(N[s:s + BLOCK_ROWS], dtype=np.float64)
+        # Cov_b(N_i, PD) for each training row i of the block; the centered PDs sum to 0 over the members, so the
+        # counts need no centering here
+        cov = block @ centered / B
+        v_ij += np.einsum("ip,ip->p", cov, cov)
+        mean = block.mean(axis=1)
+        var_sum += float(np.sum(np.einsum("ib,ib->i", block, block) / B - mean * mean))
+    v_counts = var_sum / n
     correction = n * v_counts / B ** 2 * np.einsum("bp,bp->p", centered, centered)
     return (v_ij - correction).reshape(np.shape(curves)[1:])
 
@@ -151,7 +159,7 @@ def inbag_of(inp, what: str) -> np.ndarray:
                         f"({getattr(inp.adapter, 'library', 'unknown library')}); docs/uncertainty.md lists the "
                         "forests whose counts it reads")
     try:
-        N = np.asarray(read(), dtype=np.int64)
+        N = np.asarray(read())
     except PdpxError as exc:
         raise PdpxError(f"{what}: {exc}") from None
     if N.ndim != 2 or N.shape[1] < 2 or N.shape[0] < 2:

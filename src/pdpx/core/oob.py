@@ -119,7 +119,8 @@ class OOBSession(MembersSession):
         oob = self.counts == 0
         key = f"oob-gate:{oob.shape[0]}:{hash(np.packbits(oob).tobytes())}"
         gated = ens.derived(key, lambda: gated_forest(ens, oob))
-        share = oob @ ens.effective_tree_weight()
+        weight = ens.effective_tree_weight()
+        share = np.concatenate([oob[s:s + 8192] @ weight for s in range(0, len(oob), 8192)])  # in blocks: no n x B floats
 
         def encode(X):
             return np.column_stack([tm.encode(X.drop(columns=[ROW])), X[ROW].to_numpy(np.float64)])
