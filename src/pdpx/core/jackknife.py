@@ -41,7 +41,6 @@ from .errors import PdpxError
 from .members import DEFAULT_LEVEL, MemberResult, member_curves, model_name, with_band
 from .options import PDOptions
 
-
 #: Training rows whose in-bag counts are read as floats at once.
 BLOCK_ROWS = 65_536
 

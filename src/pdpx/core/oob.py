@@ -120,7 +120,8 @@ class OOBSession(MembersSession):
         key = f"oob-gate:{oob.shape[0]}:{hash(np.packbits(oob).tobytes())}"
         gated = ens.derived(key, lambda: gated_forest(ens, oob))
         weight = ens.effective_tree_weight()
-        share = np.concatenate([oob[s:s + 8192] @ weight for s in range(0, len(oob), 8192)])  # in blocks: no n x B floats
+        # in blocks of rows: no n x B array of floats
+        share = np.concatenate([oob[s:s + 8192] @ weight for s in range(0, len(oob), 8192)])
 
         def encode(X):
             return np.column_stack([tm.encode(X.drop(columns=[ROW])), X[ROW].to_numpy(np.float64)])
