@@ -125,3 +125,11 @@ def test_refusals(data):
         pdpx.partial_dependence_many(m, X, ["a"], oob=True)
     with pytest.raises(pdpx.PdpxError, match="pass one model"):
         pdpx.partial_dependence({"x": m, "y": m}, X, "a", oob=True)
+
+
+def test_each_row_at_its_own_value_is_scikit_learns_oob_prediction(data):
+    X, y = data
+    m = RandomForestRegressor(n_estimators=40, max_depth=5, oob_score=True, random_state=4).fit(X, y)
+    res = pdpx.partial_dependence(m, X, "a", custom_values={"a": X["a"].to_numpy()}, oob=True, kind="individual")
+    own = np.diag(res.individual[0])  # row i's out-of-bag curve at its own value of a: its out-of-bag prediction
+    np.testing.assert_allclose(own, m.oob_prediction_, rtol=1e-12, atol=1e-12)
