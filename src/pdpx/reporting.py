@@ -317,9 +317,8 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
         skipped=skipped, figures=figures, pair_figures=pair_figures, pairs_auto=pairs_given is None,
         n_candidates=len(candidates), top_for_pairs=TOP_FOR_PAIRS, options=_shown(options), n_ice=n_ice,
         elapsed=time.perf_counter() - t_start, importance=imp, importance_figure=importance_figure,
-        hstat=hstat, h_figures=h_figures, columns_html=columns_html, sections=[spread] if spread else [],
+        hstat=hstat, h_figures=h_figures, columns_html=columns_html, sections=[s for s in (spread, sure) if s],
     )
-    page.sections += [sure] if sure else []  # "How sure is this curve?" after "Where the average misleads"
     html = page.render()
     warn_missing(path, failed_features(skipped, grid_check(session)) + (spread.missing if spread else [])
                  + (sure.missing if sure else []))
