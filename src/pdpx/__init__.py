@@ -15,7 +15,7 @@ Deprecated names and arguments (``docs/api.md``, "Deprecated names") work with a
 This package is the top floor (``docs/architecture.md``): :mod:`.api` (partial_dependence and
 partial_dependence_many), :mod:`.reporting` (report; :mod:`.report_rows`: the rows each part rests on, a
 Spark DataFrame's included; :mod:`.report_parts`: figures drawn on a side thread, parts that failed named in a
-warning), :mod:`.r_bridge` (what the R package
+warning; :mod:`.report_sure`: the section "How sure is this curve?"), :mod:`.r_bridge` (what the R package
 calls) and :mod:`.r_wire` (what R sends, decoded), and the ``pdpx`` command line, the package :mod:`.cli` (its
 commands, data and model files, outputs). The floors below are the
 packages ``core``, ``adapters``, ``plugins``, ``explain``, ``outputs``, ``sklearn`` and ``demo``.
@@ -40,6 +40,7 @@ from .core.errors import (
 )
 from .core.extrapolation import Extrapolation
 from .core.hookspecs import hookimpl
+from .core.jackknife import JackknifeResult
 from .core.members import MemberResult
 from .core.plugins import get_plugin_manager
 from .core.result import CurveResult, PartialDependenceCollection, PartialDependenceResult
@@ -71,6 +72,7 @@ __all__ = [
     "PartialDependenceResult",
     "StackedResult",
     "MemberResult",
+    "JackknifeResult",
     "DerivativeResult",
     "ALEResult",
     "PartialDependenceCollection",

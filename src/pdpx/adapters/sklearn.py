@@ -447,6 +447,13 @@ class SklearnAdapter(Adapter):
             return sklearn_pipeline.model_fingerprint(self.model)
         return sklearn_trees.model_fingerprint(self.model)
 
+    def inbag_counts(self):
+        """How many times each member drew each training row, (n_training_rows, n_members), for
+        ``interval="jackknife"`` and ``oob=True`` (:mod:`pdpx.adapters.sklearn_inbag`; raises saying why not)."""
+        from . import sklearn_inbag
+
+        return sklearn_inbag.inbag_counts(self.model)
+
     def tree_model_unavailable(self, response):
         from . import sklearn_compose
 

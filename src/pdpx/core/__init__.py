@@ -25,6 +25,8 @@ thread pools held to one thread during pdpx's own checks
 (:mod:`.forksafe`), files written safely (:mod:`.files`) in the user's own folder
 (:mod:`.userdir`), and the version (:mod:`.version`).
 Every numba kernel of pdpx, the measures' too, is compiled through one helper (:mod:`.compiler`).
+A bagged forest's learner variance from one fit, the infinitesimal jackknife, is :mod:`.jackknife`; its
+out-of-bag PD, each training row through the members that did not draw it, :mod:`.oob`.
 
 The core imports nothing above it and names no model library; the built-in plugins
 (adapters, methods, the figure backend) are registered by module name at run time.
