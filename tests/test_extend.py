@@ -66,6 +66,47 @@ def test_the_names_are_pdpx_own_objects_and_the_old_paths_still_work(module):
         assert getattr(extend, name) is getattr(old, name), name
 
 
+def test_the_old_paths_watched_are_every_name_but_the_errors():
+    """The errors are public from pdpx itself too (``pdpx.PdpxError``): their module is not watched."""
+    from pdpx.core.oldpaths import MOVED
+
+    assert {m: sorted(n) for m, n in MOVED.items()} == {
+        m: sorted(n) for m, n in DEFINED_IN.items() if m != "pdpx.core.errors"}
+
+
+def test_an_old_path_warns_outside_pdpx_and_pdpx_extend_does_not(tmp_path):
+    """Code outside pdpx (a script in another folder) reading a moved name from its old module gets one
+    DeprecationWarning naming pdpx.extend, and the same object; pdpx.extend itself and pdpx's own calls are
+    silent."""
+    script = tmp_path / "plugin_of_mine.py"
+    script.write_text(textwrap.dedent("""
+        import warnings
+        warnings.simplefilter("error")  # any warning below fails
+        import numpy as np, pandas as pd
+        from sklearn.ensemble import RandomForestRegressor
+        import pdpx
+        from pdpx.extend import Adapter, TreeModel, hookimpl, grid_points
+        X = pd.DataFrame({"a": np.arange(40.0), "b": np.arange(40.0) % 7})
+        assert pdpx.partial_dependence(RandomForestRegressor(5, random_state=0).fit(X, X.a), X, "a").method == "exact"
+        warnings.simplefilter("always")
+        with warnings.catch_warnings(record=True) as got:
+            from pdpx.core.adapter import Adapter as Old
+            import pdpx.core.ir as ir
+            old_model = ir.TreeModel
+        assert Old is Adapter and old_model is TreeModel
+        messages = [str(w.message) for w in got if w.category is DeprecationWarning]
+        assert len(messages) == 2, messages
+        assert "from pdpx.extend import Adapter" in messages[0] and "pdpx.core.adapter" in messages[0]
+        assert "from pdpx.extend import TreeModel" in messages[1]
+        assert all(w.filename == __file__ for w in got)  # attributed to the line that read the name
+        print("ok")
+    """))
+    import subprocess
+
+    out = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
 def test_every_import_on_the_plugin_page_is_from_pdpx_extend():
     """Every code block of docs/plugins.md imports pdpx's names from pdpx.extend (``import pdpx`` only to call its
     public functions), and the page's table of the public plugin API lists exactly pdpx.extend's names."""

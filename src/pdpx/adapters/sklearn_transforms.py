@@ -344,3 +344,8 @@ for _path, _rule in {
     "sklearn.feature_selection.SelectorMixin": _selector,
 }.items():
     register_rule(_path, _rule)
+
+
+from ..core.oldpaths import watch as _watch  # noqa: E402 - last: the names above moved to pdpx.extend (core/oldpaths.py)
+
+_watch(__name__)

@@ -4,7 +4,8 @@ Hooks and the plugin manager (:mod:`.hookspecs`, :mod:`.plugins`), the adapter a
 interfaces (:mod:`.adapter`, :mod:`.booster`, :mod:`.method`), the tree representation
 (:mod:`.ir`, :mod:`.treesum`; the fingerprint of a model's contents and the readings kept
 with it, :mod:`.modelcache`) and when the trees may answer for a model (:mod:`.trust`),
-whether points may be stacked into one predict call (:mod:`.stacking`),
+whether points may be stacked into one predict call (:mod:`.stacking`), the old import paths of the
+extension API, kept working with a warning (:mod:`.oldpaths`),
 the options of a call (:mod:`.options`) and its checks at the public boundary
 (:mod:`.validation`), a call in three parts: its inputs validated once (:mod:`.inputs`), its
 features' grids, which ``by=`` groups share (:mod:`.grids`), and the session that runs each feature

@@ -295,3 +295,8 @@ def as_2d(pred: Any, *, where: str = "the model's predict") -> np.ndarray:
             f"{where} returned an array of shape {arr.shape}; expected (n_rows,) or (n_rows, n_outputs)"
         )
     return arr
+
+
+from .oldpaths import watch as _watch  # noqa: E402 - last: the names above moved to pdpx.extend (core/oldpaths.py)
+
+_watch(__name__)

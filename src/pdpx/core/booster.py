@@ -314,3 +314,8 @@ def self_check(ens, reference: np.ndarray | None, rel: float = 1e-7) -> str | No
     if not err <= tol:
         return f"margin {mine.tolist()} against {reference.tolist()} on a row of missing values"
     return None
+
+
+from .oldpaths import watch as _watch  # noqa: E402 - last: the names above moved to pdpx.extend (core/oldpaths.py)
+
+_watch(__name__)

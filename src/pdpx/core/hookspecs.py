@@ -37,3 +37,8 @@ def pdpx_figure_backend():
     ``res.plot()`` and ``res.save()`` of every result go through it (:mod:`pdpx.core.drawing`);
     pdpx's own is :mod:`pdpx.outputs.draw` (plotnine).
     """
+
+
+from .oldpaths import watch as _watch  # noqa: E402 - last: the names above moved to pdpx.extend (core/oldpaths.py)
+
+_watch(__name__)

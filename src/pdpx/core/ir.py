@@ -456,3 +456,6 @@ def numeric_values(_position: int, values) -> np.ndarray:
 
 # the fingerprint and the cache of readings live in their own module; their old place keeps their names
 from .modelcache import ModelCache, fingerprint, model_cache  # noqa: E402,F401
+from .oldpaths import watch as _watch  # noqa: E402 - last: the names above moved to pdpx.extend (core/oldpaths.py)
+
+_watch(__name__)

@@ -333,3 +333,8 @@ class Batch:
         e.g. from sums each partition gathers, or None (the default): :meth:`Method.compute` on every partition,
         combined."""
         return None
+
+
+from .oldpaths import watch as _watch  # noqa: E402 - last: the names above moved to pdpx.extend (core/oldpaths.py)
+
+_watch(__name__)

@@ -126,3 +126,8 @@ def adapt(model, pm: pluggy.PluginManager | None = None):
             "a plain function f(X) -> predictions, or install a pdpx plugin for its library."
         )
     return guard(adapter)
+
+
+from .oldpaths import watch as _watch  # noqa: E402 - last: the names above moved to pdpx.extend (core/oldpaths.py)
+
+_watch(__name__)

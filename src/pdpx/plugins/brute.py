@@ -191,3 +191,8 @@ def failed(adapter, req: Request, points: list[np.ndarray], dtypes, task, exc: E
 def pdpx_register_methods(register):
     """Register ``brute``."""
     register(Brute())
+
+
+from ..core.oldpaths import watch as _watch  # noqa: E402 - last: the names above moved to pdpx.extend (core/oldpaths.py)
+
+_watch(__name__)
