@@ -316,10 +316,12 @@ class Reduced:
     parts: int = 1
 
 
-def reduce_curves(session: Session, features: list, reducer: CurveReducer, *, ways: tuple = WAYS) -> Reduced | None:
+def reduce_curves(session: Session, features: list, reducer: CurveReducer, *, ways: tuple = WAYS,
+                  share: int = ICE_SHARE) -> Reduced | None:
     """``reducer`` over every row of the session's X, the curves of the 1-way ``features`` on the session's grids:
-    from the method's fused walk, else chunks of ICE curves (``ways`` may allow only one: None when it does not
-    apply), else, rows held elsewhere, per partition (:func:`reduce_partitions`)."""
+    from the method's fused walk, else chunks of ICE curves taking ``1 / share`` of the memory budget (``ways``
+    may allow only one: None when it does not apply), else, rows held elsewhere, per partition
+    (:func:`reduce_partitions`)."""
     if not session.data.here:
         return reduce_partitions(session.data, session.model, features, curve_groups(session, features), reducer,
                                  session.sample_weight, _sizes(session, features), output_names(session))
@@ -329,7 +331,7 @@ def reduce_curves(session: Session, features: list, reducer: CurveReducer, *, wa
         return Reduced(state.finish(), method, output_names(session))
     if "chunks" not in ways:
         return None
-    method, notes = _chunks(session, features, state)
+    method, notes = _chunks(session, features, state, share)
     return Reduced(state.finish(), method, output_names(session), notes, "chunks")
 
 
@@ -349,7 +351,7 @@ def part_of(session: Session, features: list) -> Part:
     return Part(session.X, w, _sizes(session, features), len(session.outputs))
 
 
-def _chunks(session: Session, features: list, state: CurveReducer) -> tuple[str, list]:
+def _chunks(session: Session, features: list, state: CurveReducer, share: int = ICE_SHARE) -> tuple[str, list]:
     """Hand ``state`` every row's curves a chunk of rows at a time: (the method, the runs' notes)."""
     n, K = session.n_rows, len(session.outputs)
     G = max(len(session.grid_for(j)) for j in features)
@@ -359,7 +361,7 @@ def _chunks(session: Session, features: list, state: CurveReducer) -> tuple[str,
         budget = max(budget - state.held, budget // 8)
         session = Session.of(replace(session.inputs, memory_budget=budget), session.grids)
         options = options.but(memory_budget=budget)
-    chunk = int(max(1, min(n, budget // (ICE_SHARE * 8 * K * G))))
+    chunk = int(max(1, min(n, budget // (share * 8 * K * G))))
     method, notes = "", []
     with first_warning_only():
         for s in range(0, n, chunk):

@@ -41,6 +41,8 @@ from ..core.splits import Unmapped, column_classes, factor
 
 #: Grid cells of one 2-way exact call; larger pair grids are computed in blocks of rows of cells.
 MAX_CELLS = 1 << 18
+#: The ICE curves of one chunk of rows take at most 1 / ICE_SHARE of the memory budget.
+ICE_SHARE = 4
 #: Rows of one predict call of the model-agnostic 2-way evaluation.
 _BATCH_ROWS = 1 << 17
 
@@ -263,7 +265,7 @@ def at_rows(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, 
     session = Session(model, X, options.but(kind="individual", custom_values=custom, include_missing="auto"))
     j0 = ice_for[0]
     reducer = CurveMeans({j: shares[j] for j in ice_for}, grids[j0].position[cells[j0].codes])
-    means, f = reduce_curves(session, list(ice_for), reducer).value
+    means, f = reduce_curves(session, list(ice_for), reducer, share=ICE_SHARE).value
     return {j: means[j] for j in ice_for}, f
 
 

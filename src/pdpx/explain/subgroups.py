@@ -346,7 +346,7 @@ def _feature_curves(session: Session, feats: list):
     rest = list(feats)
     while rest:  # one feature too: the walk for one feature beats its exact curves (2.6 s against 2.9-3.2 s, 1M rows)
         group = _group(rest, sizes, K, n, session.memory_budget)
-        got = _walked(session, group)
+        got = _walked(session, group, sizes)
         if got is None:
             break
         while got:  # handed over one by one, none kept here: a group's arrays go before the next group's come
@@ -369,9 +369,9 @@ def _group(feats: list, sizes: dict, K: int, n: int, budget: int) -> list:
     return group
 
 
-def _walked(session: Session, group: list):
-    """``[(feature, _Curves)]`` of ``group`` from one walk over the rows that writes every row's centered curve
-    (:class:`~pdpx.core.curves.CenteredCurves`), or None where the method has none."""
+def _walked(session: Session, group: list, sizes: dict):
+    """``[(feature, _Curves)]`` of ``group`` (grid sizes ``sizes``) from one walk over the rows that writes every
+    row's centered curve (:class:`~pdpx.core.curves.CenteredCurves`), or None where the method has none."""
     got = reduce_curves(session, group, CenteredCurves(), ways=("walk",))
     if got is None:
         return None
