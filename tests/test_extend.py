@@ -31,6 +31,7 @@ DEFINED_IN = {
                      "numeric_encoder", "numeric_values", "fingerprint"],
     "pdpx.core.method": ["Method", "Batch", "MethodResult", "Request", "MethodOptions", "option"],
     "pdpx.plugins.brute": ["grid_points"],
+    "pdpx.core.curves": ["CurveReducer", "CurvePart", "CurveMeans", "CurveMoments", "CenteredCurves", "reduce_ice"],
     "pdpx.adapters.sklearn_transforms": ["ColumnMap", "register_rule", "declare_elementwise", "declare_columnwise"],
     "pdpx.core.errors": ["PdpxError", "PdpxTypeError", "NotFittedError", "ModelOutputError", "ModelPredictError",
                          "PdpxWarning", "NonFiniteWarning", "TreeMismatchWarning"],

@@ -45,7 +45,7 @@ WAYS = ("walk", "chunks")
 
 
 @dataclass
-class Part:
+class CurvePart:
     """The rows one reducer state covers: ``frame`` (a pandas frame of the model's columns), their ``weights``
     (float64, ones without ``sample_weight``), each feature's grid size ``sizes`` and ``n_outputs``."""
 
@@ -74,7 +74,7 @@ class CurveReducer:
     #: Bytes the started state holds while the curves are computed (the chunks share the rest of the budget)
     held: int = 0
 
-    def start(self, part: Part) -> CurveReducer:
+    def start(self, part: CurvePart) -> CurveReducer:
         """A fresh, empty state for the rows of ``part`` (the settings kept)."""
         raise NotImplementedError
 
@@ -105,7 +105,7 @@ class CurveReducer:
         return self.merge(other)
 
 
-def fresh(reducer: CurveReducer, part: Part) -> CurveReducer:
+def fresh(reducer: CurveReducer, part: CurvePart) -> CurveReducer:
     """A shallow copy of ``reducer`` (its settings) to hold a new state of ``part``."""
     out = copy.copy(reducer)
     out.part = part
@@ -158,7 +158,7 @@ class CurveMoments(CurveReducer):
 
     walk = "moments"
 
-    def start(self, part: Part) -> CurveMoments:
+    def start(self, part: CurvePart) -> CurveMoments:
         out = fresh(self, part)
         out.moments = {}
         return out
@@ -197,7 +197,7 @@ class CurveMeans(CurveReducer):
         self.shares = {j: np.asarray(s, dtype=np.float64).reshape(-1) for j, s in shares.items()}
         self.at = np.asarray(at)
 
-    def start(self, part: Part) -> CurveMeans:
+    def start(self, part: CurvePart) -> CurveMeans:
         for j, s in self.shares.items():
             if len(s) != part.sizes[j]:
                 raise PdpxError(f"CurveMeans: {len(s)} shares for the {part.sizes[j]} grid points of feature "
@@ -250,7 +250,7 @@ class CenteredCurves(CurveReducer):
 
     walk = "centered"
 
-    def start(self, part: Part) -> CenteredCurves:
+    def start(self, part: CurvePart) -> CenteredCurves:
         out = fresh(self, part)
         out.moments, out.ice, out.keep = {}, {}, None
         out.held = 8 * part.n_rows * part.n_outputs * sum(part.sizes.values())
@@ -306,7 +306,8 @@ class CenteredCurves(CurveReducer):
 class Reduced:
     """What :func:`reduce_curves` returns: the reducer's ``value`` (its :meth:`~CurveReducer.finish`), the
     ``method`` that computed the curves, the ``outputs`` (names), ``notes`` of the curves' runs, ``how`` they came
-    (``"walk"``, ``"chunks"``, ``"partitions"``) and ``parts``: the partitions merged."""
+    (``"walk"``, ``"chunks"``, ``"partitions"``), ``parts``: the partitions merged, and (:func:`reduce_ice`) the
+    ``features``' positions."""
 
     value: Any
     method: str
@@ -314,12 +315,14 @@ class Reduced:
     notes: list = field(default_factory=list)
     how: str = "walk"
     parts: int = 1
+    features: list = field(default_factory=list)
 
 
 def reduce_curves(session: Session, features: list, reducer: CurveReducer, *, ways: tuple = WAYS,
-                  share: int = ICE_SHARE) -> Reduced | None:
+                  share: int | None = None) -> Reduced | None:
     """``reducer`` over every row of the session's X, the curves of the 1-way ``features`` on the session's grids:
-    from the method's fused walk, else chunks of ICE curves taking ``1 / share`` of the memory budget (``ways``
+    from the method's fused walk, else chunks of ICE curves taking ``1 / share`` (default :data:`ICE_SHARE`) of
+    the memory budget (``ways``
     may allow only one: None when it does not apply), else, rows held elsewhere, per partition
     (:func:`reduce_partitions`)."""
     if not session.data.here:
@@ -335,6 +338,19 @@ def reduce_curves(session: Session, features: list, reducer: CurveReducer, *, wa
     return Reduced(state.finish(), method, output_names(session), notes, "chunks")
 
 
+def reduce_ice(model, X, features, reducer: CurveReducer, **pd_options) -> Reduced:
+    """``reducer`` over every row's ICE curves of each of ``features`` (names or positions, each 1-way) of ``model``
+    on ``X``: :func:`reduce_curves` on a session of the options of :func:`pdpx.partial_dependence` given
+    (``grid_resolution``, ``custom_values``, ``sample_weight``, ``method``, ``memory_budget``, ...). What a new
+    measure calls with its reducer; ``value`` is the reducer's :meth:`~CurveReducer.finish`, by position of
+    each feature in the model's columns (``Reduced.features``: those positions, in the order given)."""
+    session = Session(model, X, function="reduce_ice", **{**pd_options, "kind": "individual", "centered": False})
+    positions = [session.resolve_features([f])[0] for f in ([features] if isinstance(features, str) else features)]
+    got = reduce_curves(session, positions, reducer)
+    got.features = positions
+    return got
+
+
 def output_names(session: Session) -> list:
     """The names of the session's outputs."""
     names = session.adapter.output_names(session.response)
@@ -345,13 +361,13 @@ def _sizes(session: Session, features: list) -> dict:
     return {j: len(session.grid_for(j)) for j in features}
 
 
-def part_of(session: Session, features: list) -> Part:
-    """The :class:`Part` of every row of the session (held here)."""
+def part_of(session: Session, features: list) -> CurvePart:
+    """The :class:`CurvePart` of every row of the session (held here)."""
     w = np.ones(session.n_rows) if session.sample_weight is None else np.asarray(session.sample_weight, np.float64)
-    return Part(session.X, w, _sizes(session, features), len(session.outputs))
+    return CurvePart(session.X, w, _sizes(session, features), len(session.outputs))
 
 
-def _chunks(session: Session, features: list, state: CurveReducer, share: int = ICE_SHARE) -> tuple[str, list]:
+def _chunks(session: Session, features: list, state: CurveReducer, share: int | None = None) -> tuple[str, list]:
     """Hand ``state`` every row's curves a chunk of rows at a time: (the method, the runs' notes)."""
     n, K = session.n_rows, len(session.outputs)
     G = max(len(session.grid_for(j)) for j in features)
@@ -361,7 +377,7 @@ def _chunks(session: Session, features: list, state: CurveReducer, share: int = 
         budget = max(budget - state.held, budget // 8)
         session = Session.of(replace(session.inputs, memory_budget=budget), session.grids)
         options = options.but(memory_budget=budget)
-    chunk = int(max(1, min(n, budget // (share * 8 * K * G))))
+    chunk = int(max(1, min(n, budget // ((share or ICE_SHARE) * 8 * K * G))))
     method, notes = "", []
     with first_warning_only():
         for s in range(0, n, chunk):
@@ -450,7 +466,7 @@ def _partition_task(model, part, weights, features, groups, reducer, sizes, K, t
     """One partition's (a Spark batch's) reducer state (the task of :func:`reduce_partitions`)."""
     part = part.reset_index(drop=True)
     w = np.ones(len(part)) if weights is None else np.asarray(weights, dtype=np.float64)
-    state = reducer.start(Part(part, w, sizes, K))
+    state = reducer.start(CurvePart(part, w, sizes, K))
     method, notes = "", []
     if w.sum() <= 0:  # rows of no weight add nothing (and a session refuses them)
         return _PartState((state.sealed(), method, notes))
