@@ -92,9 +92,11 @@ class CurveReducer:
         raise NotImplementedError
 
     def sealed(self) -> CurveReducer:
-        """The state as it leaves its partition, to be merged (default: itself); a reducer keeping a value per row
-        reduces it there to the sums it merges (only those travel)."""
-        return self
+        """The state as it leaves its partition, to be merged (default: itself without its rows, which stay where
+        they are); a reducer keeping a value per row reduces it there to the sums it merges (only those travel)."""
+        out = copy.copy(self)
+        out.part = None
+        return out
 
     def walked(self, features: list, out) -> None:
         """Take the output of the fused walk :attr:`walk` over every row of the part for ``features`` (as
@@ -455,7 +457,7 @@ def reduce_partitions(rows, model, features: list, groups: list, reducer: CurveR
     got = rows.map_reduce(_partition_task, (features, groups, reducer, sizes, len(outputs), trusted), weights,
                           model=model)
     if not got:
-        raise PdpxError("X has no rows to compute the ICE curves of")
+        raise PdpxError("X has no rows to compute the ICE curves of; pass at least one")
     total = got[0]
     for more in got[1:]:
         total = total + more

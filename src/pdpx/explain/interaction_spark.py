@@ -6,7 +6,8 @@ rows (each a pass of :mod:`pdpx.rows.spark`, only counts crossing the cluster) a
 the pairwise statistics off each row's cells here, as on a pandas frame. The overall
 statistic also needs ``f(x_i)`` and ``PD_-j(x_i,-j)`` (row ``i``'s ICE curve over the
 cells of ``j``, averaged with the cells' weights over all rows) at every row: each Spark
-task computes them for its rows (:func:`pdpx.explain.evaluate.at_rows`) and returns, per
+task computes them for its rows (the curve reducer :class:`OverallSums`, a :class:`~pdpx.core.curves.CurveMeans`
+run by :func:`pdpx.core.curves.reduce_partitions`: the method's walk or chunks of ICE curves) and returns, per
 feature and output, the weight, the weighted mean and the centered sum of squares of
 ``u = f - PD_j - PD_-j`` and of ``f``; the driver adds the partitions' moments
 (Chan, Golub and LeVeque's pairwise update, which keeps the digits of a sum of squares
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.curves import CurveMeans, fresh, groups_of, reduce_partitions
+from ..core.curves import CurveMeans, CurveReducer, fresh, groups_of, reduce_partitions
 from ..core.errors import PdpxError
 
 
@@ -65,13 +66,8 @@ def overall_sums(data, names: list, categorical: list, grids: dict, cells: dict,
     reducer = OverallSums({j: shares[j] for j in ice_for}, names, {j: grids[j].position for j in ice_for},
                           {j: lookups[j] for j in ice_for}, {j: average[j] for j in ice_for})
     sizes = {j: len(shares[j]) for j in ice_for}
-    try:
-        total = reduce_partitions(data, None, list(ice_for), groups, reducer, weights, sizes, list(range(K)),
-                                  trusted=True).value
-    except PdpxError as exc:
-        if "has no rows" in str(exc):
-            raise PdpxError("X has no rows; H averages over rows, so pass at least one") from None
-        raise
+    total = reduce_partitions(data, None, list(ice_for), groups, reducer, weights, sizes, list(range(K)),
+                              trusted=True).value
     if total.W <= 0:
         raise PdpxError("sample_weight is zero for every row; at least one row needs a positive weight")
     over = {j: total.m2[i] for i, j in enumerate(ice_for)}
@@ -87,7 +83,6 @@ class OverallSums(CurveMeans):
     def __init__(self, shares: dict, names: list, positions: dict, lookups: dict, average: dict):
         super().__init__(shares, np.zeros(0, dtype=np.int64))
         self.names, self.positions, self.lookups, self.average = names, positions, lookups, average
-        self.sums = None
 
     def start(self, part):
         at = {j: self.positions[j][self.lookups[j].codes(part.frame[self.names[j]])] for j in self.shares}
@@ -96,21 +91,22 @@ class OverallSums(CurveMeans):
         out = CurveMeans.start(base, part)
         return out
 
-    def sealed(self) -> "OverallSums":
+    def sealed(self) -> "Summed":
         """The partition's :class:`Moments` of ``u_j`` and ``f`` (its rows' values stay where they are)."""
-        out = fresh(self, self.part)
-        out.means = out.f = None
         if self.part.weights.sum() <= 0:  # no curves were computed (rows of no weight add nothing)
-            out.sums = Moments(0.0, np.zeros(0), np.zeros(0))
-            return out
+            return Summed(Moments(0.0, np.zeros(0), np.zeros(0)))
         u = [self.f - self.average[j][:, self.rows_at[j]] - self.means[j] for j in self.shares]
-        out.sums = Moments.of(np.stack(u + [self.f]), self.part.weights)
-        return out
+        return Summed(Moments.of(np.stack(u + [self.f]), self.part.weights))
+
+
+class Summed(CurveReducer):
+    """What a partition's :class:`OverallSums` sends back: its :class:`Moments`, which merge."""
+
+    def __init__(self, sums: Moments):
+        self.sums = sums
 
     def merge(self, other):
-        out = fresh(self, self.part)
-        out.sums = self.sums + other.sums
-        return out
+        return Summed(self.sums + other.sums)
 
     def finish(self) -> Moments:
         return self.sums
