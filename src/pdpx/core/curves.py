@@ -324,9 +324,8 @@ def reduce_curves(session: Session, features: list, reducer: CurveReducer, *, wa
                   share: int | None = None) -> Reduced | None:
     """``reducer`` over every row of the session's X, the curves of the 1-way ``features`` on the session's grids:
     from the method's fused walk, else chunks of ICE curves taking ``1 / share`` (default :data:`ICE_SHARE`) of
-    the memory budget (``ways``
-    may allow only one: None when it does not apply), else, rows held elsewhere, per partition
-    (:func:`reduce_partitions`)."""
+    the memory budget (``ways`` may allow only one: None when it does not apply), else, rows held elsewhere, per
+    partition (:func:`reduce_partitions`)."""
     if not session.data.here:
         return reduce_partitions(session.data, session.model, features, curve_groups(session, features), reducer,
                                  session.sample_weight, _sizes(session, features), output_names(session))
