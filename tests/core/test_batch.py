@@ -107,3 +107,28 @@ def test_a_session_plans_once_with_all_its_feature_sets_and_runs_every_request_t
         Xg = X.copy()
         Xg["a"] = value
         assert res.average[0, g] == pytest.approx(model.predict(Xg).mean(), rel=1e-12)
+
+
+def test_a_method_still_defining_the_retired_curve_hooks_is_told(planning_method):
+    """curve_means / curve_moments / curve_rows are no longer called: the registration says so (the numbers stay
+    right, the session computes the curves)."""
+
+    class Old(Brute):
+        name = "old-curves"
+
+        def curve_means(self, adapter, requests, shares):
+            return None
+
+    class OldPlugin:
+        @pdpx.hookimpl
+        def pdpx_register_methods(self, register):
+            register(Old())
+
+    pm = plugins.plugin_manager()
+    plugin = OldPlugin()
+    pm.register(plugin)
+    try:
+        with pytest.warns(DeprecationWarning, match="'old-curves' defines curve_means.*reduce_curves"):
+            plugins.get_methods()
+    finally:
+        pm.unregister(plugin)
