@@ -15,13 +15,9 @@ Deprecated names and arguments (``docs/api.md``, "Deprecated names") work with a
 This package is the top floor (``docs/architecture.md``): :mod:`.api` (partial_dependence and
 partial_dependence_many), :mod:`.reporting` (report; :mod:`.report_rows`: the rows each part rests on, a
 Spark DataFrame's included; :mod:`.report_parts`: figures drawn on a side thread, parts that failed named in a
-warning), :mod:`.r_bridge` (what the R package
-calls) and :mod:`.r_wire` (what R sends, decoded), and the ``pdpx`` command line :mod:`.cli`
-with :mod:`.cli_data` (data files), :mod:`.cli_output` (output names and CSV cells a spreadsheet reads as
-text), :mod:`.model_files` (model files, by extension),
-:mod:`.model_categories` (the categories a saved model stores), :mod:`.model_prechecks` (XGBoost and
-LightGBM files checked before their loaders), :mod:`.rds_check` (an R file's bytes read before R sees it) and
-:mod:`.rds_export` (the R process that reads an R file the user opted in to). The floors below are the
+warning; :mod:`.report_sure`: the section "How sure is this curve?"), :mod:`.r_bridge` (what the R package
+calls) and :mod:`.r_wire` (what R sends, decoded), and the ``pdpx`` command line, the package :mod:`.cli` (its
+commands, data and model files, outputs). The floors below are the
 packages ``core``, ``adapters``, ``plugins``, ``explain``, ``outputs``, ``sklearn`` and ``demo``.
 Plugin authors import from :mod:`.extend`, the public extension API (``docs/plugins.md``).
 """
@@ -40,9 +36,11 @@ from .core.errors import (
     PdpxWarning,
     StackingWarning,
     TreeMismatchWarning,
+    UnreadValueError,
 )
 from .core.extrapolation import Extrapolation
 from .core.hookspecs import hookimpl
+from .core.jackknife import JackknifeResult
 from .core.members import MemberResult
 from .core.plugins import get_plugin_manager
 from .core.result import CurveResult, PartialDependenceCollection, PartialDependenceResult
@@ -74,6 +72,7 @@ __all__ = [
     "PartialDependenceResult",
     "StackedResult",
     "MemberResult",
+    "JackknifeResult",
     "DerivativeResult",
     "ALEResult",
     "PartialDependenceCollection",
@@ -95,6 +94,7 @@ __all__ = [
     "NonFiniteWarning",
     "ExtrapolationWarning",
     "TreeMismatchWarning",
+    "UnreadValueError",
     "StackingWarning",
     "IncompleteReportWarning",
 ]

@@ -33,7 +33,7 @@ def partial_dependence(
     n_jobs: int | None = None, progress: bool | None = None, memory_budget: int | str | None = None,
     ice_sample: int | None = None, random_state: int | None = 0, method_options: dict | None = None,
     include_missing: bool | str = "auto", by=None, by_bins: int = 4, interval: float | str | None = None,
-    n_boot: int = 200, level: float | None = None,
+    n_boot: int = 200, level: float | None = None, oob: bool = False,
 ) -> CurveResult:
     """Partial dependence of ``model`` on one set of features (one joint grid).
 
@@ -116,7 +116,11 @@ def partial_dependence(
         Bootstrap replicates for ``interval`` (seeded by ``random_state``).
     level : float, optional
         The central share of the members (or of the bootstrap replicates) the band covers, with
-        ``interval="members"`` or ``"bootstrap"`` (default 0.95).
+        ``interval="members"`` or ``"bootstrap"`` (default 0.95). ``interval="jackknife"``: a bagged forest's band
+        ``PD +- z * res.se``, the learner's variance from one fit (:mod:`pdpx.core.jackknife`), at this level.
+    oob : bool, default False
+        Out-of-bag PD of a bagged forest: each row's ICE averages the members that did not draw it. X must be the
+        training rows, in order (checked by number): :mod:`pdpx.core.oob`.
 
     Returns
     -------
@@ -133,7 +137,7 @@ def partial_dependence(
         "categorical_features": categorical_features, "sample_weight": sample_weight, "centered": centered,
         "n_jobs": n_jobs, "progress": progress, "memory_budget": memory_budget, "ice_sample": ice_sample,
         "random_state": random_state, "method_options": method_options, "include_missing": include_missing,
-        "by": by, "by_bins": by_bins, "interval": interval, "n_boot": n_boot, "level": level,
+        "by": by, "by_bins": by_bins, "interval": interval, "n_boot": n_boot, "level": level, "oob": oob,
     }
     given = {k: v for k, v in passed.items()  # the options the caller set (a default tuple equals, not is, its own)
              if v is not DEFAULTS[k] and not (type(v) is tuple and v == DEFAULTS[k])}
@@ -154,9 +158,22 @@ def _dispatch(model, X, features, options: PDOptions) -> CurveResult:
         from .core.members import model_interval
 
         return model_interval(model, X, features, options)
+    if options.interval == "jackknife" or options.oob:  # a bagged forest: its learner variance, or out-of-bag PD
+        return _forest_uncertainty(model, X, features, options)
     if isinstance(model, dict) or options.by is not None:
         return stacked_partial_dependence(model, X, features, options)
     return compute(model, X, features, options)
+
+
+def _forest_uncertainty(model, X, features, options: PDOptions) -> CurveResult:
+    """``oob=True`` (each row through the members that did not draw it) or ``interval="jackknife"``."""
+    if options.oob:
+        from .core.oob import oob_partial_dependence
+
+        return oob_partial_dependence(model, X, features, options)
+    from .core.jackknife import jackknife_interval
+
+    return jackknife_interval(model, X, features, options)
 
 
 def partial_dependence_many(

@@ -204,7 +204,7 @@ def r_adapter(spec: Mapping) -> Adapter:
         return RandomForestAdapter(
             fd, _takes_columns(spec.get("predict")),
             training_data=spec.get("training_data"), training_weight=spec.get("training_weight"),
-            time_units=spec.get("time_units"),
+            time_units=spec.get("time_units"), inbag=spec.get("inbag"),
         )
     if kind == "ranger":
         return RangerAdapter(spec["forest"], _takes_columns(spec.get("predict")), time_units=spec.get("time_units"))

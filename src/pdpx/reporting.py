@@ -61,6 +61,7 @@ from .outputs.report_heterogeneity import HeterogeneitySection
 from .outputs.report_page import Page, check_report_path, columns_table, embed
 from .report_parts import SideThread, failed_features, grid_check, warn_missing
 from .report_rows import ledger, page_frame, rows_note, seeded_rows, spark_rows
+from .report_sure import uncertainty_section
 from .rows import place_of
 
 __all__ = ["report"]
@@ -294,12 +295,14 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
                     r2 = pair_session.compute(pair_session.resolve_features([a, b]))
                     pair_results.append((r2, s, drawn_plot(lambda r2=r2: r2.plot(seed=seed))))
                     bar.update(1)
+                sure = uncertainty_section(model, frame, session, ranking, options, bar=bar, drawn=drawn_plot)
                 spread = _heterogeneity_section(model, frame, session, ranking, options, heterogeneity, seed=seed,
                                                 bar=bar, drawn=drawn_plot)
                 bar.set_postfix_str("figures")
                 # ---------------------------------------------------------- figures, in the page's order
                 figures = [(r, one_way_figures[id(r)].result()) for r, _ in ranking]
                 importance_figure = importance_figure.result()
+                sure = sure.resolved() if sure is not None else None
                 h_figures = [f.result() for f in h_figures]
                 pair_figures = [(r2, s, f.result()) for r2, s, f in pair_results]
                 columns_html = columns_html.result()
@@ -314,10 +317,11 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
         skipped=skipped, figures=figures, pair_figures=pair_figures, pairs_auto=pairs_given is None,
         n_candidates=len(candidates), top_for_pairs=TOP_FOR_PAIRS, options=_shown(options), n_ice=n_ice,
         elapsed=time.perf_counter() - t_start, importance=imp, importance_figure=importance_figure,
-        hstat=hstat, h_figures=h_figures, columns_html=columns_html, sections=[spread] if spread else [],
+        hstat=hstat, h_figures=h_figures, columns_html=columns_html, sections=[s for s in (spread, sure) if s],
     )
     html = page.render()
-    warn_missing(path, failed_features(skipped, grid_check(session)) + (spread.missing if spread else []))
+    warn_missing(path, failed_features(skipped, grid_check(session)) + (spread.missing if spread else [])
+                 + (sure.missing if sure else []))
     return write_text_atomic(path, html)
 
 

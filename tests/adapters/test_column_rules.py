@@ -61,11 +61,6 @@ STEPS = {
 }
 
 
-#: standardised Yeo-Johnson overflows to inf for huge numbers, which HistGradientBoosting refuses, so the bisection
-#: over all float64 values stops there: brute, saying why (thresholds within the finite range: not done yet)
-OVERFLOWS = {"power yeo-johnson", "union weighted"}
-
-
 def model_with(step, final=None):
     pre = make_column_transformer((OneHotEncoder(sparse_output=False), ["city"]), (step, NUMS))
     return make_pipeline(pre, final or HistGradientBoostingRegressor(max_iter=20, random_state=0)).fit(X, Y)
@@ -86,11 +81,7 @@ def check(model, col, **kw):
 
 @pytest.mark.parametrize("name", sorted(STEPS))
 def test_column_wise_steps_are_exact(name):
-    model = model_with(STEPS[name]())
-    if name in OVERFLOWS:  # known gap: the map overflows to inf for huge numbers, which the model refuses
-        res = pdpx.partial_dependence(model, X, ["a"])
-        assert res.method == "brute" and any("refuses some values" in n for n in res.notes), res.notes
-        return
+    model = model_with(STEPS[name]())  # standardised Yeo-Johnson refuses huge numbers: read within what it takes
     for col in ("a", "b"):
         check(model, col, grid_resolution=12)
         check(model, col, grid="thresholds")
@@ -108,12 +99,22 @@ def test_a_selector_drops_columns_the_model_then_never_reads():
                                definition(model, "c", np.asarray(res.grid_values[0])), atol=1e-9)
 
 
-def test_box_cox_refuses_non_positive_numbers_as_the_model_does():
-    """Box-Cox is defined for positive numbers only: a split is no threshold over every number, so brute."""
-    model = make_pipeline(make_column_transformer((PowerTransformer(method="box-cox"), ["b"]), remainder="drop"),
-                          DecisionTreeRegressor(max_depth=4, random_state=0)).fit(X, Y)
-    res = pdpx.partial_dependence(model, X, ["b"])
-    assert res.method == "brute" and any("refuses some values" in n for n in res.notes), res.notes
+def test_box_cox_is_read_on_the_positive_numbers_it_takes_and_refuses_others_as_the_model_does():
+    """Box-Cox is defined for positive numbers only: its splits are read on them (exact), and a grid point the
+    model refuses is refused before any work, in the model's words."""
+    for standardize in (True, False):
+        model = make_pipeline(make_column_transformer((PowerTransformer(method="box-cox", standardize=standardize),
+                                                       ["b"]), remainder="drop"),
+                              DecisionTreeRegressor(max_depth=4, random_state=0)).fit(X, Y)
+        check(model, "b", grid_resolution=15)
+        check(model, "b", grid="thresholds")
+        with pytest.raises(Exception, match="(?i)positive"):
+            model.predict(X.assign(b=-1.0))
+        for method in ("auto", "exact", "brute"):  # refused before any work, whatever read the model before
+            with pytest.raises(pdpx.PdpxError, match=r"refuses as input: \[-1.0\] \(below every value of 'b' in X; "
+                                                     "ValueError: The Box-Cox transformation can only be applied to "
+                                                     "strictly positive data"):
+                pdpx.partial_dependence(model, X, ["b"], custom_values={"b": [-1.0, 1.0]}, method=method)
 
 
 def test_union_branches_that_mix_columns_run_brute():

@@ -243,3 +243,20 @@ def test_value_set_codes_are_route_classes_and_new_routes_are_refused():
     with pytest.raises(PdpxError, match="reaches the model's splits in a way none"):
         only_right.codes(np.array([4.0]))
     assert only_right.codes(np.array([np.nan]))[0] == -1
+
+
+def test_a_value_met_in_a_partition_outside_the_reading_falls_back_to_brute_under_auto():
+    """Rows in Dask partitions: the reading knows the grid's values, not every partition's. A value there that
+    routes like none of them cannot be coded in trees already in use: ``auto`` answers with brute (equal to the
+    definition, saying why in the notes); ``method="exact"`` asked by name refuses with the reason."""
+    dd = pytest.importorskip("dask.dataframe", reason="Dask (pdpx[dask]) is needed for rows in partitions")
+    model = pipeline(FunctionTransformer(sincos), HistGradientBoostingRegressor(max_iter=25, random_state=0))
+    Xh = X.assign(hour=X.hour + 0.5)  # half hours, and whole hours in the grid Dask's quantiles give
+    parts = dd.from_pandas(Xh, npartitions=3)
+    res = pdpx.partial_dependence(model, parts, "hour", grid_resolution=7)
+    assert res.method == "brute"
+    assert any(n.startswith("exact not used: value") and "brute answered" in n for n in res.notes), res.notes
+    expected = [model.predict(Xh.assign(hour=v)).mean() for v in res.grid_values[0]]
+    np.testing.assert_allclose(res.average[0], expected, rtol=0, atol=1e-12)
+    with pytest.raises(column_values.UnreadValueError, match="reaches the model's splits in a way none"):
+        pdpx.partial_dependence(model, parts, "hour", grid_resolution=7, method="exact")

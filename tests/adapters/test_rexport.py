@@ -24,7 +24,7 @@ from click.testing import CliRunner
 import pdpx
 from pdpx.adapters.rexport import ExportError, parse_export, read_export, tree_predict
 from pdpx.cli import main
-from pdpx.rds_export import exporter_script
+from pdpx.cli.rds_export import exporter_script
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPORTER = ROOT / "r" / "pdpx" / "R" / "export.R"
@@ -162,8 +162,8 @@ def test_the_command_line_reads_an_export(exported, model):
 @needs_r
 @pytest.mark.parametrize("model", ["rf_class", "ranger_prob", "gbm_bern"])
 def test_the_rds_route_writes_the_same_document(exported, tmp_path, model):
-    from pdpx.rds_check import check_r_file
-    from pdpx.rds_export import export_r_file
+    from pdpx.cli.rds_check import check_r_file
+    from pdpx.cli.rds_export import export_r_file
 
     facts = check_r_file(exported / f"{model}.rds")
     out = export_r_file(exported / f"{model}.rds", kind="rds", name=facts.name, budget=1 << 30, folder=tmp_path)

@@ -287,10 +287,36 @@ def test_derivative_is_per_day():
     assert any("per day" in n for n in res.notes)
 
 
-def test_ale_refuses_a_date_clearly():
-    X = frame("naive")
-    with pytest.raises(PdpxError, match="ale\\(\\): feature 'when' holds dates.*pdpx.partial_dependence"):
-        pdpx.ale(DateModel(X["when"].dtype), X, ["when"])
+def ale_by_definition(model, X, feature, n_bins):
+    """First-order ALE written out on dates: edges at the k / n_bins quantiles of the observed dates (the smallest
+    date whose ECDF reaches k / n_bins), each row moved to its bin's two edges, local effects averaged per bin,
+    accumulated and centered on the rows' mean."""
+    col = X[feature]
+    xs = col.sort_values().array
+    idx = [max(-(-k * len(xs) // n_bins) - 1, 0) for k in range(n_bins + 1)]
+    z = pd.Series(xs[idx]).drop_duplicates().array
+    effects, mass = [], []
+    for k in range(1, len(z)):
+        rows = ((col >= z[0]) if k == 1 else (col > z[k - 1])) & (col <= z[k])
+        lo, hi = X[rows].copy(), X[rows].copy()
+        lo[feature] = pd.Series(pd.array([z[k - 1]] * len(lo), dtype=col.dtype), index=lo.index)
+        hi[feature] = pd.Series(pd.array([z[k]] * len(hi), dtype=col.dtype), index=hi.index)
+        effects.append(np.mean(model.predict(hi) - model.predict(lo)))
+        mass.append(rows.sum())
+    acc = np.concatenate([[0.0], np.cumsum(effects)])
+    return z, acc - sum(m * (acc[k] + acc[k + 1]) / 2 for k, m in enumerate(mass)) / sum(mass)
+
+
+@pytest.mark.parametrize("kind,unit", [("naive", "us"), ("naive", "ns"), ("tz", "us"), ("period", "us"),
+                                       ("hours", "s")])
+def test_ale_of_a_date_feature_equals_the_definition(kind, unit):
+    X = frame(kind, unit=unit)
+    model = DateModel(X["when"].dtype)
+    res = pdpx.ale(model, X, "when", grid_resolution=7)
+    z, ref = ale_by_definition(model, X, "when", 7)
+    assert res.grid_values[0].dtype == X["when"].dtype
+    assert list(pd.array(res.grid_values[0], dtype=X["when"].dtype)) == list(z)
+    np.testing.assert_allclose(res.average[0], ref, rtol=0, atol=1e-12)
 
 
 def test_importance_and_h_on_a_date_feature():

@@ -30,14 +30,17 @@ def in_bin(x, z, k):
 
 
 def ref_ale_1way(predict, X, col, n_bins, w=None):
-    x = X[col].to_numpy(float)
+    tz = getattr(X[col].dtype, "tz", None)  # dates with a time zone are binned as UTC dates, set in their zone
+    x = X[col].dt.tz_convert(None).to_numpy() if tz is not None else X[col].to_numpy()
+    x = x if x.dtype.kind == "M" else x.astype(float)  # dates are binned as dates
+    at = (lambda v: pd.Timestamp(v, tz="UTC").tz_convert(tz)) if tz is not None else (lambda v: v)
     w = np.ones(len(X)) if w is None else np.asarray(w, float)
     z = edges_of(x, n_bins)
     effects, mass = [], []
     for k in range(1, len(z)):
         rows = in_bin(x, z, k)
         lo, hi = X[rows].copy(), X[rows].copy()
-        lo[col], hi[col] = z[k - 1], z[k]
+        lo[col], hi[col] = at(z[k - 1]), at(z[k])
         diff = predict(hi) - predict(lo)
         mass.append(w[rows].sum())
         effects.append((w[rows][:, None] * diff).sum(axis=0) / w[rows].sum())
@@ -370,3 +373,91 @@ def test_a_cluster_x_is_refused_with_how_to_sample_it():
     with pytest.raises(PdpxError) as err:
         pdpx.ale(lambda d: d["a"].to_numpy() * 2, dd.from_pandas(X, npartitions=2), "a")
     assert str(err.value) == message("ale", "dask", "ale") and "X.sample(frac=...).compute()" in str(err.value)
+
+
+# ----------------------------------------------------------------------------- dates
+
+
+def _day_numbers(d):
+    d = d.copy()
+    d["day"] = (d["day"] - pd.Timestamp("2020-01-01", tz=d["day"].dt.tz)) / pd.Timedelta(days=1)
+    return d
+
+
+@pytest.fixture(scope="module")
+def dated():
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    rng = np.random.default_rng(5)
+    n = 600
+    day = pd.Timestamp("2024-01-01") + pd.to_timedelta(rng.integers(0, 730, n), unit="D")
+    X = pd.DataFrame({"day": day, "x": rng.normal(size=n)})
+    y = np.sin(X["day"].dt.month / 12 * 6.28) + X["x"] + rng.normal(size=n) * 0.1
+    model = make_pipeline(FunctionTransformer(_day_numbers), HistGradientBoostingRegressor(max_iter=30)).fit(X, y)
+    return X, y, model
+
+
+def test_date_feature_matches_definition_with_dates_as_its_grid(dated, tmp_path):
+    X, _, model = dated
+    res = pdpx.ale(model, X, "day", grid_resolution=8)
+    z, ref = ref_ale_1way(lambda d: model.predict(d)[:, None], X, "day", 8)
+    assert res.grid_values[0].dtype == X["day"].dtype  # dates of the column's own type, at observed dates
+    np.testing.assert_array_equal(res.grid_values[0], z)
+    np.testing.assert_allclose(res.average, ref, rtol=0, atol=1e-12)
+    frame = res.to_frame()
+    assert frame["x_1"].dtype == X["day"].dtype
+    p = res.plot()
+    assert "datetime" in type(p.scales.get_scales("x")).__name__
+    p.save(tmp_path / "ale_day.png", verbose=False, dpi=50)
+    assert (tmp_path / "ale_day.png").stat().st_size > 0
+
+
+def test_date_feature_with_a_time_zone_and_missing_dates(dated):
+    from sklearn.base import clone
+
+    X, y, model = dated
+    Xz = X.assign(day=X["day"].dt.tz_localize("Europe/Paris"))
+    modelz = clone(model).fit(Xz, y)
+    Xz.loc[:9, "day"] = pd.NaT  # rows without a date take no part
+    res = pdpx.ale(modelz, Xz, "day", grid_resolution=5)
+    z, ref = ref_ale_1way(lambda d: modelz.predict(d)[:, None], Xz.dropna(), "day", 5)
+    assert str(res.grid_values[0].dtype) == "datetime64[us, Europe/Paris]"
+    np.testing.assert_array_equal(res.grid_values[0].tz_convert(None).to_numpy(), z)
+    np.testing.assert_allclose(res.average, ref, rtol=0, atol=1e-12)
+    assert any("10 row(s)" in n for n in res.notes)
+
+
+def test_a_date_feature_in_second_order_ale_is_refused_saying_what_works(dated):
+    X, _, model = dated
+    with pytest.raises(PdpxError, match=r"second-order ALE takes two numeric features.*pdpx.ale\(model, X, 'day'\)"):
+        pdpx.ale(model, X, ["day", "x"])
+
+
+# ----------------------------------------------------------------------------- batch-dependent models
+
+
+def _standardise_within_the_call(Z):
+    """A user's step that depends on the other rows of the call (it standardises within predict)."""
+    Z = np.asarray(Z, dtype=float)
+    return (Z - Z.mean(axis=0)) / (Z.std(axis=0) + 1.0)
+
+
+def test_a_model_that_reads_the_whole_call_is_called_once_per_bin_edge(correlated):
+    """Stacking every row at its own edge into one call would change such a model's predictions: ALE then calls
+    it once per bin edge with that bin's rows, which is the definition written per bin, says so and warns."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y = correlated
+    model = make_pipeline(FunctionTransformer(_standardise_within_the_call),
+                          GradientBoostingRegressor(n_estimators=20, max_depth=3, random_state=0)).fit(X, y)
+    with pytest.warns(pdpx.StackingWarning):
+        res = pdpx.ale(model, X, "x1", grid_resolution=6)
+    _, ref = ref_ale_1way(lambda d: model.predict(d)[:, None], X, "x1", 6)
+    np.testing.assert_allclose(res.average, ref, rtol=0, atol=1e-12)
+    assert any("once per point" in n and "_standardise_within_the_call" in n for n in res.notes), res.notes
+    rowwise = make_pipeline(FunctionTransformer(np.tanh), GradientBoostingRegressor(n_estimators=20, random_state=0))
+    rowwise.fit(X, y)
+    assert not any("once per point" in n for n in pdpx.ale(rowwise, X, "x1", grid_resolution=6).notes)

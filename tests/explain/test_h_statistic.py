@@ -414,3 +414,35 @@ def test_dependent_features_give_a_note_not_a_warning():
     m = HistGradientBoostingRegressor(max_iter=30, random_state=0).fit(X, X.a + X.b + X.c)
     res = pdpx.h_statistic(m, X)  # the suite turns pdpx warnings into errors: none may escape
     assert any("absent from the data" in n for n in res.notes)
+
+
+def _half_centred_within_the_call(Z):
+    """A user's step whose output depends on the other rows of the call: each column less half its mean over the
+    call's rows."""
+    Z = np.asarray(Z, dtype=float)
+    return Z - 0.5 * Z.mean(axis=0)
+
+
+def test_a_model_that_reads_the_whole_call_equals_the_definition_called_once_per_point():
+    """H's own calls at the rows' pairs of values stack many points into one predict call; for a model whose
+    predictions depend on the other rows of the call, the definition is one call per point (a pair of values)
+    with all the rows: pdpx then calls so, says why and warns. (The overall H's PD of the other columns is
+    computed from the feature's ICE curves, one call per value of the feature: docs/methods.md.)"""
+    from sklearn.ensemble import GradientBoostingRegressor
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y = _data(n=60)
+    model = make_pipeline(FunctionTransformer(_half_centred_within_the_call),
+                          GradientBoostingRegressor(n_estimators=15, max_depth=3, random_state=0)).fit(X, y)
+    n = len(X)
+
+    def per_point(Z):  # brute_h stacks the n points' copies of X into one frame: one call per copy
+        return np.concatenate([model.predict(Z.iloc[i * n:(i + 1) * n]) for i in range(len(Z) // n)])[:, None]
+
+    with pytest.warns(pdpx.StackingWarning):
+        res = pdpx.h_statistic(model, X, ["a", "b"], pairs=[("a", "b")])
+    ref_pair, _ = brute_h(per_point, X, ["a", "b"], [("a", "b")])
+    np.testing.assert_allclose(res.pairwise.h2.to_numpy(), ref_pair[("a", "b")], atol=1e-9, rtol=0)
+    stacked, _ = brute_h(lambda Z: model.predict(Z)[:, None], X, ["a", "b"], [("a", "b")])
+    assert abs(stacked[("a", "b")][0] - ref_pair[("a", "b")][0]) > 0.01  # stacking would have changed it
+    assert any("once per point" in note for note in res.notes), res.notes

@@ -6,8 +6,8 @@ import pytest
 from sklearn.ensemble import RandomForestRegressor
 
 import pdpx
+from pdpx.core import stacking
 from pdpx.core.result import SCHEMA_HEAD
-from pdpx.plugins import stacking
 from pdpx.plugins.brute import plan_chunks
 
 

@@ -88,7 +88,11 @@
 #'     refused: their trees are no predictors on their own;
 #'   * `"quantiles"`: a named list of quantile models, named by their quantile
 #'     (`list("0.1" = m10, "0.5" = m50, "0.9" = m90)`): the curve is the 0.5
-#'     model's PD, `lower` and `upper` the lowest and highest quantile models' PDs.
+#'     model's PD, `lower` and `upper` the lowest and highest quantile models' PDs;
+#'   * `"jackknife"`: a bagged forest's infinitesimal jackknife band (randomForest or
+#'     ranger fitted with `keep.inbag = TRUE`): `yhat +- z * se`, the learner's
+#'     variance over training samples estimated from one fit; the result gains a
+#'     column `se`. `data` may be any rows.
 #'
 #'   With `"members"` or `"quantiles"` every member's own curve is kept in
 #'   `attr(result, "members")`: a data.frame with `member`, `weight`, `output`, the
@@ -97,6 +101,9 @@
 #'   band covers, with `interval = "members"` or `"bootstrap"` (default 0.95).
 #' @param n_boot Bootstrap replicates for `interval`.
 #' @param random_state Seed of the bootstrap.
+#' @param oob `TRUE`: the out-of-bag PD of a bagged forest fitted with
+#'   `keep.inbag = TRUE`: each row's ICE curve averages only the trees that did
+#'   not draw it. `data` must be the training rows, in the order the forest saw them.
 #' @param ... Not used; misspelt or pdp-style argument names (`pred.var`,
 #'   `grid.resolution`, `which.class`) are reported with the pdpx name to use.
 #'
@@ -138,7 +145,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
                                categorical_features = NULL, response = "auto", n_jobs = NULL,
                                memory_budget = NULL, include_missing = "auto", by = NULL, by_bins = 4L,
                                interval = NULL, level = NULL, n_boot = 200L, random_state = 0L,
-                               n_trees = NULL, ...) {
+                               oob = FALSE, n_trees = NULL, ...) {
   api <- .enter_api("partial_dependence")
   on.exit(.leave_api(api), add = TRUE)
   .check_dots(list(...))
@@ -151,6 +158,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   band <- .check_interval(interval, level, object)
   .check_count(n_boot, "n_boot", min = 2)
   .check_count(random_state, "random_state", min = 0)
+  .check_flag(oob, "oob")
   kind_given <- !missing(kind)
   kind <- .check_choice(kind, "kind", c("average", "individual", "both"), several = !kind_given)
   .check_flag(ice, "ice")
@@ -225,6 +233,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
     interval = band$interval, level = band$level, n_boot = as.integer(n_boot),
     random_state = as.integer(random_state)
   )
+  if (isTRUE(oob)) options$oob <- TRUE
   payload <- .frame_payload(X)
   X_py <- if (is.null(payload)) X else payload
   out <- .py_call(py$bridge$r_partial_dependence(prepared$adapter, X_py, as.list(features), options))
@@ -267,7 +276,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
     }
     return(list(interval = as.double(interval), level = NULL))
   }
-  choices <- c("bootstrap", "members", "quantiles")
+  choices <- c("bootstrap", "members", "quantiles", "jackknife")
   if (!(is.character(interval) && length(interval) == 1 && !is.na(interval) && interval %in% choices)) {
     .arg_error("interval", interval, paste0("a confidence level between 0 and 1 (e.g. 0.95) or one of ",
                                             paste0("\"", choices, "\"", collapse = ", ")))

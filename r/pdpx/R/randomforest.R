@@ -114,7 +114,8 @@
     coefs = if (!is.null(object$coefs)) as.list(as.double(object$coefs)) else NULL,
     predict = .rf_predict_closure(object, template),
     training_data = training_data,
-    time_units = as.list(.time_units(data, .rf_predictors(object)))
+    time_units = as.list(.time_units(data, .rf_predictors(object))),
+    inbag = .inbag_for_py(object$inbag)
   )
   adapter <- .py_call(py$bridge$r_adapter(spec))
   .pdpx_env$rf_cache <- c(list(list(key = key, adapter = adapter)), utils::head(cache, 3L))

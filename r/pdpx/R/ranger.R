@@ -44,8 +44,19 @@
     response_levels = if (!is.null(f$levels)) as.list(as.character(f$levels)) else NULL,
     class_counts = if (probability) .raw64(unlist(f$terminal.class.counts, use.names = FALSE)) else NULL,
     feature_names = as.list(.ranger_inputs(object)),
-    levels = lapply(levels, function(lv) if (is.null(lv)) NULL else as.list(lv))
+    levels = lapply(levels, function(lv) if (is.null(lv)) NULL else as.list(lv)),
+    inbag = .inbag_for_py(object$inbag.counts)
   )
+}
+
+# In-bag counts (keep.inbag = TRUE) for Python: tree 1's count of every row, then tree 2's, ... and the rows'
+# number (randomForest's n x ntree matrix, ranger's list of one vector per tree); NULL when not kept.
+.inbag_for_py <- function(counts) {
+  if (is.null(counts)) return(NULL)
+  if (is.list(counts)) {
+    return(list(counts = .raw64(as.double(unlist(counts, use.names = FALSE))), n = length(counts[[1]])))
+  }
+  list(counts = .raw64(as.double(counts)), n = nrow(counts))
 }
 
 # The predictions pdpx averages, one column per output: the regression prediction, a

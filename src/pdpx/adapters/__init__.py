@@ -27,7 +27,9 @@ scikit-learn models made of models go through :mod:`.sklearn_compose`: Pipelines
 one column rule per transformer in :mod:`.sklearn_transforms`,
 the trees rewritten onto the original columns by :mod:`.column_trees`; a column made into
 several read as sets of its values by :mod:`.column_values`; FeatureUnion by :mod:`.sklearn_union`) and ensembles
-linear in their members (:mod:`.sklearn_ensembles`). The XGBoost and LightGBM adapters (and
+linear in their members (:mod:`.sklearn_ensembles`); the in-bag counts of bagged forests, for the jackknife and
+out-of-bag PD, are :mod:`.sklearn_inbag` (R forests fitted with ``keep.inbag = TRUE``: :mod:`.rinbag`).
+The XGBoost and LightGBM adapters (and
 the CatBoost plugin's) share :class:`pdpx.core.booster.BoosterAdapter` (public as ``pdpx.extend.BoosterAdapter``).
 
 The plugins floor (``docs/architecture.md``): adapters import the core only, never a method,

@@ -138,6 +138,41 @@ class NotFollowable(Exception):
     """A column whose preprocessing gives no number (NaN) for some number: its splits are not thresholds."""
 
 
+_EXTREMES = float_key(np.array([-np.finfo(np.float64).max, np.finfo(np.float64).max]))
+_STARTS = float_key(np.array([0.0, 1.0, -1.0]))  # where an accepted interval is looked for from
+
+
+def _accepts(evaluate: Evaluate, j: int, key) -> bool:
+    try:
+        evaluate({j: key_float(np.array([key]))})
+    except Exception:  # noqa: BLE001 - the steps refuse the number (an overflow their own checks catch)
+        return False
+    return True
+
+
+def accepted_range(evaluate: Evaluate, j: int) -> tuple[int, int]:
+    """The keys of the smallest and largest numbers column ``j``'s steps accept: every float, or for steps that
+    refuse numbers far out (a standardized Yeo-Johnson overflows to infinity and its scaler then refuses it) or on
+    one side (Box-Cox takes positive numbers), the interval around 0, 1 or -1 they accept, found by bisection on
+    the keys. A split is then read within it: beyond it the model itself refuses the value."""
+    if _accepts(evaluate, j, _EXTREMES[0]) and _accepts(evaluate, j, _EXTREMES[1]):
+        return int(_EXTREMES[0]), int(_EXTREMES[1])
+    start = next((int(k) for k in _STARTS if _accepts(evaluate, j, k)), None)
+    if start is None:  # nothing near 0 or 1 is accepted: let the first evaluation say what the steps refuse
+        return int(_EXTREMES[0]), int(_EXTREMES[1])
+    out = []
+    for far in _EXTREMES:
+        good, bad = start, int(far)
+        if _accepts(evaluate, j, bad):
+            out.append(bad)
+            continue
+        while abs(bad - good) > 1:
+            mid = good // 2 + bad // 2 + ((good % 2 + bad % 2) // 2)
+            good, bad = (mid, bad) if _accepts(evaluate, j, mid) else (good, mid)
+        out.append(good)
+    return out[0], out[1]
+
+
 def _bisect(ens, nodes, outs, columns, direction, evaluate, n_in) -> tuple[np.ndarray, np.ndarray]:
     """Per node (numeric, on a monotone output), the threshold on the original value and whether to swap sides.
 
@@ -147,9 +182,11 @@ def _bisect(ens, nodes, outs, columns, direction, evaluate, n_in) -> tuple[np.nd
     """
     col_of = np.array([columns[o] for o in outs], dtype=np.int64)
     pos_of = np.array([0] * len(outs), dtype=np.int64)
-    lo = np.full(len(nodes), float_key(np.array([-np.finfo(np.float64).max]))[0])
-    hi = np.full(len(nodes), float_key(np.array([np.finfo(np.float64).max]))[0])
     groups = {j: np.flatnonzero(col_of == j) for j in np.unique(col_of)}
+    lo = np.zeros(len(nodes), dtype=np.int64)
+    hi = np.zeros(len(nodes), dtype=np.int64)
+    for j, idx in groups.items():
+        lo[idx], hi[idx] = accepted_range(evaluate, int(j))
 
     def goes(keys):
         values = key_float(keys)

@@ -12,8 +12,8 @@ distinct routes (24 at most for an hour), whatever the number of values.
 
 A value outside the evaluated set (met later, e.g. by another measure's points) is evaluated and
 routed when it is met: it takes the code of the class it routes with, and is refused (a
-:class:`~pdpx.core.errors.PdpxError`) when it routes like no class, where a code would have to be
-added to trees already in use.
+:class:`~pdpx.core.errors.UnreadValueError`) when it routes like no class, where a code would have to be
+added to trees already in use; ``method="auto"`` then answers with ``brute``, saying so in the notes.
 
 The trees are read in two stages: :func:`pdpx.adapters.column_trees.rewrite` once per fitted
 pipeline (thresholds of the other columns, by bisection: the costly part), then
@@ -30,7 +30,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from ..core.errors import PdpxError
+from ..core.errors import UnreadValueError
 from ..core.ir import TreeModel, fingerprint
 from .column_trees import encoders, pack
 
@@ -87,7 +87,7 @@ class ValueSet:
             for v, pattern in zip(todo.tolist(), self._route(todo)):
                 code = self.patterns.get(pattern)
                 if code is None:
-                    raise PdpxError(
+                    raise UnreadValueError(
                         f"value {v!r} of column {self.name!r} reaches the model's splits in a way none of the values "
                         "pdpx evaluated the pipeline's steps on does (the column's values in X and the grid "
                         "points); pass it in X or in the grid (custom_values), or use method='brute'")

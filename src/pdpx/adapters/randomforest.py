@@ -59,6 +59,8 @@ class RandomForestAdapter(SingleThreaded, Adapter):
         UTC the forest splits on; None: numbers only.
     model : object, optional
         The original model object (shown in results).
+    inbag : mapping, optional
+        The forest's in-bag counts (``keep.inbag = TRUE``) as the R package sends them (:mod:`.rinbag`).
     """
 
     library = "randomForest"
@@ -75,6 +77,7 @@ class RandomForestAdapter(SingleThreaded, Adapter):
         training_weight=None,
         time_units=None,
         model: Any = None,
+        inbag=None,
     ):
         super().__init__(model if model is not None else self)
         self.forest = forest if isinstance(forest, ForestData) else read_forest(
@@ -85,10 +88,18 @@ class RandomForestAdapter(SingleThreaded, Adapter):
         self.training_data = training_data
         self.training_weight = training_weight
         self._tree_models: dict = {}
+        self.inbag = inbag  # keep.inbag = TRUE: the counts as the R package sends them (adapters/rinbag.py)
 
     def __repr__(self):
         kind = "classification" if self.forest.is_classification else "regression"
         return f"<{type(self).__name__}: randomForest {kind}, {self.forest.n_trees} trees>"
+
+    def inbag_counts(self):
+        """How many times each tree drew each training row (``keep.inbag = TRUE``), ``(n_rows, n_trees)``, for
+        ``interval="jackknife"`` and ``oob=True`` (:mod:`pdpx.adapters.rinbag`)."""
+        from .rinbag import inbag_counts
+
+        return inbag_counts(self.inbag, "randomForest", self.forest.n_trees)
 
     # facts
     def feature_names(self):

@@ -12,7 +12,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ..core.ir import TreeModel
-from ..r_wire import as_list
+from ..r_wire import as_array, as_list
 from .ranger_trees import ranger_ensemble, ranger_outputs
 from .rfunction import RFrameAdapter
 from .rlevels import LevelEncoder
@@ -74,6 +74,13 @@ class RangerAdapter(RFrameAdapter):
     def predict(self, X, response):
         pred = self.r_predict(X, 1 if self._classes is None else len(self._classes))
         return np.asarray(pred, dtype=np.float64)
+
+    def inbag_counts(self):
+        """How many times each tree drew each training row (``keep.inbag = TRUE``), ``(n_rows, n_trees)``, for
+        ``interval="jackknife"`` and ``oob=True`` (:mod:`pdpx.adapters.rinbag`)."""
+        from .rinbag import inbag_counts
+
+        return inbag_counts(self.spec.get("inbag"), "ranger", as_array(self.spec["n_nodes"]).size)
 
     def tree_model(self, response):
         if response not in self.responses():

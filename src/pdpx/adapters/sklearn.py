@@ -238,14 +238,16 @@ class SklearnAdapter(Adapter):
 
     def refusal(self, column, value: float) -> str | None:
         """The estimator's own error when ``value`` stands in ``column`` of an ordinary row of X (its
-        predict is asked, once per column and kind of value), or None when it predicts.
+        predict is asked, once per column and kind of value: infinite, beyond float32, or each ordinary
+        value asked), or None when it predicts.
 
         What an estimator accepts is its own rule (trees and forests cast to float32 and
         refuse infinity and larger values; HistGradientBoosting takes infinity in a
         numeric column, not in a categorical one; a Pipeline's first step decides), so
         pdpx asks rather than keeps a table that would go stale.
         """
-        key = (column, float(np.sign(value)) if np.isinf(value) else "large")
+        key = (column, float(np.sign(value)) if np.isinf(value) else "large" if abs(value) > FLOAT32_MAX
+               else float(value))
         if key not in self._refusals:
             self._refusals[key] = self._ask(column, value)
         return self._refusals[key]
@@ -301,6 +303,31 @@ class SklearnAdapter(Adapter):
                     f"{arr[_same_kind(arr, value)][:5].tolist()} ({_kind(value)}; {reason}); pass custom_values "
                     "within range"
                 )
+        self._check_beyond_x(name, arr)
+
+    def _check_beyond_x(self, name, arr: np.ndarray) -> None:
+        """Refuse grid values below or above every value of column ``name`` in X that the model refuses (a step
+        defined on an interval: Box-Cox on positive numbers): the lowest and the highest such value are asked, once
+        each (a domain is an interval, so the values between them and X's are taken too)."""
+        col = self._validated[name] if name in self._validated.columns else None
+        if col is None or not pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
+            return
+        x = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        with np.errstate(invalid="ignore"):
+            ordinary = np.isfinite(arr) & ~out_of_domain(arr)
+        if not np.any(np.isfinite(x)) or not np.any(ordinary):
+            return
+        lo, hi = np.nanmin(x), np.nanmax(x)
+        for side, outside in (("below", arr < lo), ("above", arr > hi)):
+            outside &= ordinary
+            if not np.any(outside):
+                continue
+            value = float(arr[outside].min() if side == "below" else arr[outside].max())
+            reason = self.refusal(name, value)
+            if reason:
+                raise PdpxError(f"grid values of {name!r} the {type(self.model).__name__} refuses as input: "
+                                f"{arr[outside][:5].tolist()} ({side} every value of {name!r} in X; {reason}); "
+                                "pass custom_values within the range the model takes")
 
     def is_classifier(self):
         if "_classifier" not in vars(self):  # scikit-learn reads the estimator's tags: once per adapter
@@ -419,6 +446,13 @@ class SklearnAdapter(Adapter):
         if sklearn_pipeline.is_pipeline(self.model):
             return sklearn_pipeline.model_fingerprint(self.model)
         return sklearn_trees.model_fingerprint(self.model)
+
+    def inbag_counts(self):
+        """How many times each member drew each training row, (n_training_rows, n_members), for
+        ``interval="jackknife"`` and ``oob=True`` (:mod:`pdpx.adapters.sklearn_inbag`; raises saying why not)."""
+        from . import sklearn_inbag
+
+        return sklearn_inbag.inbag_counts(self.model)
 
     def tree_model_unavailable(self, response):
         from . import sklearn_compose

@@ -318,7 +318,7 @@ def _function(step, n):
         return ColumnMap(source, ["derived"] * n)
     if declared is None or declared[0] is not func:
         return (f"FunctionTransformer({name}) may mix columns; if it maps each value on its own and monotonically, "
-                "declare it with pdpx.adapters.sklearn_transforms.declare_elementwise (or declare_columnwise when "
+                "declare it with pdpx.extend.declare_elementwise (or pdpx.extend.declare_columnwise when "
                 "it makes several columns of each)")
     if step.kw_args:
         return (f"FunctionTransformer({name}, kw_args={step.kw_args!r}): {name} was declared element-wise and "

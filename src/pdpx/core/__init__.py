@@ -4,6 +4,7 @@ Hooks and the plugin manager (:mod:`.hookspecs`, :mod:`.plugins`), the adapter a
 interfaces (:mod:`.adapter`, :mod:`.booster`, :mod:`.method`), the tree representation
 (:mod:`.ir`, :mod:`.treesum`; the fingerprint of a model's contents and the readings kept
 with it, :mod:`.modelcache`) and when the trees may answer for a model (:mod:`.trust`),
+whether points may be stacked into one predict call (:mod:`.stacking`),
 the options of a call (:mod:`.options`) and its checks at the public boundary
 (:mod:`.validation`), a call in three parts: its inputs validated once (:mod:`.inputs`), its
 features' grids, which ``by=`` groups share (:mod:`.grids`), and the session that runs each feature
@@ -26,6 +27,8 @@ thread pools held to one thread during pdpx's own checks
 (:mod:`.forksafe`), files written safely (:mod:`.files`) in the user's own folder
 (:mod:`.userdir`), and the version (:mod:`.version`).
 Every numba kernel of pdpx, the measures' too, is compiled through one helper (:mod:`.compiler`).
+A bagged forest's learner variance from one fit, the infinitesimal jackknife, is :mod:`.jackknife`; its
+out-of-bag PD, each training row through the members that did not draw it, :mod:`.oob`.
 
 The core imports nothing above it and names no model library; the built-in plugins
 (adapters, methods, the figure backend) are registered by module name at run time.

@@ -162,7 +162,7 @@ class Adapter:
         """The part of the prediction path that is the user's own code rather than a model library's (a subclass's
         or the instance's own ``predict``; an adapter may name more, e.g. a function in a pipeline), as ``Class.
         method``; None when every part is a library's. Such code may depend on the other rows of a call, which
-        ``brute`` checks before it stacks grid points (:mod:`pdpx.plugins.stacking`)."""
+        ``brute`` checks before it stacks grid points (:mod:`pdpx.core.stacking`)."""
         from .trust import step_refusal
 
         roots = tuple(self.library_roots or ())

@@ -41,7 +41,7 @@ class TreeMismatchWarning(PdpxWarning):
 class StackingWarning(PdpxWarning):
     """The model's predictions on a row depend on the other rows of the call (checked on a sample: its prediction
     goes through the user's own code), so ``brute`` called it once per grid point instead of stacking grid points
-    into one call (:mod:`pdpx.plugins.stacking`)."""
+    into one call (:mod:`pdpx.core.stacking`)."""
 
 
 class ExtrapolationWarning(PdpxWarning):
@@ -84,6 +84,12 @@ class IncompleteReportWarning(PdpxWarning):
         super().__init__(message)
         self.missing = tuple((str(part), str(why)) for part, why in missing)
         self.path = str(path)
+
+
+class UnreadValueError(PdpxError):
+    """A value the method met while it ran lies outside what it read of the model (a raw value of a column the
+    model reads as several derived ones, met in a partition that was not there when the trees were read). Under
+    ``method="auto"`` the session answers with ``brute`` instead, saying so in the result's notes."""
 
 
 class ModelPredictError(PdpxError):

@@ -165,6 +165,9 @@ def validated(model, X, options: PDOptions) -> Inputs:
     if isinstance(options.interval, str):  # a band from the model: pdpx.core.members, one feature set per call
         raise PdpxError(f"interval={options.interval!r} is an option of pdpx.partial_dependence (one feature set "
                         "per call); call it once per feature set")
+    if options.oob:  # out-of-bag PD: pdpx.core.oob, one feature set per call
+        raise PdpxError("oob=True is an option of pdpx.partial_dependence (one feature set per call); call it once "
+                        "per feature set")
     pm = plugin_manager()
     shared = options.rows if options.rows is not None and options.rows.shared_by(X, model) else None
     if shared is not None:  # rows another session of the call validated, with the adapter that validated them

@@ -112,7 +112,7 @@ def band(curves: np.ndarray, weights: np.ndarray | None, level: float) -> tuple[
     return lower, upper
 
 
-def _with_band(base: PartialDependenceResult, average, curves, weights, lower, upper, level, label: str,
+def with_band(base: PartialDependenceResult, average, curves, weights, lower, upper, level, label: str,
                labels) -> MemberResult:
     """``base`` as a :class:`MemberResult` with this curve and band."""
     values = {f.name: getattr(base, f.name) for f in fields(PartialDependenceResult) if f.init}
@@ -162,7 +162,7 @@ def _dict_members(model: dict, X, features, options: PDOptions) -> MemberResult:
     base = replace(base, method=_one_method(stacked.method), notes=_notes(stacked),
                    model_name=f"{len(curves)} models")
     label = f"members: central {100 * level:g}% of {len(curves)} models"
-    return _with_band(base, curves.mean(axis=0), curves, weights, lower, upper, level, label, stacked.labels)
+    return with_band(base, curves.mean(axis=0), curves, weights, lower, upper, level, label, stacked.labels)
 
 
 def _quantile_models(model, X, features, options: PDOptions) -> MemberResult:
@@ -183,7 +183,7 @@ def _quantile_models(model, X, features, options: PDOptions) -> MemberResult:
     base = replace(base, method=_one_method(stacked.method), notes=_notes(stacked),
                    model_name=f"{len(keys)} quantile models")
     label = f"quantiles: PDs of the {keys[0]:g} and {keys[-1]:g} quantile models"
-    return _with_band(base, base.average, curves, None, curves[0], curves[-1], None, label, keys)
+    return with_band(base, base.average, curves, None, curves[0], curves[-1], None, label, keys)
 
 
 def _one_method(methods: dict) -> str:
@@ -201,17 +201,36 @@ def _notes(stacked) -> list:
 def _tree_members(model, X, features, options: PDOptions) -> MemberResult:
     """The members of a forest or bagged ensemble: from one ``exact`` pass over their trees, or by brute force
     over the members the model exposes (:func:`exposed_members`) when its trees cannot be read."""
-    session = _MembersSession(model, X, options.but(interval=None, level=None))
+    res, curves, weights, what, how = member_curves(model, X, features, options)
+    level = DEFAULT_LEVEL if options.level is None else options.level
+    lower, upper = band(curves, weights, level)
+    label = f"members: central {100 * level:g}% of {len(weights)} {what}"
+    res.notes.append(f"band: each of the {len(weights)} {what}' own PD ({how}); the curve is the model's PD, "
+                     "their weighted mean")
+    return with_band(res, res.average, curves, weights, lower, upper, level, label, range(len(weights)))
+
+
+def member_curves(model, X, features, options: PDOptions, session_class=None, prepare=None):
+    """``(result, curves, weights, what, how)``: the model's result, every member's PD ``curves`` (n_members,
+    n_outputs, *grid_shape; centered if ``options.centered``), the members' ``weights``, what they are
+    ("trees", "members") and how their PDs were computed; as ``interval="members"`` computes them (one ``exact``
+    pass over the trees, or brute force over the members the model exposes). ``session_class``: a subclass of
+    the members' session (:mod:`pdpx.core.oob`'s); ``prepare(session)``: called once the inputs are validated,
+    before any member is computed (a check that may refuse)."""
+    session = (session_class or MembersSession)(model, X, options.but(interval=None, level=None))
     feats = session.resolve_features(features)
     inp = session.inputs
     name = model_name(inp)
     require(inp.data, "members", "partial_dependence")  # Dask's and Spark's tasks rebuild the views
+    if prepare is not None:
+        prepare(session)
     exact = inp.methods.get("exact")
     with trees_read_once(inp.adapter):
         tm = inp.adapter.tree_model(inp.response) if exact is not None and inp.method in ("auto", "exact") else None
         forest = getattr(inp.adapter, "forest_members", None)  # summed trees that are a forest (see split_members)
         tm = forest(inp.response, tm) or tm if forest is not None and tm is not None else tm
         if tm is not None:
+            session.trees = tm  # the model's own trees (oob.py gates each tree by the rows it did not draw)
             session.split, weights, what = split_members(tm, inp.outputs, f"this {name}")
             session.exact, how = exact, "from one exact pass over the trees"
         else:
@@ -230,12 +249,7 @@ def _tree_members(model, X, features, options: PDOptions) -> MemberResult:
     curves = session.curves
     if options.centered:
         curves = center_curves(curves, lead=2)
-    level = DEFAULT_LEVEL if options.level is None else options.level
-    lower, upper = band(curves, weights, level)
-    label = f"members: central {100 * level:g}% of {len(weights)} {what}"
-    res.notes.append(f"band: each of the {len(weights)} {what}' own PD ({how}); the curve is the model's PD, "
-                     "their weighted mean")
-    return _with_band(res, res.average, curves, weights, lower, upper, level, label, range(len(weights)))
+    return res, curves, weights, what, how
 
 
 def model_name(inp) -> str:
@@ -246,12 +260,12 @@ def model_name(inp) -> str:
     return type(inp.model).__name__
 
 
-class _MembersSession(Session):
+class MembersSession(Session):
     """A session whose method run also gives every member's PD (``curves``): one ``exact`` pass over ``split``
     (each member's trees an output of their own), whose weighted mean is the model's PD; or, for ``predicts``
     (members the model exposes), one ``brute`` pass over them beside the model's own run."""
 
-    split = predicts = weights = exact = curves = None
+    split = predicts = weights = exact = curves = trees = None
 
     def _run(self, batch, req):
         inp = self.inputs

@@ -47,6 +47,8 @@ GRIDS = ("uniform", "thresholds")
 INTERVALS = ("bootstrap", "members", "quantiles")
 #: What array-like arguments may be.
 ARRAYS = (list, tuple, np.ndarray, pd.Series, pd.Index)
+#: ``interval="jackknife"``: a bagged forest's infinitesimal jackknife band (:mod:`pdpx.core.jackknife`).
+INTERVALS += ("jackknife",)
 
 
 class Bytes(Constraint):
@@ -146,6 +148,7 @@ class PDOptions:
     interval: Any = _option(None, Real(0, 1, low_open=True, high_open=True), Options(*INTERVALS), None)
     n_boot: int = _option(200, Integral(low=2))
     level: Any = _option(None, Real(0, 1, low_open=True, high_open=True), None)
+    oob: bool = _option(False, Boolean())
     #: the options the caller passed (the others hold their defaults)
     given: frozenset = field(default=frozenset(), repr=False)
     #: not an option: the validated rows (:class:`~pdpx.rows.local.LocalData`) the sessions built with these
@@ -215,7 +218,7 @@ def _check_level(function: str, given: Mapping[str, Any]) -> None:
     interval = given.get("interval")
     if interval is None:
         raise PdpxError(f"{function}(): level= is the share a band covers; pass interval='members' or "
-                        "'bootstrap' with it")
+                        "'bootstrap' with it (or 'jackknife')")
     if not isinstance(interval, str):
         raise PdpxError(f"{function}(): interval={interval!r} is a level already; give it once: interval={interval!r}"
                         f", or interval='bootstrap' with level={given['level']!r}")

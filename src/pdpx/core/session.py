@@ -20,7 +20,7 @@ from . import config as _config
 from .adapter import trees_read_once
 from .bootstrap import bootstrap_interval
 from .dates import is_date_type
-from .errors import ExtrapolationWarning, NonFiniteWarning, PdpxError, TreeMismatchWarning, warn
+from .errors import ExtrapolationWarning, NonFiniteWarning, PdpxError, TreeMismatchWarning, UnreadValueError, warn
 from .grid import is_categorical_type
 from .grids import Grids
 from .inputs import Inputs, auto_candidates, check_weights, data_source, validated  # noqa: F401 - data_source: there
@@ -213,7 +213,11 @@ class Session:
                       and thread_count(req.n_jobs) > 1 and batch.beside(req))
             checking = in_background(self._support_values, features, req.grid_values, columns, beside=beside)
             try:
-                out, elapsed = self._run(batch, req)
+                try:
+                    out, elapsed = self._run(batch, req)
+                except UnreadValueError as exc:  # a value met while running that the reading does not cover
+                    method, req, batch = self._brute_instead(method, req, exc, skipped)
+                    out, elapsed = self._run(batch, req)
             except BaseException:
                 checking.exception()  # the check is done before the error leaves (it reads this session)
                 raise
@@ -255,6 +259,16 @@ class Session:
                                               inp.sample_weight, outside=hull,
                                               steps=[self.grids.steps.get(j) for j in features]),
         )
+
+    def _brute_instead(self, method, req: Request, exc: UnreadValueError, notes: list[str]):
+        """(brute, its request, its batch) after ``method`` met a value its reading does not cover, with a note; the
+        error itself when the user asked for ``method`` by name (or brute has nothing to add)."""
+        brute = self.inputs.methods.get("brute")
+        if self.inputs.method != "auto" or brute is None or method is brute:
+            raise exc
+        notes.append(f"{method.name} not used: {exc}; brute answered")
+        req = self._for(brute, req)
+        return brute, req, self.batch(brute)
 
     def _shown_rows(self) -> np.ndarray | None:
         """The rows of a result's ICE curves as it names them: positions in X (in the full X for a ``by=`` group),

@@ -145,7 +145,7 @@ def _r_forest(folder: Path) -> str | None:
     """forest.pdpx.json and forest.rds, written by R (None), or why not."""
     if shutil.which("Rscript") is None:
         return "needs R (Rscript) with the randomForest package"
-    exporter = Path(str(resources.files("pdpx").joinpath("export_model.R")))
+    exporter = Path(str(resources.files("pdpx.cli").joinpath("export_model.R")))
     code = ('if (!requireNamespace("randomForest", quietly = TRUE)) quit(status = 3); '
             f'source({str(exporter)!r}); set.seed(1); d <- read.csv({str(folder / "data.csv")!r}); '
             "m <- randomForest::randomForest(y ~ age + income, data = d, ntree = 50); "

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..core import stacking
 from ..core.adapter import checked_predict
 from ..core.dates import is_date_type
 from ..core.errors import PdpxError
@@ -130,9 +131,10 @@ def ale(model, X, features, *, grid_resolution: int = 20, order=None, response: 
         raise PdpxError("ale(): order= orders the categories of one categorical feature; "
                         f"{[session.names[j] for j in feats]} is not one categorical feature")
     dated = [session.names[j] for j, c in zip(feats, cats) if not c and is_date_type(session.dtypes[j])]
-    if dated:
-        raise PdpxError(f"ale(): feature {dated[0]!r} holds dates; ALE of a date feature is not supported. Use "
-                        f"pdpx.partial_dependence(model, X, [{dated[0]!r}]), whose grid and figure are dates")
+    if dated and len(feats) == 2:
+        raise PdpxError(f"ale(): feature {dated[0]!r} holds dates; second-order ALE takes two numeric features. "
+                        f"Use pdpx.ale(model, X, {dated[0]!r}) for its first-order ALE, or "
+                        f"pdpx.partial_dependence(model, X, {[session.names[j] for j in feats]!r})")
     w = session.sample_weight if session.sample_weight is not None else np.ones(session.n_rows)
     notes: list[str] = []
     if len(feats) == 2:
@@ -153,17 +155,47 @@ def ale(model, X, features, *, grid_resolution: int = 20, order=None, response: 
         response=session.response, response_label=session.adapter.response_label(session.response),
         method="ale", kind="average", centered=False, n_rows=session.n_rows,
         elapsed=time.perf_counter() - t0, notes=notes,
-        feature_data={session.names[j]: session.data.column(j).to_numpy() for j in feats},
+        feature_data={session.names[j]: _shown(session.data.column(j)) for j in feats},
         model_name=type(session.adapter.model).__name__, background=session.X, counts=counts, order=how,
     )
 
 
 # ------------------------------------------------------------------ predictions
-def predict_set(session: Session, rows: np.ndarray, values: dict, bar) -> np.ndarray:
+def predict_set(session: Session, rows: np.ndarray, values: dict, bar, notes: list | None = None) -> np.ndarray:
     """Predictions (len(rows), n_outputs) of X's ``rows`` with column ``pos`` set row by row to ``values[pos]``.
 
-    In batches of rows whose copies fit the session's memory budget.
+    In batches of rows whose copies fit the session's memory budget. A model whose predictions depend on the other
+    rows of the call (:func:`pdpx.core.stacking.apart`) is called once per combination of the values set (a bin
+    edge: the rows of that bin), and the reason goes into ``notes``.
     """
+    if values and notes is not None:
+        why = _apart(session, values)
+        if why is not None:
+            if why not in notes:
+                notes.append(why)
+            key = pd.MultiIndex.from_arrays([pd.factorize(pd.Series(v))[0] for v in values.values()])
+            group, _ = pd.factorize(key)
+            out = np.empty((len(rows), len(session.outputs)))
+            for g in range(group.max() + 1):
+                at = np.flatnonzero(group == g)
+                out[at] = predict_set(session, rows[at], {pos: v[at] if isinstance(v, pd.api.extensions.ExtensionArray)
+                                                          else np.asarray(v)[at] for pos, v in values.items()}, bar)
+            return out
+    return _predict_rows(session, rows, values, bar)
+
+
+def _apart(session: Session, values: dict) -> str | None:
+    """Why ALE must call the model once per bin edge (a note), or None (:func:`pdpx.core.stacking.apart`)."""
+    few = []
+    for v in values.values():
+        few.append(pd.Series(v).drop_duplicates().array[:3])
+    if min(len(f) for f in few) < 2:
+        return None
+    n = min(len(f) for f in few)
+    return stacking.apart(session.adapter, session.response, session.X, list(values), [f[:n] for f in few])
+
+
+def _predict_rows(session: Session, rows: np.ndarray, values: dict, bar) -> np.ndarray:
     X = session.X
     n, K = len(rows), len(session.outputs)
     bytes_per_row = max(8.0, X.memory_usage(index=False, deep=False).sum() / max(len(X), 1)) + 8 * (K + 8)
@@ -238,16 +270,38 @@ def _empty_note(counts: np.ndarray, notes: list, what: str) -> None:
 
 
 # ------------------------------------------------------------------ one numeric feature
+def _shown(col: pd.Series):
+    """A feature's values as a result keeps them: dates as dates (their own array type), else numpy."""
+    return col.array if is_date_type(col.dtype) else col.to_numpy()
+
+
+def _date_axis(col: pd.Series):
+    """(each date's rank among the column's distinct dates, as float64 with NaN for a missing date; the distinct
+    dates in order, as a grid holds them). ALE needs only the order of the values and edges that are observed
+    values, so it bins the ranks (exact at any unit, where nanoseconds since 1970 overflow a float's 53 bits) and
+    reads the edges back as dates."""
+    codes, uniques = pd.factorize(col, sort=True)
+    x = codes.astype(np.float64)
+    x[codes < 0] = np.nan
+    dates = uniques.array
+    return x, (np.asarray(dates) if isinstance(dates.dtype, np.dtype) else dates)
+
+
 def _ale_1way(session: Session, j: int, n_bins: int, w: np.ndarray, notes: list):
     name = session.names[j]
-    x = _numeric(session, j)
-    edges = quantile_edges(x, n_bins, name)
+    if is_date_type(session.dtypes[j]):  # a date feature: bins of its dates, the grid and the model's values dates
+        x, dates = _date_axis(session.data.column(j))
+        ranks = quantile_edges(x, n_bins, name)
+        edges = dates[ranks.astype(np.int64)]
+    else:
+        x = _numeric(session, j)
+        edges = ranks = quantile_edges(x, n_bins, name)
     rows = _used_rows(session, x, w, repr(name), notes)
-    b = bin_index(x[rows], edges) - 1  # 0-based bins
+    b = bin_index(x[rows], ranks) - 1  # 0-based bins
     nb = edges.size - 1
     with progress_bar(2 * _calls(session, rows.size), progress=session.progress, desc="pdpx ale") as bar:
-        upper = predict_set(session, rows, {j: edges[b + 1]}, bar)
-        lower = predict_set(session, rows, {j: edges[b]}, bar)
+        upper = predict_set(session, rows, {j: edges[b + 1]}, bar, notes)
+        lower = predict_set(session, rows, {j: edges[b]}, bar, notes)
     wr = w[rows]
     counts = np.bincount(b, weights=wr, minlength=nb)
     _empty_note(counts, notes, "bin(s)")
@@ -272,7 +326,8 @@ def _ale_2way(session: Session, feats: list[int], n_bins: int, w: np.ndarray, no
     K1, K2 = e1.size - 1, e2.size - 1
     corners = [(1, 1, 1.0), (0, 1, -1.0), (1, 0, -1.0), (0, 0, 1.0)]
     with progress_bar(4 * _calls(session, rows.size), progress=session.progress, desc="pdpx ale") as bar:
-        diff = sum(s * predict_set(session, rows, {j1: e1[b1 + a], j2: e2[b2 + c]}, bar) for a, c, s in corners)
+        diff = sum(s * predict_set(session, rows, {j1: e1[b1 + a], j2: e2[b2 + c]}, bar, notes)
+                   for a, c, s in corners)
     wr = w[rows]
     cell = b1 * K2 + b2
     W = np.bincount(cell, weights=wr, minlength=K1 * K2).reshape(K1, K2)
@@ -360,8 +415,8 @@ def _ale_categorical(session: Session, j: int, order, w: np.ndarray, notes: list
     n_calls = _calls(session, rows.size) + _calls(session, up.size) + _calls(session, down.size)
     with progress_bar(n_calls, progress=session.progress, desc="pdpx ale") as bar:
         own = predict_set(session, rows, {}, bar)
-        f_up = predict_set(session, up, {j: lv[codes[up] + 1]}, bar)
-        f_down = predict_set(session, down, {j: lv[codes[down] - 1]}, bar)
+        f_up = predict_set(session, up, {j: lv[codes[up] + 1]}, bar, notes)
+        f_down = predict_set(session, down, {j: lv[codes[down] - 1]}, bar, notes)
     pos = np.empty(session.n_rows, dtype=np.int64)
     pos[rows] = np.arange(rows.size)
     counts = np.bincount(c, weights=w[rows], minlength=L)

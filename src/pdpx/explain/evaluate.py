@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..core import stacking
 from ..core.adapter import checked_predict
 from ..core.compute import compute, compute_many
 from ..core.curves import CurveMeans, reduce_curves
@@ -309,11 +310,12 @@ def two_way_blocks(model, X, names, j, k, cells: dict, categorical: list, option
 
 
 def pair_at_rows(adapter, response: str, outputs: list, X: pd.DataFrame, j: int, k: int, cells: dict,
-                 weights: np.ndarray, bar) -> np.ndarray:
+                 weights: np.ndarray, bar, notes: list | None = None) -> np.ndarray:
     """PD_jk at each row's values by brute force over the distinct observed pairs (models without trees).
 
     ``PD_jk(a, b) = sum_r w_r f(a, b, x_r,-jk) / sum_r w_r``: one prediction per
-    (distinct pair, row), in batches.
+    (distinct pair, row), in batches; one pair per call for a model whose predictions depend on the other rows of
+    the call (:func:`pdpx.core.stacking.apart`, the reason then in ``notes``).
     """
     n = len(X)
     cj, ck = cells[j], cells[k]
@@ -323,6 +325,13 @@ def pair_at_rows(adapter, response: str, outputs: list, X: pd.DataFrame, j: int,
     first_k = ck.reps[uniq % ck.m]
     values = np.empty((len(outputs), len(uniq)))
     batch = max(1, _BATCH_ROWS // max(n, 1))
+    few = np.arange(min(3, len(uniq)))
+    why = None if len(few) < 2 else stacking.apart(
+        adapter, response, X, [j, k], [X.iloc[first_j[few], j].array, X.iloc[first_k[few], k].array])
+    if why is not None:  # predictions that depend on the other rows of the call: one pair of values per call
+        batch = 1
+        if notes is not None and why not in notes:
+            notes.append(why)
     wsum = weights.sum()
     for s in range(0, len(uniq), batch):
         b = min(batch, len(uniq) - s)

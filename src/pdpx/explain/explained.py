@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..core import stacking
 from ..core.adapter import checked_predict
 from ..core.compute import compute, compute_many
 from ..core.drawing import Drawable
@@ -284,7 +285,7 @@ class _Functions:
         if not self.from_trees:
             bar = evaluate.bar_for(evaluate.pair_count(self.cells, j, k), False)
             got = evaluate.pair_at_rows(self.session.adapter, self.session.response, self.session.outputs,
-                                        self.frame, j, k, self.cells, self.w, bar)
+                                        self.frame, j, k, self.cells, self.w, bar, self.notes)
         elif (len(g[j].values) + 1) * (len(g[k].values) + 1) <= evaluate.MAX_CELLS:
             got = evaluate.two_way_grid(self.model, self.frame, names, [(j, k)], g, self.opts)[(j, k)]
             got = got[:, self.at(j), self.at(k)]
@@ -339,6 +340,10 @@ class _Functions:
         uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
         values = np.empty((len(self.session.outputs), len(uniq)))
         batch = max(1, (1 << 17) // n)
+        few = first[:3]
+        if len(few) >= 2 and stacking.apart(self.session.adapter, self.session.response, frame, list(cols),
+                                            [frame.iloc[few, c].array for c in cols]) is not None:
+            batch = 1  # predictions that depend on the other rows of the call: one combination per call
         for s in range(0, len(uniq), batch):
             reps = first[s: s + batch]
             big = frame.iloc[np.tile(np.arange(n), len(reps))].reset_index(drop=True)

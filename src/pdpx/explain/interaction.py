@@ -302,7 +302,7 @@ def _pairs(session, model, frame, names, pair_idx, cells, grids, categorical, op
     try:
         for j, k in pair_idx:
             out[(j, k)] = evaluate.pair_at_rows(session.adapter, session.response, session.outputs, frame, j, k,
-                                                cells, w, bar)
+                                                cells, w, bar, notes)
     finally:
         bar.close()
     return out

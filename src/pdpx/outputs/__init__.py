@@ -12,6 +12,7 @@
 * :mod:`.report_page`: the HTML page of ``pdpx.report()``, from results computed by
   :mod:`pdpx.reporting`; :mod:`.report_heterogeneity`: its section "Where the average misleads";
 * :mod:`.notebook`: how results show in Jupyter (their ``_repr_html_``, through the backend).
+* :mod:`.report_uncertainty`: the report's section "How sure is this curve?" (a bagged forest's jackknife bands).
 
 Outputs draw what they are given: they import the core and :mod:`pdpx.explain`, compute
 nothing, and never import the top floor. plotnine is imported inside the functions only.

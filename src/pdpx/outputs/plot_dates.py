@@ -206,13 +206,13 @@ def finish(p, plan: DatePlan | None):
 
 
 def draw_dated(draw, result, **options):
-    """``draw(result, **options)``; a by= / several-model result or a derivative of one date feature is drawn from
-    its view in days and given a date axis (1-way and 2-way results draw theirs in :mod:`.plot`)."""
+    """``draw(result, **options)``; a by= / several-model result, a derivative or an ALE of one date feature is drawn
+    from its view in days and given a date axis (1-way and 2-way results draw theirs in :mod:`.plot`)."""
     figure = getattr(result, "figure", "")
     if figure == "stacked" and len(result.features) == 1 and dated(result.results[0])[0]:
         shown = dataclasses.replace(result, results=[view(r) for r in result.results])
         first = result.results[0]
-    elif figure == "derivative" and dated(result)[0]:
+    elif figure in ("derivative", "ale") and len(result.features) == 1 and dated(result)[0]:
         shown, first = view(result), result
     else:
         return draw(result, **options)

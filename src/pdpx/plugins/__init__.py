@@ -1,7 +1,7 @@
 """The built-in methods, registered through the public ``pdpx_register_methods`` hook.
 
-* :mod:`.brute`: set the feature, predict, average (any model); :mod:`.stacking` checks, once per model
-  whose prediction goes through the user's own code, that grid points may be stacked into one call;
+* :mod:`.brute`: set the feature, predict, average (any model), stacking grid points into one call where
+  :mod:`pdpx.core.stacking` finds the model's predictions independent of the other rows;
 * :mod:`.exact`: brute's answer from the tree structure;
 * :mod:`.recursion`: Friedman's weighted tree traversal.
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..core import stacking
 from ..core.adapter import checked_predict
 from ..core.errors import PdpxError, model_failure, reraisable
 from ..core.grid import column_dtype
@@ -23,8 +24,8 @@ from ..core.hookspecs import hookimpl
 from ..core.method import Method, MethodOptions, MethodResult, Request, option
 from ..core.progress import progress_bar
 from ..core.result import message_value
+from ..core.stacking import stacked_frame  # noqa: F401 - re-exported: pdpx.extend and methods import it here
 from ..core.threads import in_order, model_threads
-from . import stacking
 
 #: Prediction code typically holds a few copies of its input: budget for that.
 _COPIES = 4
@@ -38,27 +39,6 @@ def grid_points(req: Request) -> list[np.ndarray]:
     # a pandas array (dates with a time zone, periods) stays one: no Python object per value
     return [g.take(m) if isinstance(g, pd.api.extensions.ExtensionArray) else np.asarray(g)[m]
             for g, m in zip(req.grid_values, mesh)]
-
-
-def stacked_frame(base: pd.DataFrame, features: list[int], values: list[np.ndarray],
-                  dtypes: list | None = None) -> pd.DataFrame:
-    """``len(values[0])`` copies of ``base``, copy ``b`` with feature ``features[j]`` set to ``values[j][b]``.
-
-    ``dtypes[j]``: the dtype of target column j (default: the column's own; see
-    :func:`pdpx.core.grid.column_dtype` for grids that do not fit it).
-    """
-    n, B = len(base), len(values[0])
-    out = base.take(np.tile(np.arange(n), B))
-    out.index = pd.RangeIndex(n * B)
-    for j, (pos, vals) in enumerate(zip(features, values)):
-        col = vals.repeat(n) if isinstance(vals, pd.api.extensions.ExtensionArray) else np.repeat(vals, n)
-        dtype = base.dtypes.iloc[pos] if dtypes is None else dtypes[j]
-        try:
-            col = pd.array(col, dtype=dtype)
-        except (TypeError, ValueError):
-            pass  # e.g. 2.5 in an integer column: keep the values, let the column widen
-        out.isetitem(pos, col)
-    return out
 
 
 def stack_option(options: dict) -> bool:

@@ -77,3 +77,35 @@ test_that("the measures and regions take an R forest's dates, and regions split 
     if (on_day$depth[1] == 0) expect_equal(sum(reg$regions$n_rows[under]), sum(forest_X$day <= cut))
   }
 })
+
+# R's first-order ALE written out on dates: edges at the k / K quantiles of the observed dates (the smallest date
+# whose ECDF reaches k / K), each row moved to its bin's two edges, local effects averaged, accumulated, centered
+ale_definition <- function(pred, data, feature, K) {
+  x <- data[[feature]]
+  xs <- sort(x)
+  z <- unique(xs[pmax(ceiling(seq(0, K) * length(xs) / K), 1)])
+  effects <- mass <- numeric(0)
+  for (k in seq_len(length(z) - 1)) {
+    rows <- if (k == 1) x >= z[1] & x <= z[2] else x > z[k] & x <= z[k + 1]
+    lo <- hi <- data[rows, , drop = FALSE]
+    lo[[feature]] <- rep(z[k], nrow(lo))
+    hi[[feature]] <- rep(z[k + 1], nrow(hi))
+    effects <- c(effects, mean(pred(hi) - pred(lo)))
+    mass <- c(mass, sum(rows))
+  }
+  acc <- c(0, cumsum(effects))
+  list(edges = z, ale = acc - sum(mass * (utils::head(acc, -1) + acc[-1]) / 2) / sum(mass))
+}
+
+test_that("ale() of a Date and a POSIXct of R forests: edges that are observed dates, R's predict's numbers", {
+  skip_if_no_pdpx()
+  for (lib in names(forest_models)) {
+    for (feature in c("day", "at")) {
+      got <- ale(forest_models[[lib]], forest_X, feature, grid_resolution = 5)
+      ref <- ale_definition(forest_pred[[lib]], forest_X, feature, 5)
+      expect_s3_class(got[[feature]], class(forest_X[[feature]])[1])
+      expect_equal(as.numeric(got[[feature]]), as.numeric(ref$edges))
+      expect_equal(got$yhat, ref$ale, tolerance = 1e-10)
+    }
+  }
+})

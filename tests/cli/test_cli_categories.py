@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from pdpx.cli import main
-from pdpx.model_categories import ModelCategories, apply_categories
-from pdpx.model_files import ALLOW_PICKLE_ENV
+from pdpx.cli.model_categories import ModelCategories, apply_categories
+from pdpx.cli.model_files import ALLOW_PICKLE_ENV
 
 N = 300
 
@@ -113,7 +113,7 @@ def test_values_the_model_never_saw_are_missing_with_a_note(frame, tmp_path):
 def test_no_stored_categories_says_to_use_parquet(frame, tmp_path, monkeypatch):
     """A model that stores no categories (XGBoost before 3.1): an error a shell user can act on."""
     xgb = pytest.importorskip("xgboost", reason="xgboost is not installed")
-    import pdpx.model_categories as mc
+    import pdpx.cli.model_categories as mc
 
     X, y = frame
     booster = xgb.train({"max_depth": 3, "nthread": 1}, xgb.DMatrix(X, label=y, enable_categorical=True), 5)

@@ -1,4 +1,4 @@
-"""Model files that would crash their library's loader (or its predict) are refused first (pdpx.model_prechecks).
+"""Model files that would crash their library's loader (or its predict) are refused first (pdpx.cli.model_prechecks).
 
 Each hostile file goes through the command line in a fresh Python process, so that a crash (SIGSEGV, SIGABRT,
 an endless loop) fails the test instead of killing pytest: the process must exit 1 with one line naming the
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pdpx.model_prechecks import PrecheckError, json_depth, precheck_model_file
+from pdpx.cli.model_prechecks import PrecheckError, json_depth, precheck_model_file
 
 xgb = pytest.importorskip("xgboost", reason="xgboost is not installed")
 lgb = pytest.importorskip("lightgbm", reason="lightgbm is not installed")
@@ -223,7 +223,7 @@ def test_models_the_libraries_write_pass_and_predict_as_before(models, tmp_path)
         "rf.txt": lgb.train({"boosting": "rf", "bagging_fraction": 0.5, "bagging_freq": 1, "verbose": -1},
                             lgb.Dataset(X, y), 3),
     }
-    from pdpx.model_files import load_model_file
+    from pdpx.cli.model_files import load_model_file
 
     for name, booster in boosters.items():
         path = tmp_path / name

@@ -22,7 +22,7 @@ from sklearn.inspection import partial_dependence as sk_pd  # noqa: E402
 from pdpx.cli import main  # noqa: E402
 
 N = 150
-PK = "--allow-pickle"  # the tests' own pickles: the opt-in (tests/test_cli_model_files.py tests it)
+PK = "--allow-pickle"  # the tests' own pickles: the opt-in (tests/cli/test_cli_model_files.py tests it)
 
 
 @pytest.fixture(scope="module")

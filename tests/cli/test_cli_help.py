@@ -16,9 +16,9 @@ pytest.importorskip("plotnine", reason="plotnine is not installed")
 
 from cli_examples import make_example_files, run_example, shell_lines, written_file  # noqa: E402
 
-from pdpx.cli import FILES, main  # noqa: E402
+from pdpx.cli.main import FILES, main  # noqa: E402
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 COMMANDS = ([], ["pd"], ["plot"], ["report"])
 
 

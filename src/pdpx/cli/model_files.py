@@ -4,16 +4,16 @@ Safe formats (data, no code): XGBoost ``.json`` / ``.ubj``, LightGBM ``.txt``, C
 ``.cbm`` (with the pdpx-catboost plugin), scikit-learn ``.skops`` (skops' trusted types
 plus :data:`SKOPS_TRUSTED`) and R tree models exported with ``pdpx::export_model()``
 (``.pdpx.json``: :mod:`pdpx.adapters.rexport`, read without R). XGBoost and LightGBM files
-are checked first (:mod:`pdpx.model_prechecks`: nesting, sizes, every tree's arrays), so a
+are checked first (:mod:`pdpx.cli.model_prechecks`: nesting, sizes, every tree's arrays), so a
 file that would crash its library's loader is refused instead.
 
 Files that are code, loaded only with an explicit opt-in (``--allow-pickle`` or
 ``PDPX_ALLOW_PICKLE=1``): pickle and joblib files (``.pkl``, ``.pickle``, ``.joblib``) run
 code stored in the file when loaded, and so can R files (``.rds``, ``.rda``, ``.RData``)
 when R reads or uses them. With the opt-in, an R file is still checked from its bytes
-(:mod:`pdpx.rds_check`: anything but plain data, a class other than a randomForest's,
+(:mod:`pdpx.cli.rds_check`: anything but plain data, a class other than a randomForest's,
 ranger's or gbm's own, more than the memory budget, is refused) and then read by a
-separate, fenced R process that writes its trees to an export (:mod:`pdpx.rds_export`):
+separate, fenced R process that writes its trees to an export (:mod:`pdpx.cli.rds_export`):
 no R runs in pdpx's process. The opt-in also lets skops types beyond the trusted ones
 load. A file whose content does not match its extension (a pickle named ``model.json``)
 is refused before any loader sees it, with or without the opt-in.
@@ -39,8 +39,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from .adapters.rexport import SUFFIX as EXPORT_SUFFIX
-from .adapters.rexport import looks_like_export
+from ..adapters.rexport import SUFFIX as EXPORT_SUFFIX
+from ..adapters.rexport import looks_like_export
 
 #: the environment variable that opts in to pickle / joblib files (for scripts)
 ALLOW_PICKLE_ENV = "PDPX_ALLOW_PICKLE"
@@ -62,7 +62,7 @@ R_SUFFIXES = (".rds", ".rda", ".RData")
 SAFE_FORMATS = ("XGBoost .json / .ubj, LightGBM .txt, CatBoost .cbm, scikit-learn .skops (skops.io.dump) "
                 "or an R randomForest, ranger or gbm model exported with pdpx::export_model() (.pdpx.json)")
 PICKLE_RISK = "loading a pickle or joblib file runs code stored in the file"
-#: why R files need the opt-in (pdpx.rds_check says what a file can hold)
+#: why R files need the opt-in (pdpx.cli.rds_check says what a file can hold)
 R_RISK = "an R file (.rds, .rda, .RData) is code to R: reading or using it can run code stored in the file"
 #: the safe route for R users: a data-only export, which needs no opt-in
 R_EXPORT_HINT = ("in R, export the model's trees to a data-only file, pdpx::export_model(model, \"model.pdpx.json\"), "
@@ -334,7 +334,7 @@ def _load_skops(p: Path, allow_pickle: bool, warn):
 
 
 def _precheck(p: Path, kind: str):
-    """:func:`pdpx.model_prechecks.precheck_model_file`, its refusal as a :class:`ModelFileError`."""
+    """:func:`pdpx.cli.model_prechecks.precheck_model_file`, its refusal as a :class:`ModelFileError`."""
     from .model_prechecks import PrecheckError, precheck_model_file
 
     try:
@@ -345,7 +345,7 @@ def _precheck(p: Path, kind: str):
 
 
 def _load_export(p: Path):
-    from .adapters.rexport import ExportError, read_export
+    from ..adapters.rexport import ExportError, read_export
 
     try:
         return read_export(p)
@@ -355,11 +355,11 @@ def _load_export(p: Path):
 
 def _load_r_file(p: Path, kind: str, allow_pickle: bool, warn):
     """An R file, with the opt-in: copied into a private folder (what is checked is what R reads, whatever happens to
-    the file meanwhile), its bytes checked, then read by a fenced R process into an export (:mod:`pdpx.rds_export`),
+    the file meanwhile), its bytes checked, then read by a fenced R process into an export (:mod:`pdpx.cli.rds_export`),
     which is what pdpx reads."""
     import shutil
 
-    from .core.config import format_bytes, get_config
+    from ..core.config import format_bytes, get_config
     from .rds_check import BUDGET_HINT
 
     name = str(p)
@@ -379,7 +379,7 @@ def _load_r_file(p: Path, kind: str, allow_pickle: bool, warn):
 
 
 def _read_r_copy(copy: Path, name: str, kind: str, budget: int, warn):
-    from .adapters.rexport import ExportError, read_export
+    from ..adapters.rexport import ExportError, read_export
     from .rds_check import RdsRefused, RdsUnreadable, check_r_file
     from .rds_export import RProcessError, export_r_file
 

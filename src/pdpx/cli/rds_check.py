@@ -42,7 +42,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .core.config import format_bytes, get_config
+from ..core.config import format_bytes, get_config
 
 #: the classes of the models pdpx reads from an R file, exactly (a class vector is compared as a whole)
 MODEL_CLASSES = {("randomForest.formula", "randomForest"): "randomForest", ("randomForest",): "randomForest",

@@ -2,7 +2,7 @@
 #
 # This file is self-contained (base R only, no other function of the package) because the
 # pdpx command line runs the same code, in a separate R process, to read an .rds file a user
-# opted in to: src/pdpx/export_model.R is a copy of it (tests/test_rexport.py checks that the
+# opted in to: src/pdpx/cli/export_model.R is a copy of it (tests/adapters/test_rexport.py checks that the
 # two are identical). The model's parts are read with .subset2() and stripped of their
 # attributes before use, so no method of any class runs on them.
 

@@ -59,7 +59,7 @@ def table_format(path: str | None, fmt: str | None) -> str:
 
 def check_output(path: str, suffixes: tuple, what: str, hint: str = "", inputs: dict | None = None) -> None:
     """``-o path``, before any work: one of ``suffixes``, writable, and none of ``inputs`` (:func:`check_not_input`)."""
-    from .core.files import check_writable
+    from ..core.files import check_writable
 
     suffix = Path(path).suffix.lower()
     if suffix not in suffixes:
@@ -93,7 +93,7 @@ def same_file(a, b) -> bool:
 # ------------------------------------------------------------------ tables
 def write_table(frame, path: str | None, fmt: str) -> None:
     """``frame`` as CSV (:func:`csv_text`) / Parquet / JSON to ``path`` (atomically) or to stdout."""
-    from .core.files import atomic_path, check_writable
+    from ..core.files import atomic_path, check_writable
 
     if path is None:
         if fmt == "parquet":

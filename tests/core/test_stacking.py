@@ -19,7 +19,7 @@ from sklearn.pipeline import Pipeline  # noqa: E402
 from sklearn.preprocessing import FunctionTransformer, StandardScaler  # noqa: E402
 
 import pdpx  # noqa: E402
-from pdpx.plugins import stacking  # noqa: E402
+from pdpx.core import stacking  # noqa: E402
 
 
 class Standardising(RegressorMixin, BaseEstimator):
@@ -84,11 +84,11 @@ def test_a_batch_dependent_model_is_called_once_per_grid_point_with_a_note_and_o
     res, warned = _computed(model, X, "x0")
     assert res.method == "brute"
     np.testing.assert_allclose(res.average[0], definition(model, X, ["x0"], res.grid_values), rtol=1e-12)
-    assert any("once per grid point" in n and "your own code" in n for n in res.notes)
+    assert any("once per point" in n and "your own code" in n for n in res.notes)
     assert len(warned) == 1
     again, warned = _computed(model, X, "x0")  # later calls: the same answer and note, no second warning
     np.testing.assert_array_equal(again.average, res.average)
-    assert any("once per grid point" in n for n in again.notes) and not warned
+    assert any("once per point" in n for n in again.notes) and not warned
     stacked = pdpx.partial_dependence(model, X, "x0", grid_resolution=12, method_options={"stack": True})
     assert not np.allclose(stacked.average[0], res.average[0])  # stacking really differs (else this cannot fail)
 
@@ -104,7 +104,7 @@ def test_a_two_way_of_a_batch_dependent_model_is_the_definition(X):
 def test_a_row_wise_user_function_is_checked_and_still_stacked(make, X):
     model = make(X)
     res, warned = _computed(model, X, "x1")
-    assert not warned and not any("once per grid point" in n for n in res.notes)
+    assert not warned and not any("once per point" in n for n in res.notes)
     predict = model.predict if hasattr(model, "predict") else model
     want = [np.mean(predict(X.assign(x1=v))) for v in res.grid_values[0]]
     np.testing.assert_allclose(res.average[0], want, rtol=1e-12)

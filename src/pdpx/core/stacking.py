@@ -18,13 +18,15 @@ the PD of another column as it is. Given
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 
-from ..core.adapter import checked_predict
-from ..core.errors import StackingWarning, warn
-from ..core.ir import model_cache
-from ..core.trust import check_rows
+from .adapter import checked_predict
+from .errors import StackingWarning, warn
+from .ir import model_cache
+from .trust import check_rows
 
 #: Rows of X and grid points the check predicts on (one stacked call of ROWS x POINTS rows, POINTS calls of ROWS).
 ROWS = 8
@@ -32,6 +34,27 @@ POINTS = 3
 #: Relative difference (on the scale of the predictions) beyond which stacked and separate calls differ: a model
 #: of each row alone gives the same numbers; one that standardises within the call moves them by far more.
 RTOL = 1e-7
+
+
+def stacked_frame(base: pd.DataFrame, features: list[int], values: list[np.ndarray],
+                  dtypes: list | None = None) -> pd.DataFrame:
+    """``len(values[0])`` copies of ``base``, copy ``b`` with feature ``features[j]`` set to ``values[j][b]``.
+
+    ``dtypes[j]``: the dtype of target column j (default: the column's own; see
+    :func:`pdpx.core.grid.column_dtype` for grids that do not fit it).
+    """
+    n, B = len(base), len(values[0])
+    out = base.take(np.tile(np.arange(n), B))
+    out.index = pd.RangeIndex(n * B)
+    for j, (pos, vals) in enumerate(zip(features, values)):
+        col = vals.repeat(n) if isinstance(vals, pd.api.extensions.ExtensionArray) else np.repeat(vals, n)
+        dtype = base.dtypes.iloc[pos] if dtypes is None else dtypes[j]
+        try:
+            col = pd.array(col, dtype=dtype)
+        except (TypeError, ValueError):
+            pass  # e.g. 2.5 in an integer column: keep the values, let the column widen
+        out.isetitem(pos, col)
+    return out
 
 
 def verdict(adapter, req, frame) -> str | None:
@@ -42,7 +65,7 @@ def verdict(adapter, req, frame) -> str | None:
     what = adapter.user_code(req.response)
     if what is None:
         return None
-    key = f"pdpx.plugins.stacking {req.response} {tuple(req.features)}"  # a row-wide statistic may spare a feature
+    key = f"pdpx.core.stacking {req.response} {tuple(req.features)}"  # a row-wide statistic may spare a feature
     try:
         contents = adapter.fingerprint()
     except Exception:  # noqa: BLE001 - an adapter that cannot say: the model object alone keys the verdict
@@ -78,15 +101,25 @@ def _check(adapter, req, frame, what: str) -> str:
             | (together == apart)
     if same.all():
         return ""
-    note = (f"brute called the model once per grid point with all the rows: its prediction goes through your own "
+    note = (f"pdpx called the model once per point with all the rows: its prediction goes through your own "
             f"code ({what}), and on a sample of {len(rows)} rows and {len(picks)} grid points one call of the grid "
             f"points stacked gave other predictions than one call per grid point (largest difference "
             f"{float(np.nanmax(np.abs(together - apart))):.3g}), so each row's prediction depends on the other rows "
             "of the call; method_options={'stack': True} stacks them anyway")
-    warned = model_cache.get(adapter.model, "pdpx.plugins.stacking warned", (), dict)
+    warned = model_cache.get(adapter.model, "pdpx.core.stacking warned", (), dict)
     if warned:  # once per model
         return note
     warned[True] = True
     warn(StackingWarning(f"this {type(adapter.model).__name__}'s predictions depend on the other rows of the call "
                          f"({what}): pdpx calls it once per grid point (slower; the definition for such a model)"))
     return note
+
+
+def apart(adapter, response: str, X: pd.DataFrame, features: list[int], values: list) -> str | None:
+    """:func:`verdict` for a measure's own predict calls (ALE's edges, H's pairs at the rows): why the measure must
+    call the model once per point (a note; also warned, once per model), or None when it may stack points, as
+    ``brute`` asks it. ``values[j]``: a few of the values feature ``features[j]`` takes (at least two)."""
+    req = SimpleNamespace(X=X, features=list(features), response=response,
+                          grid_values=[v if isinstance(v, pd.api.extensions.ExtensionArray) else np.asarray(v)
+                                       for v in values])
+    return verdict(adapter, req, lambda rows, vals: stacked_frame(rows, req.features, vals))

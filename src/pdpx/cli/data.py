@@ -5,7 +5,7 @@ A CSV file has no column types, so the command line decides them, in this order:
 * ``--dtypes COL=TYPE,...``: pandas dtypes (``Int64``, ``string``, ``category``, ``float32``...;
   ``datetime64[ns]`` or ``date`` reads the column as dates);
 * ``--dates COL,...``: these columns are parsed as dates (``datetime64``);
-* the categories a model stores for its categorical columns (:mod:`pdpx.model_categories`);
+* the categories a model stores for its categorical columns (:mod:`pdpx.cli.model_categories`);
 * any other text column whose every value is an ISO date (``2021-03-04``, ``2021-03-04 10:30``,
   ``2021-03-04T10:30:00Z``) is read as dates, with a ``pdpx: note:`` saying so and how to keep it
   as text (``--categorical COL``); a date column is never silently a categorical grid of its

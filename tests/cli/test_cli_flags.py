@@ -22,8 +22,8 @@ pytest.importorskip("skops", reason="skops is not installed")
 
 from cli_examples import make_example_files, run_example  # noqa: E402
 
-from pdpx.cli_data import DataError, DataSpec, read_data  # noqa: E402
-from pdpx.model_files import missing_module, working_directory_importable  # noqa: E402
+from pdpx.cli.data import DataError, DataSpec, read_data  # noqa: E402
+from pdpx.cli.model_files import missing_module, working_directory_importable  # noqa: E402
 
 API_WORDS = ("categorical_features", "sample_weight", "custom_values", "ice_sample", "grid_resolution", "grid='",
              "response='", "partial_dependence(", "n_ice", "X has", "X does not")
@@ -115,7 +115,7 @@ def test_without_the_opt_in_no_module_of_the_working_directory_is_imported(ex, t
 def test_a_missing_module_is_the_users_code_unless_it_is_a_known_package(ex, tmp_path, monkeypatch):
     import sklearn
 
-    from pdpx import model_files
+    from pdpx.cli import model_files
 
     shutil.copy(ex["dir"] / "data.csv", tmp_path)
     monkeypatch.setitem(model_files.PACKAGES, "pdpx_absent_pkg", "pdpx-absent-dist")
@@ -404,7 +404,7 @@ def test_a_constant_feature_points_to_values(ex):
     ("unknown categorical feature 'zz': X has no such column. Columns: ['a']", "--categorical"),
 ])
 def test_the_apis_messages_in_the_command_lines_words(message, flag):
-    from pdpx.cli import cli_words
+    from pdpx.cli.main import cli_words
 
     text = cli_words(message)
     assert flag in text, text
@@ -445,7 +445,7 @@ def test_dates_written_otherwise_than_iso_are_refused_until_dates_is_passed(ex):
 
 
 def test_a_text_feature_of_many_values_gets_a_note():
-    from pdpx.cli_data import check_text_features
+    from pdpx.cli.data import check_text_features
 
     notes = []
     frame = pd.DataFrame({"code": [f"c{i}" for i in range(80)], "few": ["a", "b"] * 40})

@@ -1,4 +1,4 @@
-"""The byte reader of R files (pdpx.rds_check): anything but plain data is refused before R reads the file.
+"""The byte reader of R files (pdpx.cli.rds_check): anything but plain data is refused before R reads the file.
 
 Crafted files (tests/rbytes.py writes R's format item by item) cover what R would run or load
 (promises, functions, calls, classes, namespaces, package environments, ALTREP classes, S4...),
@@ -21,7 +21,7 @@ import textwrap
 import pytest
 import rbytes as rb
 
-from pdpx.rds_check import BUDGET_HINT, RdsRefused, RdsUnreadable, check_r_file
+from pdpx.cli.rds_check import BUDGET_HINT, RdsRefused, RdsUnreadable, check_r_file
 
 MIB = 2**20
 STATS_NA_PASS = (rb.flags(3, tag=True) + struct.pack(">i", 249) + struct.pack(">ii", 0, 2) + rb.char("stats")
@@ -188,7 +188,7 @@ def test_save_files_hold_exactly_one_model(tmp_path):
 # ------------------------------------------------------------------ compression bombs, measured
 PEAK = textwrap.dedent("""
     import resource, sys
-    from pdpx.rds_check import RdsRefused, check_r_file
+    from pdpx.cli.rds_check import RdsRefused, check_r_file
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     try:
         check_r_file(sys.argv[1], budget=int(sys.argv[2]))

@@ -1,8 +1,8 @@
 """Reading an R model file (``.rds``, ``.rda``, ``.RData``) the user opted in to, in an R process of its own.
 
-An R file is code to R (:mod:`pdpx.rds_check` says how), so pdpx never reads one in its own
+An R file is code to R (:mod:`pdpx.cli.rds_check` says how), so pdpx never reads one in its own
 process: once the user has opted in (``--allow-pickle``) and the file's bytes have passed
-:func:`pdpx.rds_check.check_r_file`, :func:`export_r_file` starts ``Rscript`` on it, which
+:func:`pdpx.cli.rds_check.check_r_file`, :func:`export_r_file` starts ``Rscript`` on it, which
 reads the model and writes its trees to a data-only export (``export_model.R``, the same
 code as ``pdpx::export_model()`` of the R package: it reads the model's parts with
 ``.subset2`` and strips their attributes, so no method runs on them); pdpx then reads
@@ -29,7 +29,7 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from .core.config import format_bytes
+from ..core.config import format_bytes
 
 #: seconds the R process may take
 R_TIMEOUT = 600
@@ -57,7 +57,7 @@ class RProcessError(ValueError):
 
 def exporter_script() -> Path:
     """The exporter R code shipped with pdpx (a copy of the R package's ``R/export.R``)."""
-    return Path(str(resources.files("pdpx").joinpath("export_model.R")))
+    return Path(str(resources.files("pdpx.cli").joinpath("export_model.R")))
 
 
 def export_r_file(path, *, kind: str, name: str | None, budget: int, folder) -> Path:
@@ -131,7 +131,7 @@ def _r_error(stderr: str, code: int, budget: int) -> str:
     return f"R stopped with status {code}" + (f": {lines[-1]}" if lines else "")
 
 
-def main() -> int:  # pragma: no cover - a manual check: python -m pdpx.rds_export FILE
+def main() -> int:  # pragma: no cover - a manual check: python -m pdpx.cli.rds_export FILE
     """Export the R file named on the command line next to it (for trying the fence by hand)."""
     from .rds_check import check_r_file
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .core.config import format_bytes, get_config
+from ..core.config import format_bytes, get_config
 
 #: nesting an XGBoost model file may have (XGBoost's own files nest 8 levels)
 MAX_DEPTH = 64
@@ -104,7 +104,7 @@ _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 
 def _ubj(data: bytes):
-    from .adapters.ubjson import ubj_loads
+    from ..adapters.ubjson import ubj_loads
 
     try:
         doc = ubj_loads(data)

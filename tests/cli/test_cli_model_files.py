@@ -23,7 +23,7 @@ from sklearn.ensemble import GradientBoostingRegressor  # noqa: E402
 from sklearn.inspection import partial_dependence as sk_pd  # noqa: E402
 
 from pdpx.cli import main  # noqa: E402
-from pdpx.model_files import ALLOW_PICKLE_ENV  # noqa: E402
+from pdpx.cli.model_files import ALLOW_PICKLE_ENV  # noqa: E402
 
 N = 120
 
