@@ -147,8 +147,9 @@ def check_heterogeneity(case, res) -> None:
 
 def check_written_curves(case, options, het, c, rowmean, rtol, scale) -> None:
     """Where the one walk answers, the curves it writes for the regions of several features
-    (``Session.curve_moments`` with ``keep``) are every row's centered curve of the definition, with its mean over
+    (the curve reducer ``CenteredCurves``) are every row's centered curve of the definition, with its mean over
     the grid and its sum of squares."""
+    from pdpx.core.curves import CenteredCurves, reduce_curves
     from pdpx.core.session import Session
     from pdpx.explain.ice_spread import measure_options
 
@@ -157,16 +158,16 @@ def check_written_curves(case, options, het, c, rowmean, rtol, scale) -> None:
     j = session.resolve_features([case.feature])[0]
     np.testing.assert_array_equal(np.asarray(session.grid_for(j)), np.asarray(het.grid_values[0]))
     K, n, G = len(session.outputs), session.n_rows, len(session.grid_for(j))
-    keep = (np.full((1, n, K * G), np.nan), np.full((1, K + 1, n), np.nan))
-    got = session.curve_moments([j], keep)
+    got = reduce_curves(session, [j], CenteredCurves(), ways=("walk",))
     event(f"{case.library}: written curves " + ("checked" if got is not None else "not written (no one walk)"))
     if got is None:
         return
     msg = f"written curves != definition; {case!r}"
-    written = keep[0][0].reshape(n, K, G).transpose(1, 0, 2)
+    curves = got.value[j]
+    written = np.asarray(curves.C).reshape(n, K, G).transpose(1, 0, 2)
     np.testing.assert_allclose(written, c, rtol=rtol, atol=rtol * scale, err_msg=msg)
-    np.testing.assert_allclose(keep[1][0, :K], rowmean, rtol=rtol, atol=rtol * scale, err_msg=msg)
-    np.testing.assert_allclose(keep[1][0, K], (c ** 2).sum(axis=(0, 2)), rtol=rtol,
+    np.testing.assert_allclose(curves.rowmean, rowmean, rtol=rtol, atol=rtol * scale, err_msg=msg)
+    np.testing.assert_allclose(curves.squares, (c ** 2).sum(axis=(0, 2)), rtol=rtol,
                                atol=rtol * scale * scale * K * G, err_msg=msg)
 
 

@@ -17,6 +17,10 @@ besides the public functions of :mod:`pdpx` itself:
   :func:`numeric_values` and :func:`fingerprint` (a digest of arrays, for ``Adapter.fingerprint``);
 * **methods**: :class:`Method`, :class:`Batch`, :class:`MethodResult`, :class:`Request`,
   :class:`MethodOptions` with :func:`option`, and :func:`grid_points` (a request's grid points);
+* **curve reducers** (what a fast measure keeps of every row's ICE curves, and what a method's
+  ``reduce_curves`` fills): :class:`CurveReducer` (the protocol), :class:`CurvePart` (the rows a state
+  covers), the reducers :class:`CurveMeans`, :class:`CurveMoments`, :class:`CenteredCurves`, and
+  :func:`reduce_ice` (a reducer over a model's curves on X);
 * **column rules of pipelines**: :class:`ColumnMap`, :func:`register_rule`,
   :func:`declare_elementwise`;
 * **errors and warnings** a plugin raises or catches: :class:`PdpxError`, :class:`PdpxTypeError`,
@@ -35,6 +39,7 @@ the core, the methods and the adapters, and nothing of pdpx imports it.
 from .adapters.sklearn_transforms import ColumnMap, declare_columnwise, declare_elementwise, register_rule
 from .core.adapter import Adapter, as_2d
 from .core.booster import BoosterAdapter, Extracted, Unavailable, library_classes, self_check
+from .core.curves import CenteredCurves, CurveMeans, CurveMoments, CurvePart, CurveReducer, reduce_ice
 from .core.errors import (
     ModelOutputError,
     ModelPredictError,
@@ -95,6 +100,13 @@ __all__ = [
     "MethodOptions",
     "option",
     "grid_points",
+    # curve reducers
+    "CurveReducer",
+    "CurvePart",
+    "CurveMeans",
+    "CurveMoments",
+    "CenteredCurves",
+    "reduce_ice",
     # column rules of pipelines
     "ColumnMap",
     "register_rule",

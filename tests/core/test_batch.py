@@ -1,5 +1,8 @@
-"""core.method: the method interface is two members to write (unavailable, compute) and two optional ones (plan, the
-batch entry a session calls once with all its feature sets, and curve_means)."""
+"""core.method: the method interface is four members (compute, the one to write; unavailable; plan, the batch entry
+a session calls once with all its feature sets; reduce_curves, the fused walks of the curve reducers) and its Batch three
+more (compute, deferred, beside): seven a method author may implement."""
+
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -12,9 +15,22 @@ from pdpx.core.method import Batch, Method, MethodResult, Request
 from pdpx.plugins.brute import Brute
 
 
-def test_method_has_six_members():
-    members = {n for n, v in vars(Method).items() if callable(v) and not n.startswith("_")}
-    assert members == {"unavailable", "plan", "curve_means", "curve_moments", "curve_rows", "compute"}
+def hooks(cls) -> set:
+    """The public functions of ``cls`` a method author may implement (its own, not inherited from object)."""
+    return {n for n, v in vars(cls).items() if callable(v) and not n.startswith("_")}
+
+
+def test_method_has_at_most_four_members_and_with_its_batch_at_most_seven():
+    assert hooks(Method) == {"unavailable", "plan", "reduce_curves", "compute"}
+    assert hooks(Batch) == {"compute", "deferred", "beside"}
+    assert len(hooks(Method)) <= 4 and len(hooks(Method)) + len(hooks(Batch)) <= 7
+    # besides, a method declares who it is (no code): its name, whether it equals brute, its rank and options
+    declared = {n for n, v in vars(Method).items() if not n.startswith("_") and not callable(v)}
+    assert declared == {"name", "equals_brute", "cost_rank", "options"}
+
+
+def test_the_default_method_has_no_fused_walk():
+    assert Method().reduce_curves("adapter", [], object()) is None
 
 
 def test_the_default_batch_computes_each_request_alone():
@@ -33,7 +49,8 @@ def test_the_default_batch_computes_each_request_alone():
     request = Request(X=pd.DataFrame({"a": [1.0]}), features=[0], grid_values=[np.arange(3.0)], categorical=[False],
                       response="predict", outputs=[0], kind="average", sample_weight=None, memory_budget=1 << 20)
     assert batch.deferred(request) is None and batch.beside(request) is False
-    assert batch.whole("adapter", request, None) is None
+    elsewhere = type("Elsewhere", (), {"here": False})()  # rows in partitions: no answer as a whole by default
+    assert batch.compute("adapter", replace(request, rows=elsewhere)) is None
     np.testing.assert_array_equal(batch.compute("adapter", request).average, np.full((1, 3), 7.0))
     assert calls == [request]
 
@@ -90,3 +107,28 @@ def test_a_session_plans_once_with_all_its_feature_sets_and_runs_every_request_t
         Xg = X.copy()
         Xg["a"] = value
         assert res.average[0, g] == pytest.approx(model.predict(Xg).mean(), rel=1e-12)
+
+
+def test_a_method_still_defining_the_retired_curve_hooks_is_told(planning_method):
+    """curve_means / curve_moments / curve_rows are no longer called: the registration says so (the numbers stay
+    right, the session computes the curves)."""
+
+    class Old(Brute):
+        name = "old-curves"
+
+        def curve_means(self, adapter, requests, shares):
+            return None
+
+    class OldPlugin:
+        @pdpx.hookimpl
+        def pdpx_register_methods(self, register):
+            register(Old())
+
+    pm = plugins.plugin_manager()
+    plugin = OldPlugin()
+    pm.register(plugin)
+    try:
+        with pytest.warns(DeprecationWarning, match="'old-curves' defines curve_means.*reduce_curves"):
+            plugins.get_methods()
+    finally:
+        pm.unregister(plugin)

@@ -9,7 +9,9 @@ extension API, kept working with a warning (:mod:`.oldpaths`),
 the options of a call (:mod:`.options`) and its checks at the public boundary
 (:mod:`.validation`), a call in three parts: its inputs validated once (:mod:`.inputs`), its
 features' grids, which ``by=`` groups share (:mod:`.grids`), and the session that runs each feature
-set on them (:mod:`.session`; :mod:`.compute`, :mod:`.stacked` build sessions), grids (:mod:`.grid`, :mod:`.missing`,
+set on them (:mod:`.session`; :mod:`.compute`, :mod:`.stacked` build sessions), the curve reducers of the
+fast measures and their one driver (:mod:`.curves`: a method's fused walk, ICE chunks, or per partition),
+grids (:mod:`.grid`, :mod:`.missing`,
 date features in :mod:`.dates`; ``grid="thresholds"`` in :mod:`.steps`, on the partition of a
 column's values by the model's splits that :mod:`.splits` computes for it and for Friedman's
 H), results and their drawing entry point (:mod:`.result`, :mod:`.drawing`), the support

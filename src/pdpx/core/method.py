@@ -175,7 +175,8 @@ class Request:
     rows : object or None
         The validated rows ``X`` is the frame of (a :class:`~pdpx.rows.local.LocalData` that
         several sessions may share), or None: what depends only on ``X``'s values may be kept
-        there once for all of them (``rows.once(X, key, compute)``).
+        there once for all of them (``rows.once(X, key, compute)``). A source of rows elsewhere
+        (``rows.here`` False: Dask, Spark) when it asks a :class:`Batch` for the result as a whole.
     """
 
     X: pd.DataFrame
@@ -256,39 +257,13 @@ class Method:
         """
         return Batch(self, adapter, feature_sets)
 
-    def curve_means(self, adapter: "Adapter", requests: list[Request],
-                    shares: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray] | None:
-        """Every row's ICE curve averaged over its grid, for several 1-way requests on the same rows, computed
-        without forming the curves; or None when the method has no faster way than the curves (the default).
-
-        ``shares[k]`` (n_grid,): the weights of request ``k``'s grid points, summing to 1. Returns
-        ``([means_k], f)``: ``means_k[o, i] = sum_g shares[k][g] f_o(g, x_i,-j)`` for output ``o`` of
-        ``requests[0].outputs`` and row ``i``, shape (n_outputs, n_rows) each, and ``f`` (n_outputs, n_rows) the
-        response at each row. Friedman's overall H needs these (:mod:`pdpx.explain.interaction`).
-        """
-        return None
-
-    def curve_moments(self, adapter: "Adapter", requests: list[Request]) -> list[tuple] | None:
-        """The weighted moments over the rows of every row's ICE curve, for several 1-way requests on the same
-        rows, computed without holding the curves; or None when the method has no faster way than the curves
-        (the default).
-
-        Returns, per request, ``(W, mean_f, mean_c, m2_c)``: the rows' total weight, and arrays
-        (n_outputs, n_grid) of the weighted mean of the curves ``f_o(z_g, x_i,-j)``, the weighted mean of the
-        curves centered on their own means over the grid (``c_ig = f(z_g) - mean_h f(z_h)``), and the weighted
-        sum of squared deviations of ``c`` from that mean. :func:`pdpx.heterogeneity` needs these.
-        """
-        return None
-
-    def curve_rows(self, adapter: "Adapter", requests: list[Request], keep: tuple) -> list[tuple] | None:
-        """:meth:`curve_moments`, and every row's centered ICE curve written into ``keep``; or None when the method
-        has no faster way than computing the curves request by request (the default).
-
-        ``keep``: ``(curves, row_stats)``, float64 arrays (n_requests, n_rows, n_outputs * G_max) and
-        (n_requests, n_outputs + 1, n_rows): request ``k``'s curve of row ``i`` centered on its own mean, output
-        ``o`` at grid point ``g``, goes to ``curves[k, i, o * G_k + g]`` (``G_k`` its grid's size), the mean to
-        ``row_stats[k, o, i]``, the sum of the centered curve's squares to ``row_stats[k, n_outputs, i]``.
-        :func:`pdpx.regions` of several features needs these.
+    def reduce_curves(self, adapter: "Adapter", requests: list[Request], reducer):
+        """Fill ``reducer`` (a started :class:`~pdpx.core.curves.CurveReducer`) with every row's ICE curves of several
+        1-way requests on the same rows, from one pass that never forms the curves, and return it; or None when
+        the method has no such pass for ``reducer.walk`` (the default): the session then computes the curves a
+        chunk of rows at a time (:func:`pdpx.core.curves.reduce_curves`). The fast measures ask for it (Friedman's
+        H: ``walk == "means"``, heterogeneity: ``"moments"``, regions: ``"centered"``); what each walk hands the
+        reducer (:meth:`~pdpx.core.curves.CurveReducer.walked`) is in ``docs/plugins.md``.
         """
         return None
 
@@ -303,7 +278,8 @@ class Batch:
     This default runs the method's :meth:`~Method.compute` once per request. A method that shares work among the
     sets (``exact``: pattern counts gathered once for all of them) subclasses it, and may also say why
     ``method="auto"`` should pass it by for now (:meth:`deferred`), that its run leaves the GIL free for the
-    call's other work (:meth:`beside`), or answer rows held elsewhere as a whole (:meth:`whole`).
+    call's other work (:meth:`beside`), or answer rows held elsewhere as a whole (:meth:`compute` of a request
+    whose ``rows`` are a source elsewhere).
     """
 
     def __init__(self, method: Method, adapter: "Adapter", feature_sets=()):
@@ -312,8 +288,13 @@ class Batch:
         self.adapter = adapter
         self.feature_sets = tuple(tuple(int(j) for j in s) for s in feature_sets)
 
-    def compute(self, adapter: "Adapter", request: Request) -> MethodResult:
-        """The result of one request of the session (on rows held here)."""
+    def compute(self, adapter: "Adapter", request: Request) -> MethodResult | None:
+        """The result of one request of the session. Rows held here: the method's :meth:`~Method.compute`. Rows
+        held elsewhere (``request.rows`` a Dask or Spark source, which asks before its partitions run, ``X`` its
+        head): the result over all of them computed as a whole, e.g. from sums each partition gathers, or None (the
+        default): then :meth:`Method.compute` runs on every partition and the source combines them."""
+        if request.rows is not None and not request.rows.here:
+            return None
         return self.method.compute(adapter, request)
 
     def deferred(self, request: Request) -> str | None:
@@ -327,12 +308,6 @@ class Batch:
         computes ``request``: True only when it spends that time in compiled code that releases the GIL; beside
         Python work the two would take turns and both be slower. Default False."""
         return False
-
-    def whole(self, adapter: "Adapter", request: Request, data) -> MethodResult | None:
-        """The result over rows held elsewhere (a Dask frame: ``data`` is its ``DaskData``) computed as a whole,
-        e.g. from sums each partition gathers, or None (the default): :meth:`Method.compute` on every partition,
-        combined."""
-        return None
 
 
 from .oldpaths import watch as _watch  # noqa: E402 - last: the names above moved to pdpx.extend (core/oldpaths.py)

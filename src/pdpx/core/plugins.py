@@ -10,12 +10,14 @@ import weakref
 import pluggy
 
 from . import hookspecs
-from .errors import PdpxError
+from .errors import PdpxError, warn
 
 #: Packages whose ``BUILTINS`` list the built-in plugin modules (adapters, methods, the figure
 #: backend). They are registered through the same hooks third parties use; their modules
 #: import their model library (or plotnine) only when they meet a model of it (or draw).
 BUILTIN_PACKAGES = ("pdpx.adapters", "pdpx.plugins", "pdpx.outputs")
+#: Method hooks pdpx called before the curve reducers (:mod:`.curves`) and no longer calls
+RETIRED_HOOKS = ("curve_means", "curve_moments", "curve_rows")
 
 
 def builtin_plugins() -> list[str]:
@@ -103,6 +105,11 @@ def _ask_methods(pm: pluggy.PluginManager) -> dict:
                 f"two plugins register a method named {method.name!r}: "
                 f"{type(methods[method.name]).__module__} and {type(method).__module__}"
             )
+        retired = [h for h in RETIRED_HOOKS if callable(getattr(method, h, None))]
+        if retired:  # the numbers stay right (the session computes the curves), only slower: said, not refused
+            warn(DeprecationWarning(
+                f"method {method.name!r} defines {', '.join(retired)}, which pdpx no longer calls: the fast "
+                "measures' one pass is now Method.reduce_curves(adapter, requests, reducer) (docs/plugins.md)"))
         methods[method.name] = method
 
     pm.hook.pdpx_register_methods(register=register)

@@ -285,52 +285,21 @@ class Session:
             return None
         return inp.X if inp.background is None else inp.background
 
-    def curve_means(self, features: list[int], shares: list) -> tuple[list[np.ndarray], np.ndarray, str] | None:
-        """For each feature ``j`` of ``features`` (1-way), every row's ICE curve over ``j``'s grid averaged with
-        ``shares[k]`` (one weight per grid point, summing to 1), from a method that computes it without forming the
-        curves (:meth:`~pdpx.core.method.Method.curve_means`): ``([means (K, n)], f (K, n), method name)``, ``f``
-        the response at each row. None when the method chosen for these requests has no such way, or the rows are
-        not held here: then compute the curves."""
+    def fused(self, features: list[int], reducer) -> str | None:
+        """Fill ``reducer`` (a started :class:`~pdpx.core.curves.CurveReducer`) from the fused walk of the method
+        chosen for the 1-way requests of ``features`` (:meth:`~pdpx.core.method.Method.reduce_curves`): the method's
+        name, or None when the rows are not held here, the method differs among the requests (``auto`` passes a
+        method by for some) or offers no walk for the reducer. :func:`pdpx.core.curves.reduce_curves` asks first."""
         inp = self.inputs
         if not inp.data.here or not features:
             return None
         reqs = [self.request([j], kind="average") for j in features]
-        shares = [np.asarray(s, dtype=np.float64).reshape(-1) for s in shares]
-        for req, s in zip(reqs, shares):
-            if len(s) != req.n_grid:
-                raise PdpxError(f"curve_means: {len(s)} shares for the {req.n_grid} grid points of feature "
-                                f"{inp.names[req.features[0]]!r}; pass one share per grid point")
-        got, method = self._one_pass(reqs, lambda m, rs: m.curve_means(inp.adapter, rs, shares))
-        if got is None:
-            return None
-        means, f = got
-        return means, f, method.name
-
-    def curve_moments(self, features: list[int], keep: tuple | None = None) -> tuple[list[tuple], str] | None:
-        """For each feature of ``features`` (1-way, on its grid), the weighted moments over the rows of every
-        row's ICE curve from a method that computes them without holding the curves
-        (:meth:`~pdpx.core.method.Method.curve_moments`): ``([(W, mean_f, mean_c, m2_c)], method name)``. None
-        when the method chosen for these requests has no such way, or the rows are not held here. With ``keep``
-        (arrays as :meth:`~pdpx.core.method.Method.curve_rows` takes them), every row's centered curve is also
-        written there, from the same pass."""
-        inp = self.inputs
-        if not inp.data.here or not features:
-            return None
-        reqs = [self.request([j], kind="average") for j in features]
-        got, method = self._one_pass(reqs, lambda m, rs: (
-            m.curve_moments(inp.adapter, rs) if keep is None else m.curve_rows(inp.adapter, rs, keep)))
-        return None if got is None else (got, method.name)
-
-    def _one_pass(self, reqs: list, call):
-        """``(call(method, requests as the method takes them), method)`` for 1-way requests one method answers in
-        one pass over the rows; ``(None, method)`` when the method ``auto`` picks differs among them (the curves
-        then take brute, feature by feature)."""
-        inp = self.inputs
         with trees_read_once(inp.adapter):
             method, notes = self.choose_method(reqs[0])
             if any(self.checked(method, req, notes) is not method for req in reqs):
-                return None, method
-            return call(method, [self._for(method, r) for r in reqs]), method
+                return None
+            done = method.reduce_curves(inp.adapter, [self._for(method, r) for r in reqs], reducer)
+        return None if done is None else method.name
 
     def _run(self, batch, req: Request):
         """(the result of ``batch``, a method's plan, for ``req``; seconds it ran)."""

@@ -3,7 +3,8 @@
 * :mod:`.pd_importance`: :func:`importance` (PD / ICE based variable importance; its :class:`ImportanceResult`);
 * :mod:`.interaction`: :func:`h_statistic` (Friedman and Popescu's H), on the ``exact``
   engine for tree models (:mod:`.evaluate` evaluates PD functions at the rows of X; :mod:`.interaction_spark`:
-  the sums over rows held elsewhere, a Spark DataFrame or a Dask collection, partition by partition);
+  the sums over rows held elsewhere, a Spark DataFrame or a Dask collection, partition by partition, a curve
+  reducer);
 * :mod:`.accumulated`: :func:`ale` (accumulated local effects);
 * :mod:`.derivative`: :func:`derivative_ice` (derivative ICE, ``kind="derivative"``);
 * :mod:`.compare`: :func:`compare_methods` (``exact`` against ``recursion``);
@@ -13,6 +14,10 @@
 * :mod:`.split_search`: the regions' split search (candidates coded once, the best split of a node);
 * :mod:`.split_sums`: the regions' split statistics per candidate code, in one compiled pass;
 * :mod:`.explained`: :func:`explained_variance` (the share of the model the curves keep) and 3-way H.
+
+The fast measures (H's overall statistic, heterogeneity, regions) are curve reducers run by
+:func:`pdpx.core.curves.reduce_curves` (a method's fused walk, ICE chunks or per partition): each module holds
+its reducer's settings and its presentation (:mod:`.interaction_spark` the one reducer of its own).
 
 This floor sits on the core (it computes through :mod:`pdpx.core.compute` and
 :class:`~pdpx.core.session.Session`) and below the figures: its results draw themselves

@@ -32,7 +32,7 @@ import pandas as pd
 from ..core import stacking
 from ..core.adapter import checked_predict
 from ..core.compute import compute, compute_many
-from ..core.config import get_config
+from ..core.curves import CurveMeans, reduce_curves
 from ..core.dates import is_date_type
 from ..core.errors import PdpxError
 from ..core.options import PDOptions
@@ -257,43 +257,17 @@ def at_rows(model, X: pd.DataFrame, names: list[str], grids: dict, cells: dict, 
     """``({j: PD_-j (K, n)}, f (K, n))`` at the rows of the pandas ``X``: each row's ICE curve over the cells of
     ``j`` averaged with ``shares[j]`` (the cells' weights in the background, summing to 1), and the response.
 
-    A method that computes those means without the curves
-    (:meth:`~pdpx.core.session.Session.curve_means`: ``exact`` on sums of leaf values, in
-    one pass over the rows for every feature) gives them directly; otherwise the ICE
-    curves of a chunk of rows are computed and reduced at once, so memory stays within
-    the budget whatever the number of rows. Only the rows' own values are read (an ICE
-    curve does not depend on the other rows): ``X`` may be one partition of the data.
+    The curve reducer :class:`~pdpx.core.curves.CurveMeans` (:func:`~pdpx.core.curves.reduce_curves`): from
+    the method's one pass over the rows where it has one (``exact`` on sums of leaf values, every feature at
+    once), otherwise from the ICE curves of a chunk of rows at a time, so memory stays within the budget
+    whatever the number of rows.
     """
     custom = {names[j]: g.values for j, g in grids.items()}
-    n = len(X)
-    budget = options.memory_budget
-    budget = get_config()["memory_budget"] if budget is None else budget
-    m_max = max(len(shares[j]) for j in ice_for)
-    chunk = int(max(1, min(n, budget // (ICE_SHARE * 8 * K * m_max))))
-    one_pass = Session(model, X, options.but(kind="average", custom_values=custom, include_missing="auto")).curve_means(
-        list(ice_for), [shares[j] for j in ice_for])
-    if one_pass is not None:  # from one pass over the rows, without the curves
-        means, f, _ = one_pass
-        return dict(zip(ice_for, means)), f
-    rest = {j: np.empty((K, n)) for j in ice_for}
-    f = np.empty((K, n))
-    ice_opts = options.but(sample_weight=None, kind="individual", custom_values=custom)  # ICE: not weighted
-    appended = {j: bool(cells[j].missing.any()) and not grids[j].missing_value for j in ice_for}
-    groups = [([j for j in ice_for if not appended[j]], False), ([j for j in ice_for if appended[j]], True)]
-    for s in range(0, n, chunk):
-        rows = np.arange(s, min(n, s + chunk))
-        part = X.iloc[rows]
-        for feats, with_missing in groups:
-            if not feats:
-                continue
-            got = compute_many(model, part, [[names[j]] for j in feats], ice_opts.but(include_missing=with_missing))
-            for j, res in zip(feats, got):
-                ice = np.asarray(res.individual)  # (K, rows, m_j)
-                rest[j][:, rows] = ice @ shares[j]  # shares first: a mean never overflows
-                if j == ice_for[0]:
-                    pos = grids[j].position[cells[j].codes[rows]]
-                    f[:, rows] = ice[:, np.arange(len(rows)), pos]
-    return rest, f
+    session = Session(model, X, options.but(kind="individual", custom_values=custom, include_missing="auto"))
+    j0 = ice_for[0]
+    reducer = CurveMeans({j: shares[j] for j in ice_for}, grids[j0].position[cells[j0].codes])
+    means, f = reduce_curves(session, list(ice_for), reducer, share=ICE_SHARE).value
+    return {j: means[j] for j in ice_for}, f
 
 
 def two_way_grid(model, X: pd.DataFrame, names: list[str], pairs: list, grids: dict, options: PDOptions) -> dict:

@@ -232,8 +232,9 @@ def _h_where_rows_are(session, model, X, feats, pair_idx, used, options, notes, 
     ice_for = feats or used[:1]
     shares = {j: np.bincount(grids[j].position[cells[j].codes], weights=w, minlength=average[j].shape[1]) / w.sum()
               for j in ice_for}
-    over, den, scale = interaction_spark.overall_sums(data, names, grids, cells, lookups, ice_for, average, shares,
-                                                      len(outputs), opts, method, session.sample_weight)
+    over, den, scale = interaction_spark.overall_sums(data, names, categorical, grids, cells, lookups, ice_for,
+                                                      average, shares, len(outputs), opts, method,
+                                                      session.sample_weight)
     pd1 = {j: _center(average[j][:, grids[j].position[cells[j].codes]], w) for j in used}
     pd2 = {}
     if pair_idx:

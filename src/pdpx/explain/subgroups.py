@@ -31,7 +31,7 @@ of candidates and thresholds (the search: :mod:`.split_search`).
 
 Several features at once (``feature`` a list, or None): the columns are coded once for all of
 them, and on trees of at most 64 leaves every feature's curves come from one walk over the
-rows (:meth:`pdpx.core.session.Session.curve_moments` with ``keep``), as many features per
+rows (the curve reducer :class:`~pdpx.core.curves.CenteredCurves`), as many features per
 walk as the memory budget holds; :class:`RegionsSet` holds the results.
 """
 
@@ -43,11 +43,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..core.curves import CenteredCurves, reduce_curves
 from ..core.drawing import Drawable
 from ..core.errors import PdpxError
-from ..core.scratch import scratch
+from ..core.rows import require
 from ..core.session import Session
-from .ice_spread import Moments, curve_columns, ice_moments, measure_options, resolve_features
+from .ice_spread import curve_columns, measure_options, resolve_features
 from .split_search import Coded, Split, Stats, code_candidates, grow, rule_text
 from .split_sums import region_sums
 
@@ -270,6 +271,7 @@ def regions(model, X, feature, max_depth: int = 2, *, split_features=None, min_g
     options = measure_options("regions", pd_options)
     t0 = time.perf_counter()
     session = Session(model, X, options.but(kind="individual", centered=False, progress=False))
+    require(session.data, "regions", "regions")
     many = feature is None or isinstance(feature, (list, tuple))
     if many and feature is not None and len(feature) == 0:
         raise PdpxError("regions(): feature is an empty list; name at least one column, or pass None for every column")
@@ -288,7 +290,7 @@ def regions(model, X, feature, max_depth: int = 2, *, split_features=None, min_g
     w = np.ones(n) if session.sample_weight is None else np.array(session.sample_weight, dtype=np.float64)
     search = _Search(session, coded, w, max_depth, min_gain, min_rows, ice, np.arange(n))
     found = RegionsSet()
-    for j, curves in _feature_curves(session, feats, options):
+    for j, curves in _feature_curves(session, feats):
         found[session.names[j]] = search.of(j, curves)
         del curves  # freed before the next feature's (or group's) curves are computed: the budget holds one group
     found.elapsed = time.perf_counter() - t0
@@ -328,7 +330,7 @@ class _Curves:
     squares: np.ndarray | None = None  # each row's sum of C's squares, when the walk gave it
 
 
-def _feature_curves(session: Session, feats: list, options):
+def _feature_curves(session: Session, feats: list):
     """``(feature, _Curves)`` for each of ``feats`` in turn: the features' curves from one walk over the rows
     where the method has one (as many per walk as the memory budget holds), else feature by feature."""
     K, n = len(session.outputs), session.n_rows
@@ -350,8 +352,9 @@ def _feature_curves(session: Session, feats: list, options):
         while got:  # handed over one by one, none kept here: a group's arrays go before the next group's come
             yield got.pop(0)
         rest = rest[len(group):]
-    for j in rest:
-        yield j, _one_feature(session, j, options)
+    for j in rest:  # a feature's curves a chunk of rows at a time
+        got = reduce_curves(session, [j], CenteredCurves(), ways=("chunks",))
+        yield j, _curves(got.value[j], got.outputs, got.method, got.notes)
 
 
 def _group(feats: list, sizes: dict, K: int, n: int, budget: int) -> list:
@@ -367,39 +370,18 @@ def _group(feats: list, sizes: dict, K: int, n: int, budget: int) -> list:
 
 
 def _walked(session: Session, group: list, sizes: dict):
-    """``[(feature, _Curves)]`` of ``group`` from one walk over the rows that writes every row's centered curve
-    (:meth:`Session.curve_moments` with ``keep``), or None where the method has none."""
-    K, n, G = len(session.outputs), session.n_rows, max(sizes[j] for j in group)
-    keep = (scratch((len(group), n, K * G)), scratch((len(group), K + 1, n)))  # written once: see core.scratch
-    got = session.curve_moments(group, keep)
+    """``[(feature, _Curves)]`` of ``group`` (grid sizes ``sizes``) from one walk over the rows that writes every
+    row's centered curve (:class:`~pdpx.core.curves.CenteredCurves`), or None where the method has none."""
+    got = reduce_curves(session, group, CenteredCurves(), ways=("walk",))
     if got is None:
         return None
-    per, method = got
-    names = session.adapter.output_names(session.response)
-    outputs = [names[k] for k in session.outputs]
     note = "every row's ICE curves of these features computed in one pass over the rows"
-    out = []
-    for k, (j, (W, mean_f, mean_c, m2_c)) in enumerate(zip(group, per)):
-        C = keep[0][k] if sizes[j] == G else np.ascontiguousarray(keep[0][k][:, :K * sizes[j]])
-        out.append((j, _Curves(C, keep[1][k, :K], outputs, mean_f, Moments(W, mean_c, m2_c).variance.mean(axis=1),
-                               method, [note], keep[1][k, K])))
-    return out
+    return [(j, _curves(got.value[j], got.outputs, got.method, [note])) for j in group]
 
 
-def _one_feature(session: Session, j: int, options) -> _Curves:
-    """Feature ``j``'s curves on every row, computed a chunk of rows at a time (:func:`.ice_spread.ice_moments`)."""
-    K, n, G = len(session.outputs), session.n_rows, len(session.grid_for(j))
-    ice_all = np.empty((n, K, G))  # rows first: centered in place, it is C (no copy)
-
-    def keep(_j, rows, ice):
-        ice_all[rows] = ice.transpose(1, 0, 2)
-
-    out = ice_moments(session, [j], options, keep=keep, held=ice_all.nbytes)
-    centered, plain = out.moments[0]
-    rowmean = ice_all.mean(axis=2)  # (n, K)
-    ice_all -= rowmean[:, :, None]
-    return _Curves(ice_all.reshape(n, K * G), np.ascontiguousarray(rowmean.T), out.outputs, plain.mean,
-                   centered.variance.mean(axis=1), out.method, out.notes)
+def _curves(c, outputs: list, method: str, notes: list) -> _Curves:
+    """The :class:`_Curves` of one feature's :class:`~pdpx.core.curves.Centered`."""
+    return _Curves(c.C, c.rowmean, outputs, c.average, c.heterogeneity, method, notes, c.squares)
 
 
 @dataclass

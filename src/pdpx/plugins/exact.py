@@ -47,11 +47,12 @@ compiling, and compiles them in the background (:mod:`pdpx.plugins.trees.jit`).
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from ..core.hookspecs import hookimpl
 from ..core.method import Batch, Method, MethodResult, Request
 from ..core.trust import CHECK_ROWS
-from .trees import counts_use, engine, jit
+from .trees import counts_use, engine, fused, jit
 from .trees.plan import ExactOptions, PlannedRequest, exact_options, with_plan
 from .trees.prep import tree_unavailable
 
@@ -77,28 +78,19 @@ class Exact(Method):
         """:class:`ExactBatch`: the session's sets may share pattern counts, ``auto`` may wait for compilation."""
         return ExactBatch(self, adapter, feature_sets)
 
-    def curve_means(self, adapter, requests, shares):
-        """From one pass over the rows, when the response is a sum of leaf values of trees of at most 64 leaves
-        and the kernels are compiled (:mod:`.trees.curve_means`); ``engine='rows'`` walks the curves instead."""
-        from .trees import curve_means
-        from .trees.plan import plan_means
-
-        return _one_pass(adapter, requests, plan_means, lambda tm, r: curve_means.curve_means(
-            tm, requests, shares, r.n_jobs, r.memory_budget))
-
-    def curve_moments(self, adapter, requests):
-        """From one pass over the rows, on trees of at most 64 leaves whose kernels are compiled
-        (:mod:`.trees.curve_moments`); ``engine='rows'`` walks the curves instead."""
-        return self.curve_rows(adapter, requests, None)
-
-    def curve_rows(self, adapter, requests, keep):
-        """:meth:`curve_moments`, from the same walk writing every row's centered curve into ``keep`` (None: the
-        moments alone)."""
-        from .trees import curve_moments
-        from .trees.plan import plan_moments
-
-        return _one_pass(adapter, requests, plan_moments, lambda tm, r: curve_moments.curve_moments(
-            tm, requests, r.n_jobs, r.memory_budget, keep=keep))
+    def reduce_curves(self, adapter, requests, reducer):
+        """The fused walk of ``reducer.walk`` (:data:`.trees.fused.WALKS`: ``means``, ``moments``, ``centered``) as
+        its planner plans it, or None where it has none (``engine='rows'``, trees it does not fit) or defers while
+        its kernels compile in a background process (where none can start, they compile now)."""
+        walk = fused.WALKS.get(reducer.walk)
+        if walk is None:
+            return None
+        tm = adapter.tree_model(requests[0].response)
+        planned = walk.plan(tm, requests[0], counts_use.compile_seconds)
+        if planned is None or (planned.deferral and jit.compile_in_background()):
+            return None
+        reducer.walked([r.features[0] for r in requests], walk.run(tm, requests, reducer))
+        return reducer
 
     def compute(self, adapter, req: Request) -> MethodResult:
         """``req`` as the planner plans it (:func:`.trees.counts_use.decide`: the session's sets, the counts kept,
@@ -125,17 +117,6 @@ class Exact(Method):
         return jit.noted(res)
 
 
-def _one_pass(adapter, requests, planner, run):
-    """``run(tree model, first request)`` of a one-pass kernel as its plan says (``planner(tm, request, compile
-    state)``), or None where it has none (``engine='rows'``, trees it does not fit) or defers while its kernels
-    compile in a background process (where none can start, they compile now)."""
-    tm = adapter.tree_model(requests[0].response)
-    planned = planner(tm, requests[0], counts_use.compile_seconds)
-    if planned is None or (planned.deferral and jit.compile_in_background()):
-        return None
-    return run(tm, requests[0])
-
-
 class ExactBatch(Batch):
     """``exact``'s plan for one session's feature sets (:meth:`Exact.plan`).
 
@@ -159,7 +140,11 @@ class ExactBatch(Batch):
         return with_plan(req, self.feature_sets or (tuple(req.features),), self.memo)
 
     def compute(self, adapter, req):
-        """``exact``'s result for ``req``, planned with this session's sets."""
+        """``exact``'s result for ``req``, planned with this session's sets; rows in Dask or Spark partitions
+        (``req.rows`` elsewhere): the averages from pattern counts each partition gathers, when worth it, else
+        None (every partition walks its rows)."""
+        if req.rows is not None and not req.rows.here:
+            return self._whole(adapter, replace(req, rows=None), req.rows)
         return self.method.compute(adapter, self.planned(req))
 
     def deferred(self, req):
@@ -173,8 +158,8 @@ class ExactBatch(Batch):
 
         return walks_rows_alone(self.planned(req))
 
-    def whole(self, adapter, req, data):
-        """Rows in Dask partitions: the averages from pattern counts each partition gathers, when worth it."""
+    def _whole(self, adapter, req, data):
+        """Rows in partitions (``data``): the averages from pattern counts each partition gathers, or None."""
         req = self.planned(req)
         tm = adapter.tree_model(req.response)
         choice = counts_use.choose_partitioned(adapter.model, tm, req, data, req.memory_budget)

@@ -174,13 +174,14 @@ class DaskData:
 
     def run(self, method, adapter: Adapter, req: Request, *, model: Any, ice_rows=None) -> MethodResult:
         """``method``'s result (a :class:`~pdpx.core.method.Batch`, a method's plan) over all rows as a whole
-        (:meth:`~pdpx.core.method.Batch.whole`), or the method over every partition, combined exactly; with
-        ``ice_rows``, the ICE curves of those rows, brought here (:meth:`take`) and computed here."""
+        (:meth:`~pdpx.core.method.Batch.compute` of the request with ``rows`` these), or the method over every
+        partition, combined exactly; with ``ice_rows``, the ICE curves of those rows, brought here (:meth:`take`)
+        and computed here."""
         if ice_rows is not None and req.needs_individual:
             full = self.run(method, adapter, replace(req, kind="average"), model=model)
             return ice_here(self, method, adapter, req, full, ice_rows)
         view = getattr(adapter, "rebuilt", None) if adapter.model is not self.model else None  # a view of the model
-        out = method.whole(adapter, req, self) if view is None else None
+        out = method.compute(adapter, replace(req, rows=self)) if view is None else None
         if out is not None:
             return out
         request = replace(req, X=self.head, n_jobs=1 if req.n_jobs is None else req.n_jobs, progress=False)

@@ -284,13 +284,14 @@ class SparkData:
 
     def run(self, method, adapter: Adapter, req: Request, *, model: Any, ice_rows=None) -> MethodResult:
         """``method``'s result (a :class:`~pdpx.core.method.Batch`) over all rows as a whole
-        (:meth:`~pdpx.core.method.Batch.whole`: pattern counts), or the method on every partition, the
-        partitions' weighted sums added. ICE (``kind='individual'``/``'both'``): the average so, and the curves of
-        the rows at ``ice_rows`` (every row when None) brought here (:meth:`take`) and computed here."""
+        (:meth:`~pdpx.core.method.Batch.compute` of the request with ``rows`` these: pattern counts), or the
+        method on every partition, the partitions' weighted sums added. ICE (``kind='individual'``/``'both'``):
+        the average so, and the curves of the rows at ``ice_rows`` (every row when None) brought here
+        (:meth:`take`) and computed here."""
         if req.needs_individual:
             return self._with_ice(method, adapter, req, model, ice_rows)
         view = getattr(adapter, "rebuilt", None) if adapter.model is not self.model else None
-        out = method.whole(adapter, req, self) if view is None else None
+        out = method.compute(adapter, replace(req, rows=self)) if view is None else None
         if out is not None:
             return out
         if view is None and method.name == "brute" and callable(getattr(adapter, "average_in_spark", None)):

@@ -12,6 +12,7 @@ from test_oblivious import special_case
 from treetools import IRAdapter
 
 import pdpx
+from pdpx.core.curves import CurveMeans, reduce_curves
 from pdpx.core.errors import PdpxError
 from pdpx.core.options import PDOptions
 from pdpx.core.session import Session
@@ -29,10 +30,16 @@ def reference(predict, X: pd.DataFrame, col, grid, shares):
 
 
 def one_pass(model, X, grids: dict, shares: dict, **opts):
+    """(means, f, method) from the fused walk (the curve reducer CurveMeans), or None where the method has none."""
     options = PDOptions.checked("partial_dependence", dict(custom_values=grids, include_missing="auto", **opts))
     session = Session(model, X, options)
     features = [session.resolve_features([c])[0] for c in grids]
-    return session.curve_means(features, [shares[c] for c in grids])
+    reducer = CurveMeans({j: shares[c] for j, c in zip(features, grids)}, np.zeros(len(X), dtype=np.int64))
+    got = reduce_curves(session, features, reducer, ways=("walk",))
+    if got is None:
+        return None
+    means, f = got.value
+    return [means[j] for j in features], f, got.method
 
 
 def shares_for(grid, seed=0, nan=False):

@@ -28,6 +28,8 @@ The kernels (numba):
   from them): every 1-way and 2-way average from one pass over the rows;
 * :mod:`.curve_means`: every row's ICE curve averaged over a grid, in one pass.
 * :mod:`.curve_moments`: the ICE curves' moments over the rows (heterogeneity), in one pass.
+* :mod:`.fused`: the fused walks ``exact`` offers the curve reducers (:mod:`pdpx.core.curves`), by the name
+  a reducer asks for: the planner and the kernel of each.
 
 Compiling:
 
