@@ -27,7 +27,7 @@ PD_KINDS = KINDS + ("derivative",)
 
 def partial_dependence(
     model: Any, X, features, *,
-    kind: str = "average", method: str = "auto", response: str = "auto", target=None,
+    kind: str = "average", method: str = "auto", response: str = "auto", target=None, times=None,
     grid_resolution: int = 100, percentiles: tuple[float, float] = (0.05, 0.95), grid: str = "uniform",
     custom_values: dict | None = None, categorical_features=None, sample_weight=None, centered: bool = False,
     n_jobs: int | None = None, progress: bool | None = None, memory_budget: int | str | None = None,
@@ -55,12 +55,16 @@ def partial_dependence(
     method : {"auto", "brute", "exact", "recursion", ...}
         ``auto`` runs the fastest method that returns exactly what ``brute`` returns (``exact`` for tree models,
         else ``brute``); ``res.method`` says which ran.
-    response : {"auto", "predict", "predict_proba", "decision_function", "raw"}
+    response : {"auto", "predict", "predict_proba", "decision_function", "raw", "survival", ...}
         What to average. ``auto``: ``predict`` for regressors, ``predict_proba`` (else ``decision_function``) for
-        classifiers. ``raw`` is the margin (log-odds...) of boosted models.
+        classifiers, ``survival`` for a survival model given ``times=``. ``raw`` is the margin (log-odds...) of
+        boosted models; a survival model's ``risk`` is its ``predict`` (``docs/survival.md``).
     target : label, int, or list, optional
         Which classes / outputs to report. Default: all, except only the positive class of a binary classifier's
         probabilities.
+    times : list of float, optional
+        A survival model's times (``response="survival"`` or ``"cumulative_hazard"``, one output each, ``res.times``):
+        increasing, >= 0, up to its last training time. Default: 5 quantiles of its training times (``res.notes``).
     grid_resolution : int, default 100
         Grid points per numeric feature (fewer if it has fewer unique values).
     percentiles : (float, float), default (0.05, 0.95)
@@ -128,8 +132,8 @@ def partial_dependence(
         ``plot()`` and ``save()``.
     """
     passed = {
-        "kind": kind, "method": method, "response": response, "target": target, "grid_resolution": grid_resolution,
-        "percentiles": percentiles, "grid": grid, "custom_values": custom_values,
+        "kind": kind, "method": method, "response": response, "target": target, "times": times,
+        "grid_resolution": grid_resolution, "percentiles": percentiles, "grid": grid, "custom_values": custom_values,
         "categorical_features": categorical_features, "sample_weight": sample_weight, "centered": centered,
         "n_jobs": n_jobs, "progress": progress, "memory_budget": memory_budget, "ice_sample": ice_sample,
         "random_state": random_state, "method_options": method_options, "include_missing": include_missing,

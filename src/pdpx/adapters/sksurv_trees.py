@@ -1,0 +1,206 @@
+"""Reading scikit-survival tree models into the common representation (:mod:`pdpx.core.ir`).
+
+* ``RandomSurvivalForest``, ``ExtraSurvivalTrees``, ``SurvivalTree``, ``ExtraSurvivalTree``: each tree is a
+  scikit-learn ``Tree`` whose ``value`` is (nodes, training times, 2): per node the Nelson-Aalen cumulative
+  hazard (``[..., 0]``) and the Kaplan-Meier survival (``[..., 1]``) at every distinct training time; the
+  forest averages its trees' values. So the survival and the cumulative hazard at any time are linear in the
+  leaves: the IR's leaves are vectors, one value per asked time, the column the model's step-function rule
+  reads for it (:func:`pdpx.core.times.step_columns`), taken from the tree's array by index, only those
+  columns. The risk score (``predict``) is each leaf's cumulative hazard summed over the event times (a
+  ``low_memory`` forest stores that sum alone). Inputs are cast to float32, as the model does.
+* ``GradientBoostingSurvivalAnalysis`` fitted with the Cox loss (no dropout): the margin is the log hazard
+  ratio ``f`` (scikit-learn's regression trees, times the learning rate, plus the init's constant), the risk
+  is ``f``; the cumulative hazard is ``H0(t) exp(f)``, the exp link with ``log H0(t)`` added to each time's
+  margin (a time before the first event, where ``H0`` is 0, gets a margin of ``-1e300``, whose exp is 0).
+  The survival ``S0(t) ** exp(f)`` is not linear in anything the trees sum: ``brute``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.forksafe import single_threaded
+from ..core.ir import TreeEnsemble, TreeModel, fingerprint, model_cache, numeric_encoder, numeric_values
+from ..core.times import step_columns
+
+_FORESTS = ("RandomSurvivalForest", "ExtraSurvivalTrees")
+_TREES = ("SurvivalTree", "ExtraSurvivalTree")
+#: The margin of a time before the first event on the cumulative-hazard scale (exp of it is 0).
+NO_HAZARD = -1e300
+
+
+def _kind(model) -> str | None:
+    name = type(model).__name__
+    module = type(model).__module__
+    if not module.startswith("sksurv."):
+        return None
+    if name in _FORESTS:
+        return "forest"
+    if name in _TREES:
+        return "tree"
+    if name == "GradientBoostingSurvivalAnalysis":
+        return "gb"
+    return None
+
+
+def _members(model) -> list:
+    return [model] if _kind(model) == "tree" else list(model.estimators_)
+
+
+def _gb_readable(model) -> str | None:
+    """Why a GradientBoostingSurvivalAnalysis cannot be read as trees, or None."""
+    loss = getattr(model, "loss", None)
+    if loss != "coxph":
+        return f"it was fitted with loss={loss!r}; pdpx reads the Cox loss's trees only"
+    if hasattr(model, "_scale"):
+        return "it was fitted with dropout (each tree scaled by its own factor)"
+    init = getattr(model, "init_", None)
+    if not (init == "zero" or type(init).__name__ in ("DummyRegressor", "DummyClassifier")):
+        return f"its init estimator ({type(init).__name__}) is not a constant"
+    return None
+
+
+def unavailable_reason(adapter, response: str) -> str:
+    """Why :func:`tree_model` gave no trees: the sentence shown to the user."""
+    model = adapter.model
+    name = type(model).__name__
+    kind = _kind(model)
+    if kind is None:
+        return f"{name} is not a tree model pdpx can read: brute calls its own functions"
+    if kind == "gb":
+        why = _gb_readable(model)
+        if why is not None:
+            return f"{name}: {why}; brute calls its own functions"
+        return (f"{name}: its survival S0(t) ** exp(f) is not a sum of leaves; brute calls its own "
+                "predict_survival_function (the risk and the cumulative hazard are exact)")
+    return f"{name}: response {response!r} cannot be computed from the trees (use method='brute')"
+
+
+def model_fingerprint(model) -> str:
+    """A digest of what the tree model's predictions depend on: every tree's node records and values (and the
+    learning rate and the baseline hazard for boosting); "" for another model."""
+    kind = _kind(model)
+    if kind in ("forest", "tree"):
+        parts = [model.unique_times_] + [a for t in _members(model) for a in _tree_arrays(t.tree_)]
+        return fingerprint(*parts)
+    if kind == "gb":
+        parts = [a for t in model.estimators_.ravel() for a in _tree_arrays(t.tree_)]
+        base = getattr(model, "_baseline_model", None)
+        if base is not None:
+            parts += [base.cum_baseline_hazard_.x, base.cum_baseline_hazard_.y]
+        return fingerprint(repr(float(model.learning_rate)), *parts)
+    return ""
+
+
+def _tree_arrays(tree) -> tuple:
+    return (tree.value, tree.threshold, tree.feature, tree.children_left, tree.children_right,
+            getattr(tree, "missing_go_to_left", None), tree.weighted_n_node_samples)
+
+
+def tree_model(adapter, response: str) -> TreeModel | None:
+    """The model's trees for ``response`` at the adapter's times (cached per fitted model and times), or None."""
+    model = adapter.model
+    kind = _kind(model)
+    if kind is None:
+        return None
+    times = getattr(adapter, "times", None)
+    timed = response in ("survival", "cumulative_hazard")
+    state = "" if not timed else fingerprint(np.asarray(times, dtype=np.float64))
+    if kind in ("forest", "tree"):
+        if getattr(model, "low_memory", False) and response not in ("predict", "risk"):
+            return None
+        trees = _members(model)
+        key = tuple(t.tree_ for t in trees)
+        return model_cache.get(model, response, key, lambda: _forest_model(model, trees, response, times),
+                               state=state, fingerprint=model_fingerprint(model))
+    if _gb_readable(model) is not None or response == "survival":
+        return None
+    key = tuple(model.estimators_.ravel())
+    return model_cache.get(model, response, key, lambda: _gb_model(model, response, times),
+                           state=state, fingerprint=model_fingerprint(model))
+
+
+def _structure(trees: list) -> dict:
+    """The IR's node arrays (all but ``value``) of scikit-learn ``Tree`` objects, one tree after another."""
+    sizes = np.array([t.node_count for t in trees], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    offset = np.repeat(starts[:-1], sizes)
+
+    def joined(name):
+        return np.concatenate([getattr(t, name) for t in trees])
+
+    left = joined("children_left").astype(np.int64)
+    right = joined("children_right").astype(np.int64)
+    internal = left >= 0
+    if all(getattr(t, "missing_go_to_left", None) is not None for t in trees):
+        missing = joined("missing_go_to_left").astype(bool)
+    else:  # pragma: no cover - scikit-learn before 1.3
+        missing = np.zeros(len(left), dtype=bool)
+    return {
+        "left": np.where(internal, left + offset, -1),
+        "right": np.where(right >= 0, right + offset, -1),
+        "feature": np.where(internal, joined("feature"), -1).astype(np.int64),
+        "threshold": np.where(internal, joined("threshold"), 0.0),
+        "missing_left": missing,
+        "node_weight": joined("weighted_n_node_samples").astype(np.float64),
+        "tree_start": starts,
+    }
+
+
+def _leaf_values(model, tree, response: str, times) -> np.ndarray:
+    """One tree's node values for ``response``: (nodes, asked times) read from the columns of ``tree.value`` the
+    step-function rule picks (only those columns are copied), or (nodes, 1) for the risk."""
+    value = tree.value  # (nodes, training times, 2), or (nodes, 1, 1) for a low_memory forest
+    if response in ("predict", "risk"):
+        if getattr(model, "low_memory", False):
+            return np.asarray(value[:, 0, 0], dtype=np.float64)[:, None]
+        events = np.flatnonzero(model.is_event_time_)
+        return value[:, events, 0].sum(axis=1)[:, None]
+    cols = step_columns(np.asarray(model.unique_times_, dtype=np.float64), np.asarray(times, dtype=np.float64))
+    return np.asarray(value[:, cols, 1 if response == "survival" else 0], dtype=np.float64)
+
+
+def _forest_model(model, trees, response: str, times) -> TreeModel:
+    tree_objects = [t.tree_ for t in trees]
+    value = np.concatenate([_leaf_values(model, t, response, times) for t in tree_objects])
+    n_values = value.shape[1]
+    ens = TreeEnsemble(
+        **_structure(tree_objects), value=value,
+        tree_group=np.full(len(trees), -1 if n_values > 1 else 0),
+        n_features=model.n_features_in_, n_margins=n_values, comparison="<=", float32_input=True,
+        aggregation="mean", link="identity", description=type(model).__name__,
+    )
+    return TreeModel(ensemble=ens, encode=numeric_encoder, encode_values=numeric_values,
+                     recursion_weights="weighted training row counts per node (weighted_n_node_samples; "
+                     "bootstrap multiplicity included)")
+
+
+def _gb_model(model, response: str, times) -> TreeModel:
+    stages = [est.tree_ for est in model.estimators_[:, 0]]
+    lr = float(model.learning_rate)
+    structure = _structure(stages)
+    leaf = np.concatenate([np.asarray(t.value[:, 0, 0], dtype=np.float64) for t in stages]) * lr
+    n_trees = len(stages)
+    x0 = np.zeros((1, model.n_features_in_), dtype=np.float32)
+    one = TreeEnsemble(**structure, value=leaf, tree_group=np.zeros(n_trees, dtype=np.int64),
+                       n_features=model.n_features_in_, comparison="<=", float32_input=True)
+    with single_threaded():
+        raw = float(np.asarray(model._raw_predict(x0), dtype=np.float64).ravel()[0])
+    base = raw - float(one.predict_raw_row(x0[0])[0])
+    if response in ("predict", "risk"):
+        one.base_score = np.array([base])
+        one.description = type(model).__name__
+        return TreeModel(ensemble=one, encode=numeric_encoder, encode_values=numeric_values)
+    hazard = model._baseline_model.cum_baseline_hazard_
+    h0 = np.asarray(hazard.y, dtype=np.float64)[step_columns(np.asarray(hazard.x, dtype=np.float64),
+                                                             np.asarray(times, dtype=np.float64))]
+    with np.errstate(divide="ignore"):
+        shift = np.where(h0 > 0, np.log(np.where(h0 > 0, h0, 1.0)), NO_HAZARD)
+    ens = TreeEnsemble(
+        **structure, value=np.repeat(leaf[:, None], len(h0), axis=1), tree_group=np.full(n_trees, -1),
+        n_features=model.n_features_in_, n_margins=len(h0), base_score=base + shift, comparison="<=",
+        float32_input=True, link="exp", description=type(model).__name__,
+    )
+    return TreeModel(ensemble=ens, encode=numeric_encoder, encode_values=numeric_values,
+                     notes=["the cumulative hazard H0(t) exp(f) is computed as exp(f + log H0(t)): equal to the "
+                            "model's product to a few units in the last place"])
