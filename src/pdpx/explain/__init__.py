@@ -12,7 +12,8 @@
   :class:`RegionsSet`);
 * :mod:`.split_search`: the regions' split search (candidates coded once, the best split of a node);
 * :mod:`.split_sums`: the regions' split statistics per candidate code, in one compiled pass;
-* :mod:`.explained`: :func:`explained_variance` (the share of the model the curves keep) and 3-way H.
+* :mod:`.explained`: :func:`explained_variance` (the share of the model the curves keep) and 3-way H;
+* :mod:`.survival`: :func:`survival_profile` (a survival model's PD over time, the time-varying share).
 
 This floor sits on the core (it computes through :mod:`pdpx.core.compute` and
 :class:`~pdpx.core.session.Session`) and below the figures: its results draw themselves
@@ -43,6 +44,8 @@ _WHERE = {
     "RegionsSet": ".subgroups",
     "explained_variance": ".explained",
     "ExplainedVariance": ".explained",
+    "survival_profile": ".survival",
+    "SurvivalProfile": ".survival",
 }
 
 __all__ = sorted(_WHERE)
