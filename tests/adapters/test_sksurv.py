@@ -184,7 +184,7 @@ def test_a_model_without_survival_functions_is_refused_naming_what_it_predicts(d
 
     X, y = data
     model = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y["time"])
-    with pytest.raises(PdpxError, match=r"not a survival model \(it predicts prediction\)"):
+    with pytest.raises(PdpxError, match=r"not a survival model \(what it predicts: prediction\)"):
         pdpx.partial_dependence(model, X, "age", response="survival", times=[10.0])
     squared = GradientBoostingSurvivalAnalysis(loss="squared", n_estimators=5).fit(X, y)
     with pytest.raises(PdpxError, match="has no response 'survival'"):

@@ -240,8 +240,9 @@ def _response(adapter: Adapter, X: pd.DataFrame, response: str, times=None) -> s
         if response == "predict" and adapter.is_classifier():
             extra = " (a classifier's predicted labels are not numbers to average)"
         if response in TIME_RESPONSES + ("risk",) and not set(available) & set(TIME_RESPONSES):
-            extra = (f": it is not a survival model (it predicts {', '.join(map(adapter.response_label, available))}"
-                     "); a survival response needs a model with survival functions (predict_survival_function)")
+            labels = ", ".join(map(adapter.response_label, available))
+            extra = (f": it is not a survival model (what it predicts: {labels}); a survival response needs a model "
+                     "with survival functions (predict_survival_function)")
         raise PdpxError(
             f"{type(adapter.model).__name__} has no response {response!r}{extra}; "
             f"use one of {available}"

@@ -91,8 +91,8 @@ def resolve(adapter: Adapter, response: str, times, function: str = "partial_dep
     else:
         t = checked_times(times, function)
         if t[-1] > last:
-            raise PdpxError(f"{function}(): times= reach {t[-1]:g}, past the model's last training time {last:g}: "
-                            f"its {response.replace('_', ' ')} is not defined there (its own step functions "
-                            f"refuse it); ask for times up to {last:g}")
+            raise PdpxError(f"{function}(): times= reach {t[-1]:.9g}, past the model's last training time "
+                            f"{last:.9g}: its {response.replace('_', ' ')} is not defined there (its own step "
+                            f"functions refuse it); ask for times up to {last:.9g}")
     adapter.set_times(t)
     return notes
