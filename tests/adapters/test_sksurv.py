@@ -189,3 +189,19 @@ def test_a_model_without_survival_functions_is_refused_naming_what_it_predicts(d
     squared = GradientBoostingSurvivalAnalysis(loss="squared", n_estimators=5).fit(X, y)
     with pytest.raises(PdpxError, match="has no response 'survival'"):
         pdpx.partial_dependence(squared, X, "age", response="survival", times=[10.0])
+
+
+def test_a_forest_changed_in_place_is_read_again(data):
+    X, y = data
+    forest = RandomSurvivalForest(n_estimators=3, min_samples_leaf=8, random_state=0).fit(X, y)
+    times = asked_times(forest)
+    first = pdpx.partial_dependence(forest, X, "age", response="survival", times=times, grid_resolution=5,
+                                    method="exact")
+    value = forest.estimators_[0].tree_.value
+    leaf = int(np.flatnonzero(forest.estimators_[0].tree_.children_left < 0)[0])
+    value[leaf, :, 1] *= 0.5  # one leaf's survival curve, halved in place
+    again = pdpx.partial_dependence(forest, X, "age", response="survival", times=times, grid_resolution=5,
+                                    method="exact")
+    ref = definition(forest, X, "age", again.grid_values[0], "survival", times)
+    np.testing.assert_allclose(again.average, ref, rtol=0, atol=1e-12)
+    assert np.abs(again.average - first.average).max() > 1e-6

@@ -111,9 +111,13 @@ class SksurvAdapter(SklearnAdapter):
         return sksurv_trees.unavailable_reason(self, response)
 
     def fingerprint(self):
+        """:func:`pdpx.adapters.sksurv_trees.model_fingerprint`, computed once per adapter (one call: a survival
+        forest's leaves hold a curve each, so reading them all costs about a quarter of a prediction)."""
         from . import sksurv_trees
 
-        return sksurv_trees.model_fingerprint(self.model)
+        if "_fingerprint" not in vars(self):
+            self._fingerprint = sksurv_trees.model_fingerprint(self.model)
+        return self._fingerprint
 
 
 @hookimpl(tryfirst=True)
