@@ -12,6 +12,7 @@
   (the ``pdpx_figure_backend`` hook: which function draws which result);
 * :mod:`.report_page`: the HTML page of ``pdpx.report()``, from results computed by
   :mod:`pdpx.reporting`; :mod:`.report_heterogeneity`: its section "Where the average misleads";
+  :mod:`.report_survival`: its section "Over time" (survival models);
 * :mod:`.notebook`: how results show in Jupyter (their ``_repr_html_``, through the backend).
 
 Outputs draw what they are given: they import the core and :mod:`pdpx.explain`, compute
