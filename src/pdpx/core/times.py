@@ -80,8 +80,12 @@ def resolve(adapter: Adapter, response: str, times, function: str = "partial_dep
                             f"response='survival' or 'cumulative_hazard', not {response!r}")
         return []
     training = adapter.training_times()
-    if training is None or len(training) == 0:  # pragma: no cover - an adapter offering a time response has times
-        raise PdpxError(f"{type(adapter.model).__name__} does not tell its training times; pass times=")
+    if training is None or len(training) == 0:  # a model defined at every time >= 0 that keeps no training times
+        if times is None:
+            raise PdpxError(f"{function}(): {type(adapter.model).__name__} keeps no training times to choose "
+                            f"default times from; pass times= (the times to read its {response} at)")
+        adapter.set_times(checked_times(times, function))
+        return []
     last = float(training[-1])
     notes = []
     if times is None:
