@@ -205,3 +205,17 @@ def test_a_forest_changed_in_place_is_read_again(data):
     ref = definition(forest, X, "age", again.grid_values[0], "survival", times)
     np.testing.assert_allclose(again.average, ref, rtol=0, atol=1e-12)
     assert np.abs(again.average - first.average).max() > 1e-6
+
+
+def test_leaves_over_the_memory_budget_leave_the_answer_to_brute(data, models):
+    X, _ = data
+    model = models["rsf"]
+    times = model.unique_times_
+    nodes = sum(e.tree_.node_count for e in model.estimators_)
+    budget = max(2**20, 2 * 8 * len(times) * nodes)  # the leaves at every time need twice half of it
+    with pdpx.config_context(memory_budget=budget):
+        res = pdpx.partial_dependence(model, X, "age", response="survival", times=times, grid_resolution=3)
+    assert res.method == "brute"
+    assert any("memory budget" in n for n in res.notes)
+    ref = definition(model, X, "age", res.grid_values[0], "survival", times)
+    np.testing.assert_allclose(res.average, ref, rtol=0, atol=1e-12)

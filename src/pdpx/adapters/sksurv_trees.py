@@ -73,6 +73,9 @@ def unavailable_reason(adapter, response: str) -> str:
             return f"{name}: {why}; brute calls its own functions"
         return (f"{name}: its survival S0(t) ** exp(f) is not a sum of leaves; brute calls its own "
                 "predict_survival_function (the risk and the cumulative hazard are exact)")
+    budget = vars(adapter).get("_budget_reason")
+    if budget is not None and response in ("survival", "cumulative_hazard"):
+        return f"{name}: {budget}"
     return f"{name}: response {response!r} cannot be computed from the trees (use method='brute')"
 
 
@@ -123,6 +126,8 @@ def tree_model(adapter, response: str) -> TreeModel | None:
         if getattr(model, "low_memory", False) and response not in ("predict", "risk"):
             return None
         trees = _members(model)
+        if timed and _over_budget(adapter, trees, len(times)):
+            return None
         key = tuple(t.tree_ for t in trees)
         return model_cache.get(model, response, key, lambda: _forest_model(model, trees, response, times),
                                state=state, fingerprint=adapter.fingerprint())
@@ -131,6 +136,22 @@ def tree_model(adapter, response: str) -> TreeModel | None:
     key = tuple(model.estimators_.ravel())
     return model_cache.get(model, response, key, lambda: _gb_model(model, response, times),
                            state=state, fingerprint=adapter.fingerprint())
+
+
+def _over_budget(adapter, trees: list, n_times: int) -> bool:
+    """Whether the leaves at ``n_times`` times (one float64 per node and time, and the check of the finished
+    representation) would pass half the memory budget; the reason is kept for :func:`unavailable_reason`."""
+    from ..core.config import format_bytes, get_config
+
+    need = 2 * 8 * n_times * sum(t.tree_.node_count for t in trees)
+    budget = get_config()["memory_budget"]
+    if need <= budget // 2:
+        return False
+    adapter._budget_reason = (
+        f"its leaves at {n_times:,} times would take about {format_bytes(need)}, over half the memory budget "
+        f"({format_bytes(budget)}): ask for fewer times per call or raise the budget (pdpx.set_config(memory_budget="
+        "...)); brute calls the model's own functions")
+    return True
 
 
 def _structure(trees: list) -> dict:
