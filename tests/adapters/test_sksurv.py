@@ -207,15 +207,45 @@ def test_a_forest_changed_in_place_is_read_again(data):
     assert np.abs(again.average - first.average).max() > 1e-6
 
 
-def test_leaves_over_the_memory_budget_leave_the_answer_to_brute(data, models):
+def test_leaves_over_the_memory_budget_are_read_a_block_of_times_at_a_time(data, models):
     X, _ = data
     model = models["rsf"]
     times = model.unique_times_
     nodes = sum(e.tree_.node_count for e in model.estimators_)
-    budget = max(2**20, 2 * 8 * len(times) * nodes)  # the leaves at every time need twice half of it
+    budget = max(2**20, 2 * 8 * len(times) * nodes // 3)  # about a third of the times' leaves fit at once
     with pdpx.config_context(memory_budget=budget):
-        res = pdpx.partial_dependence(model, X, "age", response="survival", times=times, grid_resolution=3)
-    assert res.method == "brute"
-    assert any("memory budget" in n for n in res.notes)
-    ref = definition(model, X, "age", res.grid_values[0], "survival", times)
-    np.testing.assert_allclose(res.average, ref, rtol=0, atol=1e-12)
+        res = pdpx.partial_dependence(model, X, "age", response="survival", times=times, grid_resolution=3,
+                                      kind="both", method="exact")
+        many = pdpx.partial_dependence_many(model, X, ["age", "dose"], response="cumulative_hazard", times=times,
+                                            grid_resolution=3, method="exact")
+    assert res.method == "exact" and any("blocks" in n for n in res.notes)
+    np.testing.assert_array_equal(res.times, times)
+    assert res.average.shape == (len(times), 3) and res.individual.shape == (len(times), len(X), 3)
+    ice = definition(model, X, "age", res.grid_values[0], "survival", times, rows=True)
+    np.testing.assert_allclose(res.individual, ice, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res.average, ice.mean(axis=1), rtol=0, atol=1e-12)
+    for r in many:
+        ref = definition(model, X, r.features[0], r.grid_values[0], "cumulative_hazard", times)
+        np.testing.assert_allclose(r.average, ref, rtol=0, atol=1e-12)
+
+
+def test_leaves_over_the_budget_outside_blocks_leave_the_answer_to_brute(data):
+    X, y = data
+    model = RandomSurvivalForest(n_estimators=80, min_samples_leaf=3, random_state=0).fit(X, y)
+    times = model.unique_times_
+    nodes = sum(e.tree_.node_count for e in model.estimators_)
+    budget = 2 * 8 * len(times) * nodes * 2 // 3  # the leaves at every time need more than half of it
+    assert budget > 2**22
+    with pdpx.config_context(memory_budget=budget):  # by=: each group's session, no blocks
+        res = pdpx.partial_dependence(model, X, "age", response="survival", times=times, grid_resolution=3,
+                                      by="sex")
+    for part in res.results:
+        assert part.method == "brute"
+        assert any("memory budget" in n for n in part.notes)
+    frame = res.to_frame()
+    for level, rows in X.groupby("sex"):
+        group = frame[frame["sex"].astype(str) == f"{level:g}"]
+        for v in group["x_1"].unique():
+            ref = definition(model, rows, "age", [v], "survival", times)[:, 0]
+            got = group[group["x_1"] == v].sort_values("time")["yhat"].to_numpy()
+            np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)

@@ -100,6 +100,11 @@ class SksurvAdapter(SklearnAdapter):
             path += [(e, method) for e in members]
         return path
 
+    def time_bytes(self, response):
+        from . import sksurv_trees
+
+        return sksurv_trees.time_bytes(self.model, response)
+
     def tree_model(self, response):
         from . import sksurv_trees
 

@@ -138,6 +138,17 @@ def tree_model(adapter, response: str) -> TreeModel | None:
                            state=state, fingerprint=adapter.fingerprint())
 
 
+def time_bytes(model, response: str) -> int:
+    """Bytes per asked time of the trees read for ``response``: one float64 per node (0 for the risk, or a model
+    pdpx does not read)."""
+    kind = _kind(model)
+    if response not in ("survival", "cumulative_hazard") or kind is None:
+        return 0
+    if kind == "gb":
+        return 8 * sum(est.tree_.node_count for est in model.estimators_.ravel())
+    return 8 * sum(t.tree_.node_count for t in _members(model))
+
+
 def _over_budget(adapter, trees: list, n_times: int) -> bool:
     """Whether the leaves at ``n_times`` times (one float64 per node and time, and the check of the finished
     representation) would pass half the memory budget; the reason is kept for :func:`unavailable_reason`."""

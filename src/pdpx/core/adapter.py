@@ -105,6 +105,12 @@ class Adapter:
         None for a model without survival functions."""
         return None
 
+    def time_bytes(self, response: str) -> int:
+        """Bytes the model's trees take per asked time of ``response`` once read for the tree methods (a survival
+        forest's leaves hold one value per time): above the memory budget the times are computed a block at a
+        time (:func:`pdpx.core.times.in_blocks`); 0 when they do not grow with the times."""
+        return 0
+
     def set_times(self, times: np.ndarray) -> None:
         """Read the time responses at ``times`` (checked: finite, non-negative, increasing, in the model's
         domain) from now on."""

@@ -11,6 +11,7 @@ own step-function rule.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 
 import numpy as np
@@ -100,3 +101,57 @@ def resolve(adapter: Adapter, response: str, times, function: str = "partial_dep
                             f"functions refuse it); ask for times up to {last:.9g}")
     adapter.set_times(t)
     return notes
+
+
+def time_blocks(adapter: Adapter, response: str, n_times: int, budget: int) -> list[slice] | None:
+    """Blocks of the times whose trees fit half of ``budget`` (what each block's trees take, twice over: their
+    reading and its check), or None when all of them fit at once."""
+    per_time = 2 * int(adapter.time_bytes(response))
+    if response not in TIME_RESPONSES or per_time <= 0 or per_time * n_times <= budget // 2:
+        return None
+    size = max(1, (budget // 2) // per_time)
+    return [slice(a, min(a + size, n_times)) for a in range(0, n_times, size)]
+
+
+def needs_blocks(session) -> bool:
+    """Whether ``session``'s times are computed a block at a time (:func:`in_blocks`)."""
+    inp = session.inputs
+    return (inp.times is not None and list(inp.outputs) == list(range(len(inp.times)))
+            and time_blocks(inp.adapter, inp.response, len(inp.times), inp.memory_budget) is not None)
+
+
+def in_blocks(session, features: list[int]):
+    """The result of ``session`` for ``features`` computed a block of times at a time (:func:`time_blocks`), the
+    blocks' outputs joined in order; None when the times fit at once or ``target=`` picked some of them (then the
+    session computes as usual). The adapter reads each block's times, and all of them again after."""
+    from .config import config_context
+    from .result import PartialDependenceResult
+
+    inp = session.inputs
+    if not needs_blocks(session):
+        return None
+    blocks = time_blocks(inp.adapter, inp.response, len(inp.times), inp.memory_budget)
+    parts: list[PartialDependenceResult] = []
+    try:
+        for block in blocks:  # the adapter reads the trees within the call's budget
+            inp.adapter.set_times(inp.times[block])
+            part = dataclasses.replace(inp, times=inp.times[block], outputs=list(range(block.stop - block.start)))
+            with config_context(memory_budget=inp.memory_budget):
+                parts.append(type(session).of(part, session.grids).compute(features))
+    finally:
+        inp.adapter.set_times(inp.times)
+    first = parts[0]
+
+    def joined(name):
+        arrays = [getattr(p, name) for p in parts]
+        return None if arrays[0] is None else np.concatenate(arrays, axis=0)
+
+    notes = list(dict.fromkeys(n for p in parts for n in p.notes))
+    notes.append(f"computed {len(blocks)} blocks of at most {blocks[0].stop} times each, so that the trees of a "
+                 "block fit the memory budget")
+    return dataclasses.replace(
+        first, average=joined("average"), individual=joined("individual"), lower=joined("lower"),
+        upper=joined("upper"), outputs=[o for p in parts for o in p.outputs], times=inp.times.copy(),
+        elapsed=sum(p.elapsed for p in parts), notes=notes,
+        method=first.method if all(p.method == first.method for p in parts) else "+".join(
+            dict.fromkeys(p.method for p in parts)))
