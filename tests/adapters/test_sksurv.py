@@ -91,6 +91,10 @@ def test_forest_auto_runs_the_tree_engine_and_the_risk_is_exact(data, models):
     grid = np.array(np.meshgrid(*res.grid_values, indexing="ij")).reshape(2, -1).T
     ref = [model.predict(X.assign(age=a, dose=d)).mean() for a, d in grid]
     np.testing.assert_allclose(res.average.ravel(), ref, rtol=1e-14, atol=0)
+    default = pdpx.partial_dependence(model, X, "age", grid_resolution=4)  # raised ModelOutputError before issue 51
+    assert default.response == "predict" and default.outputs == ["prediction"]
+    ref = [model.predict(X.assign(age=a)).mean() for a in default.grid_values[0]]
+    np.testing.assert_allclose(default.average[0], ref, rtol=1e-14, atol=0)
     auto = pdpx.partial_dependence(model, X, "dose", times=asked_times(model), grid_resolution=8)
     assert auto.response == "survival"
     if auto.method != "exact":  # auto waits for kernels still compiling: brute answers meanwhile, and says so
