@@ -78,6 +78,7 @@ SLOW = {
     "tests/plugins/trees/test_counts.py::test_deep_trees_many_rows_weights_and_chunks": "deep trees, many rows",
     "tests/adapters/test_lightgbm.py::test_ir_reproduces_lightgbm": "every model against LightGBM, adversarial rows",
     "tests/adapters/test_inplace_changes.py::test_hist_gradient_boosting_refit_and_edit": "refits, edits, refits",
+    "tests/outputs/test_report_survival.py": "four reports of survival models, every figure drawn (40 s)",
 }
 
 

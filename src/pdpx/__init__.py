@@ -61,6 +61,7 @@ __all__ = [
     "heterogeneity",
     "regions",
     "explained_variance",
+    "survival_profile",
     "plot_importance",
     "set_config",
     "get_config",
@@ -83,6 +84,7 @@ __all__ = [
     "RegionsResult",
     "RegionsSet",
     "ExplainedVariance",
+    "SurvivalProfile",
     "Extrapolation",
     # errors and warnings
     "PdpxError",
@@ -103,7 +105,7 @@ __all__ = [
 _EXPLAIN = ("importance", "h_statistic", "ale", "derivative_ice", "compare_methods",
             "HStatistic", "ALEResult", "DerivativeResult", "MethodComparison", "ImportanceResult",
             "heterogeneity", "HeterogeneityResult", "regions", "RegionsResult", "RegionsSet", "explained_variance",
-            "ExplainedVariance")
+            "ExplainedVariance", "survival_profile", "SurvivalProfile")
 
 
 def __getattr__(name):  # lazy: the measures, the report and figures import what they need on first use

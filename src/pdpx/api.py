@@ -27,7 +27,7 @@ PD_KINDS = KINDS + ("derivative",)
 
 def partial_dependence(
     model: Any, X, features, *,
-    kind: str = "average", method: str = "auto", response: str = "auto", target=None,
+    kind: str = "average", method: str = "auto", response: str = "auto", target=None, times=None,
     grid_resolution: int = 100, percentiles: tuple[float, float] = (0.05, 0.95), grid: str = "uniform",
     custom_values: dict | None = None, categorical_features=None, sample_weight=None, centered: bool = False,
     n_jobs: int | None = None, progress: bool | None = None, memory_budget: int | str | None = None,
@@ -55,12 +55,16 @@ def partial_dependence(
     method : {"auto", "brute", "exact", "recursion", ...}
         ``auto`` runs the fastest method that returns exactly what ``brute`` returns (``exact`` for tree models,
         else ``brute``); ``res.method`` says which ran.
-    response : {"auto", "predict", "predict_proba", "decision_function", "raw"}
+    response : {"auto", "predict", "predict_proba", "decision_function", "raw", "survival", ...}
         What to average. ``auto``: ``predict`` for regressors, ``predict_proba`` (else ``decision_function``) for
-        classifiers. ``raw`` is the margin (log-odds...) of boosted models.
+        classifiers, ``survival`` for a survival model given ``times=``. ``raw`` is the margin (log-odds...) of
+        boosted models; a survival model's ``risk`` is its ``predict`` (``docs/survival.md``).
     target : label, int, or list, optional
         Which classes / outputs to report. Default: all, except only the positive class of a binary classifier's
         probabilities.
+    times : list of float, optional
+        A survival model's times (``response="survival"`` or ``"cumulative_hazard"``, one output each, ``res.times``):
+        increasing, >= 0, up to its last training time. Default: 5 quantiles of its training times (``res.notes``).
     grid_resolution : int, default 100
         Grid points per numeric feature (fewer if it has fewer unique values).
     percentiles : (float, float), default (0.05, 0.95)
@@ -105,19 +109,17 @@ def partial_dependence(
         :class:`~pdpx.core.stacked.StackedResult` with a column named after ``by``.
     by_bins : int, default 4
         Quantile bins of a numeric ``by`` column.
-    interval : float or {"bootstrap", "members", "quantiles"}, optional
+    interval : float or {"bootstrap", "members", "quantiles", "jackknife"}, optional
         A band around the PD (``res.lower`` / ``res.upper``). A level (e.g. 0.95) or ``"bootstrap"``: a bootstrap
-        interval over the rows (see :mod:`pdpx.core.bootstrap` for what it does and does not cover; resamples the
-        ICE matrix, no extra model calls). ``"members"``: the spread of the model's own members, for forests and
-        bagged ensembles (each member's PD, from one pass over the trees) or a dict of refit or fold models (the
-        curve is their mean). ``"quantiles"``: a dict ``{0.1: m, 0.5: m, 0.9: m}`` of quantile models (the
-        curve is the 0.5 model's PD, the band the outer models' PDs). See :mod:`pdpx.core.members`.
+        interval over the rows (:mod:`pdpx.core.bootstrap`: what it covers; resamples the ICE matrix, no extra model
+        calls). ``"members"``: the spread of the model's own members (forests, bagged ensembles: one pass over the
+        trees) or of a dict of refit or fold models (the curve is their mean). ``"quantiles"``: a dict ``{0.1: m,
+        0.5: m, 0.9: m}`` of quantile models (:mod:`pdpx.core.members`). ``"jackknife"``: a bagged forest's
+        ``PD +- z * res.se``, the learner's variance from one fit (:mod:`pdpx.core.jackknife`).
     n_boot : int, default 200
         Bootstrap replicates for ``interval`` (seeded by ``random_state``).
     level : float, optional
-        The central share of the members (or of the bootstrap replicates) the band covers, with
-        ``interval="members"`` or ``"bootstrap"`` (default 0.95). ``interval="jackknife"``: a bagged forest's band
-        ``PD +- z * res.se``, the learner's variance from one fit (:mod:`pdpx.core.jackknife`), at this level.
+        The share the band covers with a named ``interval`` (default 0.95).
     oob : bool, default False
         Out-of-bag PD of a bagged forest: each row's ICE averages the members that did not draw it. X must be the
         training rows, in order (checked by number): :mod:`pdpx.core.oob`.
@@ -132,8 +134,8 @@ def partial_dependence(
         ``plot()`` and ``save()``.
     """
     passed = {
-        "kind": kind, "method": method, "response": response, "target": target, "grid_resolution": grid_resolution,
-        "percentiles": percentiles, "grid": grid, "custom_values": custom_values,
+        "kind": kind, "method": method, "response": response, "target": target, "times": times,
+        "grid_resolution": grid_resolution, "percentiles": percentiles, "grid": grid, "custom_values": custom_values,
         "categorical_features": categorical_features, "sample_weight": sample_weight, "centered": centered,
         "n_jobs": n_jobs, "progress": progress, "memory_budget": memory_budget, "ice_sample": ice_sample,
         "random_state": random_state, "method_options": method_options, "include_missing": include_missing,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from .core.errors import IncompleteReportWarning, PdpxError, warn
 from .core.threads import run_in_context
 
-__all__ = ["Later", "SideThread", "failed_features", "grid_check", "warn_missing"]
+__all__ = ["Later", "SideThread", "failed_features", "grid_check", "survival_section", "warn_missing"]
 
 
 def failed_features(skipped: dict, has_grid) -> list[tuple[str, str]]:
@@ -79,3 +79,33 @@ class Later:
     def result(self):
         """``fn()``, computed now."""
         return self.fn()
+
+
+def survival_section(model, frame, session, results, options, *, drawn):
+    """The section "Over time" of a survival model (:class:`~pdpx.outputs.report_survival.SurvivalSection`) and
+    ``[(part, why)]`` of what failed; ``(None, [])`` for a model without survival functions. Its profile is the
+    report's own 1-way results when they are of a survival response, else the survival at the default times (or
+    ``times=``) of the same features, on the same rows."""
+    from .core.adapter import TIME_RESPONSES
+    from .core.compute import compute_many
+    from .core.result import PartialDependenceCollection
+    from .explain.survival import SurvivalProfile
+    from .outputs.report_survival import SurvivalSection
+
+    inp = session.inputs
+    if "survival" not in inp.adapter.responses():
+        return None, []
+    one_way = [r for r in results if len(r.features) == 1]
+    try:
+        if inp.response in TIME_RESPONSES:
+            curves, response = PartialDependenceCollection(one_way), inp.response
+        else:
+            curves, response = compute_many(model, frame, [list(r.features) for r in one_way], options.but(
+                response="survival", kind="average", interval=None, ice_sample=None, rows=session.data,
+                progress=False)), "survival"
+        profile = SurvivalProfile(curves=curves, times=curves[0].times, response=response)
+        top = profile.effects().max(axis=1).sort_values(ascending=False, kind="stable").index[:3]
+    except Exception as exc:  # noqa: BLE001 - the section never loses the report
+        return None, [("the section Over time", f"{type(exc).__name__}: {exc}")]
+    return SurvivalSection(profile, heatmap=drawn(lambda: profile.plot()),
+                           lines=[(f, drawn(lambda f=f: profile.plot(kind="lines", feature=f))) for f in top]), []

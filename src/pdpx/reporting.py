@@ -59,7 +59,7 @@ from .outputs.plot_explain import plot_importance
 from .outputs.plot_style import check_backend, windowless_backend
 from .outputs.report_heterogeneity import HeterogeneitySection
 from .outputs.report_page import Page, check_report_path, columns_table, embed
-from .report_parts import SideThread, failed_features, grid_check, warn_missing
+from .report_parts import SideThread, failed_features, grid_check, survival_section, warn_missing
 from .report_rows import ledger, page_frame, rows_note, seeded_rows, spark_rows
 from .report_sure import uncertainty_section
 from .rows import place_of
@@ -81,9 +81,9 @@ LEDGER_FEATURES, LEDGER_SAMPLE = 8, 10_000
 #: heterogeneity and regions read a seeded sample of at most this many rows (every row's ICE curve of every feature)
 SECTION_ROWS = 50_000
 #: Options of partial_dependence that :func:`pdpx.importance` and :func:`pdpx.h_statistic` receive from the report.
-_IMPORTANCE_KEYS = ("method", "response", "target", "grid_resolution", "percentiles", "custom_values",
+_IMPORTANCE_KEYS = ("method", "response", "target", "times", "grid_resolution", "percentiles", "custom_values",
                     "categorical_features", "sample_weight", "n_jobs", "memory_budget", "method_options")
-_H_KEYS = ("method", "response", "target", "categorical_features", "sample_weight", "n_jobs", "memory_budget",
+_H_KEYS = ("method", "response", "target", "times", "categorical_features", "sample_weight", "n_jobs", "memory_budget",
            "method_options")
 #: report()'s old argument names (deprecated): the new name, as partial_dependence and h_statistic spell it, and
 #: what it accepts.
@@ -298,6 +298,7 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
                 sure = uncertainty_section(model, frame, session, ranking, options, bar=bar, drawn=drawn_plot)
                 spread = _heterogeneity_section(model, frame, session, ranking, options, heterogeneity, seed=seed,
                                                 bar=bar, drawn=drawn_plot)
+                over_time, lost = survival_section(model, frame, session, results, options, drawn=drawn_plot)
                 bar.set_postfix_str("figures")
                 # ---------------------------------------------------------- figures, in the page's order
                 figures = [(r, one_way_figures[id(r)].result()) for r, _ in ranking]
@@ -307,6 +308,7 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
                 pair_figures = [(r2, s, f.result()) for r2, s, f in pair_results]
                 columns_html = columns_html.result()
                 spread = spread.resolved() if spread is not None else None
+                over_time = over_time.resolved() if over_time is not None else None
         finally:
             bar.close()
 
@@ -317,11 +319,12 @@ def _one_model_report(model, X, path: Path, *, features, interactions, title, n_
         skipped=skipped, figures=figures, pair_figures=pair_figures, pairs_auto=pairs_given is None,
         n_candidates=len(candidates), top_for_pairs=TOP_FOR_PAIRS, options=_shown(options), n_ice=n_ice,
         elapsed=time.perf_counter() - t_start, importance=imp, importance_figure=importance_figure,
-        hstat=hstat, h_figures=h_figures, columns_html=columns_html, sections=[s for s in (spread, sure) if s],
+        hstat=hstat, h_figures=h_figures, columns_html=columns_html,
+        sections=[s for s in (spread, over_time, sure) if s],
     )
     html = page.render()
-    warn_missing(path, failed_features(skipped, grid_check(session)) + (spread.missing if spread else [])
-                 + (sure.missing if sure else []))
+    warn_missing(path, failed_features(skipped, grid_check(session)) + (spread.missing if spread else []) + lost
+                 + (over_time.missing if over_time else []) + (sure.missing if sure else []))
     return write_text_atomic(path, html)
 
 

@@ -9,6 +9,7 @@ into the common representation (:mod:`pdpx.core.ir`) for ``exact`` and
 library                plugin (adapter + ``pdpx_adapt_model``)      tree reader
 =====================  ===========================================  ==========================
 scikit-learn           :mod:`.sklearn`                              :mod:`.sklearn_trees`
+scikit-survival        :mod:`.sksurv` (asked before scikit-learn)   :mod:`.sksurv_trees`
 XGBoost                :mod:`.xgboost`                              :mod:`.xgboost_trees`
                                                                     (+ :mod:`.ubjson`)
 LightGBM               :mod:`.lightgbm`                             :mod:`.lightgbm_trees`
@@ -44,6 +45,7 @@ the R bridge) and :mod:`.rlevels` (the factor-level encoding ranger and gbm shar
 #: The plugin modules of this package, registered by default (in this order) by
 #: :func:`pdpx.core.plugins.get_plugin_manager`.
 BUILTINS = (
+    "pdpx.adapters.sksurv",
     "pdpx.adapters.sklearn",
     "pdpx.adapters.xgboost",
     "pdpx.adapters.lightgbm",

@@ -19,12 +19,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core.adapter import as_2d
+from ..core.adapter import TIME_RESPONSES, as_2d
 from ..core.booster import BoosterAdapter, Extracted, library_classes, link_problem, self_check
 from ..core.errors import PdpxError
 from ..core.forksafe import single_threaded
 from ..core.hookspecs import hookimpl
 from ..core.ir import fingerprint, model_cache
+from ..core.times import time_names
 from .ubjson import ubj_loads
 from .xgboost_trees import (
     CLASSIFIER_OBJECTIVES,
@@ -169,7 +170,23 @@ class XGBoostAdapter(BoosterAdapter):
     def responses(self):
         if self.is_classifier() and self.objective() == "binary:logitraw":
             return ["raw"]
+        if self.aft() is not None:  # an AFT model's survival curves, from the margin (docs/survival.md)
+            return super().responses() + list(TIME_RESPONSES)
         return super().responses()
+
+    def output_names(self, response):
+        if response in TIME_RESPONSES:
+            return time_names(self.times)
+        return super().output_names(response)
+
+    def aft(self) -> tuple[str, float] | None:
+        """``(distribution, scale)`` of a ``survival:aft`` model (``normal``, ``logistic`` or ``extreme``), else
+        None."""
+        if self.objective() != "survival:aft":
+            return None
+        param = self._config()["objective"].get("aft_loss_param", {})
+        return (str(param.get("aft_loss_distribution", "normal")),
+                float(np.float32(param.get("aft_loss_distribution_scale", 1.0))))  # the float32 XGBoost holds
 
     # ---------------------------------------------------------- prediction
     def stored_categories(self) -> dict[int, list]:
@@ -203,6 +220,8 @@ class XGBoostAdapter(BoosterAdapter):
                 )
 
     def predict(self, X, response):
+        if response in TIME_RESPONSES:
+            return aft_curves(self.predict(X, "raw")[:, 0], self.times, *self.aft(), response)
         self._check_categories(X)
         data = self.model_input(X)
         if not self.raw:
@@ -271,6 +290,9 @@ class XGBoostAdapter(BoosterAdapter):
                 "use response='raw' or method='brute'"
             )
         obj = self.objective()
+        if response in TIME_RESPONSES:
+            return ("XGBoost's AFT survival 1 - F((log t - f) / scale) is a per-row transform of the margin f, not "
+                    "a sum of leaves: brute computes it from the model's margins")
         if response == "raw":
             return None
         if response == "predict_proba":
@@ -398,6 +420,23 @@ class XGBoostAdapter(BoosterAdapter):
         except Exception:  # pragma: no cover - no check possible
             return None
         return np.asarray(pred, dtype=np.float64).reshape(-1)
+
+
+def aft_curves(margin: np.ndarray, times: np.ndarray, distribution: str, scale: float, response: str) -> np.ndarray:
+    """(rows, times) survival ``S(t) = 1 - F((log t - margin) / scale)`` of an XGBoost AFT model (``F`` the
+    distribution's CDF: standard normal, logistic, or extreme value ``1 - exp(-exp(z))``), or the cumulative hazard
+    ``-log S(t)``; ``S(0) = 1``."""
+    from scipy.special import expit, log_ndtr, ndtr
+
+    with np.errstate(divide="ignore"):
+        z = (np.log(np.asarray(times, dtype=np.float64))[None, :] - np.asarray(margin, np.float64)[:, None]) / scale
+    if distribution == "normal":
+        return ndtr(-z) if response == "survival" else -log_ndtr(-z)
+    if distribution == "logistic":
+        return expit(-z) if response == "survival" else np.logaddexp(0.0, z)
+    if distribution == "extreme":
+        return np.exp(-np.exp(z)) if response == "survival" else np.exp(z)
+    raise PdpxError(f"XGBoost AFT distribution {distribution!r} is not one pdpx knows (normal, logistic, extreme)")
 
 
 @hookimpl(tryfirst=True)

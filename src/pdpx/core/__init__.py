@@ -19,6 +19,7 @@ diagnostics and the extrapolation check (:mod:`.support`, :mod:`.extrapolation`)
 rows live as one interface and what each source can do (:mod:`.rows`; the sources themselves are
 :mod:`pdpx.rows`), X as a pandas frame (:mod:`.data`), bootstrap intervals
 (:mod:`.bootstrap`) and bands from the model's members or quantile models (:mod:`.members`).
+A survival model's times (``times=``: checked, defaulted, named; the step-function rule) are :mod:`.times`.
 
 Around them: settings (:mod:`.config`), the memory budget's estimate of a call's peak, made before its grids
 (:mod:`.budget`), errors and warnings (:mod:`.errors`), the old names of

@@ -20,14 +20,22 @@ if TYPE_CHECKING:  # pragma: no cover
     from .ir import TreeModel
 
 #: Responses pdpx knows by name. ``raw`` is the model's margin (log-odds, ...)
-#: for models that have one distinct from ``decision_function``.
-RESPONSES = ("predict", "predict_proba", "decision_function", "raw")
+#: for models that have one distinct from ``decision_function``. A survival model's ``survival`` and
+#: ``cumulative_hazard`` have one output per asked time (:data:`TIME_RESPONSES`, ``times=``); its ``risk``
+#: is its ``predict`` (the risk score).
+RESPONSES = ("predict", "predict_proba", "decision_function", "raw", "survival", "cumulative_hazard", "risk")
+
+#: Responses with one output per time (``times=``, :mod:`pdpx.core.times`).
+TIME_RESPONSES = ("survival", "cumulative_hazard")
 
 RESPONSE_LABELS = {
     "predict": "prediction",
     "predict_proba": "probability",
     "decision_function": "decision function",
     "raw": "raw margin",
+    "survival": "survival probability",
+    "cumulative_hazard": "cumulative hazard",
+    "risk": "risk score",
 }
 
 
@@ -85,6 +93,28 @@ class Adapter:
 
     def response_label(self, response: str) -> str:
         return RESPONSE_LABELS.get(response, response)
+
+    # ------------------------------------------------------ survival models
+    #: The times a survival model's :data:`TIME_RESPONSES` are read at (set by :func:`pdpx.core.times.resolve`,
+    #: once per call, before any prediction): one output per time.
+    times: np.ndarray | None = None
+
+    def training_times(self) -> np.ndarray | None:
+        """A survival model's distinct training times, increasing: where its survival and cumulative hazard step
+        functions step (the default ``times=`` are quantiles of them; the last one ends the model's domain).
+        None for a model without survival functions."""
+        return None
+
+    def time_bytes(self, response: str) -> int:
+        """Bytes the model's trees take per asked time of ``response`` once read for the tree methods (a survival
+        forest's leaves hold one value per time): above the memory budget the times are computed a block at a
+        time (:func:`pdpx.core.times.in_blocks`); 0 when they do not grow with the times."""
+        return 0
+
+    def set_times(self, times: np.ndarray) -> None:
+        """Read the time responses at ``times`` (checked: finite, non-negative, increasing, in the model's
+        domain) from now on."""
+        self.times = np.asarray(times, dtype=np.float64)
 
     # ------------------------------------------------------------ prediction
     def column_key(self, name: str) -> str:

@@ -17,12 +17,15 @@ from .errors import PdpxError
 from .options import PDOptions
 from .result import PartialDependenceCollection, PartialDependenceResult
 from .session import Session
+from .times import in_blocks, needs_blocks
 
 
 def compute(model: Any, X, features, options: PDOptions) -> PartialDependenceResult:
     """Partial dependence of ``model`` on one feature set (``features`` as :func:`pdpx.partial_dependence` takes it)."""
     session = Session(model, X, options)
-    return session.compute(session.resolve_features(features))
+    features = session.resolve_features(features)
+    blocked = in_blocks(session, features)  # a survival model's times, a block at a time when its trees are large
+    return blocked if blocked is not None else session.compute(features)
 
 
 def compute_many(model: Any, X, feature_sets: Iterable | None, options: PDOptions) -> PartialDependenceCollection:
@@ -54,6 +57,9 @@ def compute_many(model: Any, X, feature_sets: Iterable | None, options: PDOption
             raise PdpxError("feature_sets is empty; pass at least one feature, or None for every column")
     check_sets(session, sets)  # the results are returned together: their sum, before any grid is built
     session.plan(sets)  # methods may share work among the sets (exact's pattern counts)
-    with trees_read_once(session.adapter):  # one lookup of the trees for every feature set
-        results = [session.compute(s) for s in sets]
+    if needs_blocks(session):  # a survival model's times a block at a time: each block's trees read anew
+        results = [in_blocks(session, s) for s in sets]
+    else:
+        with trees_read_once(session.adapter):  # one lookup of the trees for every feature set
+            results = [session.compute(s) for s in sets]
     return PartialDependenceCollection(results, skipped=skipped)

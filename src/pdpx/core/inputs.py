@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from . import config as _config
-from .adapter import Adapter
+from .adapter import TIME_RESPONSES, Adapter
 from .data import short_list
 from .errors import PdpxError, PdpxTypeError
 from .grid import is_categorical_type
@@ -28,6 +28,7 @@ from .method import Method, MethodOptions, checked_options, options_class
 from .options import PDOptions
 from .plugins import adapt, get_methods, plugin_manager
 from .rows import Rows, require, rows_for
+from .times import resolve as resolve_times
 from .validation import shown
 
 
@@ -78,6 +79,10 @@ class Inputs:
     refused: dict = field(default_factory=dict)
     positions: np.ndarray | None = None
     background: pd.DataFrame | None = None
+    #: a survival model's times (``times=``, :mod:`pdpx.core.times`): one per output of the response; None else
+    times: np.ndarray | None = None
+    #: what the result says of the times (the default times, named)
+    time_notes: tuple = ()
 
     @property
     def X(self) -> pd.DataFrame:
@@ -185,7 +190,8 @@ def validated(model, X, options: PDOptions) -> Inputs:
             data = data_source(X, adapter)
     sample_weight = data.weights(options.sample_weight)
     names, dtypes = data.names, data.dtypes
-    response = _response(adapter, data.head, options.response)
+    response = _response(adapter, data.head, options.response, options.times)
+    time_notes = tuple(resolve_times(adapter, response, options.times))
     outputs = _target(adapter, response, options.target)
     sample_weight = check_weights(sample_weight, data.n_rows)
     base = Inputs(
@@ -194,7 +200,7 @@ def validated(model, X, options: PDOptions) -> Inputs:
         ice_rows=_ice_rows(options, options.kind, data), categorical=(), custom_values={},
         kind=options.kind, request_kind="both" if options.interval is not None else options.kind,
         memory_budget=budget, method=options.method, methods=methods, method_options=method_options,
-        refused=refused,
+        refused=refused, times=adapter.times if response in TIME_RESPONSES else None, time_notes=time_notes,
     )
     categorical = _categorical(base, options.categorical_features)
     custom = {} if options.custom_values is None else {
@@ -226,16 +232,20 @@ def _method_options(methods: dict, method: str, given) -> tuple[dict, dict]:
     return parsed, refused
 
 
-def _response(adapter: Adapter, X: pd.DataFrame, response: str) -> str:
+def _response(adapter: Adapter, X: pd.DataFrame, response: str, times=None) -> str:
     available = adapter.responses()
     if response == "auto":
         if not available:
             raise PdpxError(f"{type(adapter.model).__name__} has no response pdpx can average")
-        chosen = available[0]
+        chosen = "survival" if times is not None and "survival" in available else available[0]
     elif response not in available:
         extra = ""
         if response == "predict" and adapter.is_classifier():
             extra = " (a classifier's predicted labels are not numbers to average)"
+        if response in TIME_RESPONSES + ("risk",) and not set(available) & set(TIME_RESPONSES):
+            labels = ", ".join(map(adapter.response_label, available))
+            extra = (f": it is not a survival model (what it predicts: {labels}); a survival response needs a model "
+                     "with survival functions (predict_survival_function)")
         raise PdpxError(
             f"{type(adapter.model).__name__} has no response {response!r}{extra}; "
             f"use one of {available}"

@@ -198,7 +198,9 @@ class TreeEnsemble:
         bad = cat & ((self.cat_nwords <= 0) | (self.cat_offset + self.cat_nwords > len(self.cat_words)))
         if np.any(bad):
             fail(bad, "categorical split set lies outside cat_words")
-        used_values = self.value[leaf][:, : (self.n_margins if np.any(vector) else 1)]
+        used_values = self.value  # every value finite (no copy of the leaves' rows), else the leaves' checked
+        if not np.isfinite(used_values).all():
+            used_values = self.value[leaf][:, : (self.n_margins if np.any(vector) else 1)]
         if not np.all(np.isfinite(used_values)):
             node = int(np.flatnonzero(leaf)[np.flatnonzero(~np.all(np.isfinite(used_values), axis=1))[0]])
             fail(np.arange(n) == node, "leaf value is not finite")

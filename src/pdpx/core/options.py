@@ -126,6 +126,8 @@ class PDOptions:
     method: str = _option("auto", String("a method name ('auto', 'brute', 'exact', 'recursion' or a plugin's)"))
     response: str = _option("auto", Options("auto", *RESPONSES))
     target: Any = _option(None)
+    times: Any = _option(None, ArrayLike("an increasing list of times >= 0 (a survival model's outputs)"),
+                         Real(0), None)
     grid_resolution: int = _option(100, Integral(low=2))
     percentiles: tuple = _option((0.05, 0.95), *PERCENTILES)
     grid: str = _option("uniform", Options(*GRIDS))

@@ -21,6 +21,9 @@ lower, upper  float64   bounds of the bootstrap interval of the PD (only with ``
                         NaN on ICE rows)
 ============  ========  =========================================================
 
+A survival model's ``survival`` and ``cumulative_hazard`` (one output per time, ``res.times``) add a
+``time`` column (float64, the output's time) right after ``output``.
+
 The missing-value grid point (``include_missing``) has ``x_j`` NaN (NaT for a date) and
 ``label_j`` ``"missing"``. A collection mixing date and numeric features stacks ``x_j`` as
 an object column (each value keeps its type).
@@ -200,6 +203,7 @@ class PartialDependenceResult(CurveResult):
     extrapolation: Extrapolation | None = field(default=None, repr=False)
     diagnostics: SupportInputs | None = field(default=None, repr=False)
     steps: dict = field(default_factory=dict)
+    times: np.ndarray | None = None
 
     @property
     def grid_kind(self) -> str:
@@ -300,7 +304,7 @@ class PartialDependenceResult(CurveResult):
         for j in range(d):
             labels = grid_labels(self.grid_values[j][:1000])
             text += [len(self.features[j]), 11.0, float(np.mean([len(x) for x in labels])) if labels else 0.0]
-        per_row = 8 + 9 + 8 * n_features + (16 if self.lower is not None else 0)
+        per_row = 8 + 9 + 8 * n_features + (16 if self.lower is not None else 0) + (8 if self.times is not None else 0)
         per_row += sum(_STRING_ROW + t for t in text) + _STRING_ROW * 3 * (n_features - d)
         return int(rows * (per_row + _BUILD_ROW))
 
@@ -363,8 +367,12 @@ class PartialDependenceResult(CurveResult):
             return text([value], np.zeros(total, dtype=idx_type))
 
         cols: dict = {"feature_set": constant(self.feature_set)}
-        cols["output"] = text(list(self.outputs), np.concatenate(
-            [np.repeat(np.arange(K, dtype=idx_type), v.shape[1] * n_grid) for _, _, v in parts]))
+        output_codes = np.concatenate([np.repeat(np.arange(K, dtype=idx_type), v.shape[1] * n_grid)
+                                       for _, _, v in parts])
+        cols["output"] = text(list(self.outputs), output_codes)
+        if self.times is not None:  # a survival model's curves: the time of each output, as a number
+            cols["time"] = np.asarray(self.times, dtype=np.float64)[output_codes]
+        del output_codes
         kinds = ["average", "individual"]
         cols["kind"] = text(kinds, np.concatenate(
             [np.full(size, kinds.index(k), dtype=idx_type) for (k, _, _), size in zip(parts, sizes)]))

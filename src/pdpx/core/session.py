@@ -242,7 +242,7 @@ class Session:
             average = center_curves(average, lead=1)
             if individual is not None:
                 individual = center_curves(individual, lead=2)
-        notes = list(out.notes) + skipped + self.grids.notes_of(features)
+        notes = list(inp.time_notes) + list(out.notes) + skipped + self.grids.notes_of(features)
         check, hull = self.extrapolation(features, checking.result(), notes)
         return PartialDependenceResult(
             features=[inp.names[j] for j in features], grid_values=req.grid_values, categorical=req.categorical,
@@ -254,6 +254,7 @@ class Session:
                           for j, c in zip(features, columns)},
             model_name=type(inp.adapter.model).__name__,
             lower=lower, upper=upper, interval=options.interval,
+            times=None if inp.times is None else inp.times[inp.outputs],
             background=self._background(), extrapolation=check, steps=self.grids.steps_of(features),
             diagnostics=support.SupportInputs(columns, list(req.grid_values), list(req.categorical),
                                               inp.sample_weight, outside=hull,

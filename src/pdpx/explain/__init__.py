@@ -13,7 +13,8 @@
   :class:`RegionsSet`);
 * :mod:`.split_search`: the regions' split search (candidates coded once, the best split of a node);
 * :mod:`.split_sums`: the regions' split statistics per candidate code, in one compiled pass;
-* :mod:`.explained`: :func:`explained_variance` (the share of the model the curves keep) and 3-way H.
+* :mod:`.explained`: :func:`explained_variance` (the share of the model the curves keep) and 3-way H;
+* :mod:`.survival`: :func:`survival_profile` (a survival model's PD over time, the time-varying share).
 
 The fast measures (H's overall statistic, heterogeneity, regions) are curve reducers run by
 :func:`pdpx.core.curves.reduce_curves` (a method's fused walk, ICE chunks or per partition): each module holds
@@ -48,6 +49,8 @@ _WHERE = {
     "RegionsSet": ".subgroups",
     "explained_variance": ".explained",
     "ExplainedVariance": ".explained",
+    "survival_profile": ".survival",
+    "SurvivalProfile": ".survival",
 }
 
 __all__ = sorted(_WHERE)

@@ -19,6 +19,7 @@ asks the ``pdpx_figure_backend`` hook for a backend, and this module, a built-in
 ``heterogeneity``         ``HeterogeneityResult``                     :mod:`.plot_heterogeneity`
 ``regions``               ``RegionsResult``                           :mod:`.plot_heterogeneity`
 ``explained_variance``    ``ExplainedVariance``                       :mod:`.plot_heterogeneity`
+``survival``              ``SurvivalProfile``                         :func:`.plot_survival.plot_survival`
 ========================  ==========================================  ==========================
 
 The drawing modules (and plotnine) are imported when a figure is drawn, never when the
@@ -46,6 +47,7 @@ FIGURES = {
     "heterogeneity": (".plot_heterogeneity", "plot_heterogeneity"),
     "regions": (".plot_heterogeneity", "plot_regions"),
     "explained_variance": (".plot_heterogeneity", "plot_explained"),
+    "survival": (".plot_survival", "plot_survival"),
 }
 #: Figures saved through :func:`pdpx.outputs.plot.save_result`, which checks every option before drawing.
 CHECKED_FIRST = ("partial_dependence", "collection")
