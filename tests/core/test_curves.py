@@ -132,3 +132,10 @@ def test_a_new_reducer_per_dask_partition_equals_its_definition(data):
     got = reduce_ice(model, dd.from_pandas(X, npartitions=3), ["b"], Rise(), custom_values=grid)
     assert got.how == "partitions" and got.parts == 3
     assert got.value[1] == pytest.approx([rise(model.predict, X, "b", grid["b"], np.ones(len(X)))], rel=1e-12)
+
+
+def test_options_that_do_not_apply_are_refused(data):
+    X, y, _ = data
+    model = LinearRegression().fit(X, y)
+    with pytest.raises(pdpx.PdpxError, match=r"reduce_ice\(\): option\(s\) \['centered', 'kind'\] do not apply"):
+        reduce_ice(model, X, ["a"], Rise(), kind="average", centered=True)

@@ -42,6 +42,8 @@ from .session import Session
 ICE_SHARE = 4
 #: The ways the driver may bring the curves, in the order it tries them (rows held here).
 WAYS = ("walk", "chunks")
+#: Options of partial_dependence :func:`reduce_ice` refuses (it computes every row's uncentered curves itself).
+REFUSED = ("kind", "centered", "ice_sample", "by", "by_bins", "interval", "n_boot")
 
 
 @dataclass
@@ -345,6 +347,10 @@ def reduce_ice(model, X, features, reducer: CurveReducer, **pd_options) -> Reduc
     (``grid_resolution``, ``custom_values``, ``sample_weight``, ``method``, ``memory_budget``, ...). What a new
     measure calls with its reducer; ``value`` is the reducer's :meth:`~CurveReducer.finish`, by position of
     each feature in the model's columns (``Reduced.features``: those positions, in the order given)."""
+    refused = sorted(set(pd_options) & set(REFUSED))
+    if refused:
+        raise PdpxError(f"reduce_ice(): option(s) {refused} do not apply (a reducer takes every row's uncentered ICE "
+                        "curves); leave them out")
     session = Session(model, X, function="reduce_ice", **{**pd_options, "kind": "individual", "centered": False})
     positions = [session.resolve_features([f])[0] for f in ([features] if isinstance(features, str) else features)]
     got = reduce_curves(session, positions, reducer)
