@@ -236,6 +236,24 @@ class SklearnAdapter(Adapter):
                     )
         return X
 
+    def _range_in_x(self, name) -> tuple[float, float]:
+        """(lowest, highest) value of numeric column ``name`` of the validated X, read once per X; (1, 0) for a
+        column that is not numeric or holds no number."""
+        X = self._validated
+        ranges = vars(self).get("_ranges")
+        if ranges is None or ranges[0] is not X:
+            ranges = self._ranges = (X, {})
+        if name not in ranges[1]:
+            col = X[name] if name in X.columns else None
+            out = (1.0, 0.0)
+            if col is not None and pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(
+                    col.dtype):
+                x = col.to_numpy(dtype=np.float64, na_value=np.nan)
+                if np.any(np.isfinite(x)):
+                    out = (float(np.nanmin(x)), float(np.nanmax(x)))
+            ranges[1][name] = out
+        return ranges[1][name]
+
     def refusal(self, column, value: float) -> str | None:
         """The estimator's own error when ``value`` stands in ``column`` of an ordinary row of X (its
         predict is asked, once per column and kind of value: infinite, beyond float32, or each ordinary
@@ -309,15 +327,11 @@ class SklearnAdapter(Adapter):
         """Refuse grid values below or above every value of column ``name`` in X that the model refuses (a step
         defined on an interval: Box-Cox on positive numbers): the lowest and the highest such value are asked, once
         each (a domain is an interval, so the values between them and X's are taken too)."""
-        col = self._validated[name] if name in self._validated.columns else None
-        if col is None or not pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
-            return
-        x = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        lo, hi = self._range_in_x(name)
+        if not lo <= hi or (arr.size and lo <= np.nanmin(arr) and np.nanmax(arr) <= hi):
+            return  # not a numeric column, or every grid value within X's (the usual grid): nothing to ask
         with np.errstate(invalid="ignore"):
             ordinary = np.isfinite(arr) & ~out_of_domain(arr)
-        if not np.any(np.isfinite(x)) or not np.any(ordinary):
-            return
-        lo, hi = np.nanmin(x), np.nanmax(x)
         for side, outside in (("below", arr < lo), ("above", arr > hi)):
             outside &= ordinary
             if not np.any(outside):
