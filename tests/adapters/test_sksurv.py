@@ -253,3 +253,16 @@ def test_leaves_over_the_budget_outside_blocks_leave_the_answer_to_brute(data):
             ref = definition(model, rows, "age", [v], "survival", times)[:, 0]
             got = group[group["x_1"] == v].sort_values("time")["yhat"].to_numpy()
             np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+
+
+def test_missing_values_follow_the_forests_own_routing(data):
+    X, y = data
+    X = X.copy()
+    X.loc[np.random.default_rng(7).uniform(size=len(X)) < 0.15, "dose"] = np.nan
+    forest = RandomSurvivalForest(n_estimators=5, min_samples_leaf=6, random_state=0).fit(X, y)
+    times = asked_times(forest)
+    res = pdpx.partial_dependence(forest, X, "dose", response="cumulative_hazard", times=times, grid_resolution=5,
+                                  kind="both", method="exact")
+    assert np.isnan(res.grid_values[0][-1])  # the missing-value point
+    ice = definition(forest, X, "dose", res.grid_values[0], "cumulative_hazard", times, rows=True)
+    np.testing.assert_allclose(res.individual, ice, rtol=0, atol=1e-12)
