@@ -266,3 +266,37 @@ def test_missing_values_follow_the_forests_own_routing(data):
     assert np.isnan(res.grid_values[0][-1])  # the missing-value point
     ice = definition(forest, X, "dose", res.grid_values[0], "cumulative_hazard", times, rows=True)
     np.testing.assert_allclose(res.individual, ice, rtol=0, atol=1e-12)
+
+
+class OwnSurvival:
+    """A scikit-learn estimator of the user's with scikit-survival's interface (a Cox model inside)."""
+
+    def __init__(self):
+        self.inner = CoxPHSurvivalAnalysis()
+
+    def fit(self, X, y):
+        self.inner.fit(X, y)
+        self.unique_times_ = self.inner.unique_times_
+        self.n_features_in_, self.feature_names_in_ = self.inner.n_features_in_, self.inner.feature_names_in_
+        return self
+
+    def predict(self, X):
+        return self.inner.predict(X)
+
+    def predict_survival_function(self, X, return_array=False):
+        return self.inner.predict_survival_function(X, return_array=return_array)
+
+    def predict_cumulative_hazard_function(self, X, return_array=False):
+        return self.inner.predict_cumulative_hazard_function(X, return_array=return_array)
+
+
+def test_any_estimator_with_the_interface_runs_brute_on_its_own_functions(data):
+    from sklearn.base import BaseEstimator
+
+    X, y = data
+    model = type("Own", (OwnSurvival, BaseEstimator), {})().fit(X, y)
+    times = asked_times(model)
+    res = pdpx.partial_dependence(model, X, "age", response="survival", times=times, grid_resolution=5)
+    assert res.method == "brute"
+    ref = definition(model, X, "age", res.grid_values[0], "survival", times)
+    np.testing.assert_allclose(res.average, ref, rtol=0, atol=1e-12)

@@ -10,6 +10,9 @@ distinct training times (``unique_times_``). The adapter offers:
   training time <= t, the first one's for a t before it (as the step functions do), and no t past the
   last training time (the step functions refuse it, so does pdpx).
 
+Any other scikit-learn estimator with that interface (``predict_survival_function`` and ``unique_times_``)
+is read the same way, by ``brute``.
+
 Its trees (:mod:`.sksurv_trees`): survival forests and trees answer every response exactly (their leaves
 hold the curves at every training time); gradient boosting with the Cox loss answers the risk and the
 cumulative hazard. Anything else runs ``brute`` on the model's own functions.
@@ -23,7 +26,7 @@ from ..core.adapter import TIME_RESPONSES, as_2d
 from ..core.errors import PdpxError
 from ..core.hookspecs import hookimpl
 from ..core.times import step_columns, time_names
-from .sklearn import SklearnAdapter
+from .sklearn import SklearnAdapter, is_sklearn_estimator
 
 #: The model's method each response calls.
 METHODS = {"predict": "predict", "risk": "predict", "survival": "predict_survival_function",
@@ -31,10 +34,14 @@ METHODS = {"predict": "predict", "risk": "predict", "survival": "predict_surviva
 
 
 def is_sksurv_model(model) -> bool:
-    """True for instances of scikit-survival estimators, without importing scikit-survival."""
+    """True for instances of scikit-survival estimators, without importing scikit-survival, and for any scikit-learn
+    estimator with scikit-survival's interface (``predict_survival_function`` and ``unique_times_``)."""
     if isinstance(model, type):
         return False
-    return any(getattr(k, "__module__", "").startswith("sksurv.") for k in type(model).__mro__)
+    if any(getattr(k, "__module__", "").startswith("sksurv.") for k in type(model).__mro__):
+        return True
+    return (is_sklearn_estimator(model) and callable(getattr(model, "predict_survival_function", None))
+            and hasattr(model, "unique_times_"))
 
 
 class SksurvAdapter(SklearnAdapter):
