@@ -300,3 +300,26 @@ def test_any_estimator_with_the_interface_runs_brute_on_its_own_functions(data):
     assert res.method == "brute"
     ref = definition(model, X, "age", res.grid_values[0], "survival", times)
     np.testing.assert_allclose(res.average, ref, rtol=0, atol=1e-12)
+
+
+def test_the_models_functions_are_called_a_block_of_rows_at_a_time(data, models, monkeypatch):
+    from pdpx.adapters import sksurv as adapter_module
+
+    X, _ = data
+    model = models["cox"]
+    monkeypatch.setattr(adapter_module, "BLOCK_BYTES", 24 * len(model.unique_times_) * 7)  # 7 rows a block
+    seen = []
+    own = model.predict_survival_function
+
+    def counted(Z, **kw):
+        seen.append(len(Z))
+        return own(Z, **kw)
+
+    monkeypatch.setattr(model, "predict_survival_function", counted)
+    times = asked_times(model)
+    res = pdpx.partial_dependence(model, X, "age", response="survival", times=times, grid_resolution=4,
+                                  method="brute")
+    assert seen and max(seen) <= 7
+    monkeypatch.undo()
+    ref = definition(model, X, "age", res.grid_values[0], "survival", times)
+    np.testing.assert_allclose(res.average, ref, rtol=0, atol=1e-12)

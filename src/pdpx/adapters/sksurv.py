@@ -28,6 +28,8 @@ from ..core.hookspecs import hookimpl
 from ..core.times import step_columns, time_names
 from .sklearn import SklearnAdapter, is_sklearn_estimator
 
+#: Most bytes the model's own functions hold for the rows of one call (:meth:`SksurvAdapter.predict`).
+BLOCK_BYTES = 64 * 2**20
 #: The model's method each response calls.
 METHODS = {"predict": "predict", "risk": "predict", "survival": "predict_survival_function",
            "cumulative_hazard": "predict_cumulative_hazard_function"}
@@ -88,6 +90,17 @@ class SksurvAdapter(SklearnAdapter):
         """Nothing to learn: one output, or one per time."""
 
     def predict(self, X, response):
+        """The model's own ``predict``, or its survival (cumulative hazard) function read at the times; a block of
+        rows at a time, so that what the model holds per row (its curve at every training time, twice over for a
+        forest's trees) stays within :data:`BLOCK_BYTES` whatever the number of rows pdpx stacks in one call."""
+        training = self.training_times()
+        per_row = 24 * (len(training) if training is not None else 1)
+        size = max(1, BLOCK_BYTES // per_row)
+        if len(X) <= size:
+            return self._predict(X, response)
+        return np.concatenate([self._predict(X.iloc[a: a + size], response) for a in range(0, len(X), size)])
+
+    def _predict(self, X, response):
         X_in = self._model_input(X)
         if response not in TIME_RESPONSES:
             return as_2d(self.model.predict(X_in))
