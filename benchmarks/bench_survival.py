@@ -10,6 +10,9 @@ event time of the model, on the same 2,000 rows. Rows of :func:`run`:
 2. pdpx against one ``predict_survival_function(X, return_array=True)`` of the rows. Target: <= 1x.
 3. The first call of the process on this model (it reads the forest's leaves at the asked times into the tree
    representation, kept with the model for later calls) against the same one prediction (reported, no target).
+4. The same forest's PD over 100,000 rows (drawn as the first 2,000), at every event time: its time, and the
+   process's peak memory growth (``ru_maxrss``) against the memory budget (target: within it). Not run with
+   ``--small``.
 
 Both results are compared (largest absolute difference, in the case's text). Timings are the best of 3 calls
 after a warm-up (the tree kernels compiled, the leaves read), ``check_trees`` off as in every benchmark of the
@@ -85,7 +88,7 @@ def run() -> list[dict]:
     t_one = best_time(lambda: model.predict_survival_function(X, return_array=True), repeat=3)
     case = (f"RandomSurvivalForest {trees} trees, {n:,} rows, PD of x0 at every event time ({len(times):,}) x "
             f"{GRID} grid points ({res.method}; largest difference from brute {gap:.1e})")
-    return [
+    rows = [
         row(BENCH, case, t_pdpx, "brute force (predict_survival_function per grid point)", t_brute, ">= 100x",
             t_brute / t_pdpx >= 100),
         row(BENCH, case + ", against one prediction", t_pdpx, "one predict_survival_function(X)", t_one,
@@ -93,6 +96,29 @@ def run() -> list[dict]:
         row(BENCH, case + ", the process's first call (leaves read)", t_first, "one predict_survival_function(X)",
             t_one, "reported", True, ratio=t_first / t_one),
     ]
+    if not small():
+        rows.append(large_rows(model, options, len(times)))
+    return rows
+
+
+def large_rows(model, options: dict, n_times: int) -> dict:
+    """Row 4: the PD over 100,000 rows, the peak memory growth against the budget."""
+    import resource
+
+    import pdpx
+
+    X, _ = make_data(100_000, seed=1)
+    budget = pdpx.get_config()["memory_budget"]
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    with pdpx.config_context(check_trees=False):
+        t0 = time.perf_counter()
+        res = pdpx.partial_dependence(model, X, "x0", **options)
+        seconds = time.perf_counter() - t0
+    grown = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before, 1)
+    mib = 2**20
+    return row(BENCH, f"the same forest's PD over 100,000 rows at every event time ({n_times:,}) x {GRID} grid "
+               f"points ({res.method})", seconds, f"peak memory growth (budget {budget / mib:,.0f} MiB)",
+               grown / mib, "peak <= budget", grown <= budget, ratio=budget / grown, unit="MiB")
 
 
 def main(argv: list[str]) -> None:

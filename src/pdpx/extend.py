@@ -23,6 +23,9 @@ besides the public functions of :mod:`pdpx` itself:
   :func:`reduce_ice` (a reducer over a model's curves on X);
 * **column rules of pipelines**: :class:`ColumnMap`, :func:`register_rule`,
   :func:`declare_elementwise`;
+* **survival models** (``docs/survival.md``): :data:`TIME_RESPONSES` (the responses with one output per time),
+  :func:`time_names` (the outputs' names), :func:`step_columns` (the step-function rule: which step each time
+  reads); an adapter offering them implements ``Adapter.training_times`` (and reads ``self.times``);
 * **errors and warnings** a plugin raises or catches: :class:`PdpxError`, :class:`PdpxTypeError`,
   :class:`NotFittedError`, :class:`ModelOutputError`, :class:`ModelPredictError`,
   :class:`PdpxWarning`, :class:`NonFiniteWarning`, :class:`TreeMismatchWarning`.
@@ -37,7 +40,7 @@ the core, the methods and the adapters, and nothing of pdpx imports it.
 """
 
 from .adapters.sklearn_transforms import ColumnMap, declare_columnwise, declare_elementwise, register_rule
-from .core.adapter import Adapter, as_2d
+from .core.adapter import TIME_RESPONSES, Adapter, as_2d
 from .core.booster import BoosterAdapter, Extracted, Unavailable, library_classes, self_check
 from .core.curves import CenteredCurves, CurveMeans, CurveMoments, CurvePart, CurveReducer, reduce_ice
 from .core.errors import (
@@ -64,6 +67,7 @@ from .core.ir import (
 )
 from .core.method import Batch, Method, MethodOptions, MethodResult, Request, option
 from .core.plugins import adapt, get_methods, get_plugin_manager, plugin_manager, reset_plugin_manager
+from .core.times import step_columns, time_names
 from .plugins.brute import grid_points
 
 __all__ = [
@@ -121,4 +125,8 @@ __all__ = [
     "PdpxWarning",
     "NonFiniteWarning",
     "TreeMismatchWarning",
+    # survival models
+    "TIME_RESPONSES",
+    "time_names",
+    "step_columns",
 ]

@@ -253,3 +253,73 @@ def test_leaves_over_the_budget_outside_blocks_leave_the_answer_to_brute(data):
             ref = definition(model, rows, "age", [v], "survival", times)[:, 0]
             got = group[group["x_1"] == v].sort_values("time")["yhat"].to_numpy()
             np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+
+
+def test_missing_values_follow_the_forests_own_routing(data):
+    X, y = data
+    X = X.copy()
+    X.loc[np.random.default_rng(7).uniform(size=len(X)) < 0.15, "dose"] = np.nan
+    forest = RandomSurvivalForest(n_estimators=5, min_samples_leaf=6, random_state=0).fit(X, y)
+    times = asked_times(forest)
+    res = pdpx.partial_dependence(forest, X, "dose", response="cumulative_hazard", times=times, grid_resolution=5,
+                                  kind="both", method="exact")
+    assert np.isnan(res.grid_values[0][-1])  # the missing-value point
+    ice = definition(forest, X, "dose", res.grid_values[0], "cumulative_hazard", times, rows=True)
+    np.testing.assert_allclose(res.individual, ice, rtol=0, atol=1e-12)
+
+
+class OwnSurvival:
+    """A scikit-learn estimator of the user's with scikit-survival's interface (a Cox model inside)."""
+
+    def __init__(self):
+        self.inner = CoxPHSurvivalAnalysis()
+
+    def fit(self, X, y):
+        self.inner.fit(X, y)
+        self.unique_times_ = self.inner.unique_times_
+        self.n_features_in_, self.feature_names_in_ = self.inner.n_features_in_, self.inner.feature_names_in_
+        return self
+
+    def predict(self, X):
+        return self.inner.predict(X)
+
+    def predict_survival_function(self, X, return_array=False):
+        return self.inner.predict_survival_function(X, return_array=return_array)
+
+    def predict_cumulative_hazard_function(self, X, return_array=False):
+        return self.inner.predict_cumulative_hazard_function(X, return_array=return_array)
+
+
+def test_any_estimator_with_the_interface_runs_brute_on_its_own_functions(data):
+    from sklearn.base import BaseEstimator
+
+    X, y = data
+    model = type("Own", (OwnSurvival, BaseEstimator), {})().fit(X, y)
+    times = asked_times(model)
+    res = pdpx.partial_dependence(model, X, "age", response="survival", times=times, grid_resolution=5)
+    assert res.method == "brute"
+    ref = definition(model, X, "age", res.grid_values[0], "survival", times)
+    np.testing.assert_allclose(res.average, ref, rtol=0, atol=1e-12)
+
+
+def test_the_models_functions_are_called_a_block_of_rows_at_a_time(data, models, monkeypatch):
+    from pdpx.adapters import sksurv as adapter_module
+
+    X, _ = data
+    model = models["cox"]
+    monkeypatch.setattr(adapter_module, "BLOCK_BYTES", 24 * len(model.unique_times_) * 7)  # 7 rows a block
+    seen = []
+    own = model.predict_survival_function
+
+    def counted(Z, **kw):
+        seen.append(len(Z))
+        return own(Z, **kw)
+
+    monkeypatch.setattr(model, "predict_survival_function", counted)
+    times = asked_times(model)
+    res = pdpx.partial_dependence(model, X, "age", response="survival", times=times, grid_resolution=4,
+                                  method="brute")
+    assert seen and max(seen) <= 7
+    monkeypatch.undo()
+    ref = definition(model, X, "age", res.grid_values[0], "survival", times)
+    np.testing.assert_allclose(res.average, ref, rtol=0, atol=1e-12)

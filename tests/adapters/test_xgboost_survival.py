@@ -71,8 +71,9 @@ def test_cox_risk_is_exact_and_has_no_survival(data):
     X, t, upper = data
     y = np.where(np.isfinite(upper), t, -t)  # XGBoost's Cox labels: negative for censored
     model = xgb.XGBRegressor(objective="survival:cox", n_estimators=20, max_depth=3).fit(X, y)
-    res = pdpx.partial_dependence(model, X, "b", grid_resolution=6, method="exact")
-    ref = [model.predict(X.assign(b=v)).astype(np.float64).mean() for v in res.grid_values[0]]
-    np.testing.assert_allclose(res.average[0], ref, rtol=1e-5)
+    for response in ("auto", "risk"):
+        res = pdpx.partial_dependence(model, X, "b", grid_resolution=6, method="exact", response=response)
+        ref = [model.predict(X.assign(b=v)).astype(np.float64).mean() for v in res.grid_values[0]]
+        np.testing.assert_allclose(res.average[0], ref, rtol=1e-5)
     with pytest.raises(PdpxError, match="not a survival model"):
         pdpx.partial_dependence(model, X, "b", response="survival", times=[1.0])

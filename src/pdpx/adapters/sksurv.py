@@ -10,6 +10,9 @@ distinct training times (``unique_times_``). The adapter offers:
   training time <= t, the first one's for a t before it (as the step functions do), and no t past the
   last training time (the step functions refuse it, so does pdpx).
 
+Any other scikit-learn estimator with that interface (``predict_survival_function`` and ``unique_times_``)
+is read the same way, by ``brute``.
+
 Its trees (:mod:`.sksurv_trees`): survival forests and trees answer every response exactly (their leaves
 hold the curves at every training time); gradient boosting with the Cox loss answers the risk and the
 cumulative hazard. Anything else runs ``brute`` on the model's own functions.
@@ -23,18 +26,24 @@ from ..core.adapter import TIME_RESPONSES, as_2d
 from ..core.errors import PdpxError
 from ..core.hookspecs import hookimpl
 from ..core.times import step_columns, time_names
-from .sklearn import SklearnAdapter
+from .sklearn import SklearnAdapter, is_sklearn_estimator
 
+#: Most bytes the model's own functions hold for the rows of one call (:meth:`SksurvAdapter.predict`).
+BLOCK_BYTES = 64 * 2**20
 #: The model's method each response calls.
 METHODS = {"predict": "predict", "risk": "predict", "survival": "predict_survival_function",
            "cumulative_hazard": "predict_cumulative_hazard_function"}
 
 
 def is_sksurv_model(model) -> bool:
-    """True for instances of scikit-survival estimators, without importing scikit-survival."""
+    """True for instances of scikit-survival estimators, without importing scikit-survival, and for any scikit-learn
+    estimator with scikit-survival's interface (``predict_survival_function`` and ``unique_times_``)."""
     if isinstance(model, type):
         return False
-    return any(getattr(k, "__module__", "").startswith("sksurv.") for k in type(model).__mro__)
+    if any(getattr(k, "__module__", "").startswith("sksurv.") for k in type(model).__mro__):
+        return True
+    return (is_sklearn_estimator(model) and callable(getattr(model, "predict_survival_function", None))
+            and hasattr(model, "unique_times_"))
 
 
 class SksurvAdapter(SklearnAdapter):
@@ -81,6 +90,17 @@ class SksurvAdapter(SklearnAdapter):
         """Nothing to learn: one output, or one per time."""
 
     def predict(self, X, response):
+        """The model's own ``predict``, or its survival (cumulative hazard) function read at the times; a block of
+        rows at a time, so that what the model holds per row (its curve at every training time, twice over for a
+        forest's trees) stays within :data:`BLOCK_BYTES` whatever the number of rows pdpx stacks in one call."""
+        training = self.training_times()
+        per_row = 24 * (len(training) if training is not None else 1)
+        size = max(1, BLOCK_BYTES // per_row)
+        if len(X) <= size:
+            return self._predict(X, response)
+        return np.concatenate([self._predict(X.iloc[a: a + size], response) for a in range(0, len(X), size)])
+
+    def _predict(self, X, response):
         X_in = self._model_input(X)
         if response not in TIME_RESPONSES:
             return as_2d(self.model.predict(X_in))

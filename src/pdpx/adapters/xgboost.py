@@ -172,12 +172,21 @@ class XGBoostAdapter(BoosterAdapter):
             return ["raw"]
         if self.aft() is not None:  # an AFT model's survival curves, from the margin (docs/survival.md)
             return super().responses() + list(TIME_RESPONSES)
+        if self.objective() == "survival:cox":  # its predict is the hazard ratio exp(f): the risk
+            return super().responses() + ["risk"]
         return super().responses()
 
     def output_names(self, response):
         if response in TIME_RESPONSES:
             return time_names(self.times)
-        return super().output_names(response)
+        return super().output_names("predict" if response == "risk" else response)
+
+    def prediction_path(self, response):
+        return super().prediction_path("predict" if response == "risk" else response)
+
+    def tree_model(self, response):
+        """The trees of ``response`` (a Cox model's risk: its predict's)."""
+        return super().tree_model("predict" if response == "risk" else response)
 
     def aft(self) -> tuple[str, float] | None:
         """``(distribution, scale)`` of a ``survival:aft`` model (``normal``, ``logistic`` or ``extreme``), else
@@ -220,6 +229,8 @@ class XGBoostAdapter(BoosterAdapter):
                 )
 
     def predict(self, X, response):
+        if response == "risk":
+            return self.predict(X, "predict")
         if response in TIME_RESPONSES:
             return aft_curves(self.predict(X, "raw")[:, 0], self.times, *self.aft(), response)
         self._check_categories(X)

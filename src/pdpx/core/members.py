@@ -368,6 +368,23 @@ class MembersView(Adapter):
         """A column's name as the model's library stores it."""
         return self._adapter.column_key(name)
 
+    @property
+    def times(self):
+        """The times a survival model's outputs are read at (its adapter's)."""
+        return self._adapter.times
+
+    def training_times(self):
+        """A survival model's training times (its adapter's)."""
+        return self._adapter.training_times()
+
+    def set_times(self, times) -> None:
+        """Read a survival model's outputs at ``times`` (its adapter does)."""
+        self._adapter.set_times(times)
+
+    def time_bytes(self, response: str) -> int:
+        """0: the split trees are read already, at every time (never a block of times at a time)."""
+        return 0
+
     def validate_columns(self, X: pd.DataFrame) -> pd.DataFrame:
         """The model's adapter's check of the columns."""
         return self._adapter.validate_columns(X)
