@@ -63,6 +63,8 @@ __all__ = [
     "heterogeneity",
     "regions",
     "explained_variance",
+    "cross_fitted",
+    "h_test",
     "plot_importance",
     "set_config",
     "get_config",
@@ -84,6 +86,9 @@ __all__ = [
     "RegionsResult",
     "RegionsSet",
     "ExplainedVariance",
+    "Refits",
+    "LearnerResult",
+    "HTestResult",
     "Extrapolation",
     # errors and warnings
     "PdpxError",
@@ -103,7 +108,7 @@ __all__ = [
 _EXPLAIN = ("importance", "h_statistic", "ale", "derivative_ice", "compare_methods",
             "HStatistic", "ALEResult", "DerivativeResult", "MethodComparison", "ImportanceResult",
             "heterogeneity", "HeterogeneityResult", "regions", "RegionsResult", "RegionsSet", "explained_variance",
-            "ExplainedVariance")
+            "ExplainedVariance", "cross_fitted", "Refits", "LearnerResult", "h_test", "HTestResult")
 
 
 def __getattr__(name):  # lazy: the measures, the report and figures import what they need on first use

@@ -105,13 +105,15 @@ def partial_dependence(
         :class:`~pdpx.core.stacked.StackedResult` with a column named after ``by``.
     by_bins : int, default 4
         Quantile bins of a numeric ``by`` column.
-    interval : float or {"bootstrap", "members", "quantiles"}, optional
+    interval : float or {"bootstrap", "members", "quantiles", "learner"}, optional
         A band around the PD (``res.lower`` / ``res.upper``). A level (e.g. 0.95) or ``"bootstrap"``: a bootstrap
         interval over the rows (see :mod:`pdpx.core.bootstrap` for what it does and does not cover; resamples the
         ICE matrix, no extra model calls). ``"members"``: the spread of the model's own members, for forests and
         bagged ensembles (each member's PD, from one pass over the trees) or a dict of refit or fold models (the
         curve is their mean). ``"quantiles"``: a dict ``{0.1: m, 0.5: m, 0.9: m}`` of quantile models (the
         curve is the 0.5 model's PD, the band the outer models' PDs). See :mod:`pdpx.core.members`.
+        ``"learner"``: a :class:`~pdpx.explain.learner.Refits` dict of models refitted on resamples or folds (the
+        curve is their mean PD, the band a t-interval with the Nadeau-Bengio correction; ``docs/uncertainty.md``).
     n_boot : int, default 200
         Bootstrap replicates for ``interval`` (seeded by ``random_state``).
     level : float, optional
@@ -150,6 +152,10 @@ def _dispatch(model, X, features, options: PDOptions) -> CurveResult:
         deprecated("partial_dependence(..., kind='derivative')", "pdpx.derivative_ice(model, X, feature, ...)")
 
         return derivatives(model, X, features, options)
+    if options.interval == "learner":  # refitted models: the learner-PD and its corrected band
+        from .explain.learner import learner_interval
+
+        return learner_interval(model, X, features, options)
     if options.interval in ("members", "quantiles"):  # a band from the model: its members, or quantile models
         from .core.members import model_interval
 

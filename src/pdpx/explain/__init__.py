@@ -12,7 +12,9 @@
   :class:`RegionsSet`);
 * :mod:`.split_search`: the regions' split search (candidates coded once, the best split of a node);
 * :mod:`.split_sums`: the regions' split statistics per candidate code, in one compiled pass;
-* :mod:`.explained`: :func:`explained_variance` (the share of the model the curves keep) and 3-way H.
+* :mod:`.explained`: :func:`explained_variance` (the share of the model the curves keep) and 3-way H;
+* :mod:`.learner`: learner uncertainty over refits (``interval="learner"`` on :class:`Refits`, :func:`cross_fitted`);
+* :mod:`.h_null`: :func:`h_test` (Friedman and Popescu's null distributions of H, from refits on the additive part).
 
 This floor sits on the core (it computes through :mod:`pdpx.core.compute` and
 :class:`~pdpx.core.session.Session`) and below the figures: its results draw themselves
@@ -43,6 +45,11 @@ _WHERE = {
     "RegionsSet": ".subgroups",
     "explained_variance": ".explained",
     "ExplainedVariance": ".explained",
+    "cross_fitted": ".learner",
+    "Refits": ".learner",
+    "LearnerResult": ".learner",
+    "h_test": ".h_null",
+    "HTestResult": ".h_null",
 }
 
 __all__ = sorted(_WHERE)
