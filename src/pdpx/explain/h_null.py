@@ -269,7 +269,7 @@ def _asked(X, features, pairs) -> tuple[list, list]:
 
 def _h(model, X, feats, pairs, sample, random_state, options):
     """H of ``model`` on the asked features and pairs (the same rows for every model)."""
-    return h_statistic_of(model, X, feats, pairs, sample, random_state, options.but(progress=False))
+    return h_statistic_of(model, X, feats or None, pairs, sample, random_state, options.but(progress=False))
 
 
 def _column(res, feats, pairs) -> np.ndarray:
