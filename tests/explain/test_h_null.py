@@ -56,6 +56,9 @@ def test_table_rows_in_the_order_asked_and_p_values_from_the_null():
     np.testing.assert_allclose(t.p_value, p)
     np.testing.assert_allclose(t.p_adjusted[:2], adjusted(p[:2], "fdr"))
     np.testing.assert_allclose(t.p_adjusted[2:], adjusted(p[2:], "fdr"))
+    only = pdpx.h_test(model, X, y, pairs=[("x0", "x1")], features=[], n_null=2, residuals="in_sample")
+    assert list(zip(only.to_frame().feature_1, only.to_frame().feature_2)) == [("x0", "x1")]
+    np.testing.assert_allclose(only.to_frame().h, t.h.iloc[3], rtol=1e-12)
 
 
 def test_adjustments_match_their_definitions():
