@@ -68,29 +68,35 @@ def truth(n, refits, pop, seed):
     return curves.mean(axis=0), curves.std(axis=0, ddof=1) / np.sqrt(refits)
 
 
-def bands(X, y, seed, k_refits):
+def bands(X, y, seed, k_refits, methods):
     """{method: (lower, upper) of shape (features, grid)} or {method: error text}."""
     out = {}
     model = forest(seed).fit(X, y)
-    for name, kw in (("bootstrap", {"interval": LEVEL, "n_boot": 200}),
-                     ("jackknife", {"interval": "jackknife", "level": LEVEL})):
+
+    def refits(f):
+        rng = np.random.default_rng(seed)
+        models = {}
+        for k in range(k_refits):
+            idx = rng.choice(len(X), int(0.8 * len(X)), replace=False)
+            models[f"m{k}"] = forest(seed * 100 + k).fit(X.iloc[idx], y[idx])
+        return [pdpx.partial_dependence(pdpx.Refits(models, train_fraction=0.8), X, g, custom_values={g: GRID},
+                                        interval="learner", level=LEVEL, progress=False) for g in f]
+
+    run = {
+        "bootstrap": lambda f: [pdpx.partial_dependence(model, X, g, custom_values={g: GRID}, progress=False,
+                                                        interval=LEVEL, n_boot=200) for g in f],
+        "jackknife": lambda f: [pdpx.partial_dependence(model, X, g, custom_values={g: GRID}, progress=False,
+                                                        interval="jackknife", level=LEVEL) for g in f],
+        "learner (refits)": refits,
+        "cross_fitted": lambda f: [pdpx.cross_fitted(forest(seed), X, y, g, folds=5, level=LEVEL, random_state=seed,
+                                                     custom_values={g: GRID}) for g in f],
+    }
+    for name in methods:
         try:
-            rs = [pdpx.partial_dependence(model, X, f, custom_values={f: GRID}, progress=False, **kw)
-                  for f in FEATURES]
+            rs = run[name](FEATURES)
             out[name] = (np.stack([r.lower[0] for r in rs]), np.stack([r.upper[0] for r in rs]))
         except Exception as exc:  # noqa: BLE001 - reported as unavailable
             out[name] = f"{type(exc).__name__}: {str(exc)[:120]}"
-    rng = np.random.default_rng(seed)
-    models = {}
-    for k in range(k_refits):
-        idx = rng.choice(len(X), int(0.8 * len(X)), replace=False)
-        models[f"m{k}"] = forest(seed * 100 + k).fit(X.iloc[idx], y[idx])
-    rs = [pdpx.partial_dependence(pdpx.Refits(models, train_fraction=0.8), X, f, custom_values={f: GRID},
-                                  interval="learner", level=LEVEL, progress=False) for f in FEATURES]
-    out["learner (refits)"] = (np.stack([r.lower[0] for r in rs]), np.stack([r.upper[0] for r in rs]))
-    rs = [pdpx.cross_fitted(forest(seed), X, y, f, folds=5, level=LEVEL, random_state=seed,
-                            custom_values={f: GRID}) for f in FEATURES]
-    out["cross_fitted"] = (np.stack([r.lower[0] for r in rs]), np.stack([r.upper[0] for r in rs]))
     return out
 
 
@@ -99,14 +105,15 @@ def coverage(args):
     pop, _ = friedman1(args.pop, rng)
     t0 = time.perf_counter()
     true_n, mc_n = truth(args.n, args.truth_refits, pop, args.seed + 1)
-    true_cf, mc_cf = truth(int(0.8 * args.n), args.truth_refits, pop, args.seed + 2)
-    print(f"truth: {2 * args.truth_refits} refits in {time.perf_counter() - t0:.0f} s; Monte Carlo se up to "
+    true_cf, mc_cf = (truth(int(0.8 * args.n), args.truth_refits, pop, args.seed + 2) if "cross_fitted" in args.methods
+                      else (true_n, mc_n))
+    print(f"truth: {args.truth_refits} refits per training size in {time.perf_counter() - t0:.0f} s; Monte Carlo se up to "
           f"{max(mc_n.max(), mc_cf.max()):.3f}", flush=True)
     hits, widths, unavailable = {}, {}, {}
     t0 = time.perf_counter()
     for rep in range(args.reps):
         X, y = friedman1(args.n, rng)
-        for name, b in bands(X, y, args.seed + 100 + rep, args.k_refits).items():
+        for name, b in bands(X, y, args.seed + 100 + rep, args.k_refits, args.methods.split(",")).items():
             if isinstance(b, str):
                 unavailable[name] = b
                 continue
@@ -162,6 +169,7 @@ def main():
     p.add_argument("--truth-refits", type=int, default=200)
     p.add_argument("--k-refits", type=int, default=10)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--methods", default="bootstrap,jackknife,learner (refits),cross_fitted")
     p.add_argument("--skip", choices=["coverage", "h"], default=None)
     p.add_argument("--json", default=None)
     args = p.parse_args()
