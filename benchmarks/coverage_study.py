@@ -138,7 +138,7 @@ def coverage(args):
 def h_study(args):
     out = []
     for additive in (True, False):
-        for residuals in ("out_of_fold", "in_sample"):
+        for residuals in ("out_of_fold", "in_sample", "additive"):
             rng = np.random.default_rng(args.seed + (7 if additive else 8))
             rejected, t0 = [], time.perf_counter()
             for rep in range(args.h_reps):

@@ -99,6 +99,8 @@ def test_budget_refuses_before_the_other_refits_and_bad_input():
         pdpx.h_test(RandomForestClassifier(5).fit(X, y > 0), X, y > 0, n_null=2)
     with pytest.raises(PdpxError, match="n_null"):
         pdpx.h_test(model, X, y, n_null=0)
+    with pytest.raises(PdpxError, match="'additive'"):
+        pdpx.h_test(model, X, y, n_null=2, residuals="oob")
     with pytest.raises(PdpxError, match="adjust"):
         pdpx.h_test(model, X, y, n_null=2, adjust="bonferroni")
     with pytest.raises(PdpxError, match="do not apply"):

@@ -10,7 +10,8 @@ would be if the data were additive, by refitting the learner on additive data of
    ensembles). A flexible learner's in-sample residuals are smaller than the noise (it fits some of it), so
    its null models see less noise and show less spurious interaction than the model itself: the test then
    rejects too often on additive data (``docs/uncertainty.md``). Out-of-fold residuals err the other way
-   (noise plus the model's own error), which makes the test conservative;
+   (noise plus the model's own error), which makes the test conservative. ``residuals="additive"``: ``y``
+   minus the additive part ``f_A`` below (the noise plus whatever interaction the data hold);
 2. its additive part ``f_A(x) = mean_i f(x_i) + sum_j PD_j(x_j)``, every 1-way PD centered to mean 0 over the
    rows (each PD computed by :func:`pdpx.partial_dependence` at the distinct values of its column, so
    ``f_A(x_i)`` is exact at every row);
@@ -46,7 +47,7 @@ PASSED = ("method", "n_jobs", "memory_budget", "method_options", "categorical_fe
 #: Adjustments across pairs.
 ADJUST = ("holm", "fdr", None)
 #: Where the residuals come from.
-RESIDUALS = ("out_of_fold", "in_sample")
+RESIDUALS = ("out_of_fold", "in_sample", "additive")
 #: Folds of the out-of-fold residuals.
 RESIDUAL_FOLDS = 5
 #: Seconds the null refits may take when max_seconds is not given.
@@ -133,10 +134,10 @@ def h_test(estimator, X, y, pairs=None, *, features=None, n_null: int = 99, adju
     adjust : {"holm", "fdr", None}, default "holm"
         The adjustment across the pairs (and, separately, across the features): Holm's family-wise error, or
         Benjamini-Hochberg's false discovery rate.
-    residuals : {"out_of_fold", "in_sample"}, default "out_of_fold"
-        The residuals resampled into the null data: ``y`` minus out-of-fold predictions (5 folds), or minus the
-        fitted model's own predictions (Friedman and Popescu's choice; too small for flexible learners, see
-        :mod:`pdpx.explain.h_null`).
+    residuals : {"out_of_fold", "in_sample", "additive"}, default "out_of_fold"
+        The residuals resampled into the null data: ``y`` minus out-of-fold predictions (5 folds), minus the
+        fitted model's own predictions (Friedman and Popescu's choice; too small for flexible learners), or minus
+        the model's additive part (see :mod:`pdpx.explain.h_null`).
     random_state : int, optional
         Seed of the resampled residuals, the residuals' folds and H's sample of rows.
     sample : int, optional
@@ -160,7 +161,7 @@ def h_test(estimator, X, y, pairs=None, *, features=None, n_null: int = 99, adju
     t0 = time.perf_counter()
     options = _checked(pd_options, n_null, adjust, max_seconds, y, X)
     if residuals not in RESIDUALS:
-        raise PdpxError(f"h_test(): residuals must be 'out_of_fold' or 'in_sample'; got {residuals!r}")
+        raise PdpxError(f"h_test(): residuals must be 'out_of_fold', 'in_sample' or 'additive'; got {residuals!r}")
     y = np.asarray(y, dtype=np.float64).reshape(-1)
     if hasattr(estimator, "classes_") or getattr(estimator, "_estimator_type", None) == "classifier":
         raise PdpxError("h_test(): the test refits on the model's additive part plus its residuals, which needs "
@@ -174,7 +175,10 @@ def h_test(estimator, X, y, pairs=None, *, features=None, n_null: int = 99, adju
         raise PdpxError(f"h_test(): the estimator predicts {fitted.size} values for {y.size} rows; it must be a "
                         "single-output regressor")
     additive = additive_part(estimator, X, fitted, options)
-    resid = y - (fitted if residuals == "in_sample" else _out_of_fold(estimator, X, y, fit_params, random_state))
+    if residuals == "out_of_fold":
+        resid = y - _out_of_fold(estimator, X, y, fit_params, random_state)
+    else:
+        resid = y - (fitted if residuals == "in_sample" else additive)
     rng = np.random.default_rng(random_state)
     null = np.empty((n_null, len(h_obs)))
     bar = progress_bar(n_null, progress=progress, desc="h_test: null refits")

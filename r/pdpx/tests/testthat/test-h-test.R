@@ -54,6 +54,7 @@ test_that("h_test() refuses a budget it would exceed and bad input", {
   fit <- lm(y ~ a * b + c, data = d)
   expect_error(h_test(fit, d, pairs = list(c("a", "b")), n_null = 1e6, max_seconds = 1), "over max_seconds")
   expect_error(h_test(fit, d, pairs = list(c("a", "b")), adjust = "bonferroni"), "adjust")
+  expect_error(h_test(fit, d, pairs = list(c("a", "b")), residuals = "oob"), "residuals")
   expect_error(h_test(fit, d, pairs = list("a")), "pairs")
   expect_error(h_test(fit, d, pairs = list(c("a", "b")), y = 1:3), "one value per row")
 })
