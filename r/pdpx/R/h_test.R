@@ -10,12 +10,12 @@
 #' adjusted across the pairs (and, separately, across the features) with
 #' [stats::p.adjust()].
 #'
-#' Residuals: `"out_of_fold"` (the default) is `y` minus the predictions of
+#' Residuals: `"additive"` (the default) is `y` minus the model's additive
+#' part; `"in_sample"` is `y` minus the model's own predictions (Friedman &
+#' Popescu's choice, too small for flexible learners, whose test then rejects
+#' too often on additive data); `"out_of_fold"` is `y` minus the predictions of
 #' models refitted on the other four of five folds (noise plus the model's own
-#' error: a conservative test); `"in_sample"` is `y` minus the model's own
-#' predictions (Friedman & Popescu's choice, too small for flexible learners,
-#' whose test then rejects too often on additive data); `"additive"` is `y`
-#' minus the model's additive part. See the Python
+#' error: a conservative test). See the Python
 #' documentation, "How sure is this curve?".
 #'
 #' @inheritParams h_statistic
@@ -23,7 +23,7 @@
 #'   `data` named by the model's formula).
 #' @param n_null Null refits; the smallest p-value is `1 / (1 + n_null)`.
 #' @param adjust `"holm"`, `"fdr"` (Benjamini-Hochberg) or `"none"`.
-#' @param residuals `"out_of_fold"`, `"in_sample"` or `"additive"`.
+#' @param residuals `"additive"`, `"in_sample"` or `"out_of_fold"`.
 #' @param refit `function(data, y)` returning the model refitted on `data`
 #'   with response `y`. Default: `stats::update(object, data = data)` with the
 #'   formula's response column replaced by `y` (models fitted with a formula
@@ -42,12 +42,12 @@
 #' }
 #' @export
 h_test <- function(object, data, y = NULL, pairs = NULL, features = NULL, n_null = 99L,
-                   adjust = c("holm", "fdr", "none"), residuals = c("out_of_fold", "in_sample", "additive"),
+                   adjust = c("holm", "fdr", "none"), residuals = c("additive", "in_sample", "out_of_fold"),
                    refit = NULL, pred_fun = NULL, sample = NULL, random_state = 0L, max_seconds = 600, ...) {
   api <- .enter_api("h_test")
   on.exit(.leave_api(api), add = TRUE)
   adjust <- .check_choice(adjust, "adjust", c("holm", "fdr", "none"), several = missing(adjust))
-  residuals <- .check_choice(residuals, "residuals", c("out_of_fold", "in_sample", "additive"),
+  residuals <- .check_choice(residuals, "residuals", c("additive", "in_sample", "out_of_fold"),
                              several = missing(residuals))
   .check_count(n_null, "n_null", min = 1)
   if (!(is.numeric(max_seconds) && length(max_seconds) == 1 && !is.na(max_seconds) && max_seconds > 0)) {

@@ -3,7 +3,7 @@
 h_test_data <- function(interaction, n = 150, seed = 1) {
   set.seed(seed)
   d <- data.frame(a = runif(n, -1, 1), b = runif(n, -1, 1), c = runif(n, -1, 1))
-  d$y <- (if (interaction) 2 * d$a * d$b else d$a + d$b^2) + rnorm(n, sd = 0.2)
+  d$y <- (if (interaction) d$a + d$b + 2 * d$a * d$b else d$a + d$b^2) + rnorm(n, sd = 0.2)
   d
 }
 
