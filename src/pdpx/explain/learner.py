@@ -152,8 +152,7 @@ def _learner_result(base: PartialDependenceResult, curves, labels, ratio: float,
     K = len(curves)
     values = {f.name: getattr(base, f.name) for f in fields(PartialDependenceResult) if f.init}
     values.update(average=mean, lower=lower, upper=upper, interval=level, individual=None, kind="average")
-    label = (f"learner: {100 * level:g}% t-interval of the mean PD of {K} {what}, variance times 1/K + "
-             f"n_test/n_train = {correction:.3g} (Nadeau-Bengio)")
+    label = f"learner: {100 * level:g}% t-interval over {K} {what}, Nadeau-Bengio factor {correction:.3g}"
     return LearnerResult(**values, band=label, members=curves, member_labels=[str(x) for x in labels],
                          member_weights=np.full(K, 1.0 / K), se=se, correction=correction, test_train_ratio=ratio,
                          **extra)
@@ -182,7 +181,7 @@ def learner_interval(model, X, features, options: PDOptions) -> LearnerResult:
     level = DEFAULT_LEVEL if options.level is None else options.level
     base = replace(results[0], method=_methods(results), notes=_notes(results),
                    model_name=f"{len(results)} refitted models")
-    return _learner_result(base, curves, labels, model.test_train_ratio, level, "refitted models")
+    return _learner_result(base, curves, labels, model.test_train_ratio, level, "refits")
 
 
 def same_grids(results, labels) -> None:
@@ -365,4 +364,4 @@ def cross_fitted(factory, X, y, features, *, folds=5, level: float | None = None
                    notes=_notes(results) + [f"cross-fitted: each of {len(pairs)} fold models' PD on its own "
                                             "held-out rows, one grid built from all rows"])
     return _learner_result(base, curves, labels, ratio, DEFAULT_LEVEL if level is None else float(level),
-                           "fold models (each on its held-out rows)", models=models, folds=pairs)
+                           "folds (held-out rows)", models=models, folds=pairs)
