@@ -62,6 +62,8 @@ __all__ = [
     "regions",
     "explained_variance",
     "survival_profile",
+    "cross_fitted",
+    "h_test",
     "plot_importance",
     "set_config",
     "get_config",
@@ -85,6 +87,9 @@ __all__ = [
     "RegionsSet",
     "ExplainedVariance",
     "SurvivalProfile",
+    "Refits",
+    "LearnerResult",
+    "HTestResult",
     "Extrapolation",
     # errors and warnings
     "PdpxError",
@@ -105,7 +110,8 @@ __all__ = [
 _EXPLAIN = ("importance", "h_statistic", "ale", "derivative_ice", "compare_methods",
             "HStatistic", "ALEResult", "DerivativeResult", "MethodComparison", "ImportanceResult",
             "heterogeneity", "HeterogeneityResult", "regions", "RegionsResult", "RegionsSet", "explained_variance",
-            "ExplainedVariance", "survival_profile", "SurvivalProfile")
+            "ExplainedVariance", "survival_profile", "SurvivalProfile", "cross_fitted", "Refits", "LearnerResult",
+            "h_test", "HTestResult")
 
 
 def __getattr__(name):  # lazy: the measures, the report and figures import what they need on first use

@@ -109,13 +109,15 @@ def partial_dependence(
         :class:`~pdpx.core.stacked.StackedResult` with a column named after ``by``.
     by_bins : int, default 4
         Quantile bins of a numeric ``by`` column.
-    interval : float or {"bootstrap", "members", "quantiles", "jackknife"}, optional
+    interval : float or {"bootstrap", "members", "quantiles", "jackknife", "learner"}, optional
         A band around the PD (``res.lower`` / ``res.upper``). A level (e.g. 0.95) or ``"bootstrap"``: a bootstrap
         interval over the rows (:mod:`pdpx.core.bootstrap`: what it covers; resamples the ICE matrix, no extra model
         calls). ``"members"``: the spread of the model's own members (forests, bagged ensembles: one pass over the
         trees) or of a dict of refit or fold models (the curve is their mean). ``"quantiles"``: a dict ``{0.1: m,
         0.5: m, 0.9: m}`` of quantile models (:mod:`pdpx.core.members`). ``"jackknife"``: a bagged forest's
-        ``PD +- z * res.se``, the learner's variance from one fit (:mod:`pdpx.core.jackknife`).
+        ``PD +- z * res.se``, the learner's variance from one fit (:mod:`pdpx.core.jackknife`). ``"learner"``: a
+        :class:`~pdpx.explain.learner.Refits` of models refitted on resamples or folds (their mean PD, a t-band
+        with the Nadeau-Bengio correction). ``docs/uncertainty.md`` says what each band covers.
     n_boot : int, default 200
         Bootstrap replicates for ``interval`` (seeded by ``random_state``).
     level : float, optional
@@ -156,6 +158,10 @@ def _dispatch(model, X, features, options: PDOptions) -> CurveResult:
         deprecated("partial_dependence(..., kind='derivative')", "pdpx.derivative_ice(model, X, feature, ...)")
 
         return derivatives(model, X, features, options)
+    if options.interval == "learner":  # refitted models: the learner-PD and its corrected band
+        from .explain.learner import learner_interval
+
+        return learner_interval(model, X, features, options)
     if options.interval in ("members", "quantiles"):  # a band from the model: its members, or quantile models
         from .core.members import model_interval
 

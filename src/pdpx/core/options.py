@@ -43,8 +43,9 @@ from .validation import (
 KINDS = ("average", "individual", "both")
 #: Values of ``grid``: ``grid_resolution`` points between ``percentiles``, or one point per step of a tree model.
 GRIDS = ("uniform", "thresholds")
-#: Values of ``interval`` besides a level: the rows' bootstrap, the model's members, a dict of quantile models.
-INTERVALS = ("bootstrap", "members", "quantiles")
+#: Values of ``interval`` besides a level: the rows' bootstrap, the model's members, a dict of quantile models,
+#: refitted models (``learner``: :mod:`pdpx.explain.learner`).
+INTERVALS = ("bootstrap", "members", "quantiles", "learner")
 #: What array-like arguments may be.
 ARRAYS = (list, tuple, np.ndarray, pd.Series, pd.Index)
 #: ``interval="jackknife"``: a bagged forest's infinitesimal jackknife band (:mod:`pdpx.core.jackknife`).

@@ -14,7 +14,9 @@
 * :mod:`.split_search`: the regions' split search (candidates coded once, the best split of a node);
 * :mod:`.split_sums`: the regions' split statistics per candidate code, in one compiled pass;
 * :mod:`.explained`: :func:`explained_variance` (the share of the model the curves keep) and 3-way H;
-* :mod:`.survival`: :func:`survival_profile` (a survival model's PD over time, the time-varying share).
+* :mod:`.survival`: :func:`survival_profile` (a survival model's PD over time, the time-varying share);
+* :mod:`.learner`: learner uncertainty over refits (``interval="learner"`` on :class:`Refits`, :func:`cross_fitted`);
+* :mod:`.h_null`: :func:`h_test` (Friedman and Popescu's null distributions of H, from refits on the additive part).
 
 The fast measures (H's overall statistic, heterogeneity, regions) are curve reducers run by
 :func:`pdpx.core.curves.reduce_curves` (a method's fused walk, ICE chunks or per partition): each module holds
@@ -51,6 +53,11 @@ _WHERE = {
     "ExplainedVariance": ".explained",
     "survival_profile": ".survival",
     "SurvivalProfile": ".survival",
+    "cross_fitted": ".learner",
+    "Refits": ".learner",
+    "LearnerResult": ".learner",
+    "h_test": ".h_null",
+    "HTestResult": ".h_null",
 }
 
 __all__ = sorted(_WHERE)
