@@ -86,11 +86,9 @@ def partial_dependence(
     n_jobs : int, optional
         Threads for the computation (``-1``: all cores).
     progress : bool, optional
-        Show a progress bar. Default: only for runs longer than a few seconds, in an interactive terminal or a
-        Jupyter notebook (not under CI).
+        Show a progress bar (default: for runs over a few seconds in a terminal or notebook, never under CI).
     memory_budget : int or str, optional
-        Bytes intermediate arrays and the result may use (default from :func:`pdpx.set_config`: half the memory
-        available).
+        Bytes the call may use (default: :func:`pdpx.set_config`'s, half the memory available).
     ice_sample : int, optional
         Compute ICE curves for this many randomly chosen rows only (seeded by ``random_state``); the PD curve still
         averages over every row. ``res.ice_rows`` holds the chosen row positions.
