@@ -1,0 +1,83 @@
+# Survival models from R (docs/survival.md, "From R"): every number is the model's own prediction written out:
+# set the column to the grid value, predict, read the curve at the asked time, average over the rows.
+skip_if_not_installed("survival")
+
+surv_data <- local({
+  d <- survival::veteran
+  d$celltype <- factor(d$celltype)
+  d$trt <- NULL
+  d
+})
+
+# The value of R's step curve (values `v` at increasing `steps`) at each time: the largest step <= t.
+at_times <- function(steps, v, times) v[, findInterval(times, steps), drop = FALSE]
+
+# The definition for a 1-way result: per time and grid point, the curve of each row (`curves(model, data)`,
+# rows x steps, `steps` its times) read at the time, averaged (or each row's, for ICE rows).
+survival_brute <- function(model, data, pd, curves, steps) {
+  meta <- attr(pd, "pdpx")
+  f <- meta$features
+  df <- as.data.frame(pd)
+  expected <- rep(NA_real_, nrow(df))
+  for (x in unique(df$x_1)) {
+    d2 <- data
+    d2[[f]] <- if (meta$categorical[1]) factor(meta$grid_values[[1]][x], levels = levels(data[[f]])) else x
+    vals <- at_times(steps, curves(model, d2), sort(unique(df$time)))
+    for (i in which(df$x_1 == x)) {
+      k <- match(df$time[i], sort(unique(df$time)))
+      expected[i] <- if (df$kind[i] == "average") mean(vals[, k]) else vals[df$row[i], k]
+    }
+  }
+  expected
+}
+
+expect_survival_brute <- function(model, data, pd, curves, steps) {
+  expected <- survival_brute(model, data, pd, curves, steps)
+  expect_false(anyNA(expected))
+  expect_lt(max(abs(pd$yhat - expected)), 1e-10)
+}
+
+test_that("ranger survival forest: cumulative hazard exact and survival equal ranger's predict at the times", {
+  skip_if_not_installed("ranger")
+  skip_if_no_pdpx()
+  set.seed(3)
+  rg <- ranger::ranger(survival::Surv(time, status) ~ ., data = surv_data, num.trees = 20, min.node.size = 8)
+  steps <- rg$unique.death.times
+  times <- c(steps[1], 30, 100.5, steps[length(steps)])  # a death time, times between, the last
+  chf <- function(m, d) ranger:::predict.ranger(m, d)$chf
+  surv <- function(m, d) ranger:::predict.ranger(m, d)$survival
+  for (v in c("age", "karno", "celltype")) {
+    hz <- partial_dependence(rg, surv_data, v, response = "cumulative_hazard", times = times, kind = "both",
+                             grid_resolution = 5)
+    expect_equal(attr(hz, "pdpx")$method, "exact")
+    expect_equal(sort(unique(hz$time)), times)
+    expect_survival_brute(rg, surv_data, hz, chf, steps)
+    sv <- partial_dependence(rg, surv_data, v, response = "survival", times = times, kind = "both",
+                             grid_resolution = 5)
+    expect_equal(attr(sv, "pdpx")$method, "brute")
+    expect_survival_brute(rg, surv_data, sv, surv, steps)
+  }
+  # default times: quantiles of the death times, said in the notes
+  pd <- partial_dependence(rg, surv_data, "age", grid_resolution = 3)
+  expect_equal(attr(pd, "pdpx")$response, "survival")
+  expect_true(all(unique(pd$time) %in% steps))
+  expect_match(paste(attr(pd, "pdpx")$notes, collapse = " "), "quantiles")
+  expect_s3_class(autoplot(hz), "ggplot")
+  expect_s3_class(autoplot(pd), "ggplot")
+})
+
+test_that("ranger survival forest: bad times are refused, naming the model's range", {
+  skip_if_not_installed("ranger")
+  skip_if_no_pdpx()
+  set.seed(3)
+  rg <- ranger::ranger(survival::Surv(time, status) ~ ., data = surv_data, num.trees = 5)
+  steps <- rg$unique.death.times
+  expect_error(partial_dependence(rg, surv_data, "age", response = "survival", times = steps[1] / 2),
+               "before the ranger forest's first death time")
+  expect_error(partial_dependence(rg, surv_data, "age", response = "survival", times = max(steps) + 1),
+               "past the model's last training time")
+  expect_error(partial_dependence(rg, surv_data, "age", response = "survival", times = c(50, 20)),
+               "strictly increasing")
+  expect_error(partial_dependence(rg, surv_data, "age", response = "survival", times = "a"), "times")
+  expect_error(partial_dependence(rg, surv_data, "age", response = "predict", times = 20), "response")
+})
