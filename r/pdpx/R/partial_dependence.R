@@ -373,6 +373,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   if (is.null(pred_fun) && is.null(training_data)) {
     prepared <- if (.is_ranger(object)) .ranger_prepare(object, data)
                 else if (.is_gbm(object)) .gbm_prepare(object, data, n_trees)
+                else if (.is_coxph(object)) .coxph_prepare(object, data)
     if (!is.null(prepared)) return(prepared)
   }
   if (.is_gbm(object) && is.null(pred_fun)) {

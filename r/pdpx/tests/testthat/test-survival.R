@@ -81,3 +81,37 @@ test_that("ranger survival forest: bad times are refused, naming the model's ran
   expect_error(partial_dependence(rg, surv_data, "age", response = "survival", times = "a"), "times")
   expect_error(partial_dependence(rg, surv_data, "age", response = "predict", times = 20), "response")
 })
+
+test_that("coxph: survival, cumulative hazard, risk and lp equal survfit() and predict() at the times", {
+  skip_if_no_pdpx()
+  cx <- survival::coxph(survival::Surv(time, status) ~ age + karno + celltype, data = surv_data)
+  steps <- survival::survfit(cx, se.fit = FALSE)$time
+  times <- c(steps[1], 30, 100.5, steps[length(steps)])
+  curves <- function(what) function(m, d) {
+    sf <- survival::survfit(m, newdata = d, se.fit = FALSE)
+    t(matrix(sf[[what]], nrow = length(sf$time)))
+  }
+  for (v in c("age", "celltype")) {
+    sv <- partial_dependence(cx, surv_data, v, response = "survival", times = times, kind = "both",
+                             grid_resolution = 4)
+    expect_equal(attr(sv, "pdpx")$method, "brute")
+    expect_equal(sort(unique(sv$time)), times)
+    expect_survival_brute(cx, surv_data, sv, curves("surv"), steps)
+    hz <- partial_dependence(cx, surv_data, v, response = "cumulative_hazard", times = times, grid_resolution = 4)
+    expect_survival_brute(cx, surv_data, hz, curves("cumhaz"), steps)
+  }
+  risk <- partial_dependence(cx, surv_data, "karno", response = "risk", grid_resolution = 5, kind = "both")
+  expect_false("time" %in% names(risk))
+  expect_brute(cx, surv_data, risk, predict_fun = function(m, d) stats::predict(m, d, type = "risk"))
+  lp <- partial_dependence(cx, surv_data, "karno", response = "raw", grid_resolution = 5)
+  expect_brute(cx, surv_data, lp, predict_fun = function(m, d) stats::predict(m, d, type = "lp"))
+  pd <- partial_dependence(cx, surv_data, "age", grid_resolution = 3)
+  expect_equal(attr(pd, "pdpx")$response, "survival")
+  expect_s3_class(autoplot(pd), "ggplot")
+  expect_error(partial_dependence(cx, surv_data, "age", times = steps[1] / 2), "before the coxph model's first time")
+  strat <- local({
+    strata <- survival::strata
+    survival::coxph(survival::Surv(time, status) ~ age + strata(celltype), data = surv_data)
+  })
+  expect_error(partial_dependence(strat, surv_data, "age"), "stratified coxph")
+})
