@@ -49,3 +49,34 @@
                model_name = class(object)[1])
   list(adapter = .py_call(py$bridge$r_adapter(spec)), data = X)
 }
+
+# Whether partial() reads `object` as a survival model (times, response).
+.is_survival_model <- function(object) {
+  .is_coxph(object) || (.is_ranger(object) && identical(object$forest$treetype, "Survival"))
+}
+
+# partial() of a survival model: pdpx's result on the grid's values, per time the grid's rows with `time` and
+# `yhat` (ICE: every row of train per grid point, yhat.id the row), the times one after another.
+.partial_survival <- function(object, grid, train, pred.var, ice, times, response, n_jobs) {
+  pd <- partial_dependence(object, train, pred.var, kind = if (ice) "individual" else "average",
+                           response = response, times = times, custom_values = .grid_values(grid),
+                           grid_resolution = 2L, n_jobs = n_jobs, include_missing = FALSE)
+  tidy <- .strip_pd(pd)
+  if (!"time" %in% names(tidy)) tidy$time <- NA_real_  # risk: one output, no time
+  blocks <- lapply(unique(tidy$time), function(t) {
+    part <- tidy[if (is.na(t)) rep(TRUE, nrow(tidy)) else tidy$time %in% t, , drop = FALSE]
+    at <- .grid_index(part, grid, pred.var)
+    if (ice) {
+      y <- matrix(NA_real_, nrow(train), at$size)
+      y[cbind(part$row, at$tidy)] <- part$yhat
+      out <- .rows_result(grid, y, at$grid, TRUE)
+    } else {
+      y <- rep(NA_real_, at$size)
+      y[at$tidy] <- part$yhat
+      out <- cbind(grid, yhat = y[at$grid])
+    }
+    if (is.na(t)) return(out)
+    data.frame(out[pred.var], time = t, out[setdiff(names(out), pred.var)], check.names = FALSE)
+  })
+  do.call(rbind, blocks)
+}

@@ -115,3 +115,46 @@ test_that("coxph: survival, cumulative hazard, risk and lp equal survfit() and p
   })
   expect_error(partial_dependence(strat, surv_data, "age"), "stratified coxph")
 })
+
+test_that("partial() of survival models: pdp-shaped rows with a time column, equal to the definition", {
+  skip_if_not_installed("ranger")
+  skip_if_no_pdpx()
+  set.seed(4)
+  rg <- ranger::ranger(survival::Surv(time, status) ~ ., data = surv_data, num.trees = 10)
+  steps <- rg$unique.death.times
+  times <- c(20, 90)
+  p <- partial(rg, pred.var = "karno", times = times, grid.resolution = 4, train = surv_data)
+  expect_s3_class(p, "pdpx_partial")
+  expect_equal(names(p), c("karno", "time", "yhat"))
+  expect_equal(p$time, rep(times, each = 4))
+  for (i in seq_len(nrow(p))) {
+    d2 <- surv_data
+    d2$karno <- p$karno[i]
+    s <- ranger:::predict.ranger(rg, d2)$survival[, findInterval(p$time[i], steps)]
+    expect_lt(abs(p$yhat[i] - mean(s)), 1e-10)
+  }
+  ice <- partial(rg, pred.var = "karno", times = times, grid.resolution = 3, train = surv_data[1:5, ], ice = TRUE,
+                 response = "cumulative_hazard")
+  expect_s3_class(ice, "pdpx_ice")
+  expect_equal(nrow(ice), 2 * 3 * 5)
+  row <- ice[ice$yhat.id == 2 & ice$time == 90, ]
+  d2 <- surv_data[rep(2, 3), ]
+  d2$karno <- row$karno
+  expect_lt(max(abs(row$yhat - ranger:::predict.ranger(rg, d2)$chf[, findInterval(90, steps)])), 1e-10)
+  cice <- partial(rg, pred.var = "karno", times = times, grid.resolution = 3, train = surv_data[1:5, ], ice = TRUE,
+                  center = TRUE)
+  expect_equal(cice$yhat[!duplicated(paste(cice$time, cice$yhat.id))], rep(0, 10))
+  expect_s3_class(autoplot(p), "ggplot")
+  expect_s3_class(autoplot(ice), "ggplot")
+  cx <- survival::coxph(survival::Surv(time, status) ~ age + karno + celltype, data = surv_data)
+  risk <- partial(cx, pred.var = "celltype", response = "risk", train = surv_data)
+  expect_equal(names(risk), c("celltype", "yhat"))
+  expected <- vapply(levels(surv_data$celltype), function(l) {
+    d2 <- surv_data
+    d2$celltype <- factor(l, levels = levels(surv_data$celltype))
+    mean(stats::predict(cx, d2, type = "risk"))
+  }, 0)
+  expect_lt(max(abs(risk$yhat - expected)), 1e-10)
+  lmfit <- lm(time ~ age, data = surv_data)
+  expect_error(partial(lmfit, pred.var = "age", times = 10, train = surv_data), "for survival models")
+})
