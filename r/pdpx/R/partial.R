@@ -341,10 +341,11 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
 #' @export
 print.pdpx_partial <- function(x, n = 10L, ...) {
   ice <- "yhat.id" %in% names(x)
-  vars <- setdiff(names(x), c("yhat", "yhat.id"))
-  cat(sprintf("<partial dependence%s: %s | %d rows%s>\n",
+  vars <- setdiff(names(x), c("yhat", "yhat.id", "time"))
+  cat(sprintf("<partial dependence%s: %s%s | %d rows%s>\n",
               if (inherits(x, "cice")) " (centered ICE curves)" else if (ice) " (ICE curves)" else "",
-              paste(vars, collapse = " x "), nrow(x),
+              paste(vars, collapse = " x "),
+              if ("time" %in% names(x)) sprintf(" at %d times", length(unique(x$time))) else "", nrow(x),
               if (ice) sprintf(", %d curves", length(unique(x$yhat.id))) else ""))
   d <- x
   attr(d, "train") <- NULL

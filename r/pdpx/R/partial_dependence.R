@@ -512,8 +512,8 @@ print.pdpx_pd <- function(x, n = 10L, ...) {
     }
   }
   d <- .strip_pd(x)
-  keep <- intersect(c(meta$features, "output", "kind", "row", "yhat", "lower", "upper"), names(d))
-  if (length(unique(d$output)) == 1) keep <- setdiff(keep, "output")
+  keep <- intersect(c(meta$features, "output", "time", "kind", "row", "yhat", "lower", "upper"), names(d))
+  if (length(unique(d$output)) == 1 || "time" %in% keep) keep <- setdiff(keep, "output")  # a time names its output
   if (length(unique(d$kind)) == 1 && all(d$kind == "average")) keep <- setdiff(keep, c("kind", "row"))
   print(utils::head(d[, keep, drop = FALSE], n), ...)
   if (nrow(d) > n) cat(sprintf("# ... %d more rows (as.data.frame() for all columns)\n", nrow(d) - n))
