@@ -21,6 +21,8 @@ besides the public functions of :mod:`pdpx` itself:
   ``reduce_curves`` fills): :class:`CurveReducer` (the protocol), :class:`CurvePart` (the rows a state
   covers), the reducers :class:`CurveMeans`, :class:`CurveMoments`, :class:`CenteredCurves`, and
   :func:`reduce_ice` (a reducer over a model's curves on X);
+* **survival models**: :func:`time_names` (the output names of the times a call asks for, ``Adapter.times``)
+  and :func:`aft_curves` (an accelerated failure time model's survival or cumulative hazard from its margins);
 * **column rules of pipelines**: :class:`ColumnMap`, :func:`register_rule`,
   :func:`declare_elementwise`;
 * **errors and warnings** a plugin raises or catches: :class:`PdpxError`, :class:`PdpxTypeError`,
@@ -64,6 +66,7 @@ from .core.ir import (
 )
 from .core.method import Batch, Method, MethodOptions, MethodResult, Request, option
 from .core.plugins import adapt, get_methods, get_plugin_manager, plugin_manager, reset_plugin_manager
+from .core.times import aft_curves, time_names
 from .plugins.brute import grid_points
 
 __all__ = [
@@ -107,6 +110,9 @@ __all__ = [
     "CurveMoments",
     "CenteredCurves",
     "reduce_ice",
+    # survival models
+    "time_names",
+    "aft_curves",
     # column rules of pipelines
     "ColumnMap",
     "register_rule",
