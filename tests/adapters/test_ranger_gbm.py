@@ -98,6 +98,9 @@ def test_ranger_survival_forest_averages_leaf_hazards_at_the_step_times():
     got = ranger_ensemble(spec, times=[1.0, 5.0, 7.0]).predict(np.array([[0.1], [0.6]]))
     np.testing.assert_allclose(got, [[(0.1 + 0.3) / 2, (0.2 + 0.3) / 2, (0.4 + 0.6) / 2],
                                      [(0.0 + 0.3) / 2, (0.5 + 0.3) / 2, (1.0 + 0.6) / 2]])
+    # the survival: exp(-x) of each row's averaged hazard (ranger's $survival)
+    surv = ranger_ensemble(spec, times=[1.0, 5.0, 7.0], survival=True)
+    np.testing.assert_allclose(surv.apply_link(surv.predict_raw(np.array([[0.1], [0.6]]))), np.exp(-got))
     with pytest.raises(PdpxError, match="9 values; expected 3 leaves x 2"):
         ranger_ensemble({**spec, "death_times": [1.0, 3.0]}, times=[1.0])
 

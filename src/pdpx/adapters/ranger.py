@@ -8,7 +8,9 @@ A survival forest (``treetype`` "Survival") answers ``survival`` and ``cumulativ
 times (``times=``, :mod:`pdpx.core.times`), each read at the largest of ranger's death times <= t; a time
 before the first death time is refused (ranger's curves start there). The cumulative hazard is the
 average of the trees' leaf hazards: exact on the trees. The survival is ``exp(-chf)`` of each row's
-averaged hazard, as ranger's ``predict`` computes it: no sum of leaves, ``brute`` through ranger's predict.
+averaged hazard, as ranger's ``predict`` computes it: no sum of leaves, but the exp of one, which the
+``exact`` method computes row by row (the trees' margin with the link ``exp(-m)``), as it does a
+classifier's probabilities.
 """
 
 from __future__ import annotations
@@ -121,13 +123,14 @@ class RangerAdapter(RFrameAdapter):
         return inbag_counts(self.spec.get("inbag"), "ranger", as_array(self.spec["n_nodes"]).size)
 
     def tree_model(self, response):
-        if response not in self.responses() or response == "survival":
+        if response not in self.responses():
             return None
         if self._survival:
-            key = tuple(self.times.tolist())
+            key = (response, tuple(self.times.tolist()))
             if getattr(self, "_survival_key", None) != key:
                 self._tree_model = TreeModel(
-                    ensemble=ranger_ensemble(self.spec, self.times), encode=self.encoder.encode,
+                    ensemble=ranger_ensemble(self.spec, self.times, survival=response == "survival"),
+                    encode=self.encoder.encode,
                     encode_values=self.encoder.encode_values, recursion_weights=NO_NODE_WEIGHTS,
                     dated=frozenset(j for j, u in enumerate(self.encoder.time_units) if u is not None))
                 self._survival_key = key
@@ -145,8 +148,4 @@ class RangerAdapter(RFrameAdapter):
         return self._tree_model
 
     def tree_model_unavailable(self, response):
-        if self._survival and response == "survival":
-            return ("a ranger survival forest's survival exp(-chf) is a per-row transform of the averaged "
-                    "cumulative hazard, not a sum of leaves; brute calls ranger's predict (the cumulative hazard "
-                    "is exact)")
         return f"a ranger model has no response {response!r}; use {self.responses()[0]!r}"

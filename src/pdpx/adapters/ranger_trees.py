@@ -33,8 +33,10 @@ Facts checked against ranger 0.14's ``predict`` (the tests in
   of trees voting for each class (ranger's own prediction is the majority vote,
   with ties broken at random: a label, not a number to average);
 * a survival forest's ``predict`` averages the trees' leaf cumulative hazards (``$chf``, one column per
-  death time) and returns ``$survival = exp(-$chf)``; its curves are step functions of the death times,
-  read at a time t at the largest death time <= t (:func:`pdpx.core.times.step_columns`).
+  death time) and returns ``$survival = exp(-$chf)`` (the IR's link ``exp`` with scale -1 on the averaged
+  hazard: a per-row transform, which the exact method applies to each row's margin); its curves are step
+  functions of the death times, read at a time t at the largest death time <= t
+  (:func:`pdpx.core.times.step_columns`).
 """
 
 from __future__ import annotations
@@ -78,9 +80,10 @@ def _survival_values(spec: Mapping, leaves: np.ndarray, total: int, times) -> np
     return value
 
 
-def ranger_ensemble(spec: Mapping, times=None) -> TreeEnsemble:
+def ranger_ensemble(spec: Mapping, times=None, survival: bool = False) -> TreeEnsemble:
     """The forest of ``spec`` (see the module docstring) as a TreeEnsemble; a survival forest's at ``times``
-    (its leaves' cumulative hazards there, one margin per time)."""
+    (its leaves' cumulative hazards there, one margin per time; ``survival``: with the link ``exp(-margin)``,
+    ranger's ``$survival`` of each row's averaged cumulative hazard)."""
     treetype = str(spec.get("treetype"))
     if treetype not in TREETYPES:
         raise PdpxError(f"ranger forests of type {treetype!r} are not supported; supported: {list(TREETYPES)}")
@@ -156,6 +159,7 @@ def ranger_ensemble(spec: Mapping, times=None) -> TreeEnsemble:
         left=left, right=right, feature=feature, threshold=threshold, missing_left=np.zeros(total, dtype=bool),
         value=value, tree_start=start, tree_group=tree_group, n_features=n_features, n_margins=n_margins,
         cat_offset=cat_offset, cat_nwords=cat_nwords, cat_words=cat_words, comparison="<=",
-        float32_input=False, categories_go_left=False, aggregation="mean", link="identity",
+        float32_input=False, categories_go_left=False, aggregation="mean", link="exp" if survival else "identity",
+        link_scale=-1.0 if survival else 1.0,
         description=f"ranger ({treetype.lower()}, {sizes.size} trees)",
     )

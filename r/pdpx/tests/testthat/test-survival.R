@@ -37,7 +37,7 @@ expect_survival_brute <- function(model, data, pd, curves, steps) {
   expect_lt(max(abs(pd$yhat - expected)), 1e-10)
 }
 
-test_that("ranger survival forest: cumulative hazard exact and survival equal ranger's predict at the times", {
+test_that("ranger survival forest: cumulative hazard and survival exact, equal to ranger's predict at the times", {
   skip_if_not_installed("ranger")
   skip_if_no_pdpx()
   set.seed(3)
@@ -54,8 +54,11 @@ test_that("ranger survival forest: cumulative hazard exact and survival equal ra
     expect_survival_brute(rg, surv_data, hz, chf, steps)
     sv <- partial_dependence(rg, surv_data, v, response = "survival", times = times, kind = "both",
                              grid_resolution = 5)
-    expect_equal(attr(sv, "pdpx")$method, "brute")
+    expect_equal(attr(sv, "pdpx")$method, "exact")
     expect_survival_brute(rg, surv_data, sv, surv, steps)
+    brute <- partial_dependence(rg, surv_data, v, response = "survival", times = times, grid_resolution = 5,
+                                method = "brute")
+    expect_survival_brute(rg, surv_data, brute, surv, steps)
   }
   # default times: quantiles of the death times, said in the notes
   pd <- partial_dependence(rg, surv_data, "age", grid_resolution = 3)
