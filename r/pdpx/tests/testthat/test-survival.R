@@ -103,6 +103,12 @@ test_that("coxph: survival, cumulative hazard, risk and lp equal survfit() and p
     hz <- partial_dependence(cx, surv_data, v, response = "cumulative_hazard", times = times, grid_resolution = 4)
     expect_survival_brute(cx, surv_data, hz, curves("cumhaz"), steps)
   }
+  # the step rule is survival's own: summary(survfit(), times =) reads the same values between the steps
+  pd <- partial_dependence(cx, surv_data, "karno", times = 100.5, grid_resolution = 3)
+  d2 <- surv_data
+  d2$karno <- pd$karno[2]
+  own <- as.vector(summary(survival::survfit(cx, newdata = d2), times = 100.5)$surv)
+  expect_lt(abs(pd$yhat[2] - mean(own)), 1e-10)
   risk <- partial_dependence(cx, surv_data, "karno", response = "risk", grid_resolution = 5, kind = "both")
   expect_false("time" %in% names(risk))
   expect_brute(cx, surv_data, risk, predict_fun = function(m, d) stats::predict(m, d, type = "risk"))
