@@ -67,6 +67,9 @@ test_that("ranger survival forest: cumulative hazard and survival exact, equal t
   expect_match(paste(attr(pd, "pdpx")$notes, collapse = " "), "quantiles")
   expect_s3_class(autoplot(hz), "ggplot")
   expect_s3_class(autoplot(pd), "ggplot")
+  imp <- pd_importance(rg, surv_data, features = c("age", "karno"), times = c(30, 90), response = "survival")
+  expect_setequal(unique(imp$output), c("t=30", "t=90"))
+  expect_equal(nrow(imp), 4)
 })
 
 test_that("ranger survival forest: bad times are refused, naming the model's range", {
