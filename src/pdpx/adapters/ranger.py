@@ -28,6 +28,9 @@ from .ranger_trees import death_times, ranger_ensemble, ranger_outputs
 from .rfunction import RFrameAdapter
 from .rlevels import LevelEncoder
 
+#: What a ranger survival forest's exact survival is (said in the result's notes).
+SURVIVAL_NOTE = ["the survival is exp(-chf) of each row's cumulative hazard averaged over the trees (ranger's "
+                 "predict()$survival), computed exactly from the trees row by row, then averaged over the rows"]
 NO_NODE_WEIGHTS = "none: ranger stores no node counts (use method = \"exact\", which needs none)"
 
 
@@ -130,7 +133,7 @@ class RangerAdapter(RFrameAdapter):
             if getattr(self, "_survival_key", None) != key:
                 self._tree_model = TreeModel(
                     ensemble=ranger_ensemble(self.spec, self.times, survival=response == "survival"),
-                    encode=self.encoder.encode,
+                    encode=self.encoder.encode, notes=SURVIVAL_NOTE if response == "survival" else [],
                     encode_values=self.encoder.encode_values, recursion_weights=NO_NODE_WEIGHTS,
                     dated=frozenset(j for j, u in enumerate(self.encoder.time_units) if u is not None))
                 self._survival_key = key

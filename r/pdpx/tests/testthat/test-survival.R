@@ -55,6 +55,7 @@ test_that("ranger survival forest: cumulative hazard and survival exact, equal t
     sv <- partial_dependence(rg, surv_data, v, response = "survival", times = times, kind = "both",
                              grid_resolution = 5)
     expect_equal(attr(sv, "pdpx")$method, "exact")
+    expect_match(paste(attr(sv, "pdpx")$notes, collapse = " "), "exp(-chf) of each row", fixed = TRUE)
     expect_survival_brute(rg, surv_data, sv, surv, steps)
     brute <- partial_dependence(rg, surv_data, v, response = "survival", times = times, grid_resolution = 5,
                                 method = "brute")
