@@ -26,7 +26,7 @@ DEFINED_IN = {
     "pdpx.core.hookspecs": ["hookimpl"],
     "pdpx.core.plugins": ["get_plugin_manager", "plugin_manager", "reset_plugin_manager", "adapt", "get_methods"],
     "pdpx.core.adapter": ["Adapter", "as_2d", "TIME_RESPONSES"],
-    "pdpx.core.times": ["time_names", "step_columns"],
+    "pdpx.core.times": ["time_names", "step_columns", "aft_curves"],
     "pdpx.core.booster": ["BoosterAdapter", "Extracted", "Unavailable", "self_check", "library_classes"],
     "pdpx.core.ir": ["TreeEnsemble", "TreeModel", "NAN_MISSING", "NAN_AS_ZERO", "ZERO_OR_NAN_MISSING", "model_cache",
                      "numeric_encoder", "numeric_values", "fingerprint"],

@@ -25,7 +25,8 @@ besides the public functions of :mod:`pdpx` itself:
   :func:`declare_elementwise`;
 * **survival models** (``docs/survival.md``): :data:`TIME_RESPONSES` (the responses with one output per time),
   :func:`time_names` (the outputs' names), :func:`step_columns` (the step-function rule: which step each time
-  reads); an adapter offering them implements ``Adapter.training_times`` (and reads ``self.times``);
+  reads), :func:`aft_curves` (an accelerated failure time model's survival or cumulative hazard from its
+  margins); an adapter offering them implements ``Adapter.training_times`` (and reads ``self.times``);
 * **errors and warnings** a plugin raises or catches: :class:`PdpxError`, :class:`PdpxTypeError`,
   :class:`NotFittedError`, :class:`ModelOutputError`, :class:`ModelPredictError`,
   :class:`PdpxWarning`, :class:`NonFiniteWarning`, :class:`TreeMismatchWarning`.
@@ -67,7 +68,7 @@ from .core.ir import (
 )
 from .core.method import Batch, Method, MethodOptions, MethodResult, Request, option
 from .core.plugins import adapt, get_methods, get_plugin_manager, plugin_manager, reset_plugin_manager
-from .core.times import step_columns, time_names
+from .core.times import aft_curves, step_columns, time_names
 from .plugins.brute import grid_points
 
 __all__ = [
@@ -129,4 +130,5 @@ __all__ = [
     "TIME_RESPONSES",
     "time_names",
     "step_columns",
+    "aft_curves",
 ]

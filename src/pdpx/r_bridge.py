@@ -31,7 +31,7 @@ from .adapters.gbm import GbmAdapter
 from .adapters.randomforest import RandomForestAdapter
 from .adapters.randomforest_trees import read_forest
 from .adapters.ranger import RangerAdapter
-from .adapters.rfunction import RFunctionAdapter
+from .adapters.rfunction import RFunctionAdapter, RSurvivalAdapter
 from .api import partial_dependence
 from .core.adapter import Adapter
 from .core.errors import PdpxError, PdpxWarning
@@ -191,7 +191,9 @@ def r_adapter(spec: Mapping) -> Adapter:
     ``spec$type`` is "randomForest" (``forest``: the forest arrays, ``feature_names``,
     ``classes``, ``coefs``, ``predict``: an R closure reading :func:`frame_columns`,
     optional ``input_names``, ``training_data`` and ``time_units``) or "function" (``predict``, ``output_names``,
-    ``classes``, ``feature_names``, ``model_name``), or "ranger" / "gbm" (``forest``: the
+    ``classes``, ``feature_names``, ``model_name``), "survival_function" (``survival``, ``cumulative_hazard``,
+    ``risk``, ``raw``: closures, ``times``: the curves' step times; see
+    :class:`~pdpx.adapters.rfunction.RSurvivalAdapter`), or "ranger" / "gbm" (``forest``: the
     flattened trees, see :mod:`pdpx.adapters.ranger_trees` and :mod:`pdpx.adapters.gbm_trees`,
     ``predict``; a ranger's ``time_units`` too). ``time_units``: per input, ``"days"`` or ``"seconds"`` for a
     column R holds as a ``Date`` or ``POSIXct`` (its dates become the numbers the trees split on), ``""`` otherwise
@@ -210,6 +212,10 @@ def r_adapter(spec: Mapping) -> Adapter:
         return RangerAdapter(spec["forest"], _takes_columns(spec.get("predict")), time_units=spec.get("time_units"))
     if kind == "gbm":
         return GbmAdapter(spec["forest"], _takes_columns(spec.get("predict")))
+    if kind == "survival_function":
+        return RSurvivalAdapter(
+            {r: _takes_columns(spec[r]) for r in ("survival", "cumulative_hazard", "risk", "raw")}, spec["times"],
+            feature_names=spec.get("feature_names"), model_name=str(spec.get("model_name") or "R survival model"))
     if kind == "function":
         return RFunctionAdapter(
             _takes_columns(spec["predict"]), output_names=spec.get("output_names"), classes=spec.get("classes"),

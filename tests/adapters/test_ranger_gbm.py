@@ -86,8 +86,28 @@ def test_ranger_classification_forest_gives_vote_fractions():
     np.testing.assert_allclose(got, [[0.5, 0.5], [0.0, 1.0]])
 
 
+def test_ranger_survival_forest_averages_leaf_hazards_at_the_step_times():
+    spec = {
+        "treetype": "Survival", "death_times": [1.0, 3.0, 7.0],
+        "n_nodes": [3, 1], "split_var": [0, 0, 0, 0], "split_value": [0.5, 0.0, 0.0, 0.0],
+        "left": [1, 0, 0, 0], "right": [2, 0, 0, 0], "is_ordered": [True], "levels": [None],
+        # per leaf (tree 1's two leaves, tree 2's one), the cumulative hazard at each death time
+        "chf": [0.1, 0.2, 0.4, 0.0, 0.5, 1.0, 0.3, 0.3, 0.6],
+    }
+    # times 1 (a death time), 5 (reads 3's column) and 7 (the last)
+    got = ranger_ensemble(spec, times=[1.0, 5.0, 7.0]).predict(np.array([[0.1], [0.6]]))
+    np.testing.assert_allclose(got, [[(0.1 + 0.3) / 2, (0.2 + 0.3) / 2, (0.4 + 0.6) / 2],
+                                     [(0.0 + 0.3) / 2, (0.5 + 0.3) / 2, (1.0 + 0.6) / 2]])
+    # the survival: exp(-x) of each row's averaged hazard (ranger's $survival)
+    surv = ranger_ensemble(spec, times=[1.0, 5.0, 7.0], survival=True)
+    np.testing.assert_allclose(surv.apply_link(surv.predict_raw(np.array([[0.1], [0.6]]))), np.exp(-got))
+    with pytest.raises(PdpxError, match="9 values; expected 3 leaves x 2"):
+        ranger_ensemble({**spec, "death_times": [1.0, 3.0]}, times=[1.0])
+
+
 @pytest.mark.parametrize("change, error, message", [
-    ({"treetype": "Survival"}, PdpxError, "not supported"),
+    ({"treetype": "Quantile regression"}, PdpxError, "not supported"),
+    ({"treetype": "Survival", "death_times": [1.0, 2.0], "chf": []}, PdpxError, "chosen times"),
     ({"n_nodes": []}, PdpxError, "no trees"),
     ({"n_nodes": [3, 2]}, PdpxError, "disagree with n_nodes"),
     ({"split_var": [5, 0, 0, 1, 0, 0]}, MalformedTreeError, "out of range"),

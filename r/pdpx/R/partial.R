@@ -58,10 +58,17 @@
 #' @param parallel,paropts pdpx runs its own threads; `parallel = TRUE` uses every
 #'   core. `paropts` (options for foreach) cannot be honoured and is an error.
 #' @param n.trees gbm: the number of trees (default: what `predict()` would use).
+#' @param times,response Survival models (a ranger survival forest, a
+#'   `survival::coxph`): `response` is `"survival"` (the default),
+#'   `"cumulative_hazard"` or `"risk"` (coxph also `"raw"`, the linear predictor);
+#'   `times` the times to read the curves at (default: quantiles of the model's
+#'   training times). The result has a numeric `time` column before `yhat`, one
+#'   block of rows per time. Other models take neither.
 #' @param ... Further arguments of pdp's `partial()` that pdpx does not know are an error.
 #'
 #' @return A data.frame of class `c("pdpx_partial", "partial", "data.frame")`: one
-#'   column per predictor (factors stay factors) and `yhat`. ICE curves (`ice = TRUE`,
+#'   column per predictor (factors stay factors), `time` for a survival model's
+#'   curves, and `yhat`. ICE curves (`ice = TRUE`,
 #'   or a `pred.fun` returning one number per row): class `c("pdpx_ice", "ice",
 #'   "data.frame")` with `yhat.id` (the row of `train`); centered ICE: class
 #'   `c("pdpx_cice", "cice", "data.frame")`. The second class is pdp 0.8.2's, so
@@ -93,7 +100,7 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
                     prob = FALSE, recursive = TRUE, plot = FALSE, plot.engine = c("lattice", "ggplot2"),
                     smooth = FALSE, rug = FALSE, chull = FALSE, levelplot = TRUE, contour = FALSE,
                     contour.color = "white", alpha = 1, train, cats = NULL, check.class = TRUE, progress = FALSE,
-                    parallel = FALSE, paropts = NULL, n.trees = NULL, ...) {
+                    parallel = FALSE, paropts = NULL, n.trees = NULL, times = NULL, response = NULL, ...) {
   api <- .enter_api("partial")
   on.exit(.leave_api(api), add = TRUE)
   dots <- list(...)
@@ -147,6 +154,17 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
   if (chull) grid <- .chull_grid(grid, train, pred.var)
   rownames(grid) <- NULL
   if (approx) train <- .exemplar(train)
+  survival <- is.null(pred.fun) && .is_survival_model(object)
+  if (!survival && (!is.null(times) || !is.null(response))) {
+    .stop("times and response are for survival models (a ranger survival forest, a coxph); this ",
+          .model_label(object), " model is not one", call. = FALSE)
+  }
+  if (survival) {
+    res <- .partial_survival(object, grid, train, pred.var, ice, times, response %||% "survival",
+                             if (parallel) -1L else NULL)
+    return(.partial_finish(res, ice, center, FALSE, train, pred.var, plot, plot.engine, rug, alpha, smooth,
+                           contour, contour.color, levelplot, missing(alpha)))
+  }
 
   # a caret train object wrapping a forest pdpx reads: the forest, with caret's class labels
   wrapped <- if (is.null(pred.fun)) .train_tree(object, train) else NULL
@@ -175,12 +193,19 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
   } else {
     .partial_brute(object, grid, train, pred.var, type, ice, inv.link, which.class, prob, as_matrix, n_jobs)
   }
+  .partial_finish(res, ice, center, type == "classification" && prob, train, pred.var, plot, plot.engine, rug,
+                  alpha, smooth, contour, contour.color, levelplot, missing(alpha))
+}
+
+# partial()'s result given its rows: the class (ICE, centered ICE), the train attribute, or the plot.
+.partial_finish <- function(res, ice, center, prob_scale, train, pred.var, plot, plot.engine, rug, alpha, smooth,
+                            contour, contour.color, levelplot, alpha_missing) {
   if (ice || "yhat.id" %in% names(res)) {
-    res <- res[order(res$yhat.id), , drop = FALSE]
+    res <- res[if ("time" %in% names(res)) order(res$time, res$yhat.id) else order(res$yhat.id), , drop = FALSE]
     class(res) <- c("pdpx_ice", "ice", "data.frame")
     if (center) {
       res <- .center_curves(res)
-      if (type == "classification" && prob) {
+      if (prob_scale) {
         .warn("centering may give probabilities outside [0, 1]", call. = FALSE)
         res$yhat <- res$yhat + 0.5
       }
@@ -192,23 +217,27 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
   attr(res, "train") <- train[, intersect(pred.var, names(train)), drop = FALSE]
   if (!plot) return(res)
   out <- if (plot.engine == "ggplot2") {
-    autoplot.pdpx_partial(res, rug = rug, alpha = if (missing(alpha)) NULL else alpha, smooth = smooth,
+    autoplot.pdpx_partial(res, rug = rug, alpha = if (alpha_missing) NULL else alpha, smooth = smooth,
                           contour = contour, contour.color = contour.color)
   } else {
     .lattice_partial(res, pred.var, levelplot = levelplot, contour = contour,
-                     alpha = if (missing(alpha)) NULL else alpha)
+                     alpha = if (alpha_missing) NULL else alpha)
   }
   attr(out, "partial.data") <- res
   out
 }
 
 # pdp's centered ICE curves: each curve minus its value at the first grid point; the first
-# column, yhat and yhat.id, class c("pdpx_cice", "cice", "data.frame").
+# column, yhat and yhat.id, class c("pdpx_cice", "cice", "data.frame"). A survival model's: one curve per row and
+# time, and the time column kept.
 .center_curves <- function(res) {
-  first <- !duplicated(res$yhat.id)
-  out <- data.frame(res[[1L]], yhat = res$yhat - res$yhat[first][match(res$yhat.id, res$yhat.id[first])],
+  timed <- "time" %in% names(res)
+  key <- if (timed) paste(res$time, res$yhat.id) else res$yhat.id
+  first <- !duplicated(key)
+  out <- data.frame(res[[1L]], yhat = res$yhat - res$yhat[first][match(key, key[first])],
                     yhat.id = res$yhat.id, check.names = FALSE)
   names(out)[1L] <- names(res)[1L]
+  if (timed) out <- data.frame(out[1L], time = res$time, out[-1L], check.names = FALSE)
   class(out) <- c("pdpx_cice", "cice", "data.frame")
   out
 }
@@ -312,10 +341,11 @@ partial <- function(object, pred.var, pred.grid, pred.fun = NULL, grid.resolutio
 #' @export
 print.pdpx_partial <- function(x, n = 10L, ...) {
   ice <- "yhat.id" %in% names(x)
-  vars <- setdiff(names(x), c("yhat", "yhat.id"))
-  cat(sprintf("<partial dependence%s: %s | %d rows%s>\n",
+  vars <- setdiff(names(x), c("yhat", "yhat.id", "time"))
+  cat(sprintf("<partial dependence%s: %s%s | %d rows%s>\n",
               if (inherits(x, "cice")) " (centered ICE curves)" else if (ice) " (ICE curves)" else "",
-              paste(vars, collapse = " x "), nrow(x),
+              paste(vars, collapse = " x "),
+              if ("time" %in% names(x)) sprintf(" at %d times", length(unique(x$time))) else "", nrow(x),
               if (ice) sprintf(", %d curves", length(unique(x$yhat.id))) else ""))
   d <- x
   attr(d, "train") <- NULL

@@ -63,7 +63,11 @@
 #' @param categorical_features Columns to treat as categorical besides factors,
 #'   characters and logicals.
 #' @param response `"auto"`, or the Python response name (`"predict"`,
-#'   `"predict_proba"`).
+#'   `"predict_proba"`; for survival models `"survival"`, `"cumulative_hazard"`
+#'   or `"risk"`).
+#' @param times For a survival model's `"survival"` and `"cumulative_hazard"`:
+#'   increasing times to read its curves at, one output each (the result gains a
+#'   numeric `time` column); default: quantiles of the model's training times.
 #' @param n_jobs Threads for the tree methods.
 #' @param memory_budget Bytes intermediate arrays may use, e.g. `"1GB"`.
 #' @param n_trees For gbm models: the number of trees to use (gbm's `n.trees`);
@@ -145,7 +149,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
                                categorical_features = NULL, response = "auto", n_jobs = NULL,
                                memory_budget = NULL, include_missing = "auto", by = NULL, by_bins = 4L,
                                interval = NULL, level = NULL, n_boot = 200L, random_state = 0L,
-                               oob = FALSE, n_trees = NULL, ...) {
+                               oob = FALSE, n_trees = NULL, times = NULL, ...) {
   api <- .enter_api("partial_dependence")
   on.exit(.leave_api(api), add = TRUE)
   .check_dots(list(...))
@@ -165,6 +169,9 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   .check_flag(center, "center")
   .check_string(method, "method")
   .check_string(response, "response")
+  if (!is.null(times) && !(is.numeric(times) && length(times) >= 1)) {
+    .arg_error("times", times, "increasing numbers (the times to read a survival model's curves at)")
+  }
   .check_count(grid_resolution, "grid_resolution", min = 2)
   .check_percentiles(percentiles)
   grid <- .check_choice(grid, "grid", c("uniform", "thresholds"), several = missing(grid))
@@ -231,7 +238,8 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
     memory_budget = memory_budget,
     include_missing = include_missing, by = by, by_bins = as.integer(by_bins),
     interval = band$interval, level = band$level, n_boot = as.integer(n_boot),
-    random_state = as.integer(random_state)
+    random_state = as.integer(random_state),
+    times = if (is.null(times)) NULL else as.list(as.double(times))
   )
   if (isTRUE(oob)) options$oob <- TRUE
   payload <- .frame_payload(X)
@@ -365,6 +373,7 @@ partial_dependence <- function(object, data, features, kind = c("average", "indi
   if (is.null(pred_fun) && is.null(training_data)) {
     prepared <- if (.is_ranger(object)) .ranger_prepare(object, data)
                 else if (.is_gbm(object)) .gbm_prepare(object, data, n_trees)
+                else if (.is_coxph(object)) .coxph_prepare(object, data)
     if (!is.null(prepared)) return(prepared)
   }
   if (.is_gbm(object) && is.null(pred_fun)) {
@@ -503,8 +512,8 @@ print.pdpx_pd <- function(x, n = 10L, ...) {
     }
   }
   d <- .strip_pd(x)
-  keep <- intersect(c(meta$features, "output", "kind", "row", "yhat", "lower", "upper"), names(d))
-  if (length(unique(d$output)) == 1) keep <- setdiff(keep, "output")
+  keep <- intersect(c(meta$features, "output", "time", "kind", "row", "yhat", "lower", "upper"), names(d))
+  if (length(unique(d$output)) == 1 || "time" %in% keep) keep <- setdiff(keep, "output")  # a time names its output
   if (length(unique(d$kind)) == 1 && all(d$kind == "average")) keep <- setdiff(keep, c("kind", "row"))
   print(utils::head(d[, keep, drop = FALSE], n), ...)
   if (nrow(d) > n) cat(sprintf("# ... %d more rows (as.data.frame() for all columns)\n", nrow(d) - n))

@@ -6,7 +6,8 @@
 #' PD line over them (for an ICE-only result, `kind = "individual"`, the average of
 #' its curves; points for categorical features). Two
 #' features: a tile plot of the PD surface. Several outputs (classes) get one
-#' panel each. Results of several models or `by` groups draw one coloured curve
+#' panel each; a survival model's times (a `time` column) one line each, coloured
+#' by time, in one panel (2-way: a panel per time). Results of several models or `by` groups draw one coloured curve
 #' per model or group (2-way: one panel each); an `interval` draws a ribbon
 #' (captioned with what the band is: the rows' bootstrap, the members' spread or
 #' the quantile models); the missing-value grid point (`include_missing`) is a separate point
@@ -36,10 +37,15 @@ autoplot.pdpx_pd <- function(object, rug = TRUE, ice_alpha = NULL, ...) {
           else paste0(if (isTRUE(meta$centered)) "centered " else "", meta$response_label)
   group <- meta$stacked_by
   if (!is.null(group) && !(group %in% names(d))) group <- NULL
+  timed <- is.null(group) && "time" %in% names(d) && length(meta$features) == 1 && length(unique(d$time)) > 1
+  if (timed) {  # one panel, a line per time coloured by time (in time order)
+    d$time <- factor(d$time, levels = sort(unique(d$time)))
+    group <- "time"
+  }
   p <- if (length(meta$features) == 1) .plot_1way(d, meta, attr(object, "feature_data"), rug, ice_alpha, group)
        else if (length(meta$features) == 2) .plot_2way(d, meta, ylab)
        else .stop("plots show 1 or 2 features; this result has ", length(meta$features), call. = FALSE)
-  panels <- c(if (length(unique(d$output)) > 1) "output",
+  panels <- c(if (length(unique(d$output)) > 1 && !timed) "output",
               if (!is.null(group) && length(meta$features) == 2) group)
   if (length(panels)) {
     p <- p + ggplot2::facet_wrap(panels)
@@ -78,8 +84,9 @@ autoplot.pdpx_pd <- function(object, rug = TRUE, ice_alpha = NULL, ...) {
       d <- d[!at_missing, , drop = FALSE]
     }
   }
-  d$.group <- if (is.null(group)) "all" else as.character(d[[group]])
-  if (!is.null(missing_point)) missing_point$.group <- if (is.null(group)) "all" else as.character(missing_point[[group]])
+  as_group <- function(v) if (is.factor(v)) v else as.character(v)
+  d$.group <- if (is.null(group)) "all" else as_group(d[[group]])
+  if (!is.null(missing_point)) missing_point$.group <- if (is.null(group)) "all" else as_group(missing_point[[group]])
   avg <- d[d$kind == "average", , drop = FALSE]
   ice <- d[d$kind == "individual", , drop = FALSE]
   coloured <- !is.null(group)

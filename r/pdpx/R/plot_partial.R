@@ -6,7 +6,8 @@
 #' curves there are, with their average (the partial dependence) on top in red; two
 #' predictors give a
 #' filled grid (only the points kept by `chull = TRUE`, when used), optionally
-#' with contour lines.
+#' with contour lines. A survival model's result (a `time` column) of one predictor
+#' draws one line per time, coloured by time.
 #'
 #' @param object,x A `pdpx_partial`, `pdpx_ice` or `pdpx_cice` data.frame from [partial()].
 #' @param rug Tick marks at the deciles, minimum and maximum of the predictor's
@@ -25,6 +26,7 @@ autoplot.pdpx_partial <- function(object, rug = FALSE, alpha = NULL, smooth = FA
   d <- as.data.frame(unclass(object)[c(vars, "yhat", if ("yhat.id" %in% names(object)) "yhat.id")],
                      check.names = FALSE)
   train <- attr(object, "train")
+  if ("time" %in% vars && length(vars) == 2) return(.plot_partial_times(d, setdiff(vars, "time"), alpha, plot.pdp))
   if (length(vars) == 1) {
     v <- vars[1]
     d$x <- d[[v]]
@@ -67,6 +69,24 @@ autoplot.pdpx_partial <- function(object, rug = FALSE, alpha = NULL, smooth = FA
     return(p + ggplot2::labs(x = vars[1], y = vars[2]) + ggplot2::theme_bw())
   }
   .stop("plots show 1 or 2 predictors; this result has ", length(vars), call. = FALSE)
+}
+
+# A survival model's partial() of one predictor: one line per time, coloured by time (ICE curves in grey under
+# them).
+.plot_partial_times <- function(d, v, alpha, plot.pdp) {
+  d$x <- d[[v]]
+  d$time <- factor(d$time, levels = sort(unique(d$time)))
+  p <- ggplot2::ggplot(d, ggplot2::aes(x = .data$x, y = .data$yhat))
+  if ("yhat.id" %in% names(d)) {
+    if (is.null(alpha)) alpha <- .ice_alpha(length(unique(d$yhat.id)))
+    p <- p + ggplot2::geom_line(ggplot2::aes(group = interaction(.data$yhat.id, .data$time)), colour = "grey40",
+                                alpha = alpha)
+    if (!plot.pdp) return(p + ggplot2::labs(x = v, y = "yhat") + ggplot2::theme_bw())
+    d <- stats::aggregate(d["yhat"], by = list(x = d$x, time = d$time), FUN = mean)
+  }
+  p <- p + if (is.factor(d$x) || is.character(d$x)) ggplot2::geom_point(data = d, ggplot2::aes(colour = .data$time))
+           else ggplot2::geom_line(data = d, ggplot2::aes(colour = .data$time, group = .data$time), linewidth = 1)
+  p + ggplot2::labs(x = v, y = "yhat", colour = "time") + ggplot2::theme_bw()
 }
 
 #' @rdname autoplot.pdpx_partial

@@ -8,9 +8,9 @@
     .stop("this ranger model has no forest (it was fitted with write.forest = FALSE); refit it with ",
          "write.forest = TRUE", call. = FALSE)
   }
-  if (!object$forest$treetype %in% c("Regression", "Classification", "Probability estimation")) {
+  if (!object$forest$treetype %in% c("Regression", "Classification", "Probability estimation", "Survival")) {
     .stop("partial dependence of a ranger ", tolower(object$forest$treetype), " forest is not supported; ",
-         "supported: regression, classification and probability forests", call. = FALSE)
+         "supported: regression, classification, probability and survival forests", call. = FALSE)
   }
   invisible(TRUE)
 }
@@ -32,6 +32,7 @@
   f <- object$forest
   child <- function(k) unlist(lapply(f$child.nodeIDs, `[[`, k), use.names = FALSE)
   probability <- identical(f$treetype, "Probability estimation")
+  survival <- identical(f$treetype, "Survival")
   list(
     n_nodes = .raw64(lengths(f$split.varIDs)),
     split_var = .raw64(unlist(f$split.varIDs, use.names = FALSE)),
@@ -43,6 +44,9 @@
     class_values = if (!is.null(f$class.values)) .raw64(f$class.values) else NULL,
     response_levels = if (!is.null(f$levels)) as.list(as.character(f$levels)) else NULL,
     class_counts = if (probability) .raw64(unlist(f$terminal.class.counts, use.names = FALSE)) else NULL,
+    # a survival forest: each leaf's cumulative hazard at every death time (internal nodes hold none)
+    death_times = if (survival) .raw64(as.double(f$unique.death.times)) else NULL,
+    chf = if (survival) .raw64(as.double(unlist(f$chf, use.names = FALSE))) else NULL,
     feature_names = as.list(.ranger_inputs(object)),
     levels = lapply(levels, function(lv) if (is.null(lv)) NULL else as.list(lv)),
     inbag = .inbag_for_py(object$inbag.counts)
@@ -60,9 +64,12 @@
 }
 
 # The predictions pdpx averages, one column per output: the regression prediction, a
-# probability forest's class probabilities, or the fraction of trees voting for each class.
+# probability forest's class probabilities, or the fraction of trees voting for each class; a survival
+# forest's cumulative hazard at every death time ($chf; Python reads the asked times, and exp(-chf) is
+# ranger's $survival).
 .ranger_predict <- function(object, newdata) {
   f <- object$forest
+  if (identical(f$treetype, "Survival")) return(stats::predict(object, newdata)$chf)
   if (identical(f$treetype, "Classification")) {
     votes <- stats::predict(object, newdata, predict.all = TRUE)$predictions
     votes <- matrix(votes, nrow = nrow(newdata))

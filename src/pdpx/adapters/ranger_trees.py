@@ -8,10 +8,13 @@ Nothing here imports R. The R package (``r/pdpx/R/ranger.R``) flattens
   tree-local 0-based ``child.nodeIDs``; both 0 at a leaf);
 * ``is_ordered`` per input (FALSE: an unordered factor split by partitions,
   ``respect.unordered.factors = "partition"`` and extratrees' default);
-* ``treetype``: "Regression", "Classification" or "Probability estimation";
+* ``treetype``: "Regression", "Classification", "Probability estimation" or "Survival";
   ``class_values`` (codes into ``response_levels``) and, for probability forests,
   ``class_counts``: each leaf's class fractions (``terminal.class.counts``, in
-  ``class_values`` order), leaves in node order, ``len(class_values)`` values each.
+  ``class_values`` order), leaves in node order, ``len(class_values)`` values each;
+* for survival forests, ``death_times`` (``unique.death.times``) and ``chf``: each leaf's cumulative hazard
+  at every death time (``forest$chf``, whose internal nodes hold empty vectors), leaves in node order,
+  ``len(death_times)`` values each.
 
 Facts checked against ranger 0.14's ``predict`` (the tests in
 ``r/pdpx/tests/testthat/test-ranger.R``):
@@ -28,7 +31,12 @@ Facts checked against ranger 0.14's ``predict`` (the tests in
   returns them, while each leaf stores them in ``class_values`` order); a
   classification forest's leaf holds a class code, and pdpx reports the fraction
   of trees voting for each class (ranger's own prediction is the majority vote,
-  with ties broken at random: a label, not a number to average).
+  with ties broken at random: a label, not a number to average);
+* a survival forest's ``predict`` averages the trees' leaf cumulative hazards (``$chf``, one column per
+  death time) and returns ``$survival = exp(-$chf)`` (the IR's link ``exp`` with scale -1 on the averaged
+  hazard: a per-row transform, which the exact method applies to each row's margin); its curves are step
+  functions of the death times, read at a time t at the largest death time <= t
+  (:func:`pdpx.core.times.step_columns`).
 """
 
 from __future__ import annotations
@@ -41,19 +49,41 @@ from ..core.errors import PdpxError
 from ..core.ir import MalformedTreeError, TreeEnsemble
 from ..r_wire import as_array, as_list
 
-TREETYPES = ("Regression", "Classification", "Probability estimation")
+TREETYPES = ("Regression", "Classification", "Probability estimation", "Survival")
 
 
 def ranger_outputs(spec: Mapping) -> list[str] | None:
     """Class labels of the output columns (None for regression)."""
     treetype = str(spec["treetype"])
-    if treetype == "Regression":
+    if treetype in ("Regression", "Survival"):
         return None
     return [str(v) for v in as_list(spec["response_levels"])]
 
 
-def ranger_ensemble(spec: Mapping) -> TreeEnsemble:
-    """The forest of ``spec`` (see the module docstring) as a TreeEnsemble."""
+def death_times(spec: Mapping) -> np.ndarray:
+    """A survival forest's unique death times (increasing), where its curves step."""
+    return as_array(spec["death_times"]).ravel().astype(np.float64)
+
+
+def _survival_values(spec: Mapping, leaves: np.ndarray, total: int, times) -> np.ndarray:
+    """(nodes, asked times): each leaf's cumulative hazard at the death time each asked time reads."""
+    from ..core.times import step_columns
+
+    steps = death_times(spec)
+    chf = as_array(spec["chf"]).ravel()
+    if chf.size != leaves.size * steps.size:
+        raise PdpxError(f"ranger chf has {chf.size} values; expected {leaves.size} leaves x {steps.size} death "
+                        "times")
+    cols = step_columns(steps, np.asarray(times, dtype=np.float64))
+    value = np.zeros((total, cols.size))
+    value[leaves] = chf.reshape(leaves.size, steps.size)[:, cols]
+    return value
+
+
+def ranger_ensemble(spec: Mapping, times=None, survival: bool = False) -> TreeEnsemble:
+    """The forest of ``spec`` (see the module docstring) as a TreeEnsemble; a survival forest's at ``times``
+    (its leaves' cumulative hazards there, one margin per time; ``survival``: with the link ``exp(-margin)``,
+    ranger's ``$survival`` of each row's averaged cumulative hazard)."""
     treetype = str(spec.get("treetype"))
     if treetype not in TREETYPES:
         raise PdpxError(f"ranger forests of type {treetype!r} are not supported; supported: {list(TREETYPES)}")
@@ -101,6 +131,12 @@ def ranger_ensemble(spec: Mapping) -> TreeEnsemble:
         value = np.where(leaf, val, 0.0)
         tree_group = np.zeros(sizes.size, dtype=np.int64)
         n_margins = 1
+    elif treetype == "Survival":
+        if times is None:
+            raise PdpxError("a ranger survival forest's trees are read at chosen times (times=)")
+        value = _survival_values(spec, leaves, total, times)
+        n_margins = value.shape[1]
+        tree_group = np.full(sizes.size, -1 if n_margins > 1 else 0, dtype=np.int64)
     else:
         outputs = ranger_outputs(spec)
         K = len(outputs)
@@ -123,6 +159,7 @@ def ranger_ensemble(spec: Mapping) -> TreeEnsemble:
         left=left, right=right, feature=feature, threshold=threshold, missing_left=np.zeros(total, dtype=bool),
         value=value, tree_start=start, tree_group=tree_group, n_features=n_features, n_margins=n_margins,
         cat_offset=cat_offset, cat_nwords=cat_nwords, cat_words=cat_words, comparison="<=",
-        float32_input=False, categories_go_left=False, aggregation="mean", link="identity",
+        float32_input=False, categories_go_left=False, aggregation="mean", link="exp" if survival else "identity",
+        link_scale=-1.0 if survival else 1.0,
         description=f"ranger ({treetype.lower()}, {sizes.size} trees)",
     )

@@ -1,5 +1,6 @@
 """Calling R from Python: one lock for every R call, and the adapter for any R model given as a predict
-function (what R returns is decoded by :func:`pdpx.r_wire.decode_prediction`).
+function (what R returns is decoded by :func:`pdpx.r_wire.decode_prediction`); :class:`RSurvivalAdapter` for
+an R survival model given as its curves' functions (``survival::coxph``: ``survfit()`` and ``predict()``).
 
 R must be called from one thread at a time: adapters that call it are
 :class:`SingleThreaded` (methods then never call their ``predict`` from threads)
@@ -13,9 +14,10 @@ from typing import Callable
 
 import numpy as np
 
-from ..core.adapter import Adapter
+from ..core.adapter import TIME_RESPONSES, Adapter
 from ..core.errors import PdpxError
-from ..r_wire import as_list, decode_prediction
+from ..core.times import step_columns, time_names
+from ..r_wire import as_array, as_list, decode_prediction
 
 #: Serialises every call into R made by pdpx adapters: R must be called from one thread.
 R_LOCK = threading.RLock()
@@ -111,3 +113,58 @@ class RFrameAdapter(SingleThreaded, Adapter):
                             f"expected ({len(frame)}, {n_columns})")
         return pred
 
+
+
+class RSurvivalAdapter(RFunctionAdapter):
+    """An R survival model given as functions of a DataFrame: ``survival`` and ``cumulative_hazard`` (rows x the
+    model's ``times``, its curves' step times: ``survfit(model, newdata)``'s ``$surv`` and ``$cumhaz``), ``risk``
+    and ``raw`` (one number per row: ``predict(type = "risk")`` and ``"lp"``). The curves are read at the call's
+    times (``times=``) at the largest step time <= t; a time before the first step time is refused."""
+
+    def __init__(self, functions: dict, times, *, feature_names=None, model_name: str = "R survival model"):
+        super().__init__(functions["survival"], feature_names=feature_names, model_name=model_name)
+        self._functions = dict(functions)
+        self._steps = np.asarray(as_array(times), dtype=np.float64).ravel()
+
+    def is_classifier(self):
+        return False
+
+    def classes(self):
+        return None
+
+    def responses(self):
+        return [*TIME_RESPONSES, "risk", "raw"]
+
+    def output_names(self, response):
+        if response in TIME_RESPONSES:
+            if self.times is None:  # pragma: no cover - the core sets the times before it asks
+                raise PdpxError("the times of a survival response are not set (pdpx.core.times.resolve)")
+            return time_names(self.times)
+        return [self.response_label(response)]
+
+    def training_times(self):
+        return self._steps.copy()
+
+    def set_times(self, times):
+        times = np.asarray(times, dtype=np.float64)
+        if times.size and self._steps.size and times[0] < self._steps[0]:
+            raise PdpxError(f"times= start at {times[0]:.9g}, before the {self.model_name} model's first time "
+                            f"{self._steps[0]:.9g}: survfit()'s curves start there; ask for times from "
+                            f"{self._steps[0]:.9g} on")
+        super().set_times(times)
+
+    def predict(self, X, response):
+        with R_LOCK:
+            out = self._functions[response](X)
+        timed = response in TIME_RESPONSES
+        width = self._steps.size if timed else 1
+        pred = decode_prediction(out, len(X))
+        if pred.shape != (len(X), width):
+            raise PdpxError(f"the {self.model_name} {response} function returned shape {pred.shape} for {len(X)} "
+                            f"rows; expected ({len(X)}, {width})")
+        if not timed:
+            return pred
+        return np.ascontiguousarray(pred[:, step_columns(self._steps, self.times)])
+
+    def tree_model_unavailable(self, response):
+        return f"a {self.model_name} model has no trees: brute calls R's survfit() and predict() on the rows"

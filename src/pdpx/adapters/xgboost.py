@@ -25,7 +25,7 @@ from ..core.errors import PdpxError
 from ..core.forksafe import single_threaded
 from ..core.hookspecs import hookimpl
 from ..core.ir import fingerprint, model_cache
-from ..core.times import time_names
+from ..core.times import aft_curves, time_names
 from .ubjson import ubj_loads
 from .xgboost_trees import (
     CLASSIFIER_OBJECTIVES,
@@ -431,23 +431,6 @@ class XGBoostAdapter(BoosterAdapter):
         except Exception:  # pragma: no cover - no check possible
             return None
         return np.asarray(pred, dtype=np.float64).reshape(-1)
-
-
-def aft_curves(margin: np.ndarray, times: np.ndarray, distribution: str, scale: float, response: str) -> np.ndarray:
-    """(rows, times) survival ``S(t) = 1 - F((log t - margin) / scale)`` of an XGBoost AFT model (``F`` the
-    distribution's CDF: standard normal, logistic, or extreme value ``1 - exp(-exp(z))``), or the cumulative hazard
-    ``-log S(t)``; ``S(0) = 1``."""
-    from scipy.special import expit, log_ndtr, ndtr
-
-    with np.errstate(divide="ignore"):
-        z = (np.log(np.asarray(times, dtype=np.float64))[None, :] - np.asarray(margin, np.float64)[:, None]) / scale
-    if distribution == "normal":
-        return ndtr(-z) if response == "survival" else -log_ndtr(-z)
-    if distribution == "logistic":
-        return expit(-z) if response == "survival" else np.logaddexp(0.0, z)
-    if distribution == "extreme":
-        return np.exp(-np.exp(z)) if response == "survival" else np.exp(z)
-    raise PdpxError(f"XGBoost AFT distribution {distribution!r} is not one pdpx knows (normal, logistic, extreme)")
 
 
 @hookimpl(tryfirst=True)

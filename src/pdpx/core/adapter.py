@@ -91,6 +91,12 @@ class Adapter:
             return [1]
         return list(range(len(names)))
 
+    def response_refused(self, response: str) -> str | None:
+        """Why the model has no ``response`` (one it does not list in :meth:`responses`), when the adapter knows
+        better than the generic sentence (a Cox model without a baseline hazard has no survival curve); None
+        otherwise."""
+        return None
+
     def response_label(self, response: str) -> str:
         return RESPONSE_LABELS.get(response, response)
 

@@ -242,7 +242,10 @@ def _response(adapter: Adapter, X: pd.DataFrame, response: str, times=None) -> s
         extra = ""
         if response == "predict" and adapter.is_classifier():
             extra = " (a classifier's predicted labels are not numbers to average)"
-        if response in TIME_RESPONSES + ("risk",) and not set(available) & set(TIME_RESPONSES):
+        refused = adapter.response_refused(response)
+        if refused:
+            extra = f": {refused}"
+        elif response in TIME_RESPONSES + ("risk",) and not set(available) & set(TIME_RESPONSES):
             labels = ", ".join(map(adapter.response_label, available))
             extra = (f": it is not a survival model (what it predicts: {labels}); a survival response needs a model "
                      "with survival functions (predict_survival_function)")

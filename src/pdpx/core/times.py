@@ -6,7 +6,8 @@ A survival model's ``survival`` and ``cumulative_hazard`` responses
 call's times are decided, once, before the model is called: the times given (finite, non-negative, strictly
 increasing, within the model's domain: up to its last training time), or by default a handful of quantiles of
 the model's distinct training times, said in a note. The adapter reads each output at its time by the model's
-own step-function rule.
+own step-function rule. :func:`aft_curves` is the survival curve of an accelerated failure time model
+from each row's margin (the boosting libraries' AFT losses).
 """
 
 from __future__ import annotations
@@ -155,3 +156,24 @@ def in_blocks(session, features: list[int]):
         elapsed=sum(p.elapsed for p in parts), notes=notes,
         method=first.method if all(p.method == first.method for p in parts) else "+".join(
             dict.fromkeys(p.method for p in parts)))
+
+
+#: The distributions of :func:`aft_curves`.
+AFT_DISTRIBUTIONS = ("normal", "logistic", "extreme")
+
+
+def aft_curves(margin: np.ndarray, times: np.ndarray, distribution: str, scale: float, response: str) -> np.ndarray:
+    """(rows, times) survival ``S(t) = 1 - F((log t - margin) / scale)`` of an accelerated failure time model
+    (``log T = margin + scale * Z``, ``F`` the CDF of ``Z``: standard normal, logistic, or extreme value
+    ``1 - exp(-exp(z))``), or the cumulative hazard ``-log S(t)``; ``S(0) = 1``."""
+    from scipy.special import expit, log_ndtr, ndtr
+
+    with np.errstate(divide="ignore"):
+        z = (np.log(np.asarray(times, dtype=np.float64))[None, :] - np.asarray(margin, np.float64)[:, None]) / scale
+    if distribution == "normal":
+        return ndtr(-z) if response == "survival" else -log_ndtr(-z)
+    if distribution == "logistic":
+        return expit(-z) if response == "survival" else np.logaddexp(0.0, z)
+    if distribution == "extreme":
+        return np.exp(-np.exp(z)) if response == "survival" else np.exp(z)
+    raise PdpxError(f"AFT distribution {distribution!r} is not one pdpx knows {list(AFT_DISTRIBUTIONS)}")

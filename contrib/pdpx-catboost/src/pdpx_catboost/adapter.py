@@ -20,7 +20,17 @@ import tempfile
 import numpy as np
 import pandas as pd
 
-from pdpx.extend import BoosterAdapter, Extracted, PdpxError, Unavailable, as_2d, library_classes, model_cache
+from pdpx.extend import (
+    BoosterAdapter,
+    Extracted,
+    PdpxError,
+    Unavailable,
+    aft_curves,
+    as_2d,
+    library_classes,
+    model_cache,
+    time_names,
+)
 
 from .cbm import read_cbm
 from .encoder import CatBoostEncoder
@@ -46,6 +56,10 @@ RANKING_LOSSES = {
     "YetiRank", "YetiRankPairwise", "PairLogit", "PairLogitPairwise", "QueryRMSE", "QuerySoftMax",
     "LambdaMart", "StochasticFilter", "StochasticRank", "QueryCrossEntropy",
 }
+#: A survival model's responses with one output per time (``times=``, docs/survival.md).
+TIME_RESPONSES = ("survival", "cumulative_hazard")
+#: CatBoost's names of the SurvivalAft distributions, as pdpx's :func:`aft_curves` names them.
+AFT_DISTRIBUTIONS = {"normal": "normal", "logistic": "logistic", "extreme": "extreme"}
 #: Losses whose predict pdpx knows not to reproduce from the trees, and why.
 REFUSED_LOSSES = {
     "RMSEWithUncertainty": "its predict returns two columns per row, the mean (the first margin) and the "
@@ -129,6 +143,54 @@ class CatBoostAdapter(BoosterAdapter):
         """Positions of the categorical features."""
         return set(int(i) for i in self.model.get_cat_feature_indices())
 
+    def loss_params(self) -> dict[str, str]:
+        """The loss function's parameters (``"SurvivalAft:dist=Extreme;scale=1.5"`` -> ``{"dist": "Extreme",
+        "scale": "1.5"}``)."""
+        params = self.model.get_all_params() if self.model.is_fitted() else self.model.get_params()
+        text = str(params.get("loss_function", "RMSE"))
+        pairs = [p.split("=", 1) for p in text.split(":", 1)[1].split(";")] if ":" in text else []
+        return {k.strip(): v.strip() for k, v in (p for p in pairs if len(p) == 2)}
+
+    def aft(self) -> tuple[str, float] | None:
+        """``(distribution, scale)`` of a ``SurvivalAft`` model (CatBoost's defaults: ``Normal``, 1), else None:
+        ``log T = margin + scale * Z``, ``Z`` of that distribution."""
+        if self.loss() != "SurvivalAft":
+            return None
+        if "_aft" not in vars(self):
+            params = self.loss_params()
+            dist = params.get("dist", "Normal")
+            if dist.lower() not in AFT_DISTRIBUTIONS:
+                raise PdpxError(f"CatBoost SurvivalAft distribution {dist!r} is not one pdpx knows "
+                                "(Normal, Logistic, Extreme)")
+            self._aft = (AFT_DISTRIBUTIONS[dist.lower()], float(params.get("scale", 1.0)))
+        return self._aft
+
+    def responses(self):
+        """The booster's responses; a ``Cox`` model's ``risk`` too (its margin, the log hazard ratio), a
+        ``SurvivalAft`` model's survival and cumulative hazard at the call's times."""
+        base = super().responses()
+        if self.is_classifier():
+            return base
+        if self.loss() == "Cox":
+            return [*base, "risk"]
+        if self.aft() is not None:
+            return [*base, *TIME_RESPONSES]
+        return base
+
+    def response_refused(self, response):
+        """A ``Cox`` model keeps no baseline hazard: it has no survival curve."""
+        if self.loss() == "Cox" and response in TIME_RESPONSES:
+            return ("CatBoost's Cox loss keeps no baseline hazard, so the model has no survival curve or cumulative "
+                    "hazard; response='risk' is its margin, the log hazard ratio (CatBoost's predict)")
+        return None
+
+    def output_names(self, response):
+        if response in TIME_RESPONSES:
+            return time_names(self.times)
+        if response == "risk":
+            return [self.response_label(response)]
+        return super().output_names(response)
+
     def is_classifier(self):
         """Classifiers, and plain CatBoost models trained with a classification loss."""
         return self._kind() == "CatBoostClassifier" or self.loss() in CLASSIFIER_LOSSES
@@ -171,6 +233,11 @@ class CatBoostAdapter(BoosterAdapter):
             return as_2d(self.model.predict(data, prediction_type="RawFormulaVal"))
         if response == "raw":
             return as_2d(self.model.predict(data))
+        if response == "risk" and self.loss() == "Cox":  # the margin: the log hazard ratio
+            return as_2d(self.model.predict(data, prediction_type="RawFormulaVal"))
+        if response in TIME_RESPONSES and self.aft() is not None:
+            margin = as_2d(self.model.predict(data, prediction_type="RawFormulaVal"))[:, 0]
+            return aft_curves(margin, self.times, *self.aft(), response)
         if response == "predict":
             return as_2d(self.model.predict(data))
         raise PdpxError(f"{type(self.model).__name__} has no response {response!r}; use one of {self.responses()}")
@@ -179,7 +246,7 @@ class CatBoostAdapter(BoosterAdapter):
     def link(self, response: str) -> str | None:
         """The map from margins to ``response``, or None when pdpx does not know it."""
         loss = self.loss()
-        if response == "raw":
+        if response == "raw" or (response == "risk" and loss == "Cox"):
             return "identity"
         if response == "predict_proba":
             if loss in BINARY_LOSSES:
@@ -209,6 +276,9 @@ class CatBoostAdapter(BoosterAdapter):
 
     def link_unavailable(self, response):
         """Why ``response`` cannot come from the trees: pdpx does not know the loss's map from margins."""
+        if response in TIME_RESPONSES:
+            return ("CatBoost's SurvivalAft survival 1 - F((log t - f) / scale) is a per-row transform of the margin "
+                    "f, not a sum of leaves: brute computes it from the model's margins")
         if self.link(response) is None:
             loss = self.loss()
             why = REFUSED_LOSSES.get(loss, "it is not one pdpx knows how CatBoost's predict transforms")
