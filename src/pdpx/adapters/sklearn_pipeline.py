@@ -28,6 +28,7 @@ import weakref
 import numpy as np
 import pandas as pd
 
+from ..core.dates import count_dates, date_kind
 from ..core.grid import held_dtype
 from ..core.ir import model_cache
 from . import column_trees, column_values, sklearn_union
@@ -273,9 +274,12 @@ def plan_columns(traced: list, ref: pd.DataFrame) -> list:
         dtype = ref.dtypes.iloc[j]
         numeric_dtype = pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
         if outs and column_values.several(paths):
-            if not numeric_dtype:
+            if date_kind(dtype) == "datetime" and all(_first_use(p) == "derived" for p in paths):
+                col.dates = dtype  # its dates read as exact numbers (pdpx.core.dates.date_counts), given back as dates
+            elif not numeric_dtype:
                 raise NotColumnWise(f"column {name!r} ({dtype}) is made into several columns; exact reads that for "
-                                    "numeric columns only")
+                                    "numeric columns only, and for datetime64 columns whose dates go straight to "
+                                    "a step declared column-wise (pdpx.extend.declare_columnwise)")
             col.kind = "values"  # its splits: sets of its values (column_values)
         elif outs and any(t == "encoder" for p in paths for t, _ in p):
             cats, extra = None, []
@@ -309,6 +313,11 @@ def plan_columns(traced: list, ref: pd.DataFrame) -> list:
             raise NotColumnWise(f"column {name!r} ({dtype}) reaches the model without an encoder pdpx knows")
         plan.append(col)
     return plan
+
+
+def _first_use(path: list) -> str | None:
+    """The first treatment of a traced path that does more than pass the value on (None: none does)."""
+    return next((t for t, _ in path if t != "preserve"), None)
 
 
 def _fill_table(col: Column, cats: list, dtype, numeric_dtype: bool) -> None:
@@ -357,7 +366,9 @@ class PipelineTrees:
         for j, vals in ask.items():
             vals = np.asarray(vals, dtype=object if not np.asarray(vals).dtype.kind == "f" else np.float64)
             padded = np.concatenate([vals, np.repeat(vals[:1], m - len(vals))]) if len(vals) < m else vals
-            frame[frame.columns[j]] = _as_column(padded, self.ref.dtypes.iloc[j])
+            dates = self.plan[j].dates if j < len(vars(self).get("plan", ())) else None
+            frame[frame.columns[j]] = (count_dates(padded, dates) if dates is not None
+                                       else _as_column(padded, self.ref.dtypes.iloc[j]))
         import warnings
 
         with warnings.catch_warnings():  # e.g. "unknown categories": pdpx asks on purpose
