@@ -184,3 +184,19 @@ def test_date_counts_refuses_what_float64_cannot_hold():
     far = pd.Series(np.array(["2300-01-01"], dtype="datetime64[us]"))
     with pytest.raises(PdpxError, match="2\\*\\*53"):
         date_counts(far, far.dtype)
+
+
+@pytest.mark.parametrize("feature", ["day", "x"])
+def test_regions_with_a_date_column_made_into_parts(feature):
+    """regions of the date feature, and of another with the date column a candidate split (by its days): each
+    region's PD equals the definition on its rows; missing dates included."""
+    X, y = frame("Europe/Paris", seed=5)
+    X.loc[[3, 7], "day"] = pd.NaT
+    pipe = fit(X, y)
+    res = pdpx.regions(pipe, X, feature, method="exact")
+    assert res.method == "exact"
+    for region in res.regions:
+        rows = X.iloc[region.rows]
+        want = [pipe.predict(at(rows, "day", v) if feature == "day" else rows.assign(x=v)).mean()
+                for v in res.grid_values]
+        assert np.abs(np.ravel(region.average) - want).max() <= 1e-9
