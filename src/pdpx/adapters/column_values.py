@@ -10,6 +10,11 @@ then reaches the rewritten trees as codes and each split is a set of codes (the 
 set splits): values that route alike share a code, so the sets are as small as the number of
 distinct routes (24 at most for an hour), whatever the number of values.
 
+A ``datetime64`` column made into parts by a step declared column-wise (year, month, day of week,
+hour) is read the same way: its dates are exact numbers inside the reading only
+(:func:`pdpx.core.dates.date_counts`; ``Column.dates`` holds its dtype, the steps are given dates
+again), and the TreeModel marks it ``dated``.
+
 A value outside the evaluated set (met later, e.g. by another measure's points) is evaluated and
 routed when it is met: it takes the code of the class it routes with, and is refused (a
 :class:`~pdpx.core.errors.UnreadValueError`) when it routes like no class, where a code would have to be

@@ -5,7 +5,8 @@ are traced (:mod:`pdpx.adapters.sklearn_transforms` holds one rule per
 transformer) to learn which original column each model input comes from, and the
 final model's trees are rewritten as trees on the original columns
 (:mod:`pdpx.adapters.column_trees`; a column made into several columns, by a spline
-basis, one-hot bins or sin and cos, is read as sets of its values:
+basis, one-hot bins or sin and cos, or a date column made into its parts by a step
+declared column-wise, is read as sets of its values:
 :mod:`pdpx.adapters.column_values`; a FeatureUnion: :mod:`pdpx.adapters.sklearn_union`).
 Any model pdpx reads trees from can be last:
 scikit-learn's, XGBoost's and LightGBM's wrappers, a plugin's, or an ensemble.

@@ -20,6 +20,9 @@ print them as dates.
   (time zone kept) or a ``PeriodArray``; :func:`day_numbers` turns dates into days since
   1970-01-01 (floats) for the measures that need numbers (support, the extrapolation
   check, derivatives: a date feature's derivative is per day).
+* :func:`date_counts` turns dates into exact numbers (whole counts of the column's unit since
+  1970 UTC) and :func:`count_dates` back into dates of the column's dtype: how a pipeline's
+  reading reads a date column made into several columns (date parts), never shown to users.
 """
 
 from __future__ import annotations
