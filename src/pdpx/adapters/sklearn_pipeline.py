@@ -275,7 +275,9 @@ def plan_columns(traced: list, ref: pd.DataFrame) -> list:
         dtype = ref.dtypes.iloc[j]
         numeric_dtype = pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
         if outs and column_values.several(paths):
-            if date_kind(dtype) == "datetime" and all(_first_use(p) == "derived" for p in paths):
+            # a date column: its dates go straight (passed on unchanged) into a step declared column-wise
+            if date_kind(dtype) == "datetime" and all(next((t for t, _ in p if t != "preserve"), None) == "derived"
+                                                      for p in paths):
                 col.dates = dtype  # its dates read as exact numbers (pdpx.core.dates.date_counts), given back as dates
             elif not numeric_dtype:
                 raise NotColumnWise(f"column {name!r} ({dtype}) is made into several columns; exact reads that for "
@@ -314,11 +316,6 @@ def plan_columns(traced: list, ref: pd.DataFrame) -> list:
             raise NotColumnWise(f"column {name!r} ({dtype}) reaches the model without an encoder pdpx knows")
         plan.append(col)
     return plan
-
-
-def _first_use(path: list) -> str | None:
-    """The first treatment of a traced path that does more than pass the value on (None: none does)."""
-    return next((t for t, _ in path if t != "preserve"), None)
 
 
 def _fill_table(col: Column, cats: list, dtype, numeric_dtype: bool) -> None:
