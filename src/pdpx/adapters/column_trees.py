@@ -62,6 +62,7 @@ class Column:
     none_invalid: bool = False
     reps: list | None = None  # values evaluated per code, when a code's own value is refused
     value_set: object = None  # kind "values": its pdpx.adapters.column_values.ValueSet
+    dates: object = None  # kind "values" of a datetime64 column: its dtype (its dates read as pdpx.core.dates counts)
 
     def codes(self, values) -> np.ndarray:
         """Positions in ``table`` of ``values`` (float64; unseen values get ``unseen_code``)."""

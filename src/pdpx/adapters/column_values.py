@@ -10,6 +10,11 @@ then reaches the rewritten trees as codes and each split is a set of codes (the 
 set splits): values that route alike share a code, so the sets are as small as the number of
 distinct routes (24 at most for an hour), whatever the number of values.
 
+A ``datetime64`` column made into parts by a step declared column-wise (year, month, day of week,
+hour) is read the same way: its dates are exact numbers inside the reading only
+(:func:`pdpx.core.dates.date_counts`; ``Column.dates`` holds its dtype, the steps are given dates
+again), and the TreeModel marks it ``dated``.
+
 A value outside the evaluated set (met later, e.g. by another measure's points) is evaluated and
 routed when it is met: it takes the code of the class it routes with, and is refused (a
 :class:`~pdpx.core.errors.UnreadValueError`) when it routes like no class, where a code would have to be
@@ -30,7 +35,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from ..core.errors import UnreadValueError
+from ..core.dates import date_counts
+from ..core.errors import PdpxError, UnreadValueError
 from ..core.ir import TreeModel, fingerprint
 from .column_trees import encoders, pack
 
@@ -50,9 +56,13 @@ class ValueSet:
         One value per code (its class's first value): the value evaluated for the code.
     nan_code : int
         The code of a missing value, or -1 when the steps refuse it.
+    to_numbers : callable, optional
+        A date column's dates as the numbers ``values`` holds (:func:`pdpx.core.dates.date_counts`); None for a
+        numeric column.
     """
 
-    def __init__(self, name: str, values, value_codes, reps, patterns: dict, nan_code: int, route: Callable):
+    def __init__(self, name: str, values, value_codes, reps, patterns: dict, nan_code: int, route: Callable,
+                 to_numbers: Callable | None = None):
         self.name = name
         self.values = np.asarray(values, dtype=np.float64)
         self.value_codes = np.asarray(value_codes, dtype=np.int64)
@@ -60,16 +70,23 @@ class ValueSet:
         self.patterns = patterns
         self.nan_code = int(nan_code)
         self._route = route
+        self.to_numbers = to_numbers
         self._index = pd.Index(self.values)
         self._met: dict = {}
 
     def codes(self, values) -> np.ndarray:
         """The code of each of ``values`` (float64; a missing value the steps refuse: -1)."""
-        if not isinstance(values, pd.Series):
-            values = pd.Series(np.asarray(values).reshape(-1))
-        if values.dtype == object:  # numbers and None
-            values = pd.to_numeric(values)
-        x = values.to_numpy(dtype=np.float64, na_value=np.nan)
+        if self.to_numbers is not None:
+            try:
+                x = self.to_numbers(values)
+            except PdpxError as exc:  # a date no number of the reading holds: the trees have no code for it
+                raise UnreadValueError(f"column {self.name!r}: {exc}") from None
+        else:
+            if not isinstance(values, pd.Series):
+                values = pd.Series(np.asarray(values).reshape(-1))
+            if values.dtype == object:  # numbers and None
+                values = pd.to_numeric(values)
+            x = values.to_numpy(dtype=np.float64, na_value=np.nan)
         pos = self._index.get_indexer(x)
         known = pos >= 0
         out = np.where(known, self.value_codes[np.maximum(pos, 0)] if len(self.values) else 0, -1)
@@ -116,7 +133,8 @@ def route_patterns(ens, nodes_of: list, Z: np.ndarray) -> list:
     return out
 
 
-def build(name: str, values: np.ndarray, evaluate: Callable, ens, nodes_of: list, nan_ok: bool) -> ValueSet:
+def build(name: str, values: np.ndarray, evaluate: Callable, ens, nodes_of: list, nan_ok: bool,
+          to_numbers: Callable | None = None) -> ValueSet:
     """The :class:`ValueSet` of one column.
 
     Parameters
@@ -134,6 +152,8 @@ def build(name: str, values: np.ndarray, evaluate: Callable, ens, nodes_of: list
         Per derived column, the internal nodes of ``ens`` that split on it.
     nan_ok : bool
         Whether the steps accept a missing value (it then gets a code of its own class).
+    to_numbers : callable, optional
+        A date column's dates as numbers (``values`` and ``evaluate`` take those numbers already).
     """
     vals = np.unique(np.asarray(values, dtype=np.float64))
     vals = vals[~np.isnan(vals)]
@@ -153,7 +173,7 @@ def build(name: str, values: np.ndarray, evaluate: Callable, ens, nodes_of: list
             order[p] = len(order)
             reps.append(np.nan)
         nan_code = order[p]
-    return ValueSet(name, vals, codes, reps, order, nan_code, route)
+    return ValueSet(name, vals, codes, reps, order, nan_code, route, to_numbers)
 
 
 def check_images(name: str, actual: np.ndarray, evaluated: np.ndarray, raw: np.ndarray) -> str:
@@ -202,7 +222,7 @@ def attach(plan: list, ens, evaluate: Callable, values_of: Callable, rows=None, 
 
         try:
             if rows is not None and len(rows):
-                raw = rows.iloc[:, j].to_numpy(dtype=np.float64, na_value=np.nan)
+                raw = numbers(col, rows.iloc[:, j])
                 enc = np.asarray(encoded_rows)[:, col.outputs]
                 why = check_images(col.name, enc, ev(raw), raw)
                 # and each of a few values alone (a batch of one): a step that reads the batch differs there
@@ -211,7 +231,7 @@ def attach(plan: list, ens, evaluate: Callable, values_of: Callable, rows=None, 
                 if why:
                     return why
             nodes_of = [internal[ens.feature[internal] == c] for c in col.outputs]
-            vs = build(col.name, values, ev, ens, nodes_of, nan_ok=not col.nan_invalid)
+            vs = build(col.name, values, ev, ens, nodes_of, nan_ok=not col.nan_invalid, to_numbers=_to_numbers(col))
         except Exception as exc:  # noqa: BLE001 - the steps refuse some value (e.g. out of a spline's range)
             return (f"the steps refuse some values of column {col.name!r} (in X or the grid: "
                     f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})")
@@ -247,8 +267,26 @@ def value_splits(base: TreeModel, inner, plan: list, evaluate: Callable) -> Tree
     encode, encode_values = encoders(plan)
     sets = dict(base.value_sets)
     sets.update({j: (c.value_set.values, c.value_set.value_codes) for j, c in enumerate(plan) if c.kind == "values"})
+    dated = frozenset(j for j, c in enumerate(plan) if c.kind == "values" and c.dates is not None)
     return TreeModel(ensemble=new, encode=encode, encode_values=encode_values, notes=list(base.notes),
-                     recursion_weights=base.recursion_weights, value_sets=sets)
+                     recursion_weights=base.recursion_weights, value_sets=sets, dated=dated)
+
+
+def numbers(col, values) -> np.ndarray:
+    """A column's raw values as the float64 numbers its value set holds: a date column's dates as exact counts
+    (:func:`pdpx.core.dates.date_counts`: raises PdpxError for a date no count holds), a numeric column's numbers."""
+    if col.dates is not None:
+        return date_counts(values, col.dates)
+    if isinstance(values, pd.Series):
+        return values.to_numpy(dtype=np.float64, na_value=np.nan)
+    return np.asarray(values, dtype=np.float64)
+
+
+def _to_numbers(col) -> Callable | None:
+    if col.dates is None:
+        return None
+    dtype = col.dates
+    return lambda values: date_counts(values, dtype)
 
 
 class ValueTrees:
@@ -267,7 +305,12 @@ class ValueTrees:
     def complete(self, values_of: Callable, rows=None):
         """The TreeModel for the raw values ``values_of(position)`` of each column made into several (checked on
         ``rows``, up to 256 rows of X), or the sentence saying why there is none."""
-        tables = {j: values_of(j) for j in self.columns}
+        tables = {}
+        for j in self.columns:
+            try:
+                tables[j] = _known_numbers(self.plan[j], values_of(j))
+            except PdpxError as exc:  # a date no exact number holds: the reading cannot give it a code
+                return f"column {self.plan[j].name!r}: {exc}"
         sample = rows.iloc[:256] if rows is not None else None
         key = fingerprint(*[np.asarray(t, dtype=np.float64) if t is not None else "none" for t in tables.values()],
                           _rows_digest(sample))
@@ -279,6 +322,11 @@ class ValueTrees:
             while len(self._done) > 4:
                 self._done.pop(next(iter(self._done)))
         return self._done[key]
+
+
+def _known_numbers(col, values):
+    """The values a call meets in a column (``values_of``'s: numbers, or a date column's dates) as numbers."""
+    return None if values is None else numbers(col, values)
 
 
 def several(paths: list) -> bool:

@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..core.adapter import Adapter, as_2d
 from ..core.config import get_config
+from ..core.dates import date_kind, is_date_grid
 from ..core.errors import NotFittedError, PdpxError
 from ..core.hookspecs import hookimpl
 
@@ -297,18 +298,25 @@ class SklearnAdapter(Adapter):
 
     def column_values(self, name) -> np.ndarray | None:
         """The values of numeric column ``name`` a call meets: those of the validated X and of the grids checked
-        for it (float64, increasing, without repeats); None before validation, for a column that is not numeric, or
-        when X has one row (a member of a composite model sees only its reference row, not the call's grids)."""
+        for it (float64, increasing, without repeats; a ``datetime64`` column's: its dates, as a sorted
+        ``DatetimeIndex``); None before validation, for a column that is neither, or when X has one row (a member
+        of a composite model sees only its reference row, not the call's grids)."""
         X = vars(self).get("_validated")
         if X is None or len(X) < 2 or name not in X.columns:
             return None
         col = X[name]
+        if date_kind(col.dtype) == "datetime":  # a date column: its dates (the pipeline's reading counts them)
+            seen = [col.array] + list(vars(self).get("_grids", {}).get(name, []))
+            return pd.DatetimeIndex(pd.concat([pd.Series(s) for s in seen], ignore_index=True)).unique().sort_values()
         if not pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
             return None
         seen = [col.to_numpy(dtype=np.float64, na_value=np.nan)] + list(vars(self).get("_grids", {}).get(name, []))
         return np.unique(np.concatenate(seen))
 
     def check_grid(self, name, values):
+        if is_date_grid(values) and vars(self).get("_validated") is not None:  # kept for column_values
+            vars(self).setdefault("_grids", {}).setdefault(name, []).append(values)
+            return
         if np.asarray(values).dtype.kind not in "iuf" or vars(self).get("_validated") is None:
             return
         arr = np.asarray(values, dtype=np.float64)

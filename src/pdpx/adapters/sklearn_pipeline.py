@@ -5,7 +5,8 @@ are traced (:mod:`pdpx.adapters.sklearn_transforms` holds one rule per
 transformer) to learn which original column each model input comes from, and the
 final model's trees are rewritten as trees on the original columns
 (:mod:`pdpx.adapters.column_trees`; a column made into several columns, by a spline
-basis, one-hot bins or sin and cos, is read as sets of its values:
+basis, one-hot bins or sin and cos, or a date column made into its parts by a step
+declared column-wise, is read as sets of its values:
 :mod:`pdpx.adapters.column_values`; a FeatureUnion: :mod:`pdpx.adapters.sklearn_union`).
 Any model pdpx reads trees from can be last:
 scikit-learn's, XGBoost's and LightGBM's wrappers, a plugin's, or an ensemble.
@@ -28,6 +29,7 @@ import weakref
 import numpy as np
 import pandas as pd
 
+from ..core.dates import count_dates, date_kind
 from ..core.grid import held_dtype
 from ..core.ir import model_cache
 from . import column_trees, column_values, sklearn_union
@@ -273,9 +275,14 @@ def plan_columns(traced: list, ref: pd.DataFrame) -> list:
         dtype = ref.dtypes.iloc[j]
         numeric_dtype = pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
         if outs and column_values.several(paths):
-            if not numeric_dtype:
+            # a date column: its dates go straight (passed on unchanged) into a step declared column-wise
+            if date_kind(dtype) == "datetime" and all(next((t for t, _ in p if t != "preserve"), None) == "derived"
+                                                      for p in paths):
+                col.dates = dtype  # its dates read as exact numbers (pdpx.core.dates.date_counts), given back as dates
+            elif not numeric_dtype:
                 raise NotColumnWise(f"column {name!r} ({dtype}) is made into several columns; exact reads that for "
-                                    "numeric columns only")
+                                    "numeric columns only, and for datetime64 columns whose dates go straight to "
+                                    "a step declared column-wise (pdpx.extend.declare_columnwise)")
             col.kind = "values"  # its splits: sets of its values (column_values)
         elif outs and any(t == "encoder" for p in paths for t, _ in p):
             cats, extra = None, []
@@ -357,7 +364,9 @@ class PipelineTrees:
         for j, vals in ask.items():
             vals = np.asarray(vals, dtype=object if not np.asarray(vals).dtype.kind == "f" else np.float64)
             padded = np.concatenate([vals, np.repeat(vals[:1], m - len(vals))]) if len(vals) < m else vals
-            frame[frame.columns[j]] = _as_column(padded, self.ref.dtypes.iloc[j])
+            dates = self.plan[j].dates if j < len(vars(self).get("plan", ())) else None
+            frame[frame.columns[j]] = (count_dates(padded, dates) if dates is not None
+                                       else _as_column(padded, self.ref.dtypes.iloc[j]))
         import warnings
 
         with warnings.catch_warnings():  # e.g. "unknown categories": pdpx asks on purpose

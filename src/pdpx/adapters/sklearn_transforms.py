@@ -135,9 +135,10 @@ def declare_columnwise(func: Callable, n_outputs: int, layout: str = "stacked") 
     ``layout`` says where they go for ``m`` input columns: ``"stacked"`` (output ``k * m + i`` is the
     ``k``-th column made of input ``i``, as ``np.hstack([f1(X), f2(X)])`` gives) or ``"interleaved"``
     (output ``i * n_outputs + k``). With one input column the two agree. A split on any of them is then
-    a set of the column's values, and ``exact`` answers (numeric columns). pdpx checks, on rows of X,
-    that the columns the pipeline makes are those of each value alone, and runs ``brute`` (saying why)
-    where they are not. Returns ``func`` (usable as a decorator).
+    a set of the column's values, and ``exact`` answers (numeric columns, and ``datetime64`` columns whose dates
+    go straight into it: ``func`` is then given dates of the column's dtype, e.g. to make date parts). pdpx
+    checks, on rows of X, that the columns the pipeline makes are those of each value alone, and runs ``brute``
+    (saying why) where they are not. Returns ``func`` (usable as a decorator).
     """
     if not isinstance(n_outputs, (int, np.integer)) or isinstance(n_outputs, bool) or n_outputs < 1:
         raise ValueError(f"declare_columnwise: n_outputs must be a positive integer, got {n_outputs!r}")

@@ -20,6 +20,9 @@ print them as dates.
   (time zone kept) or a ``PeriodArray``; :func:`day_numbers` turns dates into days since
   1970-01-01 (floats) for the measures that need numbers (support, the extrapolation
   check, derivatives: a date feature's derivative is per day).
+* :func:`date_counts` turns dates into exact numbers (whole counts of the column's unit since
+  1970 UTC) and :func:`count_dates` back into dates of the column's dtype: how a pipeline's
+  reading reads a date column made into several columns (date parts), never shown to users.
 """
 
 from __future__ import annotations
@@ -332,3 +335,56 @@ def _constant(name, shown: str) -> PdpxError:
 def _narrow(name, percentiles) -> PdpxError:
     return PdpxError(f"the percentiles {percentiles} of feature {name!r} are the same date: most of its values are "
                      "equal. Widen percentiles (e.g. (0, 1)) or pass custom_values for it")
+
+
+# ------------------------------------------------------------ dates as exact numbers
+_EXACT = 2.0 ** 53  # float64 holds every integer below it
+
+
+def count_unit(dtype) -> str:
+    """The unit :func:`date_counts` counts a ``datetime64`` column of ``dtype`` in: the column's own (``"s"``,
+    ``"ms"``, ``"us"``), microseconds for a nanosecond column (nanoseconds since 1970 pass 2**53 within 105 days)."""
+    unit = dtype.unit if isinstance(dtype, pd.DatetimeTZDtype) else np.datetime_data(dtype)[0]
+    return "us" if unit == "ns" else unit
+
+
+def date_counts(values, dtype) -> np.ndarray:
+    """Dates of a ``datetime64`` column of ``dtype`` (naive or time-zone aware) as exact float64 numbers: whole
+    :func:`count_unit` counts since 1970-01-01 UTC (an aware date counts its instant, whatever its zone), NaN for a
+    missing date. One number per date and one date per number (:func:`count_dates` inverts it).
+
+    Raises PdpxError for a date no float64 count holds exactly: in a nanosecond column, a date that is not a whole
+    microsecond; in any column, a count of 2**53 or more (microseconds: beyond 285 years from 1970)."""
+    unit = count_unit(dtype)
+    idx = as_index(values)
+    if not isinstance(idx, pd.DatetimeIndex):
+        idx = pd.DatetimeIndex(idx)
+    if idx.tz is not None:
+        idx = idx.tz_convert("UTC").tz_localize(None)
+    missing = np.asarray(idx.isna())
+    raw = idx.to_numpy()
+    counted = raw.astype(f"datetime64[{unit}]")
+    exact = missing | (counted.astype(raw.dtype) == raw)
+    n = counted.view(np.int64)
+    with np.errstate(invalid="ignore"):
+        exact &= missing | (np.abs(n.astype(np.float64)) < _EXACT)
+    if not exact.all():
+        bad = idx[~exact][0]
+        raise PdpxError(f"the date {bad} is not a whole number of {unit} below 2**53 from 1970-01-01, the numbers "
+                        f"exact reads a column of {dtype} as (sub-microsecond times, or beyond the float64 range)")
+    out = n.astype(np.float64)
+    out[missing] = np.nan
+    return out
+
+
+def count_dates(numbers, dtype):
+    """The dates of :func:`date_counts` numbers (NaN: a missing date), in the column's ``dtype``: a numpy
+    ``datetime64`` array, or a ``DatetimeArray`` with its zone."""
+    x = np.asarray(numbers, dtype=np.float64)
+    ints = np.where(np.isnan(x), 0, x).astype(np.int64)
+    stamps = ints.astype(f"datetime64[{count_unit(dtype)}]")
+    stamps[np.isnan(x)] = np.datetime64("NaT")
+    tz = getattr(dtype, "tz", None)
+    if tz is None:
+        return stamps.astype(dtype)
+    return pd.array(pd.DatetimeIndex(stamps).tz_localize("UTC").tz_convert(tz)).astype(dtype)

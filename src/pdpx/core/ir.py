@@ -429,7 +429,9 @@ class TreeModel:
     dated : frozenset of int
         Positions of the columns whose dates (``datetime64`` values and grids) ``encode`` and
         ``encode_values`` read as the numbers the trees split on (an R ``Date`` or ``POSIXct``
-        column: its days or seconds); the tree methods refuse any other date feature.
+        column: its days or seconds; a pipeline's date column made into parts by a step declared
+        column-wise: codes of its dates, also in ``value_sets``); the tree methods refuse any other
+        date feature.
     value_sets : dict
         Numeric features the ensemble splits on by *sets of their values* (a column
         that reached the model as several derived columns): position -> ``(values,

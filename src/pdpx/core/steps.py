@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from . import splits
-from .dates import is_date_type
+from .dates import count_dates, is_date_type
 from .errors import PdpxError
 from .grid import held_dtype
 
@@ -236,7 +236,15 @@ def feature_steps(adapter, response: str, position: int, name: str, column) -> t
 def date_steps(tm, position: int, name: str, column) -> tuple[object, str, list[str]]:
     """``grid="thresholds"`` for a date feature whose trees split on its numbers (``tm.dated``: an R ``Date`` or
     ``POSIXct`` column, read as days or seconds): one date per step that holds one, at the whole unit the model
-    reads (a day, a second), in the column's dtype; (grid, comparison, notes) as :func:`feature_steps`."""
+    reads (a day, a second), in the column's dtype; (grid, comparison, notes) as :func:`feature_steps`. A date
+    column the trees split by sets of its dates (``tm.value_sets``: made into several columns, its dates counted by
+    :func:`pdpx.core.dates.date_counts`): the last date in X of each run the splits treat alike."""
+    sets = getattr(tm, "value_sets", None) or {}
+    if int(position) in sets:
+        points = value_set_grid(*sets[int(position)])
+        if points.size == 0:
+            raise PdpxError(f"feature {name!r} has no dates (only missing values); it has no grid")
+        return count_dates(points, column.dtype), splits.comparison(tm), []
     tz = getattr(column.dtype, "tz", None)
     epoch = pd.Timestamp("1970-01-01", tz="UTC")
     probe = pd.Series(pd.DatetimeIndex([epoch, epoch + pd.Timedelta(days=1)]))

@@ -200,7 +200,8 @@ def _date_column(tm, c: int, col: pd.Series, n_thresholds: int):
     """(the column as numbers, thresholds, comparison, threshold -> shown date) of date column ``c``: the numbers
     the trees split on and their thresholds when they read its dates (``tm.dated``), else its wall-clock days since
     1970-01-01 and their quantiles."""
-    if tm is not None and c in getattr(tm, "dated", ()) and date_kind(col.dtype) == "datetime":
+    if (tm is not None and c in getattr(tm, "dated", ()) and c not in (getattr(tm, "value_sets", None) or {})
+            and date_kind(col.dtype) == "datetime"):  # (one split by sets of its dates, made into parts: its days)
         x = np.asarray(tm.encode_values(c, col.array), dtype=np.float64)
         cuts, op = _thresholds(tm, c, x, n_thresholds)
         tz = getattr(col.dtype, "tz", None)

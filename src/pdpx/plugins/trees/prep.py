@@ -42,11 +42,21 @@ def tree_unavailable(adapter, request: Request) -> str | None:
     tm = adapter.tree_model(request.response) if not dated else _tree_model_or_none(adapter, request.response)
     for j in dated:  # trees split on numbers; the model reads dates through its own code, unless the trees read them
         if tm is None or j not in getattr(tm, "dated", ()):
+            why = _unavailable_or_empty(adapter, request.response) if tm is None else ""
             return (f"feature {str(request.X.columns[j])!r} holds dates ({dtypes.iloc[j]}), which the tree engine "
-                    "does not read: method='brute' (what 'auto' chooses) calls the model with them")
+                    "does not read: method='brute' (what 'auto' chooses) calls the model with them"
+                    + (f" (the trees cannot be read: {why})" if why else ""))
     if tm is None:
         return adapter.tree_model_unavailable(request.response)
     return None
+
+
+def _unavailable_or_empty(adapter, response) -> str:
+    """Why the adapter has no tree model for ``response`` (a pipeline names the step or column), or ``""``."""
+    try:
+        return str(adapter.tree_model_unavailable(response) or "")
+    except Exception:  # noqa: BLE001 - the date feature's own reason stands alone
+        return ""
 
 
 def _tree_model_or_none(adapter, response):
