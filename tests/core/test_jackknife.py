@@ -52,12 +52,14 @@ def forest_counts(forest, n, sample_weight=None):
 
 def ij_reference(N, pds):
     """The bias-corrected infinitesimal jackknife written out: for each grid point, the sum over training rows of
-    the squared covariance over the members of N_i and PD_b, minus n * (mean variance of the counts) / B^2 times
-    the sum of the squared centered member PDs (forestci's correction, without its calibration)."""
+    the squared covariance over the members of N_i and PD_b, minus n / B^2 times the sum of the squared centered
+    member PDs (Wager et al.'s bootstrap correction, the issue's formula) when every member drew n rows out of n;
+    for members that drew another number, n * (mean variance of the counts) / B^2 (forestci's correction)."""
     N = np.asarray(N, dtype=float)
     n, B = N.shape
     out = np.empty(pds.shape[1])
-    v = np.mean([np.var(N[i]) for i in range(n)])  # population variance over the B members
+    full = all(N[:, b].sum() == n for b in range(B))
+    v = 1.0 if full else np.mean([np.var(N[i]) for i in range(n)])  # population variance over the B members
     for g in range(pds.shape[1]):
         t = pds[:, g]
         cov = np.array([np.mean((N[i] - N[i].mean()) * (t - t.mean())) for i in range(n)])

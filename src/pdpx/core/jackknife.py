@@ -11,12 +11,12 @@ own sampling rule (its ``inbag_counts()``)::
     PDc[b] = PD_b - mean_b PD_b                       # each member's PD, centered over the members
     Nc[i, b] = N[i, b] - mean_b N[i, b]
     V_IJ = sum_i (sum_b Nc[i, b] * PDc[b] / B) ** 2   # sum over training rows of Cov_b(N_i, PD)^2
-    v = mean_i (sum_b Nc[i, b] ** 2 / B)              # the in-bag counts' variance over the members
+    v = 1 for the bootstrap (every member drew n rows out of n), else mean_i (sum_b Nc[i, b] ** 2 / B)
     V = V_IJ - n * v / B**2 * sum_b PDc[b] ** 2       # minus the Monte Carlo bias of V_IJ
 
-``V`` is the bias-corrected estimate (forestci's correction, without its calibration); with ``n``
-rows drawn with replacement out of ``n``, ``v`` is about 1 and the correction is Wager et al.'s
-``n / B**2 * sum_b PDc[b]**2``. ``res.se`` is ``sqrt(max(V, 0))`` and the band ``PD +- z * se``,
+``V`` is the bias-corrected estimate: for the bootstrap, Wager et al.'s correction ``n / B**2 * sum_b
+PDc[b]**2``; for members that drew another number of rows (``max_samples``), forestci's, with the in-bag
+counts' own variance over the members in place of 1 (the bootstrap's is ``1 - 1/n``); no calibration. ``res.se`` is ``sqrt(max(V, 0))`` and the band ``PD +- z * se``,
 ``z`` the normal quantile of ``(1 + level) / 2`` (``level=``, default 0.95); ``res.variance`` keeps
 ``V`` itself, negative where the Monte Carlo correction outweighs the signal (few members).
 
@@ -123,6 +123,7 @@ def ij_variance(N: np.ndarray, curves: np.ndarray) -> np.ndarray:
     centered = flat - flat.mean(axis=0)
     v_ij = np.zeros(flat.shape[1])
     var_sum = 0.0
+    draws = np.zeros(B)
     for s in range(0, n, BLOCK_ROWS):  # the counts as floats a block of training rows at a time
         block = np.asarray(N[s:s + BLOCK_ROWS], dtype=np.float64)
         # Cov_b(N_i, PD) for each training row i of the block; the centered PDs sum to 0 over the members, so the
@@ -131,7 +132,10 @@ def ij_variance(N: np.ndarray, curves: np.ndarray) -> np.ndarray:
         v_ij += np.einsum("ip,ip->p", cov, cov)
         mean = block.mean(axis=1)
         var_sum += float(np.sum(np.einsum("ib,ib->i", block, block) / B - mean * mean))
-    v_counts = var_sum / n
+        draws += block.sum(axis=0)
+    # every member drew n rows out of n (the bootstrap): Wager et al.'s n / B^2 (the counts' variance is 1 - 1/n,
+    # taken as 1); members that drew another number of rows: the counts' own variance, as forestci does
+    v_counts = 1.0 if np.all(draws == n) else var_sum / n
     correction = n * v_counts / B ** 2 * np.einsum("bp,bp->p", centered, centered)
     return (v_ij - correction).reshape(np.shape(curves)[1:])
 

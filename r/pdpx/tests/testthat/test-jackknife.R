@@ -10,11 +10,12 @@ tree_pds_jk <- function(grid, data, feature, per_tree) {
   })
 }
 
-# The bias-corrected infinitesimal jackknife of each grid point, from in-bag counts N (rows x trees).
+# The bias-corrected infinitesimal jackknife of each grid point, from in-bag counts N (rows x trees): Wager et al.'s
+# n / B^2 correction when every tree drew n rows, else the counts' own variance in place of 1 (forestci's).
 ij <- function(N, pds) {
   n <- nrow(N)
   B <- ncol(N)
-  v <- mean(apply(N, 1, function(r) mean((r - mean(r))^2)))
+  v <- if (all(colSums(N) == n)) 1 else mean(apply(N, 1, function(r) mean((r - mean(r))^2)))
   apply(pds, 2, function(t) {
     tc <- t - mean(t)
     cov <- apply(N, 1, function(r) mean((r - mean(r)) * tc))
