@@ -28,6 +28,7 @@ from sklearn.preprocessing import (
     TargetEncoder,
 )
 from sklearn.tree import DecisionTreeRegressor
+from stacked import predict_copies
 
 import pdpx
 from pdpx.adapters import column_values
@@ -75,12 +76,12 @@ def pipeline(encoder, final):
 
 def definition(model, col, values):
     """Average of the model's own predict with ``col`` set to each value."""
-    out = []
+    copies = []
     for v in values:
         Xv = X.copy()
         Xv[col] = v
-        out.append(model.predict(Xv).mean())
-    return np.array(out)
+        copies.append(Xv)
+    return np.array([p.mean() for p in predict_copies(model.predict, copies)])
 
 
 def exact(model, features, **kw):
