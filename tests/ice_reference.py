@@ -6,20 +6,21 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from stacked import predict_copies
 
 
 def ice_by_brute(predict, X, feature, grid):
     """(n, G), or (n, K, G) for a predict of K columns: row i's prediction with ``feature`` set to each grid value,
     the column keeping its dtype."""
-    out = []
+    copies = []
     for v in grid:
         Z = X.copy()
         if isinstance(X[feature].dtype, pd.CategoricalDtype):
             Z[feature] = pd.Categorical([v] * len(X), categories=X[feature].cat.categories)
         else:
             Z[feature] = np.full(len(X), v, dtype=X[feature].dtype)
-        out.append(np.asarray(predict(Z), dtype=float))
-    return np.stack(out, axis=-1)
+        copies.append(Z)
+    return np.stack([np.asarray(p, dtype=float) for p in predict_copies(predict, copies)], axis=-1)
 
 
 def variance_by_hand(ice, w):

@@ -23,6 +23,7 @@ import sys
 
 import numpy as np
 import pandas as pd
+from stacked import predict_copies
 
 import pdpx
 from pdpx.core.adapter import Adapter
@@ -216,11 +217,11 @@ def by_definition(model, X: pd.DataFrame, feature, grid, *, response: str = "pre
     """Partial dependence by its definition: for each grid value, a copy of X with the column set to it (keeping
     the column's dtype), the model's own ``response`` method called, the rows averaged. Shape (n_grid, n_outputs)."""
     fn = getattr(model, response)
-    out = []
+    copies = []
     for v in grid:
         Z = X.copy()
         Z[feature] = pd.Series([v] * len(Z), index=Z.index).astype(X[feature].dtype)
-        pred = np.asarray(fn(Z), dtype=np.float64)
-        pred = pred.reshape(len(Z), -1)
-        out.append(np.average(pred, axis=0, weights=weights))
+        copies.append(Z)
+    out = [np.average(np.asarray(p, dtype=np.float64).reshape(len(X), -1), axis=0, weights=weights)
+           for p in predict_copies(fn, copies)]
     return np.array(out)

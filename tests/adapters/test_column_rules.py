@@ -32,6 +32,7 @@ from sklearn.preprocessing import (
     StandardScaler,
 )
 from sklearn.tree import DecisionTreeRegressor
+from stacked import predict_copies
 
 import pdpx
 
@@ -67,7 +68,7 @@ def model_with(step, final=None):
 
 
 def definition(model, col, values):
-    return np.array([model.predict(X.assign(**{col: v})).mean() for v in values])
+    return np.array([p.mean() for p in predict_copies(model.predict, [X.assign(**{col: v}) for v in values])])
 
 
 def check(model, col, **kw):

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from stacked import predict_copies
 
 import pdpx
 
@@ -45,11 +46,12 @@ def _data(n: int = 400, seed: int = 0):
 
 def by_hand(predict, X: pd.DataFrame, column: str, grid) -> np.ndarray:
     """The definition: set ``column`` to each grid value (its dtype kept), predict, average over the rows."""
-    out = []
+    copies = []
     for v in grid:
         Z = X.copy()
         Z[column] = np.full(len(Z), v, dtype=X[column].dtype)
-        out.append(np.asarray(predict(Z), dtype=np.float64).reshape(len(Z), -1).mean(axis=0))
+        copies.append(Z)
+    out = [np.asarray(p, dtype=np.float64).reshape(len(X), -1).mean(axis=0) for p in predict_copies(predict, copies)]
     return np.array(out).T  # (outputs, grid)
 
 

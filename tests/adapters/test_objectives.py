@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from stacked import predict_copies
 
 import pdpx
 from pdpx.core.errors import PdpxError
@@ -38,11 +39,14 @@ def data():
 
 def definition(fn, X, feature, grid):
     """(n_outputs, n_grid): the mean over rows of ``fn`` with ``feature`` set to each grid value."""
-    out = []
+    copies = []
     for v in grid:
         Z = X.copy()
         Z[feature] = v
-        p = np.asarray(fn(Z), dtype=np.float64)
+        copies.append(Z)
+    out = []
+    for p in predict_copies(fn, copies):
+        p = np.asarray(p, dtype=np.float64)
         out.append((p[:, None] if p.ndim == 1 else p).mean(axis=0))
     return np.array(out).T
 

@@ -32,6 +32,7 @@ from sklearn.preprocessing import (
     StandardScaler,
 )
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from stacked import predict_copies
 
 import pdpx
 from pdpx.adapters.sklearn_pipeline import absent_entries, densify, prediction_path
@@ -62,7 +63,7 @@ TOL = {"xgboost": 1e-4}  # XGBoost sums its leaves in float32; the rest to 1e-9
 
 def definition(model, Xb, col, values, response="predict"):
     """The average of the model's own response with column ``col`` set to each value (dtype kept)."""
-    out = []
+    copies = []
     for v in values:
         Xv = Xb.copy()
         try:
@@ -71,7 +72,8 @@ def definition(model, Xb, col, values, response="predict"):
                 raise ValueError("not an integer")
         except (TypeError, ValueError):  # 1.5 in an integer column: given as a float, as pdpx does
             Xv[col] = pd.Series([v] * len(Xb), index=Xb.index, dtype=np.float64)
-        out.append(np.asarray(getattr(model, response)(Xv), dtype=float).mean(axis=0))
+        copies.append(Xv)
+    out = [np.asarray(p, dtype=float).mean(axis=0) for p in predict_copies(getattr(model, response), copies)]
     return np.array(out).reshape(len(values), -1)
 
 

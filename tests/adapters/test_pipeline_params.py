@@ -19,6 +19,7 @@ from sklearn.ensemble import HistGradientBoostingRegressor  # noqa: E402
 from sklearn.impute import SimpleImputer  # noqa: E402
 from sklearn.pipeline import Pipeline  # noqa: E402
 from sklearn.preprocessing import FunctionTransformer, OrdinalEncoder, StandardScaler  # noqa: E402
+from stacked import predict_copies  # noqa: E402
 
 import pdpx  # noqa: E402
 from pdpx.adapters.sklearn_transforms import declare_elementwise  # noqa: E402
@@ -38,12 +39,12 @@ def _target(X):
 
 def definition(model, X, feature, grid):
     """The average of the model's predict with ``feature`` set to each grid value on every row."""
-    out = []
+    copies = []
     for v in grid:
         Z = X.copy()
         Z[feature] = v
-        out.append(np.mean(model.predict(Z)))
-    return np.array(out)
+        copies.append(Z)
+    return np.array([np.mean(p) for p in predict_copies(model.predict, copies)])
 
 
 def assert_definition(res, model, X, feature):

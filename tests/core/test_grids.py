@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.ensemble import HistGradientBoostingRegressor
+from stacked import predict_copies
 
 import pdpx
 from pdpx.core.session import Session
@@ -29,12 +30,12 @@ def fitted():
 
 
 def definition(model, rows: pd.DataFrame, feature: str, grid) -> np.ndarray:
-    out = []
+    copies = []
     for v in grid:
         Z = rows.copy()
         Z[feature] = pd.Series(np.full(len(Z), v), index=Z.index, dtype=rows[feature].dtype)
-        out.append(model.predict(Z).mean())
-    return np.asarray(out)
+        copies.append(Z)
+    return np.asarray([p.mean() for p in predict_copies(model.predict, copies)])
 
 
 def test_groups_share_the_full_data_grids_object(fitted):

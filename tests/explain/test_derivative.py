@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.ensemble import GradientBoostingRegressor, HistGradientBoostingClassifier
+from stacked import predict_copies
 
 import pdpx
 from pdpx.core.errors import PdpxError
@@ -11,11 +12,12 @@ from pdpx.core.errors import PdpxError
 
 def brute_ice(predict, X, col, grid):
     """ICE by hand: (n_outputs, n_rows, n_grid)."""
-    curves = []
+    copies = []
     for v in grid:
         Xv = X.copy()
         Xv[col] = v
-        curves.append(np.asarray(predict(Xv)).reshape(len(X), -1))
+        copies.append(Xv)
+    curves = [np.asarray(p).reshape(len(X), -1) for p in predict_copies(predict, copies)]
     return np.stack(curves, axis=-1).transpose(1, 0, 2)
 
 

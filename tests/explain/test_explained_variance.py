@@ -9,6 +9,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from stacked import predict_copies
 
 import pdpx
 
@@ -29,13 +30,14 @@ def _sign_model(d):
 
 def pd_at_rows(predict, X, cols, w):
     """PD_cols at each row's own values of ``cols``: the rows' weighted mean prediction with ``cols`` set to them."""
-    out = []
+    copies = []
     for i in range(len(X)):
         Z = X.copy()
         for c in cols:
             Z[c] = pd.Series([X[c].iloc[i]] * len(X), index=X.index).astype(X[c].dtype)
-        out.append(np.average(np.asarray(predict(Z), dtype=float), axis=0, weights=w))
-    return np.asarray(out)
+        copies.append(Z)
+    return np.asarray([np.average(np.asarray(p, dtype=float), axis=0, weights=w)
+                       for p in predict_copies(predict, copies)])
 
 
 def centered(v, w):

@@ -9,6 +9,8 @@ import pytest
 
 pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'pdpx[spark]')")
 
+import spark_connect  # noqa: E402
+
 import pdpx  # noqa: E402
 from pdpx.core.errors import PdpxError  # noqa: E402
 from pdpx.rows import spark as spark_data  # noqa: E402
@@ -218,7 +220,6 @@ from pyspark.sql import SparkSession
 from sklearn.ensemble import HistGradientBoostingRegressor
 import pdpx
 
-spark = SparkSession.builder.remote("local[2]").getOrCreate()
 rng = np.random.default_rng(0)
 X = pd.DataFrame(rng.normal(size=(1000, 3)), columns=["a", "b", "c"])
 X["w"] = rng.uniform(0, 2, len(X))
@@ -231,21 +232,17 @@ got = pdpx.partial_dependence_many(model, sdf, sets, grid_resolution=5, sample_w
 want = pdpx.partial_dependence_many(model, local[["a", "b", "c"]], sets, grid_resolution=5,
                                     sample_weight=local.w.to_numpy())
 print(max(float(np.abs(g.average - h.average).max()) for g, h in zip(got, want)))
-spark.stop()
 """
+spark_connect.register("rows/test_spark.py", CONNECT)
 
 
 def test_spark_connect_runs_the_same(tmp_path):
     """Under Spark Connect (no RDD, no SparkContext exists in the client), in a process of its own: a Connect
-    session cannot share this process with the classic one the other tests use."""
-    import subprocess
-    import sys
-
+    session cannot share this process with the classic one the other tests use (tests/spark_connect.py: one such
+    process for every Connect test)."""
     pytest.importorskip("grpc", reason="Spark Connect needs grpcio (pip install 'pdpx[spark]')")
-    out = subprocess.run([sys.executable, "-c", CONNECT], capture_output=True, text=True, timeout=600,
-                         cwd=tmp_path)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert float(out.stdout.strip().splitlines()[-1]) <= 1e-9
+    out = spark_connect.output("rows/test_spark.py", tmp_path)
+    assert float(out.strip().splitlines()[-1]) <= 1e-9
 
 
 RETRIED = """

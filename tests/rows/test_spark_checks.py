@@ -10,6 +10,8 @@ import pytest
 
 pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'pdpx[spark]')")
 
+import spark_connect  # noqa: E402
+
 import pdpx  # noqa: E402
 from pdpx.core.errors import ExtrapolationWarning, PdpxError  # noqa: E402
 from pdpx.rows.spark_checks import RowCheck, tallies_by_partition, tally  # noqa: E402
@@ -236,7 +238,6 @@ def plain(X):
 def noise(a):
     return random.random()
 
-spark = SparkSession.builder.remote("local[2]").getOrCreate()
 rng = np.random.default_rng(0)
 base = spark.createDataFrame(pd.DataFrame(rng.normal(size=(600, 2)), columns=["a", "b"])).repartition(3)
 assert type(base).__module__ == "pyspark.sql.connect.dataframe", type(base)
@@ -254,20 +255,17 @@ try:
     pdpx.partial_dependence(plain, base.withColumn("s", F.struct("a", "b")), ["a"])
 except PdpxError as exc:
     print("type", str(exc).split(";")[0])
-spark.stop()
 """
+spark_connect.register("rows/test_spark_checks.py", CONNECT)
 
 
 def test_under_spark_connect_too(tmp_path):
     """The same refusals under Spark Connect (in a process of its own: a Connect session cannot share this process
-    with the classic one the other tests use), and a cached X read as one set of rows."""
-    import subprocess
-    import sys
-
+    with the classic one the other tests use: tests/spark_connect.py, one such process for every Connect test), and
+    a cached X read as one set of rows."""
     pytest.importorskip("grpc", reason="Spark Connect needs grpcio (pip install 'pdpx[spark]')")
-    out = subprocess.run([sys.executable, "-c", CONNECT], capture_output=True, text=True, timeout=900, cwd=tmp_path)
-    assert out.returncode == 0, out.stderr[-3000:]
-    lines = [s for s in out.stdout.splitlines() if s.split(" ")[0] in ("refused", "not", "gap", "type")]
+    out = spark_connect.output("rows/test_spark_checks.py", tmp_path)
+    lines = [s for s in out.splitlines() if s.split(" ")[0] in ("refused", "not", "gap", "type")]
     assert lines[:2] == ["refused True"] * 2, lines
     assert float(lines[2].split()[1]) <= 1e-12, lines
     assert lines[3] == "type column 's' is a Spark struct<a:double,b:double>", lines
