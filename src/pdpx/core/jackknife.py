@@ -16,9 +16,10 @@ own sampling rule (its ``inbag_counts()``)::
 
 ``V`` is the bias-corrected estimate: for the bootstrap, Wager et al.'s correction ``n / B**2 * sum_b
 PDc[b]**2``; for members that drew another number of rows (``max_samples``), forestci's, with the in-bag
-counts' own variance over the members in place of 1 (the bootstrap's is ``1 - 1/n``); no calibration. ``res.se`` is ``sqrt(max(V, 0))`` and the band ``PD +- z * se``,
-``z`` the normal quantile of ``(1 + level) / 2`` (``level=``, default 0.95); ``res.variance`` keeps
-``V`` itself, negative where the Monte Carlo correction outweighs the signal (few members).
+counts' own variance over the members in place of 1 (the bootstrap's is ``1 - 1/n``); no calibration.
+``res.se`` is ``sqrt(max(V, 0))`` and the band ``PD +- z * se``, ``z`` the normal quantile of
+``(1 + level) / 2`` (``level=``, default 0.95); ``res.variance`` keeps ``V`` itself, negative where the
+Monte Carlo correction outweighs the signal (few members).
 
 What it covers: the learner's variance, how the fitted forest's PD would vary over training
 samples of the same size from the same population (the rows of X held fixed), estimated from one
