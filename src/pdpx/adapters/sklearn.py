@@ -15,6 +15,7 @@ from ..core.adapter import Adapter, as_2d
 from ..core.config import get_config
 from ..core.dates import date_kind, is_date_grid
 from ..core.errors import NotFittedError, PdpxError
+from ..core.grid import column_dtype
 from ..core.hookspecs import hookimpl
 
 
@@ -274,7 +275,9 @@ class SklearnAdapter(Adapter):
     def _ask(self, column, value: float) -> str | None:
         base = _ordinary_row(self._validated)
         probe = pd.concat([base, base], ignore_index=True)
-        if isinstance(probe[column].dtype, np.dtype):  # a numpy column holds the value as float64
+        if np.isfinite(value) and abs(value) <= FLOAT32_MAX:  # an ordinary value: the column widens as brute's
+            probe[column] = probe[column].astype(column_dtype(probe[column].dtype, np.asarray([value])))
+        elif isinstance(probe[column].dtype, np.dtype):  # a numpy column holds the value as float64
             probe[column] = probe[column].astype(np.float64)
         probe.loc[1, column] = value
         response = (self.responses() or ["predict"])[0]

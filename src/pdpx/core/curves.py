@@ -38,8 +38,9 @@ from .errors import PdpxError
 from .scratch import scratch
 from .session import Session
 
-#: The ICE curves of one chunk of rows take at most 1 / ICE_SHARE of the memory budget.
-ICE_SHARE = 4
+#: The ICE curves of one chunk of rows take at most 1 / ICE_SHARE of the memory budget (the chunk's copies: the
+#: method's arrays, the result's curves and the reducer's centered or weighted copy, with the state's own arrays).
+ICE_SHARE = 6
 #: The ways the driver may bring the curves, in the order it tries them (rows held here).
 WAYS = ("walk", "chunks")
 #: Options of partial_dependence :func:`reduce_ice` refuses (it computes every row's uncentered curves itself).

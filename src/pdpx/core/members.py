@@ -356,6 +356,10 @@ class MembersView(Adapter):
         """The model's output names."""
         return self._adapter.output_names(response)
 
+    def response_refused(self, response: str) -> str | None:
+        """The model's own reason for a response it has not."""
+        return self._adapter.response_refused(response)
+
     def default_outputs(self, response: str) -> list[int]:
         """The model's default outputs."""
         return self._adapter.default_outputs(response)
