@@ -82,6 +82,11 @@ SLOW = {
 }
 
 
+#: Modules whose Spark Connect scripts run in one shared process per worker (tests/spark_connect.py): they join the
+#: Spark group, so that one worker starts the one Connect server (two would race for its port).
+CONNECT_MODULES = {"tests/rows/test_spark.py", "tests/rows/test_spark_checks.py"}
+
+
 def _slow_rank(item, rel: str, uses_spark: bool) -> int | None:
     """The item's place in :data:`SLOW` (the ``spark`` fixture: just after the first), or None."""
     for rank, key in enumerate(SLOW):
@@ -103,7 +108,7 @@ def pytest_collection_modifyitems(config, items):
         rank = _slow_rank(item, rel, item.path in spark_modules and "spark" in getattr(item, "fixturenames", ()))
         if rank is not None:
             item.add_marker(pytest.mark.slow)
-        group = "spark" if item.path in spark_modules else rel
+        group = "spark" if item.path in spark_modules or rel in CONNECT_MODULES else rel
         ranks[group] = min(ranks.get(group, len(SLOW)), len(SLOW) if rank is None else rank)
         item.pdpx_group = group
     if not getattr(config.option, "loadgroup", False):  # set in xdist's workers (their own "dist" is "no")
