@@ -22,6 +22,19 @@ def number(v: float) -> str:
     return f"{float(v):.4g}"
 
 
+def drawn_or_noted(fig, what: str, notes: list, missing: list):
+    """A report section's figure ``fig`` (a future, or None) drawn; one that fails to draw gives None, with a note
+    and an entry in ``missing`` (what failed, why): a figure of a section never loses the report."""
+    if fig is None:
+        return None
+    try:
+        return fig.result()
+    except Exception as exc:  # noqa: BLE001 - whatever the figure raised, the page is written without it
+        notes.append(f"the figure of {what} could not be drawn: {type(exc).__name__}: {exc}")
+        missing.append((f"the figure of {what}", f"{type(exc).__name__}: {exc}"))
+        return None
+
+
 @dataclass
 class HeterogeneitySection:
     """What the section shows: each part is None (with a note saying why) when its measure failed.
@@ -52,14 +65,7 @@ class HeterogeneitySection:
         notes, missing = list(self.notes), list(self.missing)
 
         def done(fig, what):
-            if fig is None:
-                return None
-            try:
-                return fig.result()
-            except Exception as exc:  # noqa: BLE001 - a figure of this section never loses the report
-                notes.append(f"the figure of {what} could not be drawn: {type(exc).__name__}: {exc}")
-                missing.append((f"the figure of {what}", f"{type(exc).__name__}: {exc}"))
-                return None
+            return drawn_or_noted(fig, what, notes, missing)
 
         return replace(self, bars=done(self.bars, "heterogeneity"),
                        regions=[(r, done(f, f"the regions of {r.feature}")) for r, f in self.regions],

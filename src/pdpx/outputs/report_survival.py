@@ -11,6 +11,8 @@ import html
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .report_heterogeneity import drawn_or_noted
+
 
 def _e(x) -> str:
     return html.escape(str(x), quote=True)
@@ -36,14 +38,7 @@ class SurvivalSection:
         notes, missing = list(self.notes), list(self.missing)
 
         def done(fig, what):
-            if fig is None:
-                return None
-            try:
-                return fig.result()
-            except Exception as exc:  # noqa: BLE001 - a figure of this section never loses the report
-                notes.append(f"the figure of {what} could not be drawn: {type(exc).__name__}: {exc}")
-                missing.append((f"the figure of {what}", f"{type(exc).__name__}: {exc}"))
-                return None
+            return drawn_or_noted(fig, what, notes, missing)
 
         return replace(self, heatmap=done(self.heatmap, "the effects over time"),
                        lines=[(f, done(fig, f"{f} over time")) for f, fig in self.lines], notes=notes,

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .report_heterogeneity import drawn_or_noted
+
 
 def _e(x) -> str:
     return html.escape(str(x), quote=True)
@@ -33,15 +35,9 @@ class UncertaintySection:
 
     def resolved(self) -> UncertaintySection:
         """The section with its figures drawn (a figure that fails to draw is left out, with a note)."""
-        notes, missing, bands = list(self.notes), list(self.missing), []
-        for res, fig in self.bands:
-            try:
-                bands.append((res, fig.result() if fig is not None else None))
-            except Exception as exc:  # noqa: BLE001 - a figure of this section never loses the report
-                what = f"the jackknife band of {res.features[0]}"
-                notes.append(f"the figure of {what} could not be drawn: {type(exc).__name__}: {exc}")
-                missing.append((f"the figure of {what}", f"{type(exc).__name__}: {exc}"))
-                bands.append((res, None))
+        notes, missing = list(self.notes), list(self.missing)
+        bands = [(res, drawn_or_noted(fig, f"the jackknife band of {res.features[0]}", notes, missing))
+                 for res, fig in self.bands]
         return replace(self, bands=bands, notes=notes, missing=missing)
 
     def render(self) -> str:
